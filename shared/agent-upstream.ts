@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { READER_ACTIVITIES } from './agent-protocol.js';
+
+/**
+ * The upstream protocol: what an on-premise agent and the server say over the one websocket the
+ * agent keeps open (`GET /v1/agent/connect`, upgraded, `Authorization: Bearer sk_…`). One JSON
+ * object per message, validated on both ends. Written down in docs/agent-protocol.md.
+ */
+
+export const UPSTREAM_PROTOCOL_VERSION = 1;
+export const UPSTREAM_PATH = '/v1/agent/connect';
+
+/**
+ * Readers in one heartbeat. 1,000 is five times the largest shop we plan for (200 readers on one
+ * agent) and keeps a heartbeat well under a megabyte.
+ */
+export const MAX_READERS_PER_HEARTBEAT = 1_000;
+
+/** Reports replayed in one message after a reconnect; the queue is replayed in batches of this. */
+export const MAX_REPORTS_PER_MESSAGE = 500;
+
+/** A reader as an agent names it: the processor's tmr_ id, or (serial readers) its serial number. */
+export const ReaderRefSchema = z
+  .object({
+    processor_terminal_id: z.string().min(1).max(255).optional(),
+    serial_number: z.string().min(1).max(255).optional(),
+  })
+  .strict()
+  .refine((r) => r.processor_terminal_id !== undefined || r.serial_number !== undefined, 'a reader needs processor_terminal_id or serial_number');
+export type ReaderRef = z.infer<typeof ReaderRefSchema>;
+
+export const ReportSchema = z
+  .object({
+    seq: z.number().int().positive(),
+    reader: ReaderRefSchema,
+    activity: z.enum(READER_ACTIVITIES),
+    transaction_id: z.string().max(255).nullable(),
+    failure_code: z.string().max(255).nullable(),
+    /** When the agent saw it (epoch ms, the agent's clock). */
+    observed_at: z.number().int().nonnegative(),
+  })
+  .strict();
+export type Report = z.infer<typeof ReportSchema>;
+
+export const AgentUpMessageSchema = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('hello'),
+      protocol: z.literal(UPSTREAM_PROTOCOL_VERSION),
+      agent_id: z.uuid(),
+      name: z.string().min(1).max(200),
+      version: z.string().min(1).max(50),
+      heartbeat_ms: z.number().int().min(50).max(600_000),
+      /** The last transaction event seq the agent has seen; null on its first connection. */
+      cursor: z.number().int().nonnegative().nullable(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('heartbeat'),
+      readers: z
+        .array(z.object({ reader: ReaderRefSchema, status: z.enum(['online', 'offline']) }).strict())
+        .max(MAX_READERS_PER_HEARTBEAT),
+    })
+    .strict(),
+  z.object({ type: z.literal('reports'), reports: z.array(ReportSchema).min(1).max(MAX_REPORTS_PER_MESSAGE) }).strict(),
+  /** The agent stops on purpose: its readers go offline now rather than after the TTL. */
+  z.object({ type: z.literal('goodbye') }).strict(),
+]);
+export type AgentUpMessage = z.infer<typeof AgentUpMessageSchema>;
+
+export const PresenceReaderSchema = z.object({
+  id: z.string(),
+  processor_terminal_id: z.string(),
+  serial_number: z.string(),
+  name: z.string(),
+  status: z.enum(['online', 'offline']),
+  last_seen_at: z.string().nullable(),
+});
+export type PresenceReader = z.infer<typeof PresenceReaderSchema>;
+
+export const ServerDownMessageSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('welcome'),
+    agent_id: z.string(),
+    mode: z.enum(['test', 'live']),
+    merchant: z.object({ id: z.string(), business_name: z.string() }),
+    presence_ttl_ms: z.number().int().positive(),
+    /** Where transaction pushes start: the agent's cursor, or the newest event on a first connection. */
+    cursor: z.number().int().nonnegative(),
+    /** Reports at or below this seq are stored already. */
+    last_report_seq: z.number().int().nonnegative(),
+  }),
+  /** The server's view of the readers of the last heartbeat; `unknown` are references it has no reader for. */
+  z.object({ type: z.literal('presence'), readers: z.array(PresenceReaderSchema), unknown: z.array(ReaderRefSchema) }),
+  z.object({ type: z.literal('reports_ack'), seq: z.number().int().nonnegative() }),
+  /** A transaction of this merchant and mode changed; `seq` is the cursor to resume after. */
+  z.object({ type: z.literal('transaction'), seq: z.number().int().positive(), event: z.string(), transaction: z.record(z.string(), z.unknown()) }),
+  z.object({ type: z.literal('error'), error: z.object({ type: z.string(), code: z.string().optional(), message: z.string() }) }),
+]);
+export type ServerDownMessage = z.infer<typeof ServerDownMessageSchema>;

@@ -1,0 +1,338 @@
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Configuration is parsed here, once, from command-line flags and the environment; nothing else in
+ * the code base reads `process.env`. Flags win over the environment, the environment over defaults.
+ */
+
+export type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+const port = z.coerce.number().int().min(0).max(65_535);
+const positiveInt = z.coerce.number().int().positive();
+
+const dataDirSchema = z.string().min(1).transform((dir) => resolve(dir));
+
+/**
+ * Requests per merchant and mode per window. 6,000 a minute (100/s sustained) is Stripe's own
+ * default ceiling for live mode: a busy shop with several counters stays far below it, and a
+ * runaway script is stopped within a minute.
+ */
+export const DEFAULT_RATE_LIMIT = 6_000;
+export const DEFAULT_RATE_WINDOW_SECONDS = 60;
+
+/**
+ * A receiver has 15 s to answer a webhook: Standard Webhooks recommends 15 s, Stripe allows
+ * about the same, and anything slower should queue the work and answer at once.
+ */
+export const DEFAULT_WEBHOOK_TIMEOUT_MS = 15_000;
+
+/**
+ * The webhook worker also wakes by itself when a delivery finishes; the poll only bounds how long a
+ * new event waits. 200 ms is unnoticeable for a webhook and costs two indexed queries.
+ */
+export const DEFAULT_WEBHOOK_POLL_MS = 200;
+
+const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/**
+ * Where payments run. `simulator` (the default) starts our offline processor simulator next to the
+ * server; `stripe` talks to Stripe with the keys below.
+ */
+const stripeSettings = z.object({
+  secretKeyTest: z.string().startsWith('sk_test_').optional(),
+  secretKeyLive: z.string().startsWith('sk_live_').optional(),
+  publishableKeyTest: z.string().startsWith('pk_test_').optional(),
+  publishableKeyLive: z.string().startsWith('pk_live_').optional(),
+  webhookSecrets: z.array(z.string().startsWith('whsec_')).default([]),
+  /**
+   * Another base URL for the Stripe API: a standalone `pos simulator` shared by several server
+   * instances (each embedding its own would give each its own processor).
+   */
+  apiBase: z.url({ protocol: /^https?$/ }).optional(),
+});
+
+export type StripeSettings = z.infer<typeof stripeSettings>;
+
+export const serverConfigSchema = z.object({
+  processor: z.enum(['simulator', 'stripe']).default('simulator'),
+  /** PostgreSQL instead of the embedded SQLite: `postgres://user@host:5432/db`. */
+  databaseUrl: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
+  /** The PostgreSQL schema to use (created if missing); default the connection's search_path. */
+  databaseSchema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase identifier').optional(),
+  stripe: stripeSettings,
+  host: z.string().min(1).default('127.0.0.1'),
+  port: port.default(4242),
+  dataDir: dataDirSchema.default('.pos'),
+  rateLimit: positiveInt.default(DEFAULT_RATE_LIMIT),
+  rateWindowSeconds: positiveInt.default(DEFAULT_RATE_WINDOW_SECONDS),
+  logLevel: logLevel.default('info'),
+  /** Spec §8 asks that keys be kept at least 24 h. */
+  idempotencyTtlHours: z.coerce.number().min(24).max(24 * 30).default(24),
+  /**
+   * The public base URL of hosted checkout and payment-link pages (behind a proxy or TLS
+   * terminator, the address customers reach); default the server's own listening URL.
+   */
+  publicUrl: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, '')).optional(),
+  /** See server/services/reconciler.ts for why 5 s. */
+  reconcileIntervalMs: z.coerce.number().int().min(50).max(600_000).default(5_000),
+  /** See server/services/terminal.ts for why ten minutes. */
+  terminalStaleMs: z.coerce.number().int().min(1_000).max(24 * 60 * 60 * 1000).default(10 * 60 * 1000),
+  /** See docs/webhooks.md: a receiver must answer within this; 15 s is Standard Webhooks' advice. */
+  webhookTimeoutMs: z.coerce.number().int().min(50).max(30_000).default(DEFAULT_WEBHOOK_TIMEOUT_MS),
+  /** Multiplies every webhook retry delay and the 3-day retry window; below 1 only to test. */
+  webhookRetryScale: z.coerce.number().positive().max(1).default(1),
+  /** `any` lets endpoints target private and loopback addresses (a shop's own server); `public` refuses them (SSRF). */
+  webhookEgress: z.enum(['any', 'public']).default('any'),
+  /** How often the webhook worker looks for new events and due retries when nothing woke it. */
+  webhookPollMs: z.coerce.number().int().min(5).max(60_000).default(DEFAULT_WEBHOOK_POLL_MS),
+  /** Agent presence TTL; unset = three of each agent's heartbeat intervals (server/services/agents.ts). */
+  presenceTtlMs: z.coerce.number().int().min(100).max(24 * 60 * 60 * 1000).optional(),
+});
+
+export type ServerConfig = z.infer<typeof serverConfigSchema>;
+
+export interface ServerFlags {
+  host?: string | undefined;
+  port?: string | number | undefined;
+  dataDir?: string | undefined;
+  rateLimit?: string | number | undefined;
+  rateWindow?: string | number | undefined;
+  logLevel?: string | undefined;
+  processor?: string | undefined;
+  databaseUrl?: string | undefined;
+  databaseSchema?: string | undefined;
+  idempotencyTtlHours?: string | number | undefined;
+  reconcileIntervalMs?: string | number | undefined;
+  publicUrl?: string | undefined;
+  terminalStaleMs?: string | number | undefined;
+  webhookTimeoutMs?: string | number | undefined;
+  webhookRetryScale?: string | number | undefined;
+  webhookEgress?: string | undefined;
+  webhookPollMs?: string | number | undefined;
+  presenceTtlMs?: string | number | undefined;
+}
+
+function pick<T>(...values: (T | undefined)[]): T | undefined {
+  return values.find((v) => v !== undefined && v !== '');
+}
+
+function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
+  const result = schema.safeParse(input);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const where = issue?.path.join('.') ?? '';
+    throw new ConfigError(`invalid configuration${where ? ` for ${where}` : ''}: ${issue?.message ?? 'unknown'}`);
+  }
+  return result.data;
+}
+
+export function loadServerConfig(flags: ServerFlags, env: Env = process.env): ServerConfig {
+  return parseOrThrow(serverConfigSchema, {
+    host: pick(flags.host, env.POS_HOST),
+    port: pick(flags.port, env.POS_PORT, env.PORT),
+    dataDir: pick(flags.dataDir, env.POS_DATA_DIR),
+    rateLimit: pick(flags.rateLimit, env.POS_RATE_LIMIT),
+    rateWindowSeconds: pick(flags.rateWindow, env.POS_RATE_WINDOW),
+    logLevel: pick(flags.logLevel, env.POS_LOG_LEVEL),
+    processor: pick(flags.processor, env.POS_PROCESSOR),
+    databaseUrl: pick(flags.databaseUrl, env.DATABASE_URL),
+    databaseSchema: pick(flags.databaseSchema, env.POS_DATABASE_SCHEMA),
+    idempotencyTtlHours: pick(flags.idempotencyTtlHours, env.POS_IDEMPOTENCY_TTL_HOURS),
+    reconcileIntervalMs: pick(flags.reconcileIntervalMs, env.POS_RECONCILE_INTERVAL_MS),
+    publicUrl: pick(flags.publicUrl, env.POS_PUBLIC_URL),
+    terminalStaleMs: pick(flags.terminalStaleMs, env.POS_TERMINAL_STALE_MS),
+    webhookTimeoutMs: pick(flags.webhookTimeoutMs, env.POS_WEBHOOK_TIMEOUT_MS),
+    webhookRetryScale: pick(flags.webhookRetryScale, env.POS_WEBHOOK_RETRY_SCALE),
+    webhookEgress: pick(flags.webhookEgress, env.POS_WEBHOOK_EGRESS),
+    webhookPollMs: pick(flags.webhookPollMs, env.POS_WEBHOOK_POLL_MS),
+    presenceTtlMs: pick(flags.presenceTtlMs, env.POS_PRESENCE_TTL_MS),
+    stripe: {
+      apiBase: pick(env.STRIPE_API_BASE),
+      secretKeyTest: pick(env.STRIPE_SECRET_KEY_TEST),
+      secretKeyLive: pick(env.STRIPE_SECRET_KEY_LIVE),
+      publishableKeyTest: pick(env.STRIPE_PUBLISHABLE_KEY_TEST),
+      publishableKeyLive: pick(env.STRIPE_PUBLISHABLE_KEY_LIVE),
+      // Stripe gives each endpoint (test and live are separate endpoints) its own secret.
+      webhookSecrets: [env.STRIPE_WEBHOOK_SECRET, env.STRIPE_WEBHOOK_SECRET_TEST, env.STRIPE_WEBHOOK_SECRET_LIVE].filter(
+        (v): v is string => v !== undefined && v !== '',
+      ),
+    },
+  });
+}
+
+export interface StoreConfig {
+  dataDir: string;
+  databaseUrl?: string | undefined;
+  databaseSchema?: string | undefined;
+}
+
+/** Where the ledger lives, for commands that open it directly (admin). */
+export function loadStoreConfig(flags: { dataDir?: string | undefined; databaseUrl?: string | undefined; databaseSchema?: string | undefined }, env: Env = process.env): StoreConfig {
+  return parseOrThrow(serverConfigSchema.pick({ dataDir: true, databaseUrl: true, databaseSchema: true }), {
+    dataDir: pick(flags.dataDir, env.POS_DATA_DIR),
+    databaseUrl: pick(flags.databaseUrl, env.DATABASE_URL),
+    databaseSchema: pick(flags.databaseSchema, env.POS_DATABASE_SCHEMA),
+  });
+}
+
+/**
+ * The on-premise agent (`pos agent`). Heartbeats every 5 s by default: presence then lapses 15 s
+ * after an agent dies (three heartbeats), quick enough for a counter and a trickle of traffic.
+ */
+export const DEFAULT_AGENT_HEARTBEAT_MS = 5_000;
+export const DEFAULT_AGENT_LISTEN = '127.0.0.1:4848';
+
+const listenSchema = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, 'must be host:port, e.g. 127.0.0.1:4848')
+  .transform((value) => {
+    const at = value.lastIndexOf(':');
+    return { host: value.slice(0, at).replace(/^\[|\]$/g, ''), port: Number(value.slice(at + 1)) };
+  })
+  .refine((l) => l.port <= 65_535, 'port must be at most 65535');
+
+/** Loopback binds need no token; anything reachable from the LAN does. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+}
+
+const serialSpec = z
+  .string()
+  .regex(/^(\/.+|usb:[0-9a-fA-F]{4}:[0-9a-fA-F]{4})$/, 'must be a device path (/dev/ttyUSB0) or usb:VID:PID (usb:0403:6001)');
+
+export const agentConfigSchema = z
+  .object({
+    serverUrl: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, '')),
+    apiKey: z.string().regex(/^sk_(test|live)_[0-9A-Za-z]+$/, 'must be a secret key (sk_test_… or sk_live_…)'),
+    dataDir: dataDirSchema.default('.pos-agent'),
+    listen: listenSchema.prefault(DEFAULT_AGENT_LISTEN),
+    token: z.string().min(16, 'must be at least 16 characters').optional(),
+    heartbeatMs: z.coerce.number().int().min(50).max(600_000).default(DEFAULT_AGENT_HEARTBEAT_MS),
+    simulate: z.coerce.number().int().min(0).max(1_000).default(0),
+    serial: z.array(serialSpec).default([]),
+    serialBaud: z.coerce.number().int().positive().default(9_600),
+    processorReaders: z.boolean().default(true),
+    name: z.string().min(1).max(200).optional(),
+    logLevel: logLevel.default('info'),
+  })
+  .refine((c) => isLoopbackHost(c.listen.host) || c.token !== undefined, { message: 'a non-loopback --listen needs --token (env POS_AGENT_TOKEN)', path: ['token'] })
+  .refine((c) => c.simulate === 0 || c.apiKey.startsWith('sk_test_'), { message: '--simulate needs a test key (sk_test_…)', path: ['simulate'] });
+
+export type AgentConfig = z.infer<typeof agentConfigSchema>;
+
+export interface AgentFlags {
+  server?: string | undefined;
+  apiKey?: string | undefined;
+  dataDir?: string | undefined;
+  listen?: string | undefined;
+  token?: string | undefined;
+  heartbeatMs?: string | number | undefined;
+  simulate?: string | number | undefined;
+  serial?: string[] | undefined;
+  serialBaud?: string | number | undefined;
+  processorReaders?: boolean | undefined;
+  name?: string | undefined;
+  logLevel?: string | undefined;
+}
+
+export function loadAgentConfig(flags: AgentFlags, env: Env = process.env): AgentConfig {
+  const serialEnv = pick(env.POS_AGENT_SERIAL)?.split(',').filter(Boolean);
+  return parseOrThrow(agentConfigSchema, {
+    serverUrl: pick(flags.server, env.POS_SERVER_URL),
+    apiKey: pick(flags.apiKey, env.POS_API_KEY),
+    dataDir: pick(flags.dataDir, env.POS_AGENT_DATA_DIR),
+    listen: pick(flags.listen, env.POS_AGENT_LISTEN),
+    token: pick(flags.token, env.POS_AGENT_TOKEN),
+    heartbeatMs: pick(flags.heartbeatMs, env.POS_AGENT_HEARTBEAT_MS),
+    simulate: pick(flags.simulate, env.POS_AGENT_SIMULATE),
+    serial: flags.serial?.length ? flags.serial : serialEnv,
+    serialBaud: pick(flags.serialBaud, env.POS_AGENT_SERIAL_BAUD),
+    processorReaders: flags.processorReaders,
+    name: pick(flags.name, env.POS_AGENT_NAME),
+    logLevel: pick(flags.logLevel, env.POS_LOG_LEVEL),
+  });
+}
+
+export function loadDataDir(flags: { dataDir?: string | undefined }, env: Env = process.env): string {
+  return parseOrThrow(dataDirSchema.default('.pos'), pick(flags.dataDir, env.POS_DATA_DIR));
+}
+
+/** Where API commands (`pos listen`, `pos events`, `pos trigger`) send requests, and with which key. */
+export const clientConfigSchema = z.object({
+  serverUrl: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .default('http://127.0.0.1:4242')
+    .transform((u) => u.replace(/\/+$/, '')),
+  apiKey: z.string({ error: 'an API key is needed: pass --api-key or set POS_API_KEY' }).regex(/^sk_(test|live)_\w+$/, 'must be a secret key (sk_test_… or sk_live_…)'),
+});
+
+export type ClientConfig = z.infer<typeof clientConfigSchema>;
+
+export function loadClientConfig(flags: { server?: string | undefined; apiKey?: string | undefined }, env: Env = process.env): ClientConfig {
+  return parseOrThrow(clientConfigSchema, { serverUrl: pick(flags.server, env.POS_SERVER_URL), apiKey: pick(flags.apiKey, env.POS_API_KEY) });
+}
+
+/** `DEBUG` turns one-line CLI errors into full stacks. */
+export function debugEnabled(env: Env = process.env): boolean {
+  return Boolean(env.DEBUG);
+}
+
+/** Where the CLI talks to when nothing else is said: `pos server`'s own default address. */
+export const DEFAULT_SERVER_URL = 'http://127.0.0.1:4242';
+
+const serverUrlSchema = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
+const profileNameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'profile names are letters, digits, dot, dash and underscore');
+
+/** The CLI's global flags as commander hands them over. */
+export interface CliFlags {
+  server?: string | undefined;
+  apiKey?: string | undefined;
+  profile?: string | undefined;
+}
+
+/** What a CLI command needs to reach the API; profile values fill in what flags and env leave open. */
+export interface CliSettings {
+  /** Explicit server URL from a flag or POS_SERVER_URL (undefined: the profile's, then the default). */
+  server?: string | undefined;
+  apiKey?: string | undefined;
+  /** The profile named by --profile or POS_PROFILE (undefined: the config file's current one). */
+  profile?: string | undefined;
+  configDir: string;
+  /** https://no-color.org: any non-empty NO_COLOR turns colour off. */
+  color: boolean;
+}
+
+export function loadCliSettings(flags: CliFlags, env: Env = process.env): CliSettings {
+  const home = env.HOME ?? env.USERPROFILE ?? '.';
+  const configDir = pick(env.POS_CONFIG_DIR) ?? join(pick(env.XDG_CONFIG_HOME) ?? join(home, '.config'), 'pos');
+  return parseOrThrow(
+    z.object({
+      server: serverUrlSchema.optional(),
+      apiKey: z.string().regex(/^(sk|pk)_(test|live)_\w+$/, 'an API key looks like sk_test_… or sk_live_…').optional(),
+      profile: profileNameSchema.optional(),
+      configDir: z.string().min(1).transform((d) => resolve(d)),
+      color: z.boolean(),
+    }),
+    {
+      server: pick(flags.server, env.POS_SERVER_URL),
+      apiKey: pick(flags.apiKey, env.POS_API_KEY),
+      profile: pick(flags.profile, env.POS_PROFILE),
+      configDir,
+      color: !pick(env.NO_COLOR),
+    },
+  );
+}
+
+/** Validates a server URL given to `pos login` or `pos config set`. */
+export function parseServerUrl(url: string): string {
+  return parseOrThrow(serverUrlSchema, url);
+}
+
+export function parseProfileName(name: string): string {
+  return parseOrThrow(profileNameSchema, name);
+}

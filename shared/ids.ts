@@ -1,0 +1,58 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/**
+ * Uniform random base62 string. Rejection sampling keeps every character uniform: bytes at or
+ * above 248 (4 × 62) are dropped instead of being folded, which would bias the first 8 letters.
+ */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte >= 248) continue;
+      out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+/** Typed references shown to people next to the uuid: `txn_…`, `re_…`, `cs_…`, `pl_…`, `cus_…`. */
+export const REFERENCE_PREFIXES = {
+  transaction: 'txn',
+  refund: 're',
+  checkoutSession: 'cs',
+  paymentLink: 'pl',
+  customer: 'cus',
+  event: 'evt',
+  webhookEndpoint: 'we',
+  location: 'loc',
+  reader: 'rdr',
+  request: 'req',
+} as const;
+
+export type ReferenceKind = keyof typeof REFERENCE_PREFIXES;
+
+/** 20 base62 characters ≈ 119 bits: references are guess-proof, not just unique. */
+const REFERENCE_LENGTH = 20;
+
+export function newReference(kind: ReferenceKind): string {
+  return `${REFERENCE_PREFIXES[kind]}_${randomBase62(REFERENCE_LENGTH)}`;
+}
+
+export interface Identity {
+  id: string;
+  reference: string;
+}
+
+/** The one generator of object identities: a uuid plus its typed reference. */
+export function newIdentity(kind: ReferenceKind): Identity {
+  return { id: randomUUID(), reference: newReference(kind) };
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: string): boolean {
+  return UUID_RE.test(value);
+}

@@ -1,0 +1,16 @@
+/** Timestamps are stored as integer epoch milliseconds and shown as ISO 8601 with an explicit offset. */
+export function toIsoTimestamp(epochMs: number): string {
+  return new Date(epochMs).toISOString().replace(/Z$/, '+00:00');
+}
+
+export function toIsoOrNull(epochMs: number | null | undefined): string | null {
+  // Number(): PostgreSQL hands bigint columns back as strings.
+  return epochMs === null || epochMs === undefined ? null : toIsoTimestamp(Number(epochMs));
+}
+
+/** The clock is a dependency so tests and the stale-payment sweep can control time. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };

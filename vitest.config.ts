@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    globalSetup: ['test/global-setup.ts'],
+    include: ['{cli,server,shared,agent,simulator,test}/**/*.test.{ts,tsx}'],
+    // Process-level tests start real servers; two cores make wider parallelism slower, not faster.
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+  },
+});
