@@ -1,0 +1,120 @@
+import express, { type Express } from 'express';
+import type { Logger } from 'pino';
+import type { Clock } from '../shared/time.js';
+import { ping, type Store } from './db/store.js';
+import { accessLog, errorHandler, identify, notFoundHandler, rateLimit, requestId, requireJsonBody, requireSecretKey, refuseNulInBody, refuseNulInUrl } from './http/middleware.js';
+import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.js';
+import { buildOpenApiDocument, type RouteDoc } from './openapi.js';
+import { checkoutSessionDocs, checkoutSessionsRouter } from './routes/checkout-sessions.js';
+import { customerDocs, customersRouter } from './routes/customers.js';
+import { merchantDocs, merchantRouter } from './routes/merchant.js';
+import { pagesRouter } from './routes/pages.js';
+import { paymentLinkDocs, paymentLinksRouter } from './routes/payment-links.js';
+import { transactionDocs, transactionsRouters } from './routes/transactions.js';
+import { terminalDocs, terminalRouters } from './routes/terminal.js';
+import { receiptsRouter } from './routes/receipts.js';
+import { webhookEndpointDocs, webhookEndpointsRouter } from './routes/webhook-endpoints.js';
+import { eventDocs, eventsRouter } from './routes/events.js';
+import { agentReaderDocs, agentReadersRouters } from './routes/agent-readers.js';
+import type { Services } from './services/index.js';
+import { processorEventsRouter, type ProcessorEventHandler } from './processor/events-route.js';
+import type { ProcessorGateway } from './processor/gateway.js';
+
+/**
+ * Largest accepted request body. The biggest legitimate body is a create with 50 metadata pairs of
+ * 40 + 500 characters (about 27 KB); 256 KB leaves room without letting a client park megabytes.
+ */
+export const BODY_LIMIT = '256kb';
+
+export interface AppConfig {
+  rateLimit: number;
+  rateWindowSeconds: number;
+}
+
+export interface AppDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  config: AppConfig;
+  processor: ProcessorGateway;
+  services: Services;
+  rateLimiter?: RateLimiter;
+  /** Extra consumers of processor events (tests observe with these). */
+  processorEventHandlers?: readonly ProcessorEventHandler[];
+}
+
+export const routeDocs: readonly RouteDoc[] = [
+  ...merchantDocs,
+  ...customerDocs,
+  ...transactionDocs,
+  ...terminalDocs,
+  ...checkoutSessionDocs,
+  ...paymentLinkDocs,
+  ...webhookEndpointDocs,
+  ...eventDocs,
+  ...agentReaderDocs,
+];
+
+/** Builds the HTTP application from explicit dependencies; only the `pos server` entry point listens. */
+export function createApp(deps: AppDeps): Express {
+  const { store, clock, logger, config } = deps;
+  const limiter = deps.rateLimiter ?? new MemoryRateLimiter(config.rateLimit, config.rateWindowSeconds);
+  const { services } = deps;
+  let openApiDocument: unknown;
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'extended');
+
+  app.use(requestId());
+  app.use(accessLog(logger));
+  // Processor events are authenticated by their signature, not an API key, and are not rate
+  // limited: throttling the processor would only delay outcomes it retries anyway.
+  app.use(
+    '/processor/webhooks',
+    processorEventsRouter({ gateway: deps.processor, store, clock, logger, handlers: [services.onProcessorEvent, ...(deps.processorEventHandlers ?? [])] }),
+  );
+  app.use(refuseNulInUrl());
+  app.use(identify(store, clock));
+  app.use(rateLimit(limiter, clock));
+
+  app.get('/healthz', async (_req, res) => {
+    await ping(store.db);
+    res.json({ status: 'ok' });
+  });
+
+  app.use('/receipts', receiptsRouter(store));
+  // Hosted checkout and payment-link pages: public, outside /v1.
+  app.use(pagesRouter(services.pages, deps.processor));
+
+  const v1 = express.Router();
+  v1.get('/openapi.json', (_req, res) => {
+    openApiDocument ??= buildOpenApiDocument(routeDocs);
+    res.json(openApiDocument);
+  });
+  v1.use(requireSecretKey());
+  v1.use(requireJsonBody());
+  v1.use(express.json({ limit: BODY_LIMIT }));
+  v1.use(refuseNulInBody());
+  v1.use('/merchant', merchantRouter(services.merchants));
+  v1.use('/customers', customersRouter(services.customers));
+  const payments = transactionsRouters(services.transactions, services.refunds);
+  v1.use('/transactions', payments.transactions);
+  v1.use('/payment-intents', payments.paymentIntents);
+  const agentReaders = agentReadersRouters(services.agents);
+  v1.use('/terminal', agentReaders.terminal);
+  v1.use('/agent', agentReaders.agent);
+  const terminal = terminalRouters(services.terminal);
+  v1.use('/terminal', terminal.terminal);
+  v1.use('/terminals', terminal.terminals);
+  v1.use('/checkout/sessions', checkoutSessionsRouter(services.checkout));
+  v1.use('/payment-links', paymentLinksRouter(services.paymentLinks));
+  v1.use('/webhook-endpoints', webhookEndpointsRouter(services.webhookEndpoints));
+  v1.use('/events', eventsRouter(services.events, services.eventStreams));
+  app.use('/v1', v1);
+
+  app.use(notFoundHandler());
+  app.use(errorHandler(logger));
+  return app;
+}

@@ -1,0 +1,394 @@
+/**
+ * Table types. Portable across SQLite and PostgreSQL: timestamps are epoch milliseconds (bigint
+ * columns), money is integer minor units, booleans are written as `mode` strings or 0/1 integers,
+ * and JSON is stored as text.
+ */
+
+export type Mode = 'test' | 'live';
+
+export interface MerchantsTable {
+  id: string;
+  business_name: string;
+  default_currency: string;
+  created_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  merchant_id: string;
+  kind: 'secret' | 'publishable';
+  mode: Mode;
+  key_hash: string;
+  last4: string;
+  created_at: number;
+  /** Set when the key is rolled: it keeps working until then. Null = no expiry. */
+  expires_at: number | null;
+}
+
+export interface CustomersTable {
+  id: string;
+  reference: string;
+  merchant_id: string;
+  mode: Mode;
+  name: string | null;
+  email: string | null;
+  phone: string | null;
+  description: string | null;
+  metadata: string;
+  created_at: number;
+  updated_at: number;
+  /** 1, 2, 3… within the merchant and mode: list pages are index ranges on it, not OFFSET scans. */
+  seq: number;
+}
+
+/** Maintained row counts per merchant, mode and list, so list pages never run COUNT(*). */
+export interface CountersTable {
+  merchant_id: string;
+  mode: Mode;
+  name: string;
+  value: number;
+}
+
+export interface ProcessorAccountsTable {
+  merchant_id: string;
+  mode: Mode;
+  account_id: string;
+  created_at: number;
+}
+
+export interface ProcessorSettingsTable {
+  name: string;
+  value: string;
+}
+
+export interface ProcessorEventsTable {
+  id: string;
+  mode: Mode;
+  type: string;
+  object_id: string | null;
+  received_at: number;
+}
+
+export type TransactionStatus = 'pending' | 'requires_capture' | 'succeeded' | 'failed' | 'canceled' | 'refunded' | 'partially_refunded';
+export type PaymentMethodType = 'card' | 'wallet' | 'bank_transfer' | 'ach' | 'terminal';
+
+export interface TransactionsTable {
+  id: string;
+  reference: string;
+  merchant_id: string;
+  mode: Mode;
+  /** 1, 2, 3… within the merchant and mode (see CustomersTable.seq). */
+  seq: number;
+  type: 'payment';
+  status: TransactionStatus;
+  amount: number;
+  amount_captured: number;
+  amount_refunded: number;
+  /** Refunds asked of the processor and not yet settled: reserved so racing refunds never exceed the payment. */
+  amount_refund_pending: number;
+  currency: string;
+  payment_method_type: PaymentMethodType;
+  capture_method: 'automatic' | 'manual';
+  source: string;
+  description: string | null;
+  receipt_email: string | null;
+  return_url: string | null;
+  customer_id: string | null;
+  metadata: string;
+  platform_fee_cents: number;
+  tip_amount: number;
+  processor_payment_intent_id: string | null;
+  client_secret: string | null;
+  card_brand: string | null;
+  card_last_four: string | null;
+  failure_code: string | null;
+  decline_code: string | null;
+  failure_message: string | null;
+  cancellation_reason: string | null;
+  receipt_url: string | null;
+  receipt_token: string | null;
+  terminal_id: string | null;
+  reader_id: string | null;
+  link_id: string | null;
+  checkout_session_id: string | null;
+  created_at: number;
+  updated_at: number;
+  captured_at: number | null;
+  failed_at: number | null;
+  canceled_at: number | null;
+  refunded_at: number | null;
+  disputed_at: number | null;
+  /** When the processor was last asked about this payment (events or polls). */
+  synced_at: number;
+}
+
+export type RefundStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
+
+export interface RefundsTable {
+  id: string;
+  reference: string;
+  merchant_id: string;
+  mode: Mode;
+  transaction_id: string;
+  amount: number;
+  currency: string;
+  reason: string | null;
+  status: RefundStatus;
+  processor_refund_id: string | null;
+  failure_reason: string | null;
+  metadata: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface IdempotencyKeysTable {
+  id: string;
+  merchant_id: string;
+  mode: Mode;
+  key: string;
+  /** 1 when the client sent the key; 0 for the internal key every unkeyed request gets. */
+  client_supplied: number;
+  operation: string;
+  request_hash: string;
+  recovery_point: string;
+  /** JSON the steps pass along (e.g. the id of the object being made). */
+  state: string | null;
+  locked_at: number | null;
+  /** The instance (its lease holder id) running the request; see server/services/leases.ts. */
+  locked_by: string | null;
+  response_status: number | null;
+  response_body: string | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number;
+}
+
+export interface EventsTable {
+  id: string;
+  merchant_id: string;
+  mode: Mode;
+  seq: number;
+  type: string;
+  object_id: string | null;
+  data: string;
+  created_at: number;
+}
+
+export interface TerminalLocationsTable {
+  id: string;
+  merchant_id: string;
+  mode: Mode;
+  display_name: string;
+  /** JSON of the address as given. */
+  address: string;
+  processor_location_id: string;
+  created_at: number;
+}
+
+/** Reader status values: `online`, `offline` (see docs/terminal.md). */
+export type ReaderStatus = 'online' | 'offline';
+
+export interface TerminalReadersTable {
+  id: string;
+  merchant_id: string;
+  mode: Mode;
+  location_id: string;
+  name: string;
+  serial_number: string;
+  model: string;
+  /** The processor's `tmr_…` id: what process-payment, cancel-action and simulate-payment take. */
+  processor_reader_id: string;
+  status: ReaderStatus;
+  /** Who said it last: `processor` until an on-premise agent reports, then `agent`. */
+  status_source: 'processor' | 'agent';
+  last_seen_at: number | null;
+  created_at: number;
+  /** The agent whose heartbeat last reported the reader (status_source `agent`). */
+  agent_id: string | null;
+  /** When an agent-reported `online` lapses without a further heartbeat (epoch ms). */
+  presence_expires_at: number | null;
+}
+
+export interface AgentsTable {
+  id: string;
+  merchant_id: string;
+  mode: Mode;
+  name: string;
+  version: string;
+  heartbeat_ms: number;
+  connected_at: number | null;
+  last_heartbeat_at: number | null;
+  /** Highest report sequence stored: replays at or below it are acknowledged and dropped. */
+  last_report_seq: number;
+  created_at: number;
+}
+
+export interface AgentReportsTable {
+  agent_id: string;
+  seq: number;
+  merchant_id: string;
+  mode: Mode;
+  /** The reader as the agent names it: its tmr_ id, or `serial:<serial number>`. */
+  reader: string;
+  activity: string;
+  transaction_id: string | null;
+  failure_code: string | null;
+  observed_at: number;
+  received_at: number;
+}
+
+export type CheckoutSessionStatus = 'open' | 'complete' | 'expired';
+
+export interface CheckoutSessionsTable {
+  id: string;
+  reference: string;
+  merchant_id: string;
+  mode: Mode;
+  status: CheckoutSessionStatus;
+  amount: number;
+  currency: string;
+  description: string | null;
+  customer_email: string | null;
+  customer_name: string | null;
+  success_url: string | null;
+  cancel_url: string | null;
+  /** JSON array: card, apple_pay, google_pay. */
+  payment_method_types: string;
+  /** JSON object of the fields the page collects: {email, name, phone, address} booleans. */
+  collect: string;
+  /** JSON of what the customer typed on the page (email, name, phone, address), null before. */
+  customer_details: string | null;
+  metadata: string;
+  transaction_id: string;
+  expires_at: number;
+  completed_at: number | null;
+  expired_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export type PaymentLinkStatus = 'open' | 'deactivated';
+
+export interface PaymentLinksTable {
+  id: string;
+  reference: string;
+  merchant_id: string;
+  mode: Mode;
+  /** Stored status; `expired` is shown once expires_at has passed (nothing needs doing then). */
+  status: PaymentLinkStatus;
+  amount: number;
+  currency: string;
+  description: string | null;
+  customer_email: string | null;
+  success_url: string | null;
+  cancel_url: string | null;
+  metadata: string;
+  expires_at: number;
+  deactivated_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  expires_at: number;
+}
+
+export interface RateLimitWindowsTable {
+  key: string;
+  window_start: number;
+  count: number;
+}
+
+export interface Tables {
+  merchants: MerchantsTable;
+  api_keys: ApiKeysTable;
+  customers: CustomersTable;
+  counters: CountersTable;
+  processor_accounts: ProcessorAccountsTable;
+  processor_settings: ProcessorSettingsTable;
+  processor_events: ProcessorEventsTable;
+  transactions: TransactionsTable;
+  refunds: RefundsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  events: EventsTable;
+  leases: LeasesTable;
+  rate_limit_windows: RateLimitWindowsTable;
+  terminal_locations: TerminalLocationsTable;
+  terminal_readers: TerminalReadersTable;
+  agents: AgentsTable;
+  agent_reports: AgentReportsTable;
+  checkout_sessions: CheckoutSessionsTable;
+  payment_links: PaymentLinksTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_cursors: WebhookCursorsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+}
+
+export type WebhookEndpointStatus = 'active' | 'disabled';
+
+export interface WebhookEndpointsTable {
+  id: string;
+  reference: string;
+  merchant_id: string;
+  mode: Mode;
+  url: string;
+  description: string | null;
+  /** JSON array of event types, `["*"]` for all. */
+  events: string;
+  status: WebhookEndpointStatus;
+  secret: string;
+  /** After a roll the old secret still signs (as a second signature) until it expires. */
+  previous_secret: string | null;
+  previous_secret_expires_at: number | null;
+  /** The merchant's event seq when the endpoint was made: it receives only later events. */
+  from_seq: number;
+  /** Start of the current run of failed attempts; null after any success. */
+  failing_since: number | null;
+  disabled_reason: string | null;
+  disabled_at: number | null;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
+}
+
+export interface WebhookCursorsTable {
+  merchant_id: string;
+  mode: Mode;
+  last_seq: number;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  object_id: string | null;
+  event_seq: number;
+  /** 1 for a resend asked for by the merchant: outside the per-object ordering. */
+  manual: number;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  next_attempt_at: number;
+  /** Set while a worker holds the delivery; next_attempt_at is then the lease's end. */
+  claimed_at: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  completed_at: number | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  event_id: string;
+  endpoint_id: string;
+  attempted_at: number;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+}

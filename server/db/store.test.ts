@@ -1,0 +1,234 @@
+import { sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../../test/helpers/tmp.js';
+import { openSqliteStore, type BatchReport, type Executor, type Store } from './store.js';
+
+// Scratch tables of its own keep these tests independent of the payments schema as it evolves.
+async function createScratchTables(store: Store): Promise<void> {
+  await sql`create table kv (k text primary key, v integer not null)`.execute(store.db);
+  await sql`create table parent (id integer primary key)`.execute(store.db);
+  await sql`create table child (id integer primary key, parent_id integer not null references parent(id))`.execute(store.db);
+}
+
+async function put(db: Executor, k: string, v: number): Promise<void> {
+  await sql`insert into kv (k, v) values (${k}, ${v})`.execute(db);
+}
+
+async function get(db: Executor, k: string): Promise<number | undefined> {
+  const { rows } = await sql<{ v: number }>`select v from kv where k = ${k}`.execute(db);
+  return rows[0]?.v;
+}
+
+async function count(db: Executor): Promise<number> {
+  const { rows } = await sql<{ n: number }>`select count(*) as n from kv`.execute(db);
+  return Number(rows[0]?.n);
+}
+
+describe('SQLite store group commit', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let store: Store;
+  let batches: BatchReport[];
+
+  const open = async (): Promise<Store> => openSqliteStore(dir.path, { onBatch: (report) => batches.push(report) });
+
+  beforeEach(async () => {
+    dir = tempDir('pos-store-');
+    batches = [];
+    store = await open();
+    await createScratchTables(store);
+  });
+
+  afterEach(async () => {
+    await store.close();
+    dir.cleanup();
+  });
+
+  it('keeps the pragmas and migrations of the embedded store', async () => {
+    const pragma = async (name: string): Promise<unknown> => {
+      const { rows } = await sql.raw<Record<string, unknown>>(`pragma ${name}`).execute(store.db);
+      return Object.values(rows[0] ?? {})[0];
+    };
+    expect(await pragma('journal_mode')).toBe('wal');
+    expect(await pragma('synchronous')).toBe(2); // FULL
+    expect(await pragma('busy_timeout')).toBe(5_000);
+    expect(await pragma('foreign_keys')).toBe(1);
+    const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(store.db);
+    expect(rows.map((r) => r.name)).toContain('0004_payments');
+  });
+
+  it('rolls back a throwing unit alone; its neighbours in the same batch persist', async () => {
+    const a = store.transaction(async (trx) => put(trx, 'a', 1));
+    const b = store.transaction(async (trx) => {
+      await put(trx, 'b', 2);
+      throw new Error('b failed');
+    });
+    const c = store.transaction(async (trx) => put(trx, 'c', 3));
+    await expect(a).resolves.toBeUndefined();
+    await expect(b).rejects.toThrow('b failed');
+    await expect(c).resolves.toBeUndefined();
+    expect(batches).toEqual([{ units: 3, failed: 1, requeued: 0, committed: true }]);
+    expect(await get(store.db, 'a')).toBe(1);
+    expect(await get(store.db, 'b')).toBeUndefined();
+    expect(await get(store.db, 'c')).toBe(3);
+  });
+
+  it('rolls back a failing statement and keeps the unit’s earlier writes out too', async () => {
+    await store.transaction(async (trx) => put(trx, 'dup', 1));
+    const failing = store.transaction(async (trx) => {
+      await put(trx, 'x', 1);
+      await put(trx, 'dup', 2); // primary key violation
+    });
+    const next = store.transaction(async (trx) => put(trx, 'y', 1));
+    await expect(failing).rejects.toThrow(/UNIQUE constraint failed/);
+    await next;
+    expect(await get(store.db, 'x')).toBeUndefined();
+    expect(await get(store.db, 'dup')).toBe(1);
+    expect(await get(store.db, 'y')).toBe(1);
+  });
+
+  it('never lets a unit see the writes of a unit that failed before it', async () => {
+    const failing = store.transaction(async (trx) => {
+      await put(trx, 'ghost', 1);
+      throw new Error('nope');
+    });
+    const reader = store.transaction(async (trx) => get(trx, 'ghost'));
+    await expect(failing).rejects.toThrow('nope');
+    await expect(reader).resolves.toBeUndefined();
+    expect(batches).toHaveLength(1);
+  });
+
+  it('delivers results, runs units in arrival order, and resolves them in that order', async () => {
+    const ran: number[] = [];
+    const resolved: number[] = [];
+    const units = Array.from({ length: 20 }, (_, i) =>
+      store
+        .transaction(async (trx) => {
+          ran.push(i);
+          await put(trx, `k${i}`, i);
+          return { i, seen: await count(trx) };
+        })
+        .then((result) => {
+          resolved.push(i);
+          return result;
+        }),
+    );
+    const results = await Promise.all(units);
+    expect(ran).toEqual([...Array(20).keys()]);
+    expect(resolved).toEqual([...Array(20).keys()]);
+    // Each unit sees the uncommitted writes of the units before it in its batch, as it would see
+    // them committed had they run one by one.
+    expect(results).toEqual(Array.from({ length: 20 }, (_, i) => ({ i, seen: i + 1 })));
+  });
+
+  it('gives a failing unit its error before the batch commits, and the others after', async () => {
+    const order: string[] = [];
+    store = await reopenWithHook((report) => order.push(`commit ${report.units}`));
+    const ok1 = store.transaction(async (trx) => put(trx, 'p', 1)).then(() => order.push('ok1'));
+    const bad = store
+      .transaction(async () => {
+        throw new Error('bad');
+      })
+      .catch(() => order.push('bad'));
+    const ok2 = store
+      .transaction(async (trx) => {
+        // Enough work after the failure for its rejection to have been delivered meanwhile.
+        for (let i = 0; i < 20; i++) await put(trx, `q${i}`, i);
+      })
+      .then(() => order.push('ok2'));
+    await Promise.all([ok1, bad, ok2]);
+    expect(order).toEqual(['bad', 'commit 3', 'ok1', 'ok2']);
+  });
+
+  it('commits 2,000 concurrent units with far fewer COMMITs than units', async () => {
+    const n = 2_000;
+    const results = await Promise.all(Array.from({ length: n }, (_, i) => store.transaction(async (trx) => (await put(trx, `u${i}`, i), i))));
+    expect(results).toEqual([...Array(n).keys()]);
+    expect(await count(store.db)).toBe(n);
+    const commits = batches.filter((b) => b.committed).length;
+    expect(batches.reduce((sum, b) => sum + b.units, 0)).toBe(n);
+    // All 2,000 arrive before the first batch starts, so they fill batches of the cap (128).
+    expect(commits).toBe(Math.ceil(n / 128));
+    expect(Math.max(...batches.map((b) => b.units))).toBe(128);
+  });
+
+  it('batches units that arrive while a batch is running into the next one', async () => {
+    // Each caller runs several units in a row, like a request walking its recovery points.
+    const callers = 50;
+    const steps = 4;
+    await Promise.all(
+      Array.from({ length: callers }, async (_, c) => {
+        for (let s = 0; s < steps; s++) await store.transaction(async (trx) => put(trx, `c${c}s${s}`, s));
+      }),
+    );
+    expect(await count(store.db)).toBe(callers * steps);
+    expect(batches.filter((b) => b.committed).length).toBeLessThanOrEqual(steps + 1);
+  });
+
+  it('rejects every unit of the batch when the COMMIT fails, and recovers for the next batch', async () => {
+    await store.transaction(async (trx) => sql`insert into parent (id) values (1)`.execute(trx));
+    batches = [];
+    const innocent = store.transaction(async (trx) => put(trx, 'innocent', 1));
+    // A deferred foreign key is checked only at COMMIT: the one portable way to make COMMIT fail.
+    const poison = store.transaction(async (trx) => {
+      await sql`pragma defer_foreign_keys = on`.execute(trx);
+      await sql`insert into child (id, parent_id) values (1, 999)`.execute(trx);
+    });
+    const after = store.transaction(async (trx) => put(trx, 'after', 1));
+    await expect(innocent).rejects.toThrow(/FOREIGN KEY constraint failed/);
+    await expect(poison).rejects.toThrow(/FOREIGN KEY constraint failed/);
+    await expect(after).rejects.toThrow(/FOREIGN KEY constraint failed/);
+    expect(batches).toEqual([{ units: 3, failed: 0, requeued: 0, committed: false }]);
+    expect(await count(store.db)).toBe(0);
+
+    await store.transaction(async (trx) => put(trx, 'later', 1));
+    expect(await get(store.db, 'later')).toBe(1);
+  });
+
+  it('runs the innocent units again when SQLite abandons the whole transaction under them', async () => {
+    await store.transaction(async (trx) => put(trx, 'taken', 0));
+    batches = [];
+    const before = store.transaction(async (trx) => put(trx, 'before', 1));
+    // OR ROLLBACK ends the entire transaction, not just the statement or the savepoint.
+    const wrecker = store.transaction(async (trx) => sql`insert or rollback into kv (k, v) values ('taken', 1)`.execute(trx));
+    const afterIt = store.transaction(async (trx) => put(trx, 'after', 1));
+    await expect(wrecker).rejects.toThrow(/UNIQUE constraint failed/);
+    await before;
+    await afterIt;
+    expect(await get(store.db, 'before')).toBe(1);
+    expect(await get(store.db, 'after')).toBe(1);
+    expect(batches).toEqual([
+      { units: 2, failed: 1, requeued: 1, committed: false },
+      { units: 2, failed: 0, requeued: 0, committed: true },
+    ]);
+  });
+
+  it('refuses a nested transaction with a clear error instead of deadlocking', async () => {
+    const nested = store.transaction(async () => store.transaction(async (trx) => put(trx, 'inner', 1)));
+    await expect(nested).rejects.toThrow(/cannot nest/);
+    // The store is still usable.
+    await store.transaction(async (trx) => put(trx, 'fine', 1));
+    expect(await get(store.db, 'fine')).toBe(1);
+  });
+
+  it('keeps committed data across closing and reopening', async () => {
+    await Promise.all(Array.from({ length: 300 }, (_, i) => store.transaction(async (trx) => put(trx, `d${i}`, i))));
+    await store.close();
+    store = await open();
+    expect(await count(store.db)).toBe(300);
+    expect(await get(store.db, 'd299')).toBe(299);
+  });
+
+  it('lets queued units commit on close and refuses new ones after', async () => {
+    const pending = Array.from({ length: 10 }, (_, i) => store.transaction(async (trx) => put(trx, `z${i}`, i)));
+    await store.close();
+    await Promise.all(pending);
+    await expect(store.transaction(async (trx) => put(trx, 'late', 1))).rejects.toThrow(/closed/);
+    store = await open();
+    expect(await count(store.db)).toBe(10);
+  });
+
+  async function reopenWithHook(hook: (report: BatchReport) => void): Promise<Store> {
+    await store.close();
+    return openSqliteStore(dir.path, { onBatch: hook });
+  }
+});

@@ -1,0 +1,91 @@
+/**
+ * The one error type of the API. Its fields are the wire fields of spec §7:
+ * `{ "error": { "type", "message", "code"?, "param"? } }`. Status and type follow Stripe.
+ */
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'card_error'
+  | 'permission_error'
+  | 'rate_limit_error'
+  | 'idempotency_error'
+  | 'api_error';
+
+export interface ErrorBody {
+  type: ErrorType;
+  message: string;
+  code?: string;
+  param?: string;
+  decline_code?: string;
+}
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly code: string | undefined;
+  readonly param: string | undefined;
+  readonly declineCode: string | undefined;
+  /** Extra response headers (e.g. Retry-After on 429). */
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: number,
+    type: ErrorType,
+    message: string,
+    options: { code?: string; param?: string; declineCode?: string; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.status = status;
+    this.type = type;
+    this.code = options.code;
+    this.param = options.param;
+    this.declineCode = options.declineCode;
+    this.headers = options.headers ?? {};
+  }
+
+  toBody(): { error: ErrorBody } {
+    const error: ErrorBody = { type: this.type, message: this.message };
+    if (this.code !== undefined) error.code = this.code;
+    if (this.param !== undefined) error.param = this.param;
+    if (this.declineCode !== undefined) error.decline_code = this.declineCode;
+    return { error };
+  }
+}
+
+export function notFound(param: string, what = 'object'): ApiError {
+  return new ApiError(404, 'invalid_request_error', `No such ${what}`, { code: 'resource_missing', param });
+}
+
+export function routeNotFound(method: string, path: string): ApiError {
+  return new ApiError(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${path})`, {
+    code: 'resource_missing',
+  });
+}
+
+export function invalid(param: string | undefined, message: string, code = 'parameter_invalid'): ApiError {
+  return new ApiError(400, 'invalid_request_error', message, param === undefined ? { code } : { code, param });
+}
+
+export function conflict(code: string, message: string): ApiError {
+  return new ApiError(409, 'invalid_request_error', message, { code });
+}
+
+export function unauthenticated(message: string): ApiError {
+  return new ApiError(401, 'authentication_error', message, { code: 'api_key_invalid' });
+}
+
+export function forbidden(code: string, message: string): ApiError {
+  return new ApiError(403, 'permission_error', message, { code });
+}
+
+export function rateLimited(retryAfterSeconds: number): ApiError {
+  return new ApiError(429, 'rate_limit_error', 'Too many requests: slow down and retry after the Retry-After delay', {
+    code: 'rate_limit',
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
+}
+
+export function internal(): ApiError {
+  return new ApiError(500, 'api_error', 'Something went wrong on our side; the request is safe to retry');
+}

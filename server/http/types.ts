@@ -1,0 +1,16 @@
+import type { Principal } from '../services/api-keys.js';
+
+declare global {
+  // Express's request type is extended by declaration merging; this is the one place it is done.
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** Set for every request by the request-id middleware. */
+      requestId: string;
+      /** The authenticated key's merchant and mode; undefined when no valid key was presented. */
+      principal?: Principal | undefined;
+    }
+  }
+}
+
+export {};

@@ -1,0 +1,131 @@
+import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import pino, { type Logger } from 'pino';
+import type { ServerConfig } from '../shared/config.js';
+import { type Clock, systemClock } from '../shared/time.js';
+import { createApp } from './app.js';
+import { openStore, type Store } from './db/store.js';
+import type { ProcessorConnection } from './processor/connection.js';
+import type { ProcessorEventHandler } from './processor/events-route.js';
+import { ProcessorGateway } from './processor/gateway.js';
+import { buildServices, type Services } from './services/index.js';
+import { DatabaseRateLimiter } from './http/rate-limit.js';
+import { Leases } from './services/leases.js';
+import { Reconciler } from './services/reconciler.js';
+import { WebhookWorker } from './services/webhooks-worker.js';
+import { attachAgentUpstream, type AgentUpstream } from './routes/agent-upstream.js';
+
+/**
+ * How long SIGTERM waits for in-flight requests before cutting connections. Orchestrators
+ * (systemd, Kubernetes) kill at 30 s by default; 25 s leaves them time to see a clean exit.
+ */
+const DRAIN_TIMEOUT_MS = 25_000;
+
+/** How often a draining server drops connections that have gone idle: quick, and cheap at any rate. */
+const IDLE_SWEEP_MS = 50;
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  store: Store;
+  logger: Logger;
+  processor: ProcessorGateway;
+  services: Services;
+  reconciler: Reconciler;
+  webhooks: WebhookWorker;
+  /** The on-premise agents' websocket endpoint on this server. */
+  agentUpstream: AgentUpstream;
+  /** Stops accepting, lets in-flight requests finish, closes the database. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  processor: ProcessorConnection;
+  clock?: Clock;
+  logger?: Logger;
+  processorEventHandlers?: readonly ProcessorEventHandler[];
+}
+
+export async function startServer(config: ServerConfig, options: StartOptions): Promise<RunningServer> {
+  const logger = options.logger ?? pino({ level: config.logLevel });
+  const clock = options.clock ?? systemClock;
+  const store = await openStore(config);
+  const processor = new ProcessorGateway(options.processor, store, clock);
+  // Page and receipt URLs default to the address the server is about to listen on; no request arrives before it does.
+  let url = '';
+  const publicUrl = (): string => config.publicUrl ?? url;
+  const leases = new Leases(store, clock);
+  const services = buildServices({
+    leases,
+    store,
+    clock,
+    logger,
+    processor,
+    publicUrl,
+    idempotencyTtlMs: config.idempotencyTtlHours * 3_600_000,
+    terminalStaleMs: config.terminalStaleMs,
+    webhookEgress: config.webhookEgress,
+    webhookRetryScale: config.webhookRetryScale,
+    ...(config.presenceTtlMs !== undefined ? { presenceTtlMs: config.presenceTtlMs } : {}),
+  });
+  const reconciler = new Reconciler(services, logger, {
+    intervalMs: config.reconcileIntervalMs,
+    leases,
+    singleProcess: store.dialect === 'sqlite',
+  });
+  // Several instances share one database on PostgreSQL, and so their rate-limit counts.
+  const sharedCounts = config.databaseUrl
+    ? (await import('./db/postgres.js')).openPostgresUnflushed(config.databaseUrl, config.databaseSchema ? { schema: config.databaseSchema } : {})
+    : undefined;
+  const app = createApp({
+    ...(sharedCounts ? { rateLimiter: new DatabaseRateLimiter(sharedCounts, config.rateLimit, config.rateWindowSeconds) } : {}),
+    store,
+    clock,
+    logger,
+    config,
+    processor,
+    services,
+    ...(options.processorEventHandlers ? { processorEventHandlers: options.processorEventHandlers } : {}),
+  });
+  const server: Server = createServer(app);
+  const agentUpstream = attachAgentUpstream(server, { store, clock, logger, services });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  url = `http://${host}:${port}`;
+  if (processor.kind === 'simulator') await processor.registerWebhookEndpoint(`${url}/processor/webhooks`);
+  // Merchants made by the admin CLI get their connected accounts now rather than on first use.
+  await reconciler.start();
+  const webhooks = new WebhookWorker(services.webhookQueue, clock, logger, { timeoutMs: config.webhookTimeoutMs, pollMs: config.webhookPollMs, egress: config.webhookEgress });
+  await webhooks.start();
+  processor.provisionMissingAccounts().catch((err: unknown) => logger.warn({ err }, 'connected-account provisioning failed; retried on first use'));
+  logger.info({ url, data_dir: config.dataDir, processor: processor.name }, 'pos server listening');
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Event streams never go idle by themselves: end them so the drain is not held up.
+      services.eventStreams.closeAll();
+      await agentUpstream.close();
+      // close() only drops connections idle at that moment; a keep-alive connection whose
+      // response finishes later would otherwise hold the exit for its whole keep-alive timeout.
+      server.closeIdleConnections();
+      const sweeper = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+      const timer = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+      await drained;
+      clearInterval(sweeper);
+      clearTimeout(timer);
+      await reconciler.stop();
+      await sharedCounts?.destroy();
+      await webhooks.stop();
+      await store.close();
+      logger.info('pos server stopped');
+    })();
+    return closing;
+  };
+  return { url, port, store, logger, processor, services, reconciler, webhooks, agentUpstream, close };
+}

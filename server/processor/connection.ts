@@ -1,0 +1,17 @@
+import type { Mode } from '../db/schema.js';
+
+/**
+ * How to reach the processor. The same adapter code serves both kinds: for the simulator only the
+ * host, port and protocol differ, and the server registers its own webhook endpoint on start.
+ */
+export interface ProcessorConnection {
+  kind: 'simulator' | 'stripe';
+  secretKeys: Record<Mode, string | undefined>;
+  publishableKeys: Record<Mode, string | undefined>;
+  /** Secrets that sign processor events (Stripe: from the dashboard). Simulator: filled on registration. */
+  webhookSecrets: string[];
+  /** Set for the simulator; Stripe's defaults otherwise. */
+  endpoint?: { host: string; port: number; protocol: 'http' | 'https' };
+  /** Where a browser reaches the processor's client-side API (the simulator's URL; Stripe.js otherwise). */
+  browserUrl?: string;
+}

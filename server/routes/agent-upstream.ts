@@ -1,0 +1,249 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { AgentUpMessageSchema, UPSTREAM_PATH, type AgentUpMessage, type ServerDownMessage } from '../../shared/agent-upstream.js';
+import type { Clock } from '../../shared/time.js';
+import type { Store } from '../db/store.js';
+import { ApiError } from '../errors.js';
+import { authenticateKey } from '../services/api-keys.js';
+import type { Services } from '../services/index.js';
+import type { Scope } from '../services/scope.js';
+
+/**
+ * How often the server looks for new transaction events to push. 200 ms: a result on the counter
+ * a fifth of a second after the processor's is not noticeable, and the query is one indexed range
+ * read per connected agent.
+ */
+const PUSH_INTERVAL_MS = 200;
+
+/**
+ * How often lapsed presence is looked for. 250 ms bounds how late after its TTL a reader is
+ * declared offline; the pass is one indexed read that finds nothing almost always.
+ */
+const EXPIRY_INTERVAL_MS = 250;
+
+/** A heartbeat carries up to 1,000 readers (~100 KB); 1 MB leaves room and stops a runaway peer. */
+const MAX_MESSAGE_BYTES = 1024 * 1024;
+
+/** The agent must say hello this soon after connecting, or the socket is closed. */
+const HELLO_TIMEOUT_MS = 10_000;
+
+/** Silence for this many heartbeat intervals means the TCP connection is dead: it is dropped. */
+const SILENT_HEARTBEATS = 3;
+
+/** Invalid messages tolerated on one connection before it is closed (a broken peer, not a hiccup). */
+const MAX_INVALID_MESSAGES = 20;
+
+interface Connection {
+  ws: WebSocket;
+  scope: Scope;
+  agentId?: string;
+  heartbeatMs: number;
+  cursor: number;
+  pushing: boolean;
+  lastHeard: number;
+  invalid: number;
+}
+
+export interface AgentUpstreamDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  services: Services;
+}
+
+export interface AgentUpstream {
+  /** Agents connected now (after hello). */
+  connected(): number;
+  close(): Promise<void>;
+}
+
+function rejectUpgrade(socket: Duplex, error: ApiError): void {
+  const body = JSON.stringify(error.toBody());
+  const reason = error.status === 401 ? 'Unauthorized' : error.status === 403 ? 'Forbidden' : 'Bad Request';
+  socket.end(`HTTP/1.1 ${error.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/**
+ * The upstream side of the agent protocol on the API server's own HTTP server: `GET
+ * /v1/agent/connect` upgraded to a websocket, authenticated with the merchant's secret key.
+ */
+export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): AgentUpstream {
+  const { store, clock, logger, services } = deps;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  const connections = new Set<Connection>();
+  let closed = false;
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== UPSTREAM_PATH) {
+      // Another feature may own other upgrade paths; answer only when nobody else listens.
+      if (server.listenerCount('upgrade') === 1) rejectUpgrade(socket, new ApiError(404, 'invalid_request_error', `No websocket at ${path}`, { code: 'resource_missing' }));
+      return;
+    }
+    socket.on('error', () => socket.destroy());
+    void (async () => {
+      if (closed) return rejectUpgrade(socket, new ApiError(503, 'api_error', 'The server is shutting down'));
+      const key = BEARER.exec(req.headers.authorization ?? '')?.[1];
+      const principal = key ? await authenticateKey(store.db, key, clock.now()) : null;
+      if (!principal) return rejectUpgrade(socket, new ApiError(401, 'authentication_error', key ? 'Invalid API key provided' : 'No API key provided: send `Authorization: Bearer sk_…`'));
+      if (principal.kind !== 'secret') return rejectUpgrade(socket, new ApiError(403, 'permission_error', 'The agent needs a secret key (sk_…)', { code: 'secret_key_required' }));
+      wss.handleUpgrade(req, socket, head, (ws) => accept(ws, { merchantId: principal.merchantId, mode: principal.mode }));
+    })().catch((err: unknown) => {
+      logger.error({ err }, 'agent upgrade failed');
+      socket.destroy();
+    });
+  };
+  server.on('upgrade', onUpgrade);
+
+  function send(conn: Connection, message: ServerDownMessage): void {
+    if (conn.ws.readyState === conn.ws.OPEN) conn.ws.send(JSON.stringify(message));
+  }
+
+  function sendError(conn: Connection, type: string, message: string, code?: string): void {
+    send(conn, { type: 'error', error: { type, message, ...(code ? { code } : {}) } });
+  }
+
+  function accept(ws: WebSocket, scope: Scope): void {
+    const conn: Connection = { ws, scope, heartbeatMs: 5_000, cursor: 0, pushing: false, lastHeard: clock.now(), invalid: 0 };
+    connections.add(conn);
+    const helloTimer = setTimeout(() => {
+      if (!conn.agentId) ws.close(1008, 'hello expected');
+    }, HELLO_TIMEOUT_MS);
+    let queue = Promise.resolve();
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      conn.lastHeard = clock.now();
+      // Messages are handled one at a time, in order: a heartbeat never overtakes the hello.
+      queue = queue.then(() => handle(conn, data, isBinary)).catch((err: unknown) => {
+        logger.warn({ err, agent_id: conn.agentId }, 'agent message failed');
+        sendError(conn, err instanceof ApiError ? err.type : 'api_error', err instanceof ApiError ? err.message : 'The server could not handle this message', err instanceof ApiError ? err.code : undefined);
+      });
+    });
+    ws.on('close', () => {
+      clearTimeout(helloTimer);
+      connections.delete(conn);
+      if (conn.agentId) logger.info({ agent_id: conn.agentId }, 'agent disconnected');
+    });
+    ws.on('error', (err) => logger.debug({ err }, 'agent socket error'));
+  }
+
+  async function handle(conn: Connection, data: RawData, isBinary: boolean): Promise<void> {
+    let message: AgentUpMessage;
+    try {
+      if (isBinary) throw new Error('binary');
+      const parsed = AgentUpMessageSchema.safeParse(JSON.parse(data.toString()));
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new Error(`${issue?.path.join('.') || 'message'}: ${issue?.message ?? 'invalid'}`);
+      }
+      message = parsed.data;
+    } catch (err) {
+      conn.invalid += 1;
+      sendError(conn, 'invalid_request_error', `Invalid message (${err instanceof Error ? err.message : 'unreadable'}); see docs/agent-protocol.md`, 'invalid_message');
+      if (conn.invalid > MAX_INVALID_MESSAGES) conn.ws.close(1008, 'too many invalid messages');
+      return;
+    }
+    if (message.type === 'hello') {
+      const { agent, cursor } = await services.agents.connect(conn.scope, message);
+      const merchant = await store.db.selectFrom('merchants').select(['id', 'business_name']).where('id', '=', conn.scope.merchantId).executeTakeFirstOrThrow();
+      conn.agentId = agent.id;
+      conn.heartbeatMs = message.heartbeat_ms;
+      conn.cursor = cursor;
+      send(conn, {
+        type: 'welcome',
+        agent_id: agent.id,
+        mode: conn.scope.mode,
+        merchant,
+        presence_ttl_ms: services.agents.ttlFor(message.heartbeat_ms),
+        cursor,
+        last_report_seq: agent.last_report_seq,
+      });
+      logger.info({ agent_id: agent.id, merchant_id: conn.scope.merchantId, mode: conn.scope.mode }, 'agent connected');
+      void push(conn);
+      return;
+    }
+    const agentId = conn.agentId;
+    if (!agentId) {
+      sendError(conn, 'invalid_request_error', 'Say hello first', 'hello_required');
+      return;
+    }
+    switch (message.type) {
+      case 'heartbeat': {
+        const view = await services.agents.heartbeat(conn.scope, agentId, conn.heartbeatMs, message.readers);
+        send(conn, { type: 'presence', readers: view.readers, unknown: view.unknown });
+        return;
+      }
+      case 'reports': {
+        const seq = await services.agents.storeReports(conn.scope, agentId, message.reports);
+        send(conn, { type: 'reports_ack', seq });
+        return;
+      }
+      case 'goodbye':
+        await services.agents.goodbye(agentId);
+        conn.ws.close(1000, 'goodbye');
+        return;
+    }
+  }
+
+  async function push(conn: Connection): Promise<void> {
+    if (conn.pushing || !conn.agentId || conn.ws.readyState !== conn.ws.OPEN) return;
+    conn.pushing = true;
+    try {
+      for (;;) {
+        const { events, scanned } = await services.agents.transactionEventsAfter(conn.scope, conn.cursor);
+        for (const event of events) send(conn, { type: 'transaction', seq: event.seq, event: event.type, transaction: event.data });
+        if (scanned === conn.cursor) break;
+        conn.cursor = scanned;
+      }
+    } catch (err) {
+      logger.warn({ err, agent_id: conn.agentId }, 'pushing transaction events failed; retried on the next pass');
+    } finally {
+      conn.pushing = false;
+    }
+  }
+
+  const pushTimer = setInterval(() => {
+    const now = clock.now();
+    for (const conn of connections) {
+      if (conn.agentId && now - conn.lastHeard > SILENT_HEARTBEATS * conn.heartbeatMs) {
+        conn.ws.terminate();
+        continue;
+      }
+      void push(conn);
+    }
+  }, PUSH_INTERVAL_MS);
+  pushTimer.unref();
+
+  let expiring = false;
+  const expiryTimer = setInterval(() => {
+    if (expiring) return;
+    expiring = true;
+    services.agents
+      .expire()
+      .catch((err: unknown) => logger.warn({ err }, 'presence expiry pass failed'))
+      .finally(() => {
+        expiring = false;
+      });
+  }, EXPIRY_INTERVAL_MS);
+  expiryTimer.unref();
+
+  return {
+    connected: () => [...connections].filter((c) => c.agentId).length,
+    async close() {
+      closed = true;
+      clearInterval(pushTimer);
+      clearInterval(expiryTimer);
+      server.off('upgrade', onUpgrade);
+      // 1012 "service restart": agents reconnect with backoff and keep their readers' presence.
+      for (const conn of connections) conn.ws.close(1012, 'server restarting');
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      const deadline = Date.now() + 1_000;
+      while (connections.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      for (const conn of connections) conn.ws.terminate();
+      while (expiring) await new Promise((r) => setTimeout(r, 10));
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import { Router } from 'express';
+import { parseInput } from '../http/validate.js';
+import { scopeOf } from '../http/middleware.js';
+import type { RouteDoc } from '../openapi.js';
+import { dataEnvelope, UuidParam } from '../schemas/common.js';
+import { CreateCustomerSchema, CustomerListQuerySchema, CustomerListSchema, CustomerSchema, UpdateCustomerSchema } from '../schemas/customers.js';
+import { z } from '../schemas/zod.js';
+import type { CustomerService } from '../services/customers.js';
+import { pageRequest } from '../services/pagination.js';
+
+const IdParams = z.object({ id: UuidParam });
+
+export const customerDocs: RouteDoc[] = [
+  { method: 'post', path: '/v1/customers', summary: 'Create a customer', body: CreateCustomerSchema, status: 201, response: dataEnvelope(CustomerSchema) },
+  { method: 'get', path: '/v1/customers', summary: 'List customers, newest first', query: CustomerListQuerySchema, response: CustomerListSchema },
+  { method: 'get', path: '/v1/customers/{id}', summary: 'Retrieve a customer by uuid or cus_ reference', params: IdParams, response: dataEnvelope(CustomerSchema) },
+  { method: 'post', path: '/v1/customers/{id}', summary: 'Update a customer', params: IdParams, body: UpdateCustomerSchema, response: dataEnvelope(CustomerSchema) },
+];
+
+export function customersRouter(customers: CustomerService): Router {
+  const router = Router();
+  router.post('/', async (req, res) => {
+    const input = parseInput(CreateCustomerSchema, req.body ?? {});
+    res.status(201).json({ data: await customers.create(scopeOf(req), input) });
+  });
+  router.get('/', async (req, res) => {
+    const query = parseInput(CustomerListQuerySchema, req.query);
+    res.json(await customers.list(scopeOf(req), pageRequest(query)));
+  });
+  router.get('/:id', async (req, res) => {
+    res.json({ data: await customers.get(scopeOf(req), req.params.id) });
+  });
+  router.post('/:id', async (req, res) => {
+    const input = parseInput(UpdateCustomerSchema, req.body ?? {});
+    res.json({ data: await customers.update(scopeOf(req), req.params.id, input) });
+  });
+  return router;
+}

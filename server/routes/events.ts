@@ -1,0 +1,106 @@
+import { Router } from 'express';
+import { scopeOf } from '../http/middleware.js';
+import { parseInput } from '../http/validate.js';
+import type { RouteDoc } from '../openapi.js';
+import { dataEnvelope } from '../schemas/common.js';
+import { EventDetailSchema, EventListQuerySchema, EventListSchema, EventSchema, EventStreamQuerySchema, ResendEventSchema } from '../schemas/webhooks.js';
+import { z } from '../schemas/zod.js';
+import { pageRequest } from '../services/pagination.js';
+import { filterMatches } from '../services/webhooks-endpoints.js';
+import type { EventService, EventStreams } from '../services/webhooks-events.js';
+
+const IdParams = z.object({ id: z.string().openapi({ description: 'evt_ id' }) });
+
+/**
+ * A stream checks for new events this often. A quarter second feels immediate to someone watching
+ * `pos listen` and costs one indexed query per open stream.
+ */
+const STREAM_POLL_MS = 250;
+/** Events written per read while a stream catches up. */
+const STREAM_BATCH = 100;
+/** A comment line this often keeps proxies and NAT tables from dropping an idle stream. */
+const HEARTBEAT_MS = 15_000;
+
+export const eventDocs: RouteDoc[] = [
+  { method: 'get', path: '/v1/events', summary: 'List events, newest first, optionally of one type', query: EventListQuerySchema, response: EventListSchema },
+  {
+    method: 'get',
+    path: '/v1/events/stream',
+    summary: 'Server-Sent Events: every new event of the key’s merchant and mode as it happens (pos listen)',
+    query: EventStreamQuerySchema,
+    response: EventSchema,
+  },
+  { method: 'get', path: '/v1/events/{id}', summary: 'Retrieve an event with its webhook deliveries and attempts', params: IdParams, response: dataEnvelope(EventDetailSchema) },
+  {
+    method: 'post',
+    path: '/v1/events/{id}/resend',
+    summary: 'Send the event again to one endpoint (one attempt, now)',
+    params: IdParams,
+    body: ResendEventSchema,
+    status: 202,
+    response: dataEnvelope(EventDetailSchema),
+  },
+];
+
+export function eventsRouter(events: EventService, streams: EventStreams): Router {
+  const router = Router();
+  router.get('/', async (req, res) => {
+    const query = parseInput(EventListQuerySchema, req.query);
+    res.json(await events.list(scopeOf(req), pageRequest(query), query.type));
+  });
+
+  router.get('/stream', async (req, res) => {
+    const query = parseInput(EventStreamQuerySchema, req.query);
+    const scope = scopeOf(req);
+    const types = query.types
+      ?.split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
+    const lastId = req.get('last-event-id');
+    let seq = (lastId ? await events.seqOf(scope, lastId) : undefined) ?? (await events.currentSeq(scope));
+
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    res.write(`event: ready\ndata: ${JSON.stringify({ mode: scope.mode })}\n\n`);
+
+    let closed = false;
+    let timer: NodeJS.Timeout | undefined;
+    const heartbeat = setInterval(() => res.write(': ping\n\n'), HEARTBEAT_MS);
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      clearTimeout(timer);
+      clearInterval(heartbeat);
+      forget();
+      res.end();
+    };
+    const forget = streams.add(close);
+    res.on('close', close);
+
+    const tick = async () => {
+      if (closed) return;
+      let batch: Awaited<ReturnType<EventService['after']>>;
+      try {
+        batch = await events.after(scope, seq, STREAM_BATCH);
+      } catch {
+        close();
+        return;
+      }
+      for (const { seq: s, ...event } of batch) {
+        seq = s;
+        if (types && !filterMatches(types, event.type)) continue;
+        res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+      }
+      if (!closed) timer = setTimeout(() => void tick(), batch.length === STREAM_BATCH ? 0 : STREAM_POLL_MS);
+    };
+    void tick();
+  });
+
+  router.get('/:id', async (req, res) => {
+    res.json({ data: await events.get(scopeOf(req), req.params.id) });
+  });
+  router.post('/:id/resend', async (req, res) => {
+    const input = parseInput(ResendEventSchema, req.body ?? {});
+    res.status(202).json({ data: await events.resend(scopeOf(req), req.params.id, input.endpoint_id) });
+  });
+  return router;
+}

@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import express, { type Request, type Response, Router } from 'express';
+import { ApiError } from '../errors.js';
+import { parseInput } from '../http/validate.js';
+import type { Mode } from '../db/schema.js';
+import { type Assets, type Processor, renderClosedPage, renderNotFoundPage, renderPaymentPage } from '../pages/render.js';
+import { PageDetailsSchema } from '../schemas/checkout.js';
+import type { CheckoutPages, PageKind } from '../services/checkout-pages.js';
+
+/** What the pages need of the processor adapter: which processor, its publishable key, where browsers reach it. */
+export interface PageProcessor {
+  readonly kind: 'simulator' | 'stripe';
+  publishableKey(mode: Mode): string | null;
+  browserUrl(): string | null;
+}
+
+/** The page's own submit body is a few short fields; 16 KB is generous and keeps abuse cheap. */
+const START_BODY_LIMIT = '16kb';
+
+/** Assets are addressed by content hash, so browsers may keep them for a year (the usual immutable maximum). */
+const ASSET_MAX_AGE_S = 365 * 24 * 60 * 60;
+
+/** Stripe's documented CSP origins for Stripe.js and the Payment Element. */
+const STRIPE_JS = 'https://js.stripe.com';
+const STRIPE_ORIGINS = { connect: 'https://api.stripe.com', frame: `${STRIPE_JS} https://hooks.stripe.com`, img: 'https://*.stripe.com' };
+
+interface Asset {
+  body: Buffer;
+  type: string;
+  hash: string;
+}
+
+function loadAsset(name: string, type: string): Asset {
+  const body = readFileSync(new URL(`../pages/assets/${name}`, import.meta.url));
+  return { body, type, hash: createHash('sha256').update(body).digest('hex').slice(0, 12) };
+}
+
+/**
+ * The strictest policy the page works under: scripts and styles only from our origin (plus
+ * Stripe.js in stripe mode), requests only to us and the processor, never framed.
+ */
+export function contentSecurityPolicy(processor: PageProcessor): string {
+  const stripe = processor.kind === 'stripe';
+  const processorOrigin = stripe ? STRIPE_ORIGINS.connect : new URL(processor.browserUrl() ?? 'http://invalid').origin;
+  return [
+    "default-src 'none'",
+    `script-src 'self'${stripe ? ` ${STRIPE_JS}` : ''}`,
+    "style-src 'self'",
+    `img-src 'self' data:${stripe ? ` ${STRIPE_ORIGINS.img}` : ''}`,
+    `connect-src 'self' ${processorOrigin}`,
+    ...(stripe ? [`frame-src ${STRIPE_ORIGINS.frame}`] : []),
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+function pageHeaders(res: Response, csp: string): void {
+  res.set({
+    'Content-Security-Policy': csp,
+    // The page URL is the only key to the page, and a 3-D Secure return carries the client_secret
+    // in its query: neither may leak to another site or sit in a shared cache.
+    'Referrer-Policy': 'no-referrer',
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    'X-Frame-Options': 'DENY',
+  });
+}
+
+/**
+ * Hosted checkout (`/checkout/cs_…`) and payment-link (`/pay/pl_…`) pages. Public: the
+ * unguessable reference in the URL is the only credential, as on Stripe's hosted pages.
+ * `POST …/start` (same-origin JSON) checks the page can still be paid, keeps what the customer
+ * typed and hands the script the client_secret to confirm with, in the browser, at the processor.
+ */
+export function pagesRouter(pages: CheckoutPages, processor: PageProcessor): Router {
+  const script = loadAsset('checkout.js', 'text/javascript; charset=utf-8');
+  const style = loadAsset('checkout.css', 'text/css; charset=utf-8');
+  const assets: Assets = { script: `/checkout-assets/checkout.js?v=${script.hash}`, style: `/checkout-assets/checkout.css?v=${style.hash}` };
+  const csp = contentSecurityPolicy(processor);
+  const router = Router();
+
+  for (const [name, asset] of [
+    ['checkout.js', script],
+    ['checkout.css', style],
+  ] as const) {
+    router.get(`/checkout-assets/${name}`, (_req, res) => {
+      res.set({ 'Content-Type': asset.type, 'Cache-Control': `public, max-age=${ASSET_MAX_AGE_S}, immutable`, 'X-Content-Type-Options': 'nosniff' }).send(asset.body);
+    });
+  }
+
+  const show = (kind: PageKind) => async (req: Request, res: Response) => {
+    pageHeaders(res, csp);
+    const view = await pages.view(kind, String(req.params.reference));
+    if (!view) {
+      res.status(404).type('html').send(renderNotFoundPage(assets));
+      return;
+    }
+    if (view.state !== 'payable') {
+      res.status(view.state === 'complete' ? 200 : 410).type('html').send(renderClosedPage(view, assets));
+      return;
+    }
+    const publishableKey = processor.publishableKey(view.mode);
+    if (!publishableKey) throw new ApiError(503, 'api_error', `The platform has no ${view.mode}-mode publishable key configured`, { code: 'processor_not_configured' });
+    const page: Processor = { kind: processor.kind, publishableKey, apiUrl: processor.browserUrl() };
+    res.type('html').send(renderPaymentPage(view, page, assets, `${req.baseUrl}${req.path.replace(/\/+$/, '')}/start`));
+  };
+
+  const start = (kind: PageKind) => async (req: Request, res: Response) => {
+    res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
+    // JSON only: a cross-site form cannot send it, and a cross-site fetch of it needs a CORS
+    // preflight this server never grants.
+    if (!req.is('application/json')) throw new ApiError(415, 'invalid_request_error', 'Request bodies must be JSON', { code: 'unsupported_media_type' });
+    const details = parseInput(PageDetailsSchema, req.body ?? {});
+    res.json({ data: await pages.startPayment(kind, String(req.params.reference), details) });
+  };
+
+  const json = express.json({ limit: START_BODY_LIMIT });
+  router.get('/checkout/:reference', show('session'));
+  router.post('/checkout/:reference/start', json, start('session'));
+  router.get('/pay/:reference', show('link'));
+  router.post('/pay/:reference/start', json, start('link'));
+  return router;
+}

@@ -1,0 +1,160 @@
+import { CURRENCIES } from '../../shared/money.js';
+import { ListQuerySchema, listEnvelope, MetadataSchema, TimestampSchema } from './common.js';
+import { z } from './zod.js';
+
+export const PAYMENT_METHOD_TYPES = ['card', 'wallet', 'bank_transfer', 'ach', 'terminal'] as const;
+export const TRANSACTION_STATUSES = ['pending', 'requires_capture', 'succeeded', 'failed', 'canceled', 'refunded', 'partially_refunded'] as const;
+
+/** Stripe's ceiling for a single charge (99,999,999 minor units); larger amounts are typos. */
+export const MAX_AMOUNT = 99_999_999;
+/** Spec §8: the smallest payment anywhere is 50 minor units. */
+export const MIN_AMOUNT = 50;
+
+export const AmountSchema = z.number().int().min(MIN_AMOUNT).max(MAX_AMOUNT).openapi({ description: 'Minor units (cents), at least 50', example: 4750 });
+
+export const CurrencySchema = z
+  .string()
+  .regex(/^[A-Za-z]{3}$/, 'must be a three-letter ISO 4217 code')
+  .transform((c) => c.toLowerCase())
+  .refine((c) => Object.hasOwn(CURRENCIES, c), { message: 'is not a supported currency' })
+  .openapi({ description: 'Three-letter ISO code; default the account currency', example: 'usd' });
+
+/** Idempotency keys: 1–255 printable ASCII characters (Stripe allows 255). */
+export const IdempotencyKeySchema = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x20-\x7e]+$/, 'must be printable ASCII');
+
+const urlSchema = z.url({ protocol: /^https?$/ }).max(2048);
+
+export const CreateTransactionSchema = z
+  .object({
+    amount: AmountSchema,
+    currency: CurrencySchema.optional(),
+    payment_method: z.string().min(1).max(255).optional(),
+    payment_method_type: z.enum(PAYMENT_METHOD_TYPES).default('card'),
+    confirm: z.boolean().default(false),
+    capture_method: z.enum(['automatic', 'manual']).default('automatic'),
+    customer_id: z.uuid().optional(),
+    description: z.string().max(1000).optional(),
+    receipt_email: z.email().max(512).optional(),
+    return_url: urlSchema.optional(),
+    metadata: MetadataSchema.optional(),
+    idempotency_key: IdempotencyKeySchema.optional(),
+  })
+  .strict()
+  .superRefine((v, ctx) => {
+    if (v.confirm && !v.payment_method) {
+      ctx.addIssue({ code: 'custom', path: ['payment_method'], message: 'is required when confirm is true' });
+    }
+    if ((v.payment_method_type === 'ach' || v.payment_method_type === 'bank_transfer') && v.currency !== undefined && v.currency !== 'usd') {
+      ctx.addIssue({ code: 'custom', path: ['currency'], message: 'ACH payments are in usd only' });
+    }
+  })
+  .openapi('CreateTransaction');
+
+export type CreateTransactionInput = z.infer<typeof CreateTransactionSchema>;
+
+export const TransactionSchema = z
+  .object({
+    id: z.uuid(),
+    object: z.literal('transaction'),
+    reference: z.string().openapi({ example: 'txn_3kq9Zb1c2D3e4F5g6H7i' }),
+    type: z.literal('payment'),
+    status: z.enum(TRANSACTION_STATUSES),
+    status_badge: z.string().openapi({ example: 'Succeeded' }),
+    amount: z.number().int(),
+    amount_captured: z.number().int(),
+    amount_refunded: z.number().int(),
+    currency: z.string(),
+    payment_method_type: z.enum(PAYMENT_METHOD_TYPES),
+    capture_method: z.enum(['automatic', 'manual']),
+    description: z.string().nullable(),
+    receipt_email: z.string().nullable(),
+    source: z.string().openapi({ example: 'api' }),
+    customer_id: z.string().nullable(),
+    is_test: z.boolean(),
+    metadata: z.record(z.string(), z.string()),
+    payment_intent_id: z.string().nullable(),
+    card_brand: z.string().nullable(),
+    card_last_four: z.string().nullable(),
+    platform_fee_cents: z.number().int(),
+    tip_amount: z.number().int(),
+    failure_code: z.string().nullable(),
+    decline_code: z.string().nullable().openapi({ description: 'With failure_code card_declined: the issuer’s reason, e.g. insufficient_funds' }),
+    failure_message: z.string().nullable(),
+    cancellation_reason: z.string().nullable(),
+    receipt_url: z.string().nullable(),
+    terminal_id: z.string().nullable(),
+    reader_id: z.string().nullable(),
+    checkout_session_id: z.string().nullable().openapi({ description: 'The hosted checkout session that took this payment' }),
+    payment_link_id: z.string().nullable().openapi({ description: 'The payment link this payment was made through' }),
+    created_at: TimestampSchema,
+    updated_at: TimestampSchema,
+    captured_at: TimestampSchema.nullable(),
+    failed_at: TimestampSchema.nullable(),
+    canceled_at: TimestampSchema.nullable(),
+    refunded_at: TimestampSchema.nullable(),
+    disputed_at: TimestampSchema.nullable(),
+  })
+  .openapi('Transaction');
+
+export type Transaction = z.infer<typeof TransactionSchema>;
+
+export const CreateTransactionResponseSchema = z
+  .object({ data: TransactionSchema, client_secret: z.string(), message: z.string().optional() })
+  .openapi('CreateTransactionResponse');
+
+export const TransactionListQuerySchema = ListQuerySchema.extend({ status: z.enum(TRANSACTION_STATUSES).optional() }).strict();
+export const TransactionListSchema = listEnvelope(TransactionSchema, 'TransactionList');
+
+export const CaptureSchema = z
+  .object({ amount_to_capture: z.number().int().min(1).max(MAX_AMOUNT).optional() })
+  .strict()
+  .openapi('CaptureTransaction');
+
+export const CancelSchema = z
+  .object({ reason: z.string().min(1).max(500).optional() })
+  .strict()
+  .openapi('CancelTransaction');
+
+export const CancelResponseSchema = z
+  .object({
+    data: TransactionSchema,
+    reader_reset: z.boolean().nullable().optional().openapi({ description: 'Terminal payments: true = reader cleared; false = canceled but reader unreachable; null = no reader attributed' }),
+    warning: z.string().optional(),
+  })
+  .openapi('CancelTransactionResponse');
+
+export const CreateRefundSchema = z
+  .object({
+    amount: z.number().int().min(1).max(MAX_AMOUNT).optional(),
+    reason: z.string().min(1).max(500).optional(),
+    metadata: MetadataSchema.optional(),
+  })
+  .strict()
+  .openapi('CreateRefund');
+
+export type CreateRefundInput = z.infer<typeof CreateRefundSchema>;
+
+export const RefundSchema = z
+  .object({
+    id: z.uuid(),
+    object: z.literal('refund'),
+    reference: z.string().openapi({ example: 're_3kq9Zb1c2D3e4F5g6H7i' }),
+    transaction_id: z.uuid(),
+    amount: z.number().int(),
+    currency: z.string(),
+    reason: z.string().nullable(),
+    status: z.enum(['pending', 'succeeded', 'failed', 'canceled']),
+    failure_reason: z.string().nullable(),
+    metadata: z.record(z.string(), z.string()),
+    is_test: z.boolean(),
+    created_at: TimestampSchema,
+    updated_at: TimestampSchema,
+  })
+  .openapi('Refund');
+
+export type Refund = z.infer<typeof RefundSchema>;
+export const RefundListSchema = listEnvelope(RefundSchema, 'RefundList');

@@ -1,0 +1,113 @@
+import { ListQuerySchema, listEnvelope, TimestampSchema } from './common.js';
+import { z } from './zod.js';
+
+/** Stripe's own ceiling is 2,048 characters per endpoint URL. */
+const UrlSchema = z.string().min(1).max(2048).openapi({ description: 'http(s) URL the events are POSTed to', example: 'https://shop.example.com/hooks' });
+
+/**
+ * An event type (`payment.succeeded`), a family (`payment.*`) or `*`. Names are checked for shape,
+ * not against today's list, so a filter for a kind added later is accepted.
+ */
+const EventFilterSchema = z
+  .array(z.string().regex(/^(\*|[a-z_]+(\.[a-z_]+)*(\.\*)?)$/, 'must be an event type, a family such as payment.*, or *'))
+  .min(1)
+  .max(64)
+  .openapi({ description: 'Event types to send; `*` (the default) for all', example: ['payment.succeeded', 'payment.failed'] });
+
+export const CreateWebhookEndpointSchema = z
+  .object({
+    url: UrlSchema,
+    events: EventFilterSchema.optional(),
+    description: z.string().max(1000).optional(),
+  })
+  .strict()
+  .openapi('CreateWebhookEndpoint');
+
+export const UpdateWebhookEndpointSchema = z
+  .object({
+    url: UrlSchema.optional(),
+    events: EventFilterSchema.optional(),
+    description: z.string().max(1000).nullable().optional(),
+    status: z.enum(['enabled', 'disabled']).optional().openapi({ description: '`enabled` makes a disabled endpoint active again' }),
+  })
+  .strict()
+  .openapi('UpdateWebhookEndpoint');
+
+export const RollSecretSchema = z.object({}).strict().openapi('RollWebhookSecret');
+
+export const WebhookEndpointSchema = z
+  .object({
+    id: z.uuid(),
+    reference: z.string().openapi({ example: 'we_8fQk2n0aZ1bC3dE4fG5h' }),
+    object: z.literal('webhook_endpoint'),
+    url: z.string(),
+    description: z.string().nullable(),
+    events: z.array(z.string()),
+    status: z.enum(['active', 'disabled']),
+    is_test: z.boolean(),
+    disabled_reason: z.string().nullable().openapi({ description: 'Why the endpoint was disabled: by the merchant, a 410 answer, or 3 days of failures' }),
+    disabled_at: TimestampSchema.nullable(),
+    failing_since: TimestampSchema.nullable().openapi({ description: 'Start of the current run of failed deliveries' }),
+    previous_secret_expires_at: TimestampSchema.nullable().openapi({ description: 'After a roll, until when the old secret still signs' }),
+    secret: z.string().optional().openapi({ description: 'The signing secret (whsec_…): only on create and roll', example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
+    created_at: TimestampSchema,
+    updated_at: TimestampSchema,
+  })
+  .openapi('WebhookEndpoint');
+
+export const WebhookEndpointListSchema = listEnvelope(WebhookEndpointSchema, 'WebhookEndpointList');
+export const DeletedWebhookEndpointSchema = z.object({ data: z.object({ id: z.uuid(), object: z.literal('webhook_endpoint'), deleted: z.literal(true) }) });
+
+export const EventSchema = z
+  .object({
+    id: z.string().openapi({ example: 'evt_1hQk2n0aZ1bC3dE4fG5h' }),
+    type: z.string().openapi({ example: 'payment.succeeded' }),
+    created_at: TimestampSchema,
+    data: z.record(z.string(), z.unknown()).openapi({ description: 'The object as it was, with is_test' }),
+  })
+  .openapi('Event');
+
+export const WebhookAttemptSchema = z
+  .object({
+    attempted_at: TimestampSchema,
+    status_code: z.number().int().nullable().openapi({ description: 'HTTP status answered; null when none came' }),
+    latency_ms: z.number().int(),
+    error: z.string().nullable(),
+  })
+  .openapi('WebhookAttempt');
+
+export const WebhookDeliverySchema = z
+  .object({
+    id: z.uuid(),
+    endpoint_id: z.uuid(),
+    endpoint_url: z.string(),
+    status: z.enum(['pending', 'delivered', 'failed']),
+    manual: z.boolean().openapi({ description: 'A resend asked for by the merchant' }),
+    attempt_count: z.number().int(),
+    next_attempt_at: TimestampSchema.nullable(),
+    attempts: z.array(WebhookAttemptSchema),
+  })
+  .openapi('WebhookDelivery');
+
+export const EventDetailSchema = EventSchema.extend({ deliveries: z.array(WebhookDeliverySchema) }).openapi('EventWithDeliveries');
+
+export const EventListQuerySchema = ListQuerySchema.extend({
+  type: z.string().max(100).optional().openapi({ description: 'Only events of this type' }),
+}).strict();
+export const EventListSchema = listEnvelope(EventSchema, 'EventList');
+
+export const ResendEventSchema = z
+  .object({ endpoint_id: z.string().min(1).max(100).openapi({ description: 'Endpoint uuid or we_ reference' }) })
+  .strict()
+  .openapi('ResendEvent');
+
+export const EventStreamQuerySchema = z
+  .object({ types: z.string().max(2000).optional().openapi({ description: 'Comma-separated event types to stream; all when absent' }) })
+  .strict();
+
+export type CreateWebhookEndpointInput = z.infer<typeof CreateWebhookEndpointSchema>;
+export type UpdateWebhookEndpointInput = z.infer<typeof UpdateWebhookEndpointSchema>;
+export type WebhookEndpoint = z.infer<typeof WebhookEndpointSchema>;
+export type WebhookEvent = z.infer<typeof EventSchema>;
+export type EventDetail = z.infer<typeof EventDetailSchema>;
+export type WebhookDelivery = z.infer<typeof WebhookDeliverySchema>;

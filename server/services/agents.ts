@@ -1,0 +1,353 @@
+import type Stripe from 'stripe';
+import type { Logger } from 'pino';
+import type { PresenceReader, ReaderRef, Report } from '../../shared/agent-upstream.js';
+import { toIsoOrNull, type Clock } from '../../shared/time.js';
+import type { AgentsTable, TerminalReadersTable } from '../db/schema.js';
+import type { Store, Trx } from '../db/store.js';
+import { conflict } from '../errors.js';
+import { fromProcessorError } from '../processor/errors.js';
+import type { ProcessorGateway } from '../processor/gateway.js';
+import type { z } from '../schemas/zod.js';
+import type { ReaderLiveStateSchema } from '../schemas/agents.js';
+import { recordEvent } from './outbox.js';
+import type { Scope } from './scope.js';
+import { findReaderRow, presentReader } from './terminal.js';
+
+type ReaderLiveState = z.infer<typeof ReaderLiveStateSchema>;
+
+/**
+ * A reader is declared offline after this many missed heartbeats when the server has no
+ * `--presence-ttl-ms`: one lost heartbeat is a hiccup, three in a row is an agent that is gone.
+ */
+export const PRESENCE_TTL_HEARTBEATS = 3;
+
+/** Readers expired per pass: a whole shop going dark at once is still handled in a few passes. */
+const EXPIRE_BATCH = 500;
+
+/** Transaction events pushed per pass and connection; the next pass continues after them. */
+export const PUSH_BATCH = 200;
+
+export interface AgentHello {
+  agent_id: string;
+  name: string;
+  version: string;
+  heartbeat_ms: number;
+  cursor: number | null;
+}
+
+export interface TransactionEvent {
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+function refKey(ref: ReaderRef): string {
+  return ref.processor_terminal_id !== undefined ? `tmr:${ref.processor_terminal_id}` : `serial:${ref.serial_number ?? ''}`;
+}
+
+function presenceView(row: TerminalReadersTable): PresenceReader {
+  return {
+    id: row.id,
+    processor_terminal_id: row.processor_reader_id,
+    serial_number: row.serial_number,
+    name: row.name,
+    status: row.status,
+    last_seen_at: toIsoOrNull(row.last_seen_at),
+  };
+}
+
+/**
+ * On-premise agents: who they are, the presence they report for readers (heartbeats and their
+ * expiry), what they saw readers do, and the live reader state they need from the processor.
+ */
+export class AgentService {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly processor: ProcessorGateway,
+    private readonly logger: Logger,
+    /** The server's `--presence-ttl-ms`; without it each agent's own heartbeat interval decides. */
+    private readonly presenceTtlMs?: number,
+  ) {}
+
+  ttlFor(heartbeatMs: number): number {
+    return this.presenceTtlMs ?? PRESENCE_TTL_HEARTBEATS * heartbeatMs;
+  }
+
+  /** An agent (re)connects: its row is made or refreshed; it must belong to the key's merchant and mode. */
+  async connect(scope: Scope, hello: AgentHello): Promise<{ agent: AgentsTable; cursor: number }> {
+    const now = this.clock.now();
+    return this.store.transaction(async (trx) => {
+      const existing = await trx.selectFrom('agents').selectAll().where('id', '=', hello.agent_id).executeTakeFirst();
+      if (existing && (existing.merchant_id !== scope.merchantId || existing.mode !== scope.mode)) {
+        throw conflict('agent_id_in_use', 'This agent id belongs to another merchant or mode: start the agent with a fresh data dir');
+      }
+      const fields = { name: hello.name, version: hello.version, heartbeat_ms: hello.heartbeat_ms, connected_at: now };
+      let agent: AgentsTable;
+      if (existing) {
+        await trx.updateTable('agents').set(fields).where('id', '=', existing.id).execute();
+        agent = { ...existing, ...fields };
+      } else {
+        agent = { id: hello.agent_id, merchant_id: scope.merchantId, mode: scope.mode, ...fields, last_heartbeat_at: null, last_report_seq: 0, created_at: now };
+        await trx.insertInto('agents').values(agent).execute();
+      }
+      const cursor = hello.cursor ?? (await this.#latestSeq(trx, scope));
+      return { agent: { ...agent, last_report_seq: Number(agent.last_report_seq) }, cursor };
+    });
+  }
+
+  async #latestSeq(trx: Trx, scope: Scope): Promise<number> {
+    const row = await trx
+      .selectFrom('events')
+      .select('seq')
+      .where('merchant_id', '=', scope.merchantId)
+      .where('mode', '=', scope.mode)
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? Number(row.seq) : 0;
+  }
+
+  /**
+   * One heartbeat: every reader reported `online` is online until now + TTL, every one reported
+   * `offline` is offline now; a change of status is a `terminal.reader.*` event. Answers with the
+   * server's view of those readers and the references it has no reader for.
+   */
+  async heartbeat(scope: Scope, agentId: string, heartbeatMs: number, readers: readonly { reader: ReaderRef; status: 'online' | 'offline' }[]): Promise<{ readers: PresenceReader[]; unknown: ReaderRef[] }> {
+    const now = this.clock.now();
+    const expiresAt = now + this.ttlFor(heartbeatMs);
+    return this.store.transaction(async (trx) => {
+      const tmrIds = readers.flatMap((r) => (r.reader.processor_terminal_id !== undefined ? [r.reader.processor_terminal_id] : []));
+      const serials = readers.flatMap((r) => (r.reader.processor_terminal_id === undefined && r.reader.serial_number !== undefined ? [r.reader.serial_number] : []));
+      const rows =
+        tmrIds.length + serials.length === 0
+          ? []
+          : await trx
+              .selectFrom('terminal_readers')
+              .selectAll()
+              .where('merchant_id', '=', scope.merchantId)
+              .where('mode', '=', scope.mode)
+              .where((eb) => {
+                const ors = [];
+                if (tmrIds.length) ors.push(eb('processor_reader_id', 'in', tmrIds));
+                if (serials.length) ors.push(eb('serial_number', 'in', serials));
+                return eb.or(ors);
+              })
+              .execute();
+      const byRef = new Map<string, TerminalReadersTable>();
+      for (const row of rows) {
+        byRef.set(`tmr:${row.processor_reader_id}`, row);
+        byRef.set(`serial:${row.serial_number}`, row);
+      }
+      const online: TerminalReadersTable[] = [];
+      const offline: TerminalReadersTable[] = [];
+      const unknown: ReaderRef[] = [];
+      const seen = new Set<string>();
+      for (const r of readers) {
+        const row = byRef.get(refKey(r.reader));
+        if (!row) {
+          unknown.push(r.reader);
+          continue;
+        }
+        if (seen.has(row.id)) continue;
+        seen.add(row.id);
+        (r.status === 'online' ? online : offline).push(row);
+      }
+      const after: TerminalReadersTable[] = [];
+      if (online.length) {
+        await trx
+          .updateTable('terminal_readers')
+          .set({ status: 'online', status_source: 'agent', agent_id: agentId, last_seen_at: now, presence_expires_at: expiresAt })
+          .where('id', 'in', online.map((r) => r.id))
+          .execute();
+        for (const row of online) {
+          const next: TerminalReadersTable = { ...row, status: 'online', status_source: 'agent', agent_id: agentId, last_seen_at: now, presence_expires_at: expiresAt };
+          if (row.status !== 'online') await this.#presenceEvent(trx, next, now);
+          after.push(next);
+        }
+      }
+      if (offline.length) {
+        await trx
+          .updateTable('terminal_readers')
+          .set({ status: 'offline', status_source: 'agent', agent_id: agentId, presence_expires_at: null })
+          .where('id', 'in', offline.map((r) => r.id))
+          .execute();
+        for (const row of offline) {
+          const next: TerminalReadersTable = { ...row, status: 'offline', status_source: 'agent', agent_id: agentId, presence_expires_at: null };
+          if (row.status !== 'offline') await this.#presenceEvent(trx, next, now);
+          after.push(next);
+        }
+      }
+      await trx.updateTable('agents').set({ last_heartbeat_at: now }).where('id', '=', agentId).execute();
+      return { readers: after.map(presenceView), unknown };
+    });
+  }
+
+  #presenceEvent(trx: Trx, row: TerminalReadersTable, now: number): Promise<string> {
+    const type = row.status === 'online' ? 'terminal.reader.online' : 'terminal.reader.offline';
+    return recordEvent(trx, { merchantId: row.merchant_id, mode: row.mode }, type, row.id, { ...presentReader(row), agent_id: row.agent_id }, now);
+  }
+
+  /** The agent stops on purpose: the readers it reported go offline now. */
+  async goodbye(agentId: string): Promise<number> {
+    return this.#expire({ agentId });
+  }
+
+  /**
+   * Readers whose agent-reported presence lapsed go offline. Runs on a short timer; after a server
+   * restart the stored expiry decides, so nothing is marked offline early or kept online forever.
+   */
+  async expire(): Promise<number> {
+    return this.#expire({ before: this.clock.now() });
+  }
+
+  async #expire(which: { agentId: string } | { before: number }): Promise<number> {
+    const now = this.clock.now();
+    return this.store.transaction(async (trx) => {
+      let query = trx.selectFrom('terminal_readers').selectAll().where('status_source', '=', 'agent').where('status', '=', 'online');
+      query = 'agentId' in which ? query.where('agent_id', '=', which.agentId) : query.where('presence_expires_at', '<', which.before);
+      const rows = await query.limit(EXPIRE_BATCH).execute();
+      if (rows.length === 0) return 0;
+      await trx
+        .updateTable('terminal_readers')
+        .set({ status: 'offline', presence_expires_at: null })
+        .where('id', 'in', rows.map((r) => r.id))
+        .execute();
+      for (const row of rows) await this.#presenceEvent(trx, { ...row, status: 'offline', presence_expires_at: null }, now);
+      return rows.length;
+    });
+  }
+
+  /** Stores reader-activity reports in order, once each; answers the highest seq now stored. */
+  async storeReports(scope: Scope, agentId: string, reports: readonly Report[]): Promise<number> {
+    const now = this.clock.now();
+    return this.store.transaction(async (trx) => {
+      const agent = await trx.selectFrom('agents').select('last_report_seq').where('id', '=', agentId).executeTakeFirstOrThrow();
+      let last = Number(agent.last_report_seq);
+      for (const report of [...reports].sort((a, b) => a.seq - b.seq)) {
+        if (report.seq <= last) continue;
+        await trx
+          .insertInto('agent_reports')
+          .values({
+            agent_id: agentId,
+            seq: report.seq,
+            merchant_id: scope.merchantId,
+            mode: scope.mode,
+            reader: report.reader.processor_terminal_id ?? `serial:${report.reader.serial_number ?? ''}`,
+            activity: report.activity,
+            transaction_id: report.transaction_id,
+            failure_code: report.failure_code,
+            observed_at: report.observed_at,
+            received_at: now,
+          })
+          .execute();
+        last = report.seq;
+      }
+      await trx.updateTable('agents').set({ last_report_seq: last }).where('id', '=', agentId).execute();
+      return last;
+    });
+  }
+
+  /** Payment events of the merchant and mode after `cursor`, oldest first; `scanned` is the last seq looked at. */
+  async transactionEventsAfter(scope: Scope, cursor: number, limit = PUSH_BATCH): Promise<{ events: TransactionEvent[]; scanned: number }> {
+    const rows = await this.store.db
+      .selectFrom('events')
+      .select(['seq', 'type', 'data'])
+      .where('merchant_id', '=', scope.merchantId)
+      .where('mode', '=', scope.mode)
+      .where('seq', '>', cursor)
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+    const events = rows.filter((r) => r.type.startsWith('payment.')).map((r) => ({ seq: Number(r.seq), type: r.type, data: JSON.parse(r.data) as Record<string, unknown> }));
+    return { events, scanned: rows.length ? Number(rows[rows.length - 1]!.seq) : cursor };
+  }
+
+  /** One reader's live processor state (agent-facing: the /v1 API otherwise never reports it). */
+  async readerState(scope: Scope, id: string): Promise<ReaderLiveState> {
+    const row = await findReaderRow(this.store.db, scope, id);
+    let reader: Stripe.Terminal.Reader | Stripe.Terminal.DeletedReader;
+    try {
+      reader = await this.processor.client(scope.mode).terminal.readers.retrieve(row.processor_reader_id);
+    } catch (err) {
+      throw fromProcessorError(err);
+    }
+    if ('deleted' in reader && reader.deleted) return { id: row.id, processor_terminal_id: row.processor_reader_id, name: row.name, serial_number: row.serial_number, processor_status: 'offline', action: null };
+    const [state] = await this.#liveStates(scope, [[row, reader as Stripe.Terminal.Reader]]);
+    return state!;
+  }
+
+  /** Every reader of the merchant and mode, as the processor sees it now: one list call per location. */
+  async readerStates(scope: Scope): Promise<ReaderLiveState[]> {
+    const rows = await this.store.db.selectFrom('terminal_readers').selectAll().where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).orderBy('created_at').execute();
+    if (rows.length === 0) return [];
+    const locations = await this.store.db
+      .selectFrom('terminal_locations')
+      .select(['id', 'processor_location_id'])
+      .where('id', 'in', [...new Set(rows.map((r) => r.location_id))])
+      .execute();
+    const client = this.processor.client(scope.mode);
+    const seen = new Map<string, Stripe.Terminal.Reader>();
+    try {
+      for (const location of locations) {
+        for await (const reader of client.terminal.readers.list({ location: location.processor_location_id, limit: 100 })) seen.set(reader.id, reader);
+      }
+    } catch (err) {
+      throw fromProcessorError(err);
+    }
+    const pairs: [TerminalReadersTable, Stripe.Terminal.Reader | null][] = rows.map((row) => [row, seen.get(row.processor_reader_id) ?? null]);
+    return this.#liveStates(scope, pairs);
+  }
+
+  async #liveStates(scope: Scope, pairs: readonly [TerminalReadersTable, Stripe.Terminal.Reader | null][]): Promise<ReaderLiveState[]> {
+    const intents = pairs.flatMap(([, r]) => {
+      const pi = r?.action?.process_payment_intent?.payment_intent;
+      return typeof pi === 'string' ? [pi] : pi ? [pi.id] : [];
+    });
+    const txnByIntent = new Map<string, string>();
+    if (intents.length) {
+      const txns = await this.store.db
+        .selectFrom('transactions')
+        .select(['id', 'processor_payment_intent_id'])
+        .where('merchant_id', '=', scope.merchantId)
+        .where('mode', '=', scope.mode)
+        .where('processor_payment_intent_id', 'in', intents)
+        .execute();
+      for (const t of txns) if (t.processor_payment_intent_id) txnByIntent.set(t.processor_payment_intent_id, t.id);
+    }
+    const client = this.processor.client(scope.mode);
+    return Promise.all(
+      pairs.map(async ([row, reader]): Promise<ReaderLiveState> => {
+        const action = reader?.action ?? null;
+        const piRef = action?.process_payment_intent?.payment_intent;
+        const piId = typeof piRef === 'string' ? piRef : (piRef?.id ?? null);
+        let piStatus: string | null = null;
+        // Only an action still in progress needs the intent: `processing` there is "card presented".
+        if (action?.status === 'in_progress' && piId) {
+          try {
+            piStatus = (await client.paymentIntents.retrieve(piId)).status;
+          } catch (err) {
+            this.logger.debug({ err, payment_intent: piId }, 'could not read the payment intent of a reader action');
+          }
+        }
+        return {
+          id: row.id,
+          processor_terminal_id: row.processor_reader_id,
+          name: row.name,
+          serial_number: row.serial_number,
+          processor_status: reader?.status === 'online' ? 'online' : 'offline',
+          action: action
+            ? {
+                type: action.type,
+                status: action.status as 'in_progress' | 'succeeded' | 'failed',
+                failure_code: action.failure_code ?? null,
+                payment_intent_id: piId,
+                transaction_id: piId ? (txnByIntent.get(piId) ?? null) : null,
+                payment_intent_status: piStatus,
+              }
+            : null,
+        };
+      }),
+    );
+  }
+}

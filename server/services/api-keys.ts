@@ -1,0 +1,112 @@
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBase62 } from '../../shared/ids.js';
+import type { Mode } from '../db/schema.js';
+import type { Executor } from '../db/store.js';
+
+export type KeyKind = 'secret' | 'publishable';
+
+/** 43 base62 characters carry 43 × log2(62) ≈ 256 bits of randomness. */
+const KEY_RANDOM_LENGTH = 43;
+
+/**
+ * A rolled secret keeps working this long unless the operator says otherwise, so deployed
+ * integrations can switch to the new key without an outage. 24 hours matches the webhook secret
+ * roll and leaves a full business day to redeploy.
+ */
+export const DEFAULT_ROLL_GRACE_MS = 24 * 60 * 60 * 1000;
+
+const PREFIX: Record<KeyKind, string> = { secret: 'sk', publishable: 'pk' };
+
+export interface IssuedKey {
+  kind: KeyKind;
+  mode: Mode;
+  /** The plaintext key: shown to the caller once and never stored. */
+  key: string;
+}
+
+export interface Principal {
+  merchantId: string;
+  mode: Mode;
+  kind: KeyKind;
+  keyId: string;
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export function generateKey(kind: KeyKind, mode: Mode): string {
+  return `${PREFIX[kind]}_${mode}_${randomBase62(KEY_RANDOM_LENGTH)}`;
+}
+
+const KEY_SHAPE = /^(sk|pk)_(test|live)_[0-9A-Za-z]{1,200}$/;
+
+export async function issueKey(db: Executor, merchantId: string, kind: KeyKind, mode: Mode, now: number): Promise<IssuedKey> {
+  const key = generateKey(kind, mode);
+  await db
+    .insertInto('api_keys')
+    .values({
+      id: randomUUID(),
+      merchant_id: merchantId,
+      kind,
+      mode,
+      key_hash: hashKey(key),
+      last4: key.slice(-4),
+      created_at: now,
+      expires_at: null,
+    })
+    .execute();
+  return { kind, mode, key };
+}
+
+/**
+ * Resolves a presented key to its merchant and mode, or null. The lookup is by SHA-256 digest
+ * (the key itself is never stored); the digest found is compared again in constant time so the
+ * answer's timing says nothing about how much of a guess matched.
+ */
+export async function authenticateKey(db: Executor, presented: string, now: number): Promise<Principal | null> {
+  if (!KEY_SHAPE.test(presented)) return null;
+  const digest = hashKey(presented);
+  const row = await db
+    .selectFrom('api_keys')
+    .select(['id', 'merchant_id', 'kind', 'mode', 'key_hash', 'expires_at'])
+    .where('key_hash', '=', digest)
+    .executeTakeFirst();
+  if (!row) return null;
+  if (!timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(digest, 'hex'))) return null;
+  if (row.expires_at !== null && row.expires_at <= now) return null;
+  return { merchantId: row.merchant_id, mode: row.mode, kind: row.kind, keyId: row.id };
+}
+
+export interface RolledKey extends IssuedKey {
+  /** When the keys it replaces stop working (epoch ms). */
+  previousExpiresAt: number;
+}
+
+/**
+ * Issues a new secret key for each mode and gives the current ones `graceMs` more life. Keys that
+ * already had an earlier expiry keep it: a roll never extends an old key.
+ */
+export async function rollSecretKeys(
+  trx: Executor,
+  merchantId: string,
+  modes: readonly Mode[],
+  graceMs: number,
+  now: number,
+): Promise<RolledKey[]> {
+  const expiresAt = now + graceMs;
+  const rolled: RolledKey[] = [];
+  for (const mode of modes) {
+    await trx
+      .updateTable('api_keys')
+      .set({ expires_at: expiresAt })
+      .where('merchant_id', '=', merchantId)
+      .where('kind', '=', 'secret')
+      .where('mode', '=', mode)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', expiresAt)]))
+      .execute();
+    const issued = await issueKey(trx, merchantId, 'secret', mode, now);
+    rolled.push({ ...issued, previousExpiresAt: expiresAt });
+  }
+  return rolled;
+}

@@ -1,0 +1,323 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Clock } from '../../shared/time.js';
+import type { IdempotencyKeysTable } from '../db/schema.js';
+import type { Store, Trx } from '../db/store.js';
+import { ApiError, conflict } from '../errors.js';
+import type { Leases } from './leases.js';
+import type { Scope } from './scope.js';
+
+/**
+ * Idempotent requests as named recovery points (after brandur's rocket-rides-atomic). A request
+ * is a chain of steps; each step either does atomic database work and records where the request
+ * now stands in the same transaction, or calls the processor (with a key derived from ours) and
+ * hands its result to the next atomic step. A crash anywhere leaves a recovery point from which a
+ * retry, or the recovery pass, carries on without doing anything twice.
+ */
+
+export interface FinalResponse {
+  status: number;
+  body: unknown;
+}
+
+export type Outcome<S> = { next: string; state: S } | { final: FinalResponse };
+
+export interface StepContext<S> {
+  readonly scope: Scope;
+  /** The idempotency key (the client's, or an internal one for unkeyed requests). */
+  readonly key: string;
+  readonly clientSupplied: boolean;
+  /** Runs database work and records the outcome it returns, in one transaction. */
+  commit(work: (trx: Trx) => Promise<Outcome<S>>): Promise<Outcome<S>>;
+}
+
+export type Step<S> = (state: S, ctx: StepContext<S>) => Promise<Outcome<S>>;
+
+export interface Operation<S> {
+  readonly name: string;
+  /** `started` is the entry point; `finished` is reserved. */
+  readonly steps: Readonly<Record<string, Step<S>>>;
+}
+
+export interface ExecuteResult {
+  response: FinalResponse;
+  /** True when the answer is the stored result of an earlier request with the same key. */
+  replayed: boolean;
+}
+
+const FINISHED = 'finished';
+
+/**
+ * A request holding a key is presumed alive this long. It must outlast the slowest processor call
+ * with its retries (20 s timeout × 3 attempts), so a live request is never taken over; after it,
+ * a retry or the recovery pass resumes the work of a request whose process died.
+ */
+export const LOCK_TIMEOUT_MS = 75_000;
+
+/** How long a duplicate waits for the first request with its key before answering 409. */
+const WAIT_FOR_FIRST_MS = 30_000;
+/** Poll interval while waiting on a request running in another process. */
+const WAIT_POLL_MS = 20;
+
+/** Spec §8 asks for at least 24 h; Stripe keeps keys 24 h too. */
+export const DEFAULT_KEY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** Expired keys removed per sweep, so one sweep never holds the write lock for long. */
+const PURGE_BATCH = 1_000;
+
+/** A unique-constraint violation, from either database. */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown };
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+export function requestHash(operation: string, params: unknown): string {
+  return createHash('sha256').update(operation).update('\u0000').update(JSON.stringify(params)).digest('hex');
+}
+
+type Claim = { kind: 'run'; row: IdempotencyKeysTable } | { kind: 'replay'; row: IdempotencyKeysTable } | { kind: 'wait'; row: IdempotencyKeysTable };
+
+export class IdempotencyService {
+  readonly #operations = new Map<string, Operation<unknown>>();
+  /** Requests running in this process, by key row id, so duplicates here wait without polling. */
+  readonly #inflight = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly ttlMs: number = DEFAULT_KEY_TTL_MS,
+    /** Tells whether the instance holding a lock is alive; without it only LOCK_TIMEOUT_MS frees a lock. */
+    private readonly leases?: Leases,
+  ) {}
+
+  register<S>(operation: Operation<S>): void {
+    this.#operations.set(operation.name, operation as Operation<unknown>);
+  }
+
+  async execute<S>(scope: Scope, operation: Operation<S>, clientKey: string | undefined, initialState: S): Promise<ExecuteResult> {
+    const key = clientKey ?? `auto_${randomUUID()}`;
+    const deadline = this.clock.now() + WAIT_FOR_FIRST_MS;
+    for (;;) {
+      const claim = await this.#claim(scope, operation, key, clientKey !== undefined, initialState).catch((err: unknown) => {
+        // Another instance inserted the same key between our read and our insert: it runs, we wait.
+        if (isUniqueViolation(err)) return undefined;
+        throw err;
+      });
+      if (!claim) continue;
+      if (claim.kind === 'replay') return { response: this.#stored(claim.row), replayed: true };
+      if (claim.kind === 'run') {
+        // The request that produces the first final answer is not a replay, even when it resumed
+        // the work of an earlier attempt: that attempt never got an answer.
+        return { response: await this.#drive(claim.row), replayed: false };
+      }
+      if (this.clock.now() > deadline) {
+        throw conflict('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry later');
+      }
+      await this.#waitFor(claim.row.id);
+    }
+  }
+
+  async #claim<S>(scope: Scope, operation: Operation<S>, key: string, clientSupplied: boolean, initialState: S): Promise<Claim> {
+    return this.store.transaction(async (trx) => {
+      const now = this.clock.now();
+      const row = await trx
+        .selectFrom('idempotency_keys')
+        .selectAll()
+        .where('merchant_id', '=', scope.merchantId)
+        .where('mode', '=', scope.mode)
+        .where('key', '=', key)
+        .executeTakeFirst();
+      if (!row) {
+        const fresh: IdempotencyKeysTable = {
+          id: randomUUID(),
+          merchant_id: scope.merchantId,
+          mode: scope.mode,
+          key,
+          client_supplied: clientSupplied ? 1 : 0,
+          operation: operation.name,
+          request_hash: requestHash(operation.name, initialState),
+          recovery_point: 'started',
+          state: JSON.stringify(initialState),
+          locked_at: now,
+          locked_by: this.leases?.holder ?? null,
+          response_status: null,
+          response_body: null,
+          created_at: now,
+          updated_at: now,
+          expires_at: now + this.ttlMs,
+        };
+        await trx.insertInto('idempotency_keys').values(fresh).execute();
+        return { kind: 'run', row: fresh };
+      }
+      if (row.recovery_point === FINISHED) return { kind: 'replay', row };
+      if (this.#inflight.has(row.id)) return { kind: 'wait', row };
+      if (row.locked_at !== null && now - Number(row.locked_at) < LOCK_TIMEOUT_MS) {
+        // A fresh lock is honoured unless its instance is gone (killed mid-request): then it is taken over at once.
+        const holder = row.locked_by;
+        const alive = holder === null || !this.leases || holder === this.leases.holder || (await this.leases.isAlive(holder, trx));
+        if (alive) return { kind: 'wait', row };
+      }
+      // Abandoned by a request that failed or died: resume it (spec §8 rule 4: a key always
+      // yields the result of the operation it was first used for, whatever this request asked).
+      const taken = await trx
+        .updateTable('idempotency_keys')
+        .set({ locked_at: now, locked_by: this.leases?.holder ?? null, updated_at: now })
+        .where('id', '=', row.id)
+        .where('recovery_point', '=', row.recovery_point)
+        .executeTakeFirst();
+      if (Number(taken.numUpdatedRows) !== 1) return { kind: 'wait', row };
+      return { kind: 'run', row: { ...row, locked_at: now } };
+    });
+  }
+
+  #stored(row: IdempotencyKeysTable): FinalResponse {
+    const status = Number(row.response_status ?? 500);
+    return { status, body: row.response_body === null ? null : (JSON.parse(row.response_body) as unknown) };
+  }
+
+  async #waitFor(rowId: string): Promise<void> {
+    const running = this.#inflight.get(rowId);
+    if (running) {
+      await running.catch(() => undefined);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+  }
+
+  async #drive(row: IdempotencyKeysTable): Promise<FinalResponse> {
+    const operation = this.#operations.get(row.operation);
+    if (!operation) throw new Error(`no idempotent operation named ${row.operation}`);
+    const run = this.#run(operation, row);
+    this.#inflight.set(row.id, run);
+    try {
+      return await run;
+    } finally {
+      this.#inflight.delete(row.id);
+    }
+  }
+
+  async #run(operation: Operation<unknown>, row: IdempotencyKeysTable): Promise<FinalResponse> {
+    const scope: Scope = { merchantId: row.merchant_id, mode: row.mode };
+    let point = row.recovery_point;
+    let state: unknown = row.state === null ? null : JSON.parse(row.state);
+    for (;;) {
+      const step = operation.steps[point];
+      if (!step) throw new Error(`operation ${operation.name} has no step ${point}`);
+      let recorded = false;
+      const ctx: StepContext<unknown> = {
+        scope,
+        key: row.key,
+        clientSupplied: row.client_supplied === 1,
+        commit: (work) =>
+          this.store.transaction(async (trx) => {
+            const outcome = await work(trx);
+            await this.#record(trx, row.id, outcome);
+            recorded = true;
+            return outcome;
+          }),
+      };
+      let outcome: Outcome<unknown>;
+      try {
+        outcome = await step(state, ctx);
+      } catch (err) {
+        if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429) {
+          // A business refusal is the request's answer, kept like a success.
+          const final = { status: err.status, body: err.toBody() };
+          await this.store.transaction((trx) => this.#record(trx, row.id, { final }));
+          return final;
+        }
+        // Our failure or the processor's: not remembered, so a retry resumes from this point.
+        await this.store.db.updateTable('idempotency_keys').set({ locked_at: null }).where('id', '=', row.id).execute();
+        throw err;
+      }
+      if (!recorded) await this.store.transaction((trx) => this.#record(trx, row.id, outcome));
+      if ('final' in outcome) return outcome.final;
+      point = outcome.next;
+      state = outcome.state;
+    }
+  }
+
+  async #record(trx: Trx, rowId: string, outcome: Outcome<unknown>): Promise<void> {
+    const now = this.clock.now();
+    if ('final' in outcome) {
+      await trx
+        .updateTable('idempotency_keys')
+        .set({
+          recovery_point: FINISHED,
+          response_status: outcome.final.status,
+          response_body: JSON.stringify(outcome.final.body),
+          locked_at: null,
+          updated_at: now,
+        })
+        .where('id', '=', rowId)
+        .execute();
+      return;
+    }
+    await trx
+      .updateTable('idempotency_keys')
+      .set({ recovery_point: outcome.next, state: JSON.stringify(outcome.state), updated_at: now })
+      .where('id', '=', rowId)
+      .execute();
+  }
+
+  /**
+   * Finishes requests left half-done by a crash or a processor outage. `includeLocked` is for
+   * start-up on the embedded store, where no other process can be holding a lock.
+   */
+  async recover(options: { includeLocked?: boolean; limit?: number } = {}): Promise<number> {
+    const now = this.clock.now();
+    // The unfinished points by name (not `!= finished`), so the pass is an index range over the few
+    // open requests rather than a scan of a day's worth of finished keys.
+    const open = [...new Set([...this.#operations.values()].flatMap((op) => Object.keys(op.steps)))];
+    if (open.length === 0) return 0;
+    let query = this.store.db.selectFrom('idempotency_keys').selectAll().where('recovery_point', 'in', open);
+    if (!options.includeLocked) {
+      query = query.where((eb) => eb.or([eb('locked_at', 'is', null), eb('locked_at', '<', now - LOCK_TIMEOUT_MS)]));
+    }
+    const rows = await query.limit(options.limit ?? 100).execute();
+    let finished = 0;
+    for (const row of rows) {
+      if (this.#inflight.has(row.id)) continue;
+      const taken = await this.store.transaction(async (trx) => {
+        const result = await trx
+          .updateTable('idempotency_keys')
+          .set({ locked_at: this.clock.now(), locked_by: this.leases?.holder ?? null })
+          .where('id', '=', row.id)
+          .where('recovery_point', '=', row.recovery_point)
+          .executeTakeFirst();
+        return Number(result.numUpdatedRows) === 1;
+      });
+      if (!taken) continue;
+      try {
+        await this.#drive({ ...row, locked_at: now });
+        finished += 1;
+      } catch (err) {
+        this.logger.warn({ err, key_id: row.id, operation: row.operation, point: row.recovery_point }, 'recovery of an idempotent request failed; will retry');
+      }
+    }
+    return finished;
+  }
+
+  /** Deletes finished keys past their retention. */
+  async purgeExpired(): Promise<number> {
+    const now = this.clock.now();
+    const expired = await this.store.db
+      .selectFrom('idempotency_keys')
+      .select('id')
+      .where('expires_at', '<', now)
+      .where('recovery_point', '=', FINISHED)
+      .limit(PURGE_BATCH)
+      .execute();
+    if (expired.length === 0) return 0;
+    await this.store.db
+      .deleteFrom('idempotency_keys')
+      .where(
+        'id',
+        'in',
+        expired.map((r) => r.id),
+      )
+      .execute();
+    return expired.length;
+  }
+}

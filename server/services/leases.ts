@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../shared/time.js';
+import type { Executor, Store } from '../db/store.js';
+
+/**
+ * Named leases in the database: of several server instances on one database, only the holder of a
+ * lease does the work it guards (the sweeps), and another takes over once it lapses. One
+ * conditional upsert, the same on SQLite and PostgreSQL.
+ */
+export class Leases {
+  /** This process's identity as a lease holder. */
+  readonly holder = randomUUID();
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Takes or renews the lease for `ttlMs`; false when another live holder has it. */
+  async acquire(name: string, ttlMs: number): Promise<boolean> {
+    const now = this.clock.now();
+    const row = await this.store.db
+      .insertInto('leases')
+      .values({ name, holder: this.holder, expires_at: now + ttlMs })
+      .onConflict((oc) =>
+        oc
+          .column('name')
+          .doUpdateSet({ holder: this.holder, expires_at: now + ttlMs })
+          .where((eb) => eb.or([eb('leases.expires_at', '<', now), eb('leases.holder', '=', this.holder)])),
+      )
+      .returning('holder')
+      .executeTakeFirst();
+    return row?.holder === this.holder;
+  }
+
+  /**
+   * Every instance keeps an `instance:<holder>` lease while it runs, so others can tell whether the
+   * holder of some lock is still alive.
+   */
+  renewPresence(ttlMs: number): Promise<boolean> {
+    return this.acquire(`instance:${this.holder}`, ttlMs);
+  }
+
+  /** Whether the instance `holder` renewed its presence lease and it has not run out. */
+  async isAlive(holder: string, db: Executor = this.store.db): Promise<boolean> {
+    if (holder === this.holder) return true;
+    const row = await db.selectFrom('leases').select('expires_at').where('name', '=', `instance:${holder}`).executeTakeFirst();
+    return row !== undefined && Number(row.expires_at) >= this.clock.now();
+  }
+
+  async release(name: string): Promise<void> {
+    await this.store.db.deleteFrom('leases').where('name', '=', name).where('holder', '=', this.holder).execute();
+  }
+}

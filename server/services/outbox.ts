@@ -1,0 +1,46 @@
+import { newReference } from '../../shared/ids.js';
+import type { Trx } from '../db/store.js';
+import { nextSeq } from './counters.js';
+import type { Scope } from './scope.js';
+
+/**
+ * Event kinds we emit (spec §6 plus the refund family). Every event's data carries `is_test`.
+ * `payment.authorized` marks a manual-capture payment ready to capture.
+ */
+export type EventType =
+  | 'payment.created'
+  | 'payment.authorized'
+  | 'payment.succeeded'
+  | 'payment.failed'
+  | 'payment.canceled'
+  | 'payment.refunded'
+  | 'payment.partially_refunded'
+  | 'refund.created'
+  | 'refund.succeeded'
+  | 'refund.failed'
+  // Reader presence as the on-premise agent reports it (docs/agent-protocol.md).
+  | 'terminal.reader.online'
+  | 'terminal.reader.offline';
+
+/**
+ * Writes an event into the outbox inside the caller's transaction: the event exists if and only
+ * if the state change it describes was committed.
+ */
+export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objectId: string, data: Record<string, unknown>, now: number): Promise<string> {
+  const id = newReference('event');
+  const seq = await nextSeq(trx, scope.merchantId, scope.mode, 'events');
+  await trx
+    .insertInto('events')
+    .values({
+      id,
+      merchant_id: scope.merchantId,
+      mode: scope.mode,
+      seq,
+      type,
+      object_id: objectId,
+      data: JSON.stringify({ ...data, is_test: scope.mode === 'test' }),
+      created_at: now,
+    })
+    .execute();
+  return id;
+}

@@ -1,0 +1,78 @@
+import type { Selectable } from 'kysely';
+import type { Tables } from '../db/schema.js';
+import type { Executor } from '../db/store.js';
+import { readCount } from './counters.js';
+import type { Scope } from './scope.js';
+
+/**
+ * The one pagination scheme of every list: `page` (1-based) and `size`, answered with
+ * `{data, totalCount, page, size, lastPage}`.
+ */
+export const DEFAULT_PAGE_SIZE = 10;
+
+export interface PageRequest {
+  page: number;
+  size: number;
+}
+
+export interface Page<T> {
+  data: T[];
+  totalCount: number;
+  page: number;
+  size: number;
+  lastPage: number;
+}
+
+export function pageRequest(query: { page: number; size?: number | undefined; per_page?: number | undefined }): PageRequest {
+  return { page: query.page, size: query.size ?? query.per_page ?? DEFAULT_PAGE_SIZE };
+}
+
+export function toPage<T>(data: T[], totalCount: number, request: PageRequest): Page<T> {
+  return {
+    data,
+    totalCount,
+    page: request.page,
+    size: request.size,
+    lastPage: Math.max(1, Math.ceil(totalCount / request.size)),
+  };
+}
+
+/**
+ * For lists numbered 1…totalCount in insertion order and shown newest first: the inclusive range
+ * of sequence numbers on the requested page, or null past the end. An index range on the sequence
+ * costs the same on page 50,000 as on page 1, where OFFSET would scan every row before it.
+ */
+export function newestFirstSeqRange(totalCount: number, request: PageRequest): { from: number; to: number } | null {
+  const to = totalCount - (request.page - 1) * request.size;
+  if (to < 1) return null;
+  return { from: Math.max(1, to - request.size + 1), to };
+}
+
+/** Tables numbered by `seq` within a merchant and mode, with a counter of the same name. */
+type SeqTable = 'customers' | 'transactions';
+
+/**
+ * A newest-first page of a seq-numbered list: the count comes from the maintained counter and the
+ * rows from an index range, so every page costs the same however deep it is.
+ */
+export async function seqPage<T extends SeqTable, R>(
+  db: Executor,
+  table: T,
+  scope: Scope,
+  request: PageRequest,
+  present: (row: Selectable<Tables[T]>) => R,
+): Promise<Page<R>> {
+  const total = await readCount(db, scope.merchantId, scope.mode, table);
+  const range = newestFirstSeqRange(total, request);
+  if (!range) return toPage([], total, request);
+  const rows = await (db as Executor)
+    .selectFrom(table as SeqTable)
+    .selectAll()
+    .where('merchant_id', '=', scope.merchantId)
+    .where('mode', '=', scope.mode)
+    .where('seq', '>=', range.from)
+    .where('seq', '<=', range.to)
+    .orderBy('seq', 'desc')
+    .execute();
+  return toPage((rows as Selectable<Tables[T]>[]).map(present), total, request);
+}

@@ -1,0 +1,183 @@
+import type Stripe from 'stripe';
+import type { TransactionStatus, TransactionsTable } from '../db/schema.js';
+import type { Trx } from '../db/store.js';
+import { onPaymentMoved } from './checkout-state.js';
+import { addToCounter } from './counters.js';
+import { type EventType, recordEvent } from './outbox.js';
+import { presentTransaction } from './present.js';
+
+/**
+ * The one owner of payment state (spec §3). Outcomes come only from the processor: a
+ * PaymentIntent snapshot (from an event or a poll) is mapped to the status it implies, and the
+ * move is made only if the state machine allows it, so late, duplicated or reordered news can
+ * never move a payment backwards.
+ */
+
+export interface ProcessorSnapshot {
+  status: Stripe.PaymentIntent.Status;
+  amount: number;
+  amountReceived: number;
+  tip: number;
+  failureCode: string | null;
+  /** The issuer's reason behind a `card_declined` (e.g. insufficient_funds), when given. */
+  declineCode: string | null;
+  failureMessage: string | null;
+  cardBrand: string | null;
+  cardLastFour: string | null;
+  cancellationReason: string | null;
+}
+
+function chargeCard(charge: Stripe.Charge | null): { brand: string | null; last4: string | null } {
+  const details = charge?.payment_method_details;
+  const card = details?.card ?? details?.card_present ?? null;
+  if (card) return { brand: card.brand ?? null, last4: card.last4 ?? null };
+  const bank = details?.us_bank_account;
+  if (bank) return { brand: bank.bank_name ?? 'us_bank_account', last4: bank.last4 ?? null };
+  return { brand: null, last4: null };
+}
+
+export function snapshotOf(pi: Stripe.PaymentIntent): ProcessorSnapshot {
+  const charge = typeof pi.latest_charge === 'object' ? pi.latest_charge : null;
+  const card = chargeCard(charge);
+  const error = pi.last_payment_error;
+  return {
+    status: pi.status,
+    amount: pi.amount,
+    amountReceived: pi.amount_received,
+    tip: pi.amount_details?.tip?.amount ?? 0,
+    failureCode: error ? (error.code ?? 'payment_failed') : null,
+    declineCode: error?.decline_code ?? null,
+    failureMessage: error?.message ?? null,
+    cardBrand: card.brand,
+    cardLastFour: card.last4,
+    cancellationReason: pi.cancellation_reason ?? null,
+  };
+}
+
+/** The status a processor snapshot implies for our transaction. */
+export function impliedStatus(snapshot: ProcessorSnapshot): TransactionStatus {
+  switch (snapshot.status) {
+    case 'succeeded':
+      return 'succeeded';
+    case 'requires_capture':
+      return 'requires_capture';
+    case 'canceled':
+      return 'canceled';
+    case 'requires_payment_method':
+      return snapshot.failureCode ? 'failed' : 'pending';
+    default:
+      return 'pending';
+  }
+}
+
+/**
+ * Allowed moves. `failed → succeeded` exists because a declined PaymentIntent can still be paid by
+ * a second confirmation with the same client_secret: money received is never ignored. Refund
+ * moves are made by the refund service, not by processor snapshots.
+ */
+const ALLOWED: Record<TransactionStatus, readonly TransactionStatus[]> = {
+  pending: ['requires_capture', 'succeeded', 'failed', 'canceled'],
+  requires_capture: ['succeeded', 'canceled', 'failed'],
+  failed: ['requires_capture', 'succeeded', 'canceled'],
+  succeeded: ['partially_refunded', 'refunded'],
+  partially_refunded: ['refunded'],
+  refunded: [],
+  canceled: [],
+};
+
+export function canMove(from: TransactionStatus, to: TransactionStatus): boolean {
+  return ALLOWED[from].includes(to);
+}
+
+const EVENT_FOR: Partial<Record<TransactionStatus, EventType>> = {
+  requires_capture: 'payment.authorized',
+  succeeded: 'payment.succeeded',
+  failed: 'payment.failed',
+  canceled: 'payment.canceled',
+  refunded: 'payment.refunded',
+  partially_refunded: 'payment.partially_refunded',
+};
+
+/**
+ * Writes a move: the row (guarded on its previous `updated_at`, so a concurrent writer makes this
+ * one fail rather than be overwritten), the per-status counters, and the event, in one transaction.
+ * Returns the new row, or null if the row changed underneath.
+ */
+export async function writeMove(trx: Trx, row: TransactionsTable, patch: Partial<TransactionsTable>, now: number): Promise<TransactionsTable | null> {
+  // Strictly increasing per row even within one millisecond: it doubles as the row's version.
+  const updatedAt = Math.max(now, Number(row.updated_at) + 1);
+  const next: TransactionsTable = { ...row, ...patch, updated_at: updatedAt };
+  const result = await trx
+    .updateTable('transactions')
+    .set({ ...patch, updated_at: updatedAt })
+    .where('id', '=', row.id)
+    .where('updated_at', '=', row.updated_at)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) !== 1) return null;
+  if (next.status !== row.status) {
+    await addToCounter(trx, row.merchant_id, row.mode, `transactions:${row.status}`, -1);
+    await addToCounter(trx, row.merchant_id, row.mode, `transactions:${next.status}`, 1);
+    const type = EVENT_FOR[next.status];
+    if (type) await recordEvent(trx, { merchantId: row.merchant_id, mode: row.mode }, type, row.id, presentTransaction(next), now);
+    await onPaymentMoved(trx, next, now);
+  }
+  return next;
+}
+
+/**
+ * Reads a transaction and writes the patch `patchOf` derives from it, again and again until the
+ * write lands: another writer may move the row between our read and our write (on PostgreSQL;
+ * SQLite's write lock already serialises them). `patchOf` returning null means nothing to do.
+ */
+export async function updateTransaction(
+  trx: Trx,
+  id: string,
+  patchOf: (row: TransactionsTable) => Partial<TransactionsTable> | null,
+  now: number,
+): Promise<TransactionsTable> {
+  for (;;) {
+    const row = await trx.selectFrom('transactions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const patch = patchOf(row);
+    if (!patch) return row;
+    const written = await writeMove(trx, row, patch, now);
+    if (written) return written;
+  }
+}
+
+/** The patch that brings a row in line with a processor snapshot, or null when nothing changes. */
+export function patchFromSnapshot(row: TransactionsTable, snapshot: ProcessorSnapshot, now: number): Partial<TransactionsTable> | null {
+  const target = impliedStatus(snapshot);
+  const patch: Partial<TransactionsTable> = {};
+  const moving = target !== row.status && canMove(row.status, target);
+  if (moving) patch.status = target;
+  const status = moving ? target : row.status;
+  if (moving && target === 'succeeded') {
+    patch.captured_at = now;
+    patch.amount_captured = snapshot.amountReceived;
+    patch.amount = snapshot.amount;
+    patch.tip_amount = snapshot.tip;
+    patch.failure_code = null;
+    patch.decline_code = null;
+    patch.failure_message = null;
+  }
+  if (moving && target === 'failed') {
+    patch.failed_at = now;
+  }
+  if (moving && target === 'canceled') {
+    patch.canceled_at = now;
+    if (!row.cancellation_reason && snapshot.cancellationReason) patch.cancellation_reason = snapshot.cancellationReason;
+  }
+  if (status === 'failed' && (snapshot.failureCode !== row.failure_code || snapshot.declineCode !== row.decline_code || snapshot.failureMessage !== row.failure_message) && snapshot.failureCode) {
+    patch.failure_code = snapshot.failureCode;
+    patch.decline_code = snapshot.declineCode;
+    patch.failure_message = snapshot.failureMessage;
+  }
+  // Once paid, the card that paid is settled: an older snapshot read before a newer one (say, of a
+  // declined first card) must not overwrite it.
+  const paid = ['succeeded', 'partially_refunded', 'refunded'].includes(row.status);
+  if (!paid || moving) {
+    if (snapshot.cardBrand && snapshot.cardBrand !== row.card_brand) patch.card_brand = snapshot.cardBrand;
+    if (snapshot.cardLastFour && snapshot.cardLastFour !== row.card_last_four) patch.card_last_four = snapshot.cardLastFour;
+  }
+  return Object.keys(patch).length === 0 ? null : patch;
+}

@@ -1,0 +1,76 @@
+import { toIsoOrNull, toIsoTimestamp } from '../../shared/time.js';
+import type { RefundsTable, TransactionStatus, TransactionsTable } from '../db/schema.js';
+import type { Refund, Transaction } from '../schemas/transactions.js';
+
+const BADGES: Record<TransactionStatus, string> = {
+  pending: 'Pending',
+  requires_capture: 'Uncaptured',
+  succeeded: 'Succeeded',
+  failed: 'Failed',
+  canceled: 'Canceled',
+  refunded: 'Refunded',
+  partially_refunded: 'Partially refunded',
+};
+
+/** The wire shape of a transaction (spec §2.1); also the data of its events. */
+export function presentTransaction(row: TransactionsTable): Transaction {
+  return {
+    id: row.id,
+    object: 'transaction',
+    reference: row.reference,
+    type: row.type,
+    status: row.status,
+    status_badge: BADGES[row.status],
+    amount: Number(row.amount),
+    amount_captured: Number(row.amount_captured),
+    amount_refunded: Number(row.amount_refunded),
+    currency: row.currency,
+    payment_method_type: row.payment_method_type,
+    capture_method: row.capture_method,
+    description: row.description,
+    receipt_email: row.receipt_email,
+    source: row.source,
+    customer_id: row.customer_id,
+    is_test: row.mode === 'test',
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    payment_intent_id: row.processor_payment_intent_id,
+    card_brand: row.card_brand,
+    card_last_four: row.card_last_four,
+    platform_fee_cents: Number(row.platform_fee_cents),
+    tip_amount: Number(row.tip_amount),
+    failure_code: row.failure_code,
+    decline_code: row.decline_code,
+    failure_message: row.failure_message,
+    cancellation_reason: row.cancellation_reason,
+    receipt_url: row.receipt_url,
+    terminal_id: row.terminal_id,
+    reader_id: row.reader_id,
+    checkout_session_id: row.checkout_session_id,
+    payment_link_id: row.link_id,
+    created_at: toIsoTimestamp(Number(row.created_at)),
+    updated_at: toIsoTimestamp(Number(row.updated_at)),
+    captured_at: toIsoOrNull(row.captured_at),
+    failed_at: toIsoOrNull(row.failed_at),
+    canceled_at: toIsoOrNull(row.canceled_at),
+    refunded_at: toIsoOrNull(row.refunded_at),
+    disputed_at: toIsoOrNull(row.disputed_at),
+  };
+}
+
+export function presentRefund(row: RefundsTable): Refund {
+  return {
+    id: row.id,
+    object: 'refund',
+    reference: row.reference,
+    transaction_id: row.transaction_id,
+    amount: Number(row.amount),
+    currency: row.currency,
+    reason: row.reason,
+    status: row.status,
+    failure_reason: row.failure_reason,
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    is_test: row.mode === 'test',
+    created_at: toIsoTimestamp(Number(row.created_at)),
+    updated_at: toIsoTimestamp(Number(row.updated_at)),
+  };
+}

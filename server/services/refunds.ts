@@ -1,0 +1,238 @@
+import Stripe from 'stripe';
+import type { Logger } from 'pino';
+import { newIdentity } from '../../shared/ids.js';
+import type { Clock } from '../../shared/time.js';
+import type { Mode, RefundsTable, TransactionsTable } from '../db/schema.js';
+import type { Store, Trx } from '../db/store.js';
+import { ApiError, conflict, invalid } from '../errors.js';
+import { fromProcessorError } from '../processor/errors.js';
+import { processorIdempotencyKey, type ProcessorGateway } from '../processor/gateway.js';
+import type { CreateRefundInput, Refund } from '../schemas/transactions.js';
+import type { ExecuteResult, IdempotencyService, Operation, StepContext } from './idempotency.js';
+import { recordEvent } from './outbox.js';
+import { type Page, type PageRequest, toPage } from './pagination.js';
+import { updateTransaction, writeMove } from './payment-state.js';
+import { presentRefund } from './present.js';
+import type { Scope } from './scope.js';
+import { findTransactionRow } from './transactions.js';
+
+export interface CreateRefundState {
+  transactionRef: string;
+  input: CreateRefundInput;
+  refundId?: string;
+}
+
+const REFUNDABLE = new Set<TransactionsTable['status']>(['succeeded', 'partially_refunded']);
+const PROCESSOR_REASONS = new Set(['duplicate', 'fraudulent', 'requested_by_customer']);
+
+/** What can still be refunded: captured money less what is refunded or being refunded. */
+export function refundableBalance(row: TransactionsTable): number {
+  return Number(row.amount_captured) - Number(row.amount_refunded) - Number(row.amount_refund_pending);
+}
+
+/**
+ * Refunds (spec §4.3). The amount is reserved on the transaction in the same transaction that
+ * creates the refund row, so any number of racing refunds can never exceed what was paid; the
+ * reservation becomes `amount_refunded` when the processor confirms, or is released if it fails.
+ */
+export class RefundService {
+  readonly operation: Operation<CreateRefundState>;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly processor: ProcessorGateway,
+    private readonly idempotency: IdempotencyService,
+    private readonly logger: Logger,
+  ) {
+    this.operation = {
+      name: 'create_refund',
+      steps: {
+        started: (state, ctx) => this.#reserve(state, ctx),
+        refund_created: (state, ctx) => this.#callProcessor(state, ctx),
+      },
+    };
+    idempotency.register(this.operation);
+  }
+
+  create(scope: Scope, transactionRef: string, input: CreateRefundInput, clientKey: string | undefined): Promise<ExecuteResult> {
+    return this.idempotency.execute(scope, this.operation, clientKey, { transactionRef, input });
+  }
+
+  async #reserve(state: CreateRefundState, ctx: StepContext<CreateRefundState>) {
+    return ctx.commit(async (trx) => {
+      // Locked so that racing refunds on PostgreSQL reserve one after another against a fresh balance.
+      const row = await findTransactionRow(trx, ctx.scope, state.transactionRef, this.store.dialect === 'postgres' ? 'postgres' : 'none');
+      if (!row) throw new ApiError(404, 'invalid_request_error', 'No such transaction', { code: 'resource_missing', param: 'id' });
+      if (!REFUNDABLE.has(row.status)) {
+        if (row.status === 'refunded') throw conflict('already_refunded', 'The payment is already fully refunded');
+        throw conflict('transaction_not_refundable', `Only a paid payment can be refunded; this one is ${row.status}`);
+      }
+      const balance = refundableBalance(row);
+      const amount = state.input.amount ?? balance;
+      if (balance <= 0) throw conflict('already_refunded', 'Nothing is left to refund on this payment (other refunds may be in flight)');
+      if (amount > balance) throw invalid('amount', `amount (${amount}) is more than the refundable balance (${balance})`, 'amount_too_large');
+      const now = this.clock.now();
+      const { id, reference } = newIdentity('refund');
+      const refund: RefundsTable = {
+        id,
+        reference,
+        merchant_id: ctx.scope.merchantId,
+        mode: ctx.scope.mode,
+        transaction_id: row.id,
+        amount,
+        currency: row.currency,
+        reason: state.input.reason ?? null,
+        status: 'pending',
+        processor_refund_id: null,
+        failure_reason: null,
+        metadata: JSON.stringify(state.input.metadata ?? {}),
+        created_at: now,
+        updated_at: now,
+      };
+      await trx.insertInto('refunds').values(refund).execute();
+      const reserved = await writeMove(trx, row, { amount_refund_pending: Number(row.amount_refund_pending) + amount }, now);
+      if (!reserved) throw new Error('a locked transaction changed while reserving a refund');
+      await recordEvent(trx, ctx.scope, 'refund.created', id, presentRefund(refund), now);
+      return { next: 'refund_created', state: { ...state, refundId: id } };
+    });
+  }
+
+  async #callProcessor(state: CreateRefundState, ctx: StepContext<CreateRefundState>) {
+    const refundId = state.refundId;
+    if (!refundId) throw new Error('refund step without a refund');
+    const refund = await this.store.db.selectFrom('refunds').selectAll().where('id', '=', refundId).executeTakeFirstOrThrow();
+    const txn = await this.store.db.selectFrom('transactions').selectAll().where('id', '=', refund.transaction_id).executeTakeFirstOrThrow();
+    let processorRefund: Stripe.Refund;
+    try {
+      processorRefund = await this.processor.client(ctx.scope.mode).refunds.create(
+        {
+          payment_intent: txn.processor_payment_intent_id ?? '',
+          amount: Number(refund.amount),
+          // Destination charges: give back the merchant's share and our fee with the money.
+          reverse_transfer: true,
+          refund_application_fee: true,
+          ...(refund.reason && PROCESSOR_REASONS.has(refund.reason) ? { reason: refund.reason as Stripe.RefundCreateParams.Reason } : {}),
+          metadata: { pos_refund_id: refund.id, pos_transaction_id: txn.id },
+        },
+        { idempotencyKey: processorIdempotencyKey(ctx.scope.merchantId, ctx.scope.mode, ctx.key, 'create_refund') },
+      );
+    } catch (err) {
+      if (err instanceof Stripe.errors.StripeCardError || err instanceof Stripe.errors.StripeInvalidRequestError) {
+        const refusal = fromProcessorError(err);
+        return ctx.commit(async (trx) => {
+          await this.#settle(trx, refund.id, 'failed', null, refusal.message);
+          return { final: { status: refusal.status, body: refusal.toBody() } };
+        });
+      }
+      throw fromProcessorError(err);
+    }
+    return ctx.commit(async (trx) => {
+      const settled = await this.#settle(trx, refund.id, mapStatus(processorRefund.status), processorRefund.id, processorRefund.failure_reason ?? null);
+      return { final: { status: 201, body: { data: presentRefund(settled) } } };
+    });
+  }
+
+  /**
+   * Moves a refund to its processor status once, and the transaction with it: a succeeded refund
+   * turns its reservation into `amount_refunded` (partially_refunded or refunded), a failed or
+   * canceled one releases it.
+   */
+  async #settle(trx: Trx, refundId: string, status: RefundsTable['status'], processorId: string | null, failureReason: string | null): Promise<RefundsTable> {
+    const refund = await trx.selectFrom('refunds').selectAll().where('id', '=', refundId).executeTakeFirstOrThrow();
+    const now = this.clock.now();
+    const idPatch = processorId && !refund.processor_refund_id ? { processor_refund_id: processorId } : {};
+    if (refund.status !== 'pending' || status === 'pending') {
+      if (Object.keys(idPatch).length) await trx.updateTable('refunds').set(idPatch).where('id', '=', refundId).execute();
+      return { ...refund, ...idPatch };
+    }
+    const next: RefundsTable = { ...refund, ...idPatch, status, failure_reason: failureReason, updated_at: now };
+    // Guarded on `pending`: of two settlements racing (the processor's answer and its event), one moves it.
+    const moved = await trx
+      .updateTable('refunds')
+      .set({ ...idPatch, status, failure_reason: failureReason, updated_at: now })
+      .where('id', '=', refundId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    if (Number(moved.numUpdatedRows) !== 1) return trx.selectFrom('refunds').selectAll().where('id', '=', refundId).executeTakeFirstOrThrow();
+    const scope = { merchantId: refund.merchant_id, mode: refund.mode };
+    const amount = Number(refund.amount);
+    await updateTransaction(
+      trx,
+      refund.transaction_id,
+      (txn) => {
+        const patch: Partial<TransactionsTable> = { amount_refund_pending: Number(txn.amount_refund_pending) - amount };
+        if (status === 'succeeded') {
+          const refunded = Number(txn.amount_refunded) + amount;
+          patch.amount_refunded = refunded;
+          const fully = refunded >= Number(txn.amount_captured);
+          if (fully) patch.refunded_at = now;
+          const target = fully ? 'refunded' : 'partially_refunded';
+          if (target !== txn.status) patch.status = target;
+        }
+        return patch;
+      },
+      now,
+    );
+    await recordEvent(trx, scope, status === 'succeeded' ? 'refund.succeeded' : 'refund.failed', refund.id, presentRefund(next), now);
+    return next;
+  }
+
+  async list(scope: Scope, transactionRef: string, request: PageRequest): Promise<Page<Refund>> {
+    const txn = await findTransactionRow(this.store.db, scope, transactionRef);
+    if (!txn) throw new ApiError(404, 'invalid_request_error', 'No such transaction', { code: 'resource_missing', param: 'id' });
+    const base = this.store.db.selectFrom('refunds').where('transaction_id', '=', txn.id);
+    const { count } = await base.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+    const rows = await base
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id')
+      .limit(request.size)
+      .offset((request.page - 1) * request.size)
+      .execute();
+    return toPage(rows.map(presentRefund), Number(count), request);
+  }
+
+  /** Processor news about a refund (events or polling): apply its status. */
+  async onProcessorRefund(processorRefund: Stripe.Refund): Promise<void> {
+    const local = processorRefund.metadata?.pos_refund_id;
+    const row = await this.store.db
+      .selectFrom('refunds')
+      .select('id')
+      .where((eb) => eb.or([eb('processor_refund_id', '=', processorRefund.id), ...(local ? [eb('id', '=', local)] : [])]))
+      .executeTakeFirst();
+    if (!row) return;
+    await this.store.transaction((trx) => this.#settle(trx, row.id, mapStatus(processorRefund.status), processorRefund.id, processorRefund.failure_reason ?? null));
+  }
+
+  async onRefundEvent(refundId: string, mode: Mode): Promise<void> {
+    const refund = await this.processor.client(mode).refunds.retrieve(refundId);
+    await this.onProcessorRefund(refund);
+  }
+
+  /** Polling fallback for refunds the processor left pending. */
+  async pollPending(): Promise<number> {
+    const pending = await this.store.db.selectFrom('refunds').select(['processor_refund_id', 'mode']).where('status', '=', 'pending').where('processor_refund_id', 'is not', null).limit(50).execute();
+    for (const r of pending) {
+      try {
+        if (r.processor_refund_id) await this.onRefundEvent(r.processor_refund_id, r.mode);
+      } catch (err) {
+        this.logger.warn({ err, refund: r.processor_refund_id }, 'polling a refund failed');
+      }
+    }
+    return pending.length;
+  }
+}
+
+function mapStatus(status: string | null): RefundsTable['status'] {
+  switch (status) {
+    case 'succeeded':
+      return 'succeeded';
+    case 'failed':
+      return 'failed';
+    case 'canceled':
+      return 'canceled';
+    default:
+      return 'pending';
+  }
+}

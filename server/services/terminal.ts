@@ -1,0 +1,420 @@
+import { randomUUID } from 'node:crypto';
+import Stripe from 'stripe';
+import type { Logger } from 'pino';
+import { isUuid } from '../../shared/ids.js';
+import { toIsoOrNull, toIsoTimestamp, type Clock } from '../../shared/time.js';
+import type { TerminalLocationsTable, TerminalReadersTable, TransactionsTable } from '../db/schema.js';
+import type { Executor, Store } from '../db/store.js';
+import { ApiError, conflict, invalid } from '../errors.js';
+import { fromProcessorError, processorErrorCode } from '../processor/errors.js';
+import { processorIdempotencyKey, type ProcessorGateway } from '../processor/gateway.js';
+import type { CreateTerminalPaymentInput } from '../schemas/terminal.js';
+import type { z } from '../schemas/zod.js';
+import type { CreateLocationSchema, LocationSchema, ReaderSchema, RegisterReaderSchema } from '../schemas/terminal.js';
+import type { ExecuteResult } from './idempotency.js';
+import { updateTransaction } from './payment-state.js';
+import type { Scope } from './scope.js';
+import type { ReaderReset, TransactionService } from './transactions.js';
+
+type Location = z.infer<typeof LocationSchema>;
+type Reader = z.infer<typeof ReaderSchema>;
+
+/**
+ * A pending terminal payment older than this is canceled by the service (spec §3, "service
+ * sweep"). Ten minutes is far past any real tap-and-tip at a counter (under a minute) and past
+ * Stripe's own reader timeout, yet short enough that an abandoned sale doesn't linger all day.
+ */
+export const DEFAULT_TERMINAL_STALE_MS = 10 * 60 * 1000;
+
+/**
+ * simulate-payment answers once the simulated authorisation is over. The simulator's window is
+ * 300 ms by default; ten seconds covers any configured window without hanging a caller forever.
+ */
+const SIMULATE_WAIT_MS = 10_000;
+const SIMULATE_POLL_MS = 25;
+
+/** Stale payments swept per pass, so a backlog never holds the processor or the database long. */
+const SWEEP_BATCH = 50;
+
+function presentLocation(row: TerminalLocationsTable): Location {
+  return {
+    id: row.id,
+    object: 'terminal.location',
+    display_name: row.display_name,
+    address: JSON.parse(row.address) as Record<string, string>,
+    processor_location_id: row.processor_location_id,
+    is_test: row.mode === 'test',
+    created_at: toIsoTimestamp(Number(row.created_at)),
+  };
+}
+
+export function presentReader(row: TerminalReadersTable): Reader {
+  return {
+    id: row.id,
+    object: 'terminal.reader',
+    name: row.name,
+    serial_number: row.serial_number,
+    model: row.model,
+    status: row.status,
+    processor_terminal_id: row.processor_reader_id,
+    location_id: row.location_id,
+    last_seen_at: toIsoOrNull(row.last_seen_at),
+    is_test: row.mode === 'test',
+  };
+}
+
+/** A reader of the scope by its uuid or its `tmr_` id; 404 naming `id` otherwise. */
+export async function findReaderRow(db: Executor, scope: Scope, id: string): Promise<TerminalReadersTable> {
+  const row = await db
+    .selectFrom('terminal_readers')
+    .selectAll()
+    .where('merchant_id', '=', scope.merchantId)
+    .where('mode', '=', scope.mode)
+    .where(isUuid(id) ? 'id' : 'processor_reader_id', '=', id)
+    .executeTakeFirst();
+  if (!row) throw new ApiError(404, 'invalid_request_error', 'No such reader', { code: 'resource_missing', param: 'id' });
+  return row;
+}
+
+function wrongReaderId(readerId: string): ApiError {
+  return isUuid(readerId)
+    ? invalid('reader_id', "reader_id takes the reader's processor_terminal_id (tmr_…) from GET /v1/terminal/readers, not its uuid")
+    : new ApiError(404, 'invalid_request_error', `No such reader: ${readerId} (reader_id takes a processor_terminal_id, tmr_…, from GET /v1/terminal/readers)`, {
+        code: 'resource_missing',
+        param: 'reader_id',
+      });
+}
+
+function readerConflict(err: unknown): ApiError {
+  switch (processorErrorCode(err)) {
+    case 'terminal_reader_busy':
+      return conflict('reader_busy', 'The reader is busy with another payment; wait for it or cancel its action first');
+    case 'terminal_reader_offline':
+      return conflict('reader_offline', 'The reader is offline: check its power and network');
+    default:
+      return fromProcessorError(err);
+  }
+}
+
+export class TerminalService {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly processor: ProcessorGateway,
+    private readonly transactions: TransactionService,
+    private readonly logger: Logger,
+    private readonly staleMs: number = DEFAULT_TERMINAL_STALE_MS,
+  ) {
+    transactions.readerReset = (row) => this.resetReaderFor(row);
+  }
+
+  async createLocation(scope: Scope, input: z.infer<typeof CreateLocationSchema>): Promise<Location> {
+    const created = await this.processor
+      .client(scope.mode)
+      .terminal.locations.create(
+        { display_name: input.display_name, address: input.address, metadata: { pos_merchant_id: scope.merchantId } },
+        { idempotencyKey: processorIdempotencyKey(scope.merchantId, scope.mode, randomUUID(), 'location') },
+      )
+      .catch((err: unknown) => {
+        throw fromProcessorError(err);
+      });
+    const row: TerminalLocationsTable = {
+      id: randomUUID(),
+      merchant_id: scope.merchantId,
+      mode: scope.mode,
+      display_name: input.display_name,
+      address: JSON.stringify(input.address),
+      processor_location_id: created.id,
+      created_at: this.clock.now(),
+    };
+    await this.store.db.insertInto('terminal_locations').values(row).execute();
+    return presentLocation(row);
+  }
+
+  async listLocations(scope: Scope): Promise<Location[]> {
+    const rows = await this.store.db.selectFrom('terminal_locations').selectAll().where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).orderBy('created_at').execute();
+    return rows.map(presentLocation);
+  }
+
+  /**
+   * Registers a reader (spec §4.7 rules 1–3): `simulated-wpe` with a test key attaches a simulated
+   * reader to the account's test location; a live key registers a physical reader by its code at
+   * a live location. Without a location in the key's mode: 400 location_required.
+   */
+  async registerReader(scope: Scope, input: z.infer<typeof RegisterReaderSchema>): Promise<Reader> {
+    let location = this.store.db.selectFrom('terminal_locations').selectAll().where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode);
+    if (input.location_id) location = location.where('id', '=', input.location_id);
+    const place = await location.orderBy('created_at').executeTakeFirst();
+    if (!place) {
+      throw invalid(
+        input.location_id ? 'location_id' : 'registration_code',
+        input.location_id
+          ? `No ${scope.mode}-mode location ${input.location_id}: a location is required to register a reader`
+          : `A location is required: create a ${scope.mode}-mode location with POST /v1/terminal/locations before registering a reader`,
+        'location_required',
+      );
+    }
+    let reader: Stripe.Terminal.Reader;
+    try {
+      reader = await this.processor.client(scope.mode).terminal.readers.create(
+        { registration_code: input.registration_code, location: place.processor_location_id, label: input.name, metadata: { pos_merchant_id: scope.merchantId } },
+        { idempotencyKey: processorIdempotencyKey(scope.merchantId, scope.mode, randomUUID(), 'reader') },
+      );
+    } catch (err) {
+      const mapped = fromProcessorError(err);
+      if (mapped.status === 400 && mapped.param === 'registration_code') throw invalid('registration_code', mapped.message, mapped.code);
+      throw mapped;
+    }
+    const row: TerminalReadersTable = {
+      id: randomUUID(),
+      merchant_id: scope.merchantId,
+      mode: scope.mode,
+      location_id: place.id,
+      name: input.name,
+      serial_number: reader.serial_number,
+      model: reader.device_type,
+      processor_reader_id: reader.id,
+      status: reader.status === 'online' ? 'online' : 'offline',
+      status_source: 'processor',
+      last_seen_at: reader.last_seen_at ?? null,
+      created_at: this.clock.now(),
+      agent_id: null,
+      presence_expires_at: null,
+    };
+    await this.store.db.insertInto('terminal_readers').values(row).execute();
+    return presentReader(row);
+  }
+
+  /**
+   * The key's readers. Presence comes from the on-premise agent once one reports; until then the
+   * processor's view is fetched on each listing.
+   */
+  async listReaders(scope: Scope): Promise<Reader[]> {
+    let rows = await this.#readerRows(scope);
+    if (rows.some((r) => r.status_source === 'processor')) {
+      try {
+        const seen = await this.processor.client(scope.mode).terminal.readers.list({ limit: 100 });
+        const byId = new Map(seen.data.map((r) => [r.id, r]));
+        for (const row of rows) {
+          const fresh = byId.get(row.processor_reader_id);
+          if (!fresh || row.status_source !== 'processor') continue;
+          const status = fresh.status === 'online' ? 'online' : 'offline';
+          const lastSeen = fresh.last_seen_at ?? null;
+          if (status !== row.status || lastSeen !== (row.last_seen_at === null ? null : Number(row.last_seen_at))) {
+            await this.store.db.updateTable('terminal_readers').set({ status, last_seen_at: lastSeen }).where('id', '=', row.id).where('status_source', '=', 'processor').execute();
+          }
+        }
+        rows = await this.#readerRows(scope);
+      } catch (err) {
+        this.logger.warn({ err }, 'could not refresh reader status from the processor; showing the last known');
+      }
+    }
+    return rows.map(presentReader);
+  }
+
+  #readerRows(scope: Scope): Promise<TerminalReadersTable[]> {
+    return this.store.db.selectFrom('terminal_readers').selectAll().where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).orderBy('created_at').execute();
+  }
+
+  async deleteReader(scope: Scope, id: string): Promise<Reader> {
+    const row = await findReaderRow(this.store.db, scope, id);
+    try {
+      await this.processor.client(scope.mode).terminal.readers.del(row.processor_reader_id);
+    } catch (err) {
+      if (processorErrorCode(err) !== 'resource_missing') throw fromProcessorError(err);
+    }
+    await this.store.db.deleteFrom('terminal_readers').where('id', '=', row.id).execute();
+    return presentReader(row);
+  }
+
+  async readerByProcessorId(scope: Scope, readerId: string): Promise<TerminalReadersTable> {
+    const row = isUuid(readerId)
+      ? undefined
+      : await this.store.db
+          .selectFrom('terminal_readers')
+          .selectAll()
+          .where('merchant_id', '=', scope.merchantId)
+          .where('mode', '=', scope.mode)
+          .where('processor_reader_id', '=', readerId)
+          .executeTakeFirst();
+    if (!row) throw wrongReaderId(readerId);
+    return row;
+  }
+
+  async createPayment(scope: Scope, input: Omit<CreateTerminalPaymentInput, 'idempotency_key'>, clientKey: string | undefined): Promise<ExecuteResult> {
+    if (input.terminal_id) {
+      const reader = await this.store.db
+        .selectFrom('terminal_readers')
+        .select('id')
+        .where('id', '=', input.terminal_id)
+        .where('merchant_id', '=', scope.merchantId)
+        .where('mode', '=', scope.mode)
+        .executeTakeFirst();
+      if (!reader) throw invalid('terminal_id', 'No such reader in this mode: terminal_id takes a reader id from GET /v1/terminal/readers', 'resource_missing');
+    }
+    return this.transactions.create(
+      scope,
+      {
+        input: {
+          amount: input.amount,
+          ...(input.currency ? { currency: input.currency } : {}),
+          ...(input.description ? { description: input.description } : {}),
+          ...(input.customer_id ? { customer_id: input.customer_id } : {}),
+          ...(input.metadata ? { metadata: input.metadata } : {}),
+          payment_method_type: 'terminal',
+          confirm: false,
+          capture_method: 'automatic',
+        },
+        source: 'terminal',
+        terminalId: input.terminal_id ?? null,
+        response: 'terminal',
+      },
+      clientKey,
+    );
+  }
+
+  async #terminalPayment(scope: Scope, paymentIntentId: string): Promise<TransactionsTable> {
+    const row = await this.store.db
+      .selectFrom('transactions')
+      .selectAll()
+      .where('merchant_id', '=', scope.merchantId)
+      .where('mode', '=', scope.mode)
+      .where('processor_payment_intent_id', '=', paymentIntentId)
+      .executeTakeFirst();
+    if (!row) throw new ApiError(404, 'invalid_request_error', 'No such payment: payment_intent_id takes the value create-payment returned', { code: 'resource_missing', param: 'payment_intent_id' });
+    if (row.payment_method_type !== 'terminal') throw invalid('payment_intent_id', 'This payment was not created for a terminal (use POST /v1/terminal/create-payment)');
+    return row;
+  }
+
+  /** Sends a pending terminal payment to a reader; the payment is attributed to that reader (rule 4). */
+  async processPayment(scope: Scope, paymentIntentId: string, readerId: string): Promise<{ reader_id: string; status: 'in_progress' | 'succeeded' | 'failed'; action_type: 'process_payment_intent' }> {
+    const reader = await this.readerByProcessorId(scope, readerId);
+    const txn = await this.#terminalPayment(scope, paymentIntentId);
+    if (txn.status !== 'pending' && txn.status !== 'failed') {
+      throw conflict('transaction_not_processable', `This payment is ${txn.status}; only a pending payment can be sent to a reader`);
+    }
+    let result: Stripe.Terminal.Reader;
+    try {
+      result = await this.processor.client(scope.mode).terminal.readers.processPaymentIntent(reader.processor_reader_id, { payment_intent: paymentIntentId });
+    } catch (err) {
+      throw readerConflict(err);
+    }
+    await this.store.transaction((trx) => updateTransaction(trx, txn.id, () => ({ terminal_id: reader.id, reader_id: reader.processor_reader_id }), this.clock.now()));
+    const status = result.action?.status;
+    return {
+      reader_id: reader.processor_reader_id,
+      status: status === 'succeeded' ? 'succeeded' : status === 'failed' ? 'failed' : 'in_progress',
+      action_type: 'process_payment_intent',
+    };
+  }
+
+  /**
+   * Test mode: a customer taps a test card on the reader (spec §4.7 rule 6). Answers once the
+   * simulated authorisation is over, with the payment's outcome.
+   */
+  async simulatePayment(scope: Scope, readerId: string, options: { amountTip?: number; cardNumber?: string }) {
+    if (scope.mode !== 'test') throw invalid(undefined, 'simulate-payment is only available with a test key (sk_test_…)', 'livemode_not_allowed');
+    const reader = await this.readerByProcessorId(scope, readerId);
+    const client = this.processor.client(scope.mode);
+    let presented: Stripe.Terminal.Reader;
+    try {
+      presented = await client.testHelpers.terminal.readers.presentPaymentMethod(reader.processor_reader_id, {
+        type: 'card_present',
+        ...(options.amountTip ? { amount_tip: options.amountTip } : {}),
+        ...(options.cardNumber ? { card_present: { number: options.cardNumber } } : {}),
+      });
+    } catch (err) {
+      if (processorErrorCode(err) === 'terminal_reader_invalid_state') {
+        throw conflict('reader_idle', 'The reader is not waiting for a card: send a payment to it with process-payment first');
+      }
+      throw readerConflict(err);
+    }
+    const intentId = presented.action?.process_payment_intent?.payment_intent;
+    const deadline = this.clock.now() + SIMULATE_WAIT_MS;
+    let action = presented.action;
+    while (action?.status === 'in_progress' && this.clock.now() < deadline) {
+      await new Promise((r) => setTimeout(r, SIMULATE_POLL_MS));
+      const now = await client.terminal.readers.retrieve(reader.processor_reader_id);
+      action = 'action' in now ? (now.action ?? null) : null;
+    }
+    let transactionId: string | null = null;
+    if (typeof intentId === 'string') {
+      const txn = await this.store.db.selectFrom('transactions').selectAll().where('processor_payment_intent_id', '=', intentId).executeTakeFirst();
+      if (txn) transactionId = (await this.transactions.sync(txn)).id;
+    }
+    const status: 'succeeded' | 'failed' | 'in_progress' = action?.status === 'succeeded' ? 'succeeded' : action?.status === 'failed' ? 'failed' : 'in_progress';
+    return { reader_id: reader.processor_reader_id, status, transaction_id: transactionId, failure_code: action?.failure_code ?? null };
+  }
+
+  /** Clears the reader's screen only; the payment stays pending (spec §3, last row). */
+  async cancelAction(scope: Scope, readerId: string): Promise<{ reader_id: string; status: 'idle'; canceled_payment_intent_id: string | null }> {
+    const reader = await this.readerByProcessorId(scope, readerId);
+    const client = this.processor.client(scope.mode);
+    try {
+      const before = await client.terminal.readers.retrieve(reader.processor_reader_id);
+      const intent = 'action' in before ? before.action?.process_payment_intent?.payment_intent : undefined;
+      await client.terminal.readers.cancelAction(reader.processor_reader_id);
+      return { reader_id: reader.processor_reader_id, status: 'idle', canceled_payment_intent_id: typeof intent === 'string' ? intent : null };
+    } catch (err) {
+      if (processorErrorCode(err) === 'terminal_reader_busy') throw this.#authorizing();
+      throw readerConflict(err);
+    }
+  }
+
+  #authorizing(): ApiError {
+    return conflict('authorization_in_progress', 'The customer already presented a card and it is being authorised; wait for the result (poll the transaction)');
+  }
+
+  /**
+   * The reader reset that comes before canceling a terminal payment (spec §4.2): true = the
+   * screen was cleared (or showed another payment), false = the reader was unreachable, null = no
+   * reader was ever attributed. A card mid-authorisation is a 409: nothing is canceled.
+   */
+  async resetReaderFor(row: TransactionsTable): Promise<ReaderReset> {
+    if (!row.reader_id) return { reset: null };
+    const client = this.processor.client(row.mode);
+    try {
+      const reader = await client.terminal.readers.retrieve(row.reader_id);
+      const action = 'action' in reader ? reader.action : null;
+      if (!action || action.status !== 'in_progress' || action.process_payment_intent?.payment_intent !== row.processor_payment_intent_id) return { reset: true };
+      await client.terminal.readers.cancelAction(row.reader_id);
+      return { reset: true };
+    } catch (err) {
+      if (processorErrorCode(err) === 'terminal_reader_busy') throw this.#authorizing();
+      if (err instanceof Stripe.errors.StripeError || err instanceof Error) {
+        this.logger.warn({ err, reader: row.reader_id }, 'reader reset failed; canceling the payment anyway');
+        return {
+          reset: false,
+          warning: `The reader ${row.reader_id} could not be reset (${err.message}); the payment is canceled, a card presented now is declined and the screen clears by its own timeout`,
+        };
+      }
+      throw err;
+    }
+  }
+
+  /** Cancels pending terminal payments older than the stale age (spec §3, service sweep). */
+  async sweep(): Promise<number> {
+    const cutoff = this.clock.now() - this.staleMs;
+    const stale = await this.store.db
+      .selectFrom('transactions')
+      .select(['id', 'merchant_id', 'mode'])
+      .where('payment_method_type', '=', 'terminal')
+      .where('status', '=', 'pending')
+      .where('created_at', '<', cutoff)
+      .orderBy('created_at')
+      .limit(SWEEP_BATCH)
+      .execute();
+    let canceled = 0;
+    for (const row of stale) {
+      try {
+        await this.transactions.cancel({ merchantId: row.merchant_id, mode: row.mode }, row.id, 'abandoned');
+        canceled += 1;
+      } catch (err) {
+        const code = err instanceof ApiError ? err.code : undefined;
+        if (code === 'authorization_in_progress' || code === 'already_captured') continue;
+        this.logger.warn({ err, transaction_id: row.id }, 'stale terminal payment could not be canceled; will retry');
+      }
+    }
+    return canceled;
+  }
+}

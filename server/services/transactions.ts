@@ -1,0 +1,461 @@
+import Stripe from 'stripe';
+import type { Logger } from 'pino';
+import { isUuid, newIdentity, randomBase62 } from '../../shared/ids.js';
+import { sql } from 'kysely';
+import type { Clock } from '../../shared/time.js';
+import type { Mode, PaymentMethodType, TransactionsTable } from '../db/schema.js';
+import type { Executor, Store, Trx } from '../db/store.js';
+import { ApiError, conflict, invalid, notFound } from '../errors.js';
+import { fromProcessorError, processorErrorCode } from '../processor/errors.js';
+import { processorIdempotencyKey, type ProcessorGateway } from '../processor/gateway.js';
+import type { CreateTransactionInput, Transaction } from '../schemas/transactions.js';
+import { addToCounter, nextSeq, readCount } from './counters.js';
+import { platformFee } from './fees.js';
+import type { ExecuteResult, FinalResponse, IdempotencyService, Operation } from './idempotency.js';
+import { recordEvent } from './outbox.js';
+import { type Page, type PageRequest, seqPage, toPage } from './pagination.js';
+import { patchFromSnapshot, snapshotOf, updateTransaction } from './payment-state.js';
+import { presentTransaction } from './present.js';
+import type { Scope } from './scope.js';
+
+/** What a create step needs to (re)do its work after a crash: the request as first validated. */
+export interface CreatePaymentState {
+  input: Omit<CreateTransactionInput, 'idempotency_key'>;
+  source: string;
+  terminalId: string | null;
+  transactionId?: string;
+  /** Set when a hosted checkout session or a payment link takes this payment. */
+  checkoutSessionId?: string;
+  linkId?: string;
+  /** How the processor's answer becomes the HTTP answer. */
+  response: 'transaction' | 'terminal';
+}
+
+export type CreatePaymentResponder = (row: TransactionsTable) => unknown;
+
+/** What resetting a terminal payment's reader did before a cancel (spec §4.2 `reader_reset`). */
+export interface ReaderReset {
+  reset: boolean | null;
+  warning?: string;
+}
+
+export interface CancelResult {
+  row: TransactionsTable;
+  /** Only for terminal payments. */
+  readerReset?: ReaderReset;
+}
+
+const PROCESSOR_METHODS: Record<PaymentMethodType, string[]> = {
+  card: ['card'],
+  wallet: ['card'],
+  bank_transfer: ['us_bank_account'],
+  ach: ['us_bank_account'],
+  terminal: ['card_present'],
+};
+
+/** Stripe's own cancellation reasons; any other text is kept on our side only. */
+const PROCESSOR_CANCEL_REASONS = new Set(['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned']);
+
+/**
+ * How often a payment still waiting for an outcome is re-checked with the processor when no event
+ * arrives: never more often than every 10 s, and less often as it ages (a tenth of its age), so a
+ * forgotten online payment costs one poll a day after ten days rather than one every few seconds.
+ */
+export const MIN_POLL_INTERVAL_MS = 10_000;
+/** Payments checked per reconciler pass: bounded so a backlog never holds the database long. */
+const POLL_BATCH = 50;
+
+/**
+ * A transaction by uuid or `txn_` reference inside the scope. `lock` takes the row lock for the
+ * rest of the transaction on PostgreSQL (SQLite's write lock already covers the whole unit).
+ */
+export async function findTransactionRow(db: Executor, scope: Scope, idOrReference: string, lock: 'none' | 'postgres' = 'none'): Promise<TransactionsTable | undefined> {
+  const query = db
+    .selectFrom('transactions')
+    .selectAll()
+    .where('merchant_id', '=', scope.merchantId)
+    .where('mode', '=', scope.mode)
+    .where(isUuid(idOrReference) ? 'id' : 'reference', '=', idOrReference);
+  return (lock === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+}
+
+/** Receipt tokens: 32 base62 characters (≈190 bits) make a receipt URL unguessable. */
+const RECEIPT_TOKEN_LENGTH = 32;
+
+export class TransactionService {
+  readonly createOperation: Operation<CreatePaymentState>;
+  /** Set by the terminal service: resets a terminal payment's reader before it is canceled. */
+  readerReset: ((row: TransactionsTable) => Promise<ReaderReset>) | undefined;
+  readonly #responders: Record<CreatePaymentState['response'], CreatePaymentResponder>;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly processor: ProcessorGateway,
+    private readonly idempotency: IdempotencyService,
+    private readonly logger: Logger,
+    /** Public base URL of this server, for receipt links. */
+    private readonly publicUrl: () => string,
+  ) {
+    this.#responders = {
+      transaction: (row) => ({ data: presentTransaction(row), client_secret: row.client_secret ?? '' }),
+      terminal: (row) => ({
+        data: {
+          id: row.id,
+          reference: row.reference,
+          payment_intent_id: row.processor_payment_intent_id,
+          client_secret: row.client_secret,
+          amount: Number(row.amount),
+          currency: row.currency,
+          status: row.status,
+        },
+      }),
+    };
+    this.createOperation = {
+      name: 'create_payment',
+      steps: {
+        started: (state, ctx) => this.#stepCreateRow(state, ctx.scope, ctx),
+        transaction_created: (state, ctx) => this.#stepCreateIntent(state, ctx.scope, ctx.key, ctx),
+      },
+    };
+    idempotency.register(this.createOperation);
+  }
+
+  async create(scope: Scope, state: CreatePaymentState, clientKey: string | undefined): Promise<ExecuteResult> {
+    return this.idempotency.execute(scope, this.createOperation, clientKey, state);
+  }
+
+  async #stepCreateRow(state: CreatePaymentState, scope: Scope, ctx: Parameters<Operation<CreatePaymentState>['steps'][string]>[1]) {
+    const { input } = state;
+    if (input.customer_id) {
+      const customer = await this.store.db
+        .selectFrom('customers')
+        .select('id')
+        .where('id', '=', input.customer_id)
+        .where('merchant_id', '=', scope.merchantId)
+        .where('mode', '=', scope.mode)
+        .executeTakeFirst();
+      if (!customer) throw invalid('customer_id', 'No such customer', 'resource_missing');
+    }
+    const merchant = await this.store.db.selectFrom('merchants').select('default_currency').where('id', '=', scope.merchantId).executeTakeFirstOrThrow();
+    const currency = input.currency ?? merchant.default_currency;
+    const method = input.payment_method_type;
+    if ((method === 'ach' || method === 'bank_transfer') && currency !== 'usd') throw invalid('currency', 'ACH payments are in usd only');
+    if ((method === 'ach' || method === 'bank_transfer') && scope.mode === 'live') await this.#requireAch(scope);
+
+    return ctx.commit(async (trx) => {
+      const now = this.clock.now();
+      const { id, reference } = newIdentity('transaction');
+      const seq = await nextSeq(trx, scope.merchantId, scope.mode, 'transactions');
+      const row: TransactionsTable = {
+        id,
+        reference,
+        merchant_id: scope.merchantId,
+        mode: scope.mode,
+        seq,
+        type: 'payment',
+        status: 'pending',
+        amount: input.amount,
+        amount_captured: 0,
+        amount_refunded: 0,
+        amount_refund_pending: 0,
+        currency,
+        payment_method_type: method,
+        capture_method: input.capture_method,
+        source: state.source,
+        description: input.description ?? null,
+        receipt_email: input.receipt_email ?? null,
+        return_url: input.return_url ?? null,
+        customer_id: input.customer_id ?? null,
+        metadata: JSON.stringify(input.metadata ?? {}),
+        platform_fee_cents: platformFee(input.amount, method),
+        tip_amount: 0,
+        processor_payment_intent_id: null,
+        client_secret: null,
+        card_brand: null,
+        card_last_four: null,
+        failure_code: null,
+        decline_code: null,
+        failure_message: null,
+        cancellation_reason: null,
+        receipt_url: null,
+        receipt_token: null,
+        terminal_id: state.terminalId,
+        reader_id: null,
+        link_id: state.linkId ?? null,
+        checkout_session_id: state.checkoutSessionId ?? null,
+        created_at: now,
+        updated_at: now,
+        captured_at: null,
+        failed_at: null,
+        canceled_at: null,
+        refunded_at: null,
+        disputed_at: null,
+        synced_at: now,
+      };
+      await trx.insertInto('transactions').values(row).execute();
+      await addToCounter(trx, scope.merchantId, scope.mode, 'transactions:pending', 1);
+      await recordEvent(trx, scope, 'payment.created', id, presentTransaction(row), now);
+      return { next: 'transaction_created', state: { ...state, transactionId: id } };
+    });
+  }
+
+  /** Live-mode ACH needs the connected account's ACH capability (spec §8); test mode never checks. */
+  async #requireAch(scope: Scope): Promise<void> {
+    const account = await this.processor.ensureConnectedAccount(scope.merchantId, scope.mode);
+    let status: string;
+    try {
+      const capability = await this.processor.client(scope.mode).accounts.retrieveCapability(account, 'us_bank_account_ach_payments');
+      status = capability.status;
+    } catch (err) {
+      if (err instanceof Stripe.errors.StripeInvalidRequestError) status = 'inactive';
+      else throw fromProcessorError(err);
+    }
+    if (status !== 'active') {
+      throw invalid(
+        'payment_method_type',
+        `ACH is not enabled for this merchant's live account (capability us_bank_account_ach_payments is ${status}); ask the platform to enable it`,
+        'ach_not_enabled',
+      );
+    }
+  }
+
+  async #stepCreateIntent(state: CreatePaymentState, scope: Scope, key: string, ctx: Parameters<Operation<CreatePaymentState>['steps'][string]>[1]) {
+    const transactionId = state.transactionId;
+    if (!transactionId) throw new Error('create step without a transaction');
+    const row = await this.store.db.selectFrom('transactions').selectAll().where('id', '=', transactionId).executeTakeFirstOrThrow();
+    const { input } = state;
+    const destination = await this.processor.ensureConnectedAccount(scope.merchantId, scope.mode);
+    const client = this.processor.client(scope.mode);
+    const isAch = input.payment_method_type === 'ach' || input.payment_method_type === 'bank_transfer';
+    let intent: Stripe.PaymentIntent;
+    let cardError: ApiError | undefined;
+    try {
+      intent = await client.paymentIntents.create(
+        {
+          amount: row.amount,
+          currency: row.currency,
+          allowed_payment_method_types: PROCESSOR_METHODS[row.payment_method_type] as Stripe.PaymentIntentCreateParams['allowed_payment_method_types'],
+          capture_method: row.capture_method,
+          application_fee_amount: row.platform_fee_cents,
+          transfer_data: { destination },
+          ...(input.confirm ? { confirm: true } : {}),
+          ...(input.payment_method ? { payment_method: input.payment_method } : {}),
+          ...(input.confirm && input.return_url ? { return_url: input.return_url } : {}),
+          ...(input.confirm && isAch ? { mandate_data: { customer_acceptance: { type: 'offline' } } } : {}),
+          ...(row.description ? { description: row.description } : {}),
+          ...(row.receipt_email ? { receipt_email: row.receipt_email } : {}),
+          metadata: { pos_transaction_id: row.id, pos_reference: row.reference, pos_merchant_id: scope.merchantId },
+          expand: ['latest_charge'],
+        },
+        { idempotencyKey: processorIdempotencyKey(scope.merchantId, scope.mode, key, 'create_payment_intent') },
+      );
+    } catch (err) {
+      if (err instanceof Stripe.errors.StripeCardError && err.payment_intent) {
+        // Declined on creation: the intent exists and carries the failure.
+        intent = await client.paymentIntents.retrieve(err.payment_intent.id, { expand: ['latest_charge'] });
+        cardError = fromProcessorError(err);
+      } else if (err instanceof Stripe.errors.StripeInvalidRequestError) {
+        const refusal = fromProcessorError(err);
+        return ctx.commit(async (trx) => {
+          const now = this.clock.now();
+          await updateTransaction(trx, transactionId, () => ({ status: 'failed', failed_at: now, failure_code: refusal.code ?? 'processor_invalid_request', failure_message: refusal.message }), now);
+          return { final: { status: refusal.status, body: refusal.toBody() } };
+        });
+      } else {
+        throw fromProcessorError(err);
+      }
+    }
+    return ctx.commit(async (trx) => {
+      const synced = await this.#applyIntent(trx, transactionId, intent);
+      if (cardError) return { final: { status: cardError.status, body: cardError.toBody() } satisfies FinalResponse };
+      return { final: { status: 201, body: this.#responders[state.response](synced) } };
+    });
+  }
+
+  /** Brings the row in line with a PaymentIntent inside a transaction; returns the row as stored. */
+  async #applyIntent(trx: Trx, transactionId: string, intent: Stripe.PaymentIntent): Promise<TransactionsTable> {
+    const now = this.clock.now();
+    return updateTransaction(
+      trx,
+      transactionId,
+      (row) => {
+        const patch: Partial<TransactionsTable> = { ...(patchFromSnapshot(row, snapshotOf(intent), now) ?? {}), synced_at: now };
+        if (!row.processor_payment_intent_id) patch.processor_payment_intent_id = intent.id;
+        if (!row.client_secret && intent.client_secret) patch.client_secret = intent.client_secret;
+        if (patch.status === 'succeeded' && row.payment_method_type === 'terminal' && !row.receipt_token) {
+          patch.receipt_token = randomBase62(RECEIPT_TOKEN_LENGTH);
+          patch.receipt_url = `${this.publicUrl()}/receipts/${patch.receipt_token}`;
+        }
+        return patch;
+      },
+      now,
+    );
+  }
+
+  async get(scope: Scope, idOrReference: string): Promise<Transaction> {
+    return presentTransaction(await this.getRow(scope, idOrReference));
+  }
+
+  async getRow(scope: Scope, idOrReference: string): Promise<TransactionsTable> {
+    const row = await findTransactionRow(this.store.db, scope, idOrReference);
+    if (!row) throw notFound('id', 'transaction');
+    return row;
+  }
+
+  async list(scope: Scope, request: PageRequest, status?: TransactionsTable['status']): Promise<Page<Transaction>> {
+    const db = this.store.db;
+    if (!status) return seqPage(db, 'transactions', scope, request, presentTransaction);
+    const total = await readCount(db, scope.merchantId, scope.mode, `transactions:${status}`);
+    const rows = await db
+      .selectFrom('transactions')
+      .selectAll()
+      .where('merchant_id', '=', scope.merchantId)
+      .where('mode', '=', scope.mode)
+      .where('status', '=', status)
+      .orderBy('seq', 'desc')
+      .limit(request.size)
+      .offset((request.page - 1) * request.size)
+      .execute();
+    return toPage(rows.map(presentTransaction), total, request);
+  }
+
+  /** Asks the processor for the payment's current state and applies it. */
+  async sync(row: TransactionsTable): Promise<TransactionsTable> {
+    if (!row.processor_payment_intent_id) return row;
+    const intent = await this.processor.client(row.mode).paymentIntents.retrieve(row.processor_payment_intent_id, { expand: ['latest_charge'] });
+    return this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent));
+  }
+
+  async capture(scope: Scope, idOrReference: string, amountToCapture: number | undefined): Promise<TransactionsTable> {
+    let row = await this.getRow(scope, idOrReference);
+    if (row.status === 'pending' && row.processor_payment_intent_id) row = await this.sync(row);
+    if (['succeeded', 'partially_refunded', 'refunded'].includes(row.status)) return row; // capture is safe to repeat
+    if (row.status !== 'requires_capture') {
+      throw conflict('transaction_not_capturable', `Only an authorised manual-capture payment can be captured; this one is ${row.status}`);
+    }
+    if (amountToCapture !== undefined && amountToCapture > Number(row.amount)) {
+      throw invalid('amount_to_capture', `amount_to_capture cannot exceed the authorised ${row.amount}`);
+    }
+    const intentId = row.processor_payment_intent_id;
+    if (!intentId) throw conflict('transaction_not_capturable', 'The payment has no authorisation yet');
+    try {
+      const intent = await this.processor
+        .client(scope.mode)
+        .paymentIntents.capture(
+          intentId,
+          { ...(amountToCapture !== undefined ? { amount_to_capture: amountToCapture } : {}), expand: ['latest_charge'] },
+          { idempotencyKey: processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'capture', String(amountToCapture ?? 'full')) },
+        );
+      return await this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent));
+    } catch (err) {
+      if (processorErrorCode(err) === 'payment_intent_unexpected_state') {
+        const fresh = await this.sync(row);
+        if (['succeeded', 'partially_refunded', 'refunded'].includes(fresh.status)) return fresh;
+        throw conflict('transaction_not_capturable', `The payment can no longer be captured; it is ${fresh.status}`);
+      }
+      throw fromProcessorError(err);
+    }
+  }
+
+  /**
+   * Cancels an uncaptured payment (spec §3). Safe to repeat; 409 already_captured once money
+   * moved, 409 authorization_in_progress while the processor is authorising.
+   */
+  async cancel(scope: Scope, idOrReference: string, reason: string | undefined): Promise<CancelResult> {
+    const row = await this.getRow(scope, idOrReference);
+    const terminal = row.payment_method_type === 'terminal';
+    // A repeat resets nothing: there is nothing left on a reader for a canceled payment.
+    if (row.status === 'canceled') return { row, ...(terminal ? { readerReset: { reset: null } } : {}) };
+    this.#assertCancelable(row);
+    const intentId = row.processor_payment_intent_id;
+    if (!intentId) {
+      if (row.status === 'failed') return { row: await this.#cancelLocally(row, reason), ...(terminal ? { readerReset: { reset: null } } : {}) };
+      throw conflict('transaction_being_created', 'The payment is still being created; retry the cancel in a moment');
+    }
+    // Spec §3: the reader is reset first; a card mid-authorisation stops the cancel with a 409.
+    const readerReset = terminal && this.readerReset ? await this.readerReset(row) : undefined;
+    const canceled = await this.#cancelIntent(scope, row, intentId, reason);
+    return { row: canceled, ...(readerReset ? { readerReset } : {}) };
+  }
+
+  async #cancelIntent(scope: Scope, row: TransactionsTable, intentId: string, reason: string | undefined): Promise<TransactionsTable> {
+    const processorReason = reason && PROCESSOR_CANCEL_REASONS.has(reason) ? (reason as Stripe.PaymentIntentCancelParams.CancellationReason) : undefined;
+    let intent: Stripe.PaymentIntent;
+    try {
+      intent = await this.processor
+        .client(scope.mode)
+        .paymentIntents.cancel(
+          intentId,
+          { ...(processorReason ? { cancellation_reason: processorReason } : {}), expand: ['latest_charge'] },
+          { idempotencyKey: processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'cancel') },
+        );
+    } catch (err) {
+      if (processorErrorCode(err) !== 'payment_intent_unexpected_state') throw fromProcessorError(err);
+      const fresh = await this.sync(row);
+      if (fresh.status === 'canceled') return fresh;
+      this.#assertCancelable(fresh);
+      const live = await this.processor.client(scope.mode).paymentIntents.retrieve(intentId);
+      if (live.status === 'processing') throw this.#authorizing();
+      throw fromProcessorError(err);
+    }
+    return this.store.transaction(async (trx) => {
+      if (reason) await updateTransaction(trx, row.id, (current) => (current.cancellation_reason ? null : { cancellation_reason: reason }), this.clock.now());
+      return this.#applyIntent(trx, row.id, intent);
+    });
+  }
+
+  #authorizing(): ApiError {
+    return conflict('authorization_in_progress', 'The customer already presented a card and the authorisation is running; poll the transaction until it succeeds or fails');
+  }
+
+  #assertCancelable(row: TransactionsTable): void {
+    if (['succeeded', 'partially_refunded', 'refunded'].includes(row.status)) {
+      throw conflict('already_captured', 'The payment was already captured; refund it instead');
+    }
+  }
+
+  async #cancelLocally(row: TransactionsTable, reason: string | undefined): Promise<TransactionsTable> {
+    const now = this.clock.now();
+    return this.store.transaction((trx) =>
+      updateTransaction(trx, row.id, (current) => (current.status === 'canceled' ? null : { status: 'canceled', canceled_at: now, cancellation_reason: reason ?? null }), now),
+    );
+  }
+
+  /** Processor events about a PaymentIntent: re-read the intent and apply what it says now. */
+  async onIntentEvent(intentId: string, metadataTransactionId: string | undefined, mode: Mode): Promise<void> {
+    let row = await this.store.db.selectFrom('transactions').selectAll().where('processor_payment_intent_id', '=', intentId).executeTakeFirst();
+    if (!row && metadataTransactionId) {
+      row = await this.store.db.selectFrom('transactions').selectAll().where('id', '=', metadataTransactionId).where('mode', '=', mode).executeTakeFirst();
+    }
+    if (!row) {
+      this.logger.debug({ intent: intentId }, 'processor event for an intent we do not know');
+      return;
+    }
+    const intent = await this.processor.client(mode).paymentIntents.retrieve(intentId, { expand: ['latest_charge'] });
+    await this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent));
+  }
+
+  /** One pass of the polling fallback: payments whose outcome no event has told us yet. */
+  async pollOpen(): Promise<number> {
+    const now = this.clock.now();
+    const rows = await this.store.db
+      .selectFrom('transactions')
+      .selectAll()
+      .where('status', 'in', ['pending', 'requires_capture'])
+      .where('processor_payment_intent_id', 'is not', null)
+      .where('synced_at', '<', now - MIN_POLL_INTERVAL_MS)
+      .where(sql<boolean>`${9 * now} + created_at > 10 * synced_at`)
+      .orderBy('synced_at')
+      .limit(POLL_BATCH)
+      .execute();
+    for (const row of rows) {
+      try {
+        await this.sync(row);
+      } catch (err) {
+        this.logger.warn({ err, transaction_id: row.id }, 'polling the processor failed');
+      }
+    }
+    return rows.length;
+  }
+}

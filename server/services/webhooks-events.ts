@@ -1,0 +1,160 @@
+import { toIsoOrNull, toIsoTimestamp, type Clock } from '../../shared/time.js';
+import type { EventsTable } from '../db/schema.js';
+import type { Store } from '../db/store.js';
+import { conflict, notFound } from '../errors.js';
+import type { EventDetail, WebhookDelivery, WebhookEvent } from '../schemas/webhooks.js';
+import { readCount } from './counters.js';
+import { newestFirstSeqRange, type Page, type PageRequest, toPage } from './pagination.js';
+import type { Scope } from './scope.js';
+import { findEndpointRow } from './webhooks-endpoints.js';
+import { newDelivery } from './webhooks-queue.js';
+
+export function presentEvent(row: Pick<EventsTable, 'id' | 'type' | 'created_at' | 'data'>): WebhookEvent {
+  return { id: row.id, type: row.type, created_at: toIsoTimestamp(Number(row.created_at)), data: JSON.parse(row.data) as Record<string, unknown> };
+}
+
+/** Events are looked up by their `evt_` id only: anything else cannot be one. */
+const EVENT_ID = /^evt_[A-Za-z0-9]{1,64}$/;
+
+/** The event log (spec §6): what was emitted, and what became of each delivery. */
+export class EventService {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(scope: Scope, request: PageRequest, type?: string): Promise<Page<WebhookEvent>> {
+    const db = this.store.db;
+    if (type === undefined) {
+      const total = await readCount(db, scope.merchantId, scope.mode, 'events');
+      const range = newestFirstSeqRange(total, request);
+      if (!range) return toPage([], total, request);
+      const rows = await db
+        .selectFrom('events')
+        .select(['id', 'type', 'created_at', 'data'])
+        .where('merchant_id', '=', scope.merchantId)
+        .where('mode', '=', scope.mode)
+        .where('seq', '>=', range.from)
+        .where('seq', '<=', range.to)
+        .orderBy('seq', 'desc')
+        .execute();
+      return toPage(rows.map(presentEvent), total, request);
+    }
+    const base = db.selectFrom('events').where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).where('type', '=', type);
+    const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const rows = await base
+      .select(['id', 'type', 'created_at', 'data'])
+      .orderBy('seq', 'desc')
+      .limit(request.size)
+      .offset((request.page - 1) * request.size)
+      .execute();
+    return toPage(rows.map(presentEvent), total, request);
+  }
+
+  async #row(scope: Scope, id: string): Promise<EventsTable> {
+    const row = EVENT_ID.test(id)
+      ? await this.store.db.selectFrom('events').selectAll().where('id', '=', id).where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).executeTakeFirst()
+      : undefined;
+    if (!row) throw notFound('id', 'event');
+    return row;
+  }
+
+  async get(scope: Scope, id: string): Promise<EventDetail> {
+    const row = await this.#row(scope, id);
+    const deliveries = await this.store.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .select(['d.id', 'd.endpoint_id', 'e.url', 'd.status', 'd.manual', 'd.attempts', 'd.next_attempt_at', 'd.created_at'])
+      .where('d.event_id', '=', row.id)
+      .orderBy('d.created_at')
+      .orderBy('d.id')
+      .execute();
+    const attempts =
+      deliveries.length === 0
+        ? []
+        : await this.store.db
+            .selectFrom('webhook_attempts')
+            .selectAll()
+            .where(
+              'delivery_id',
+              'in',
+              deliveries.map((d) => d.id),
+            )
+            .orderBy('attempted_at')
+            .execute();
+    const presented: WebhookDelivery[] = deliveries.map((d) => ({
+      id: d.id,
+      endpoint_id: d.endpoint_id,
+      endpoint_url: d.url,
+      status: d.status,
+      manual: Boolean(d.manual),
+      attempt_count: Number(d.attempts),
+      next_attempt_at: d.status === 'pending' ? toIsoOrNull(d.next_attempt_at) : null,
+      attempts: attempts
+        .filter((a) => a.delivery_id === d.id)
+        .map((a) => ({
+          attempted_at: toIsoTimestamp(Number(a.attempted_at)),
+          status_code: a.status_code === null ? null : Number(a.status_code),
+          latency_ms: Number(a.latency_ms),
+          error: a.error,
+        })),
+    }));
+    return { ...presentEvent(row), deliveries: presented };
+  }
+
+  /** One more delivery of the event to one endpoint, now, outside the retry schedule (a single attempt). */
+  async resend(scope: Scope, id: string, endpointIdOrReference: string): Promise<EventDetail> {
+    const event = await this.#row(scope, id);
+    await this.store.transaction(async (trx) => {
+      const endpoint = await findEndpointRow(trx, scope, endpointIdOrReference);
+      if (!endpoint) throw notFound('endpoint_id', 'webhook endpoint');
+      if (endpoint.status !== 'active') throw conflict('endpoint_disabled', 'The webhook endpoint is disabled: enable it first');
+      await trx.insertInto('webhook_deliveries').values(newDelivery(event.id, endpoint.id, event.object_id, Number(event.seq), true, this.clock.now())).execute();
+    });
+    return this.get(scope, id);
+  }
+
+  /** The newest event's seq in the scope: a stream starts after it. */
+  async currentSeq(scope: Scope): Promise<number> {
+    return readCount(this.store.db, scope.merchantId, scope.mode, 'events');
+  }
+
+  /** The seq of an event the client saw last (SSE Last-Event-ID), if it is one of the scope's. */
+  async seqOf(scope: Scope, id: string): Promise<number | undefined> {
+    if (!EVENT_ID.test(id)) return undefined;
+    const row = await this.store.db.selectFrom('events').select('seq').where('id', '=', id).where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).executeTakeFirst();
+    return row ? Number(row.seq) : undefined;
+  }
+
+  async after(scope: Scope, seq: number, limit: number): Promise<(WebhookEvent & { seq: number })[]> {
+    const rows = await this.store.db
+      .selectFrom('events')
+      .select(['id', 'type', 'created_at', 'data', 'seq'])
+      .where('merchant_id', '=', scope.merchantId)
+      .where('mode', '=', scope.mode)
+      .where('seq', '>', seq)
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ ...presentEvent(r), seq: Number(r.seq) }));
+  }
+}
+
+/** Open event streams, so a stopping server can end them instead of waiting for clients to leave. */
+export class EventStreams {
+  readonly #open = new Set<() => void>();
+
+  add(close: () => void): () => void {
+    this.#open.add(close);
+    return () => this.#open.delete(close);
+  }
+
+  get size(): number {
+    return this.#open.size;
+  }
+
+  closeAll(): void {
+    for (const close of [...this.#open]) close();
+    this.#open.clear();
+  }
+}

@@ -1,0 +1,81 @@
+import http from 'node:http';
+import https from 'node:https';
+import { type EgressPolicy, guardedLookup, refuseUrl } from './webhooks-egress.js';
+
+/** What one POST to an endpoint came to. */
+export interface PostResult {
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  retryAfter?: string | undefined;
+}
+
+/**
+ * Keep-alive connections make repeated deliveries to one receiver cheap. No per-origin socket cap:
+ * the worker already bounds concurrency per endpoint, and a cap here would make two endpoints on
+ * one host queue behind each other.
+ */
+const agents = {
+  'http:': new http.Agent({ keepAlive: true }),
+  'https:': new https.Agent({ keepAlive: true }),
+};
+
+/** Longest error text kept per attempt: enough for a message, not for a receiver's HTML page. */
+const MAX_ERROR_LENGTH = 300;
+
+function describe(err: unknown, timeoutMs: number, timedOut: boolean): string {
+  if (timedOut) return `timed out after ${timeoutMs} ms`;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'ECONNRESET') return 'connection reset';
+  if (code === 'ENOTFOUND') return 'host not found';
+  const message = err instanceof Error ? err.message : String(err);
+  return message.slice(0, MAX_ERROR_LENGTH);
+}
+
+/**
+ * POSTs one signed body. Redirects are not followed (a 3xx is a failure, as on Stripe: the merchant
+ * should register the final URL). Everything, connection and answer, must happen within `timeoutMs`.
+ */
+export function postWebhook(url: string, headers: Record<string, string>, body: string, timeoutMs: number, egress: EgressPolicy, signal?: AbortSignal): Promise<PostResult> {
+  const started = performance.now();
+  const elapsed = () => performance.now() - started;
+  const refused = refuseUrl(url, egress);
+  if (refused) return Promise.resolve({ statusCode: null, latencyMs: 0, error: `url ${refused}` });
+  return new Promise<PostResult>((resolve) => {
+    let settled = false;
+    let timedOut = false;
+    const finish = (result: PostResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(result);
+    };
+    const target = new URL(url);
+    const req = (target.protocol === 'https:' ? https : http).request(target, {
+      method: 'POST',
+      agent: agents[target.protocol as 'http:' | 'https:'],
+      headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'pos-webhooks/1' },
+      ...(egress === 'public' ? { lookup: guardedLookup(egress) as unknown as typeof import('node:dns').lookup } : {}),
+    });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      req.destroy(new Error('timeout'));
+    }, timeoutMs);
+    const onAbort = () => req.destroy(new Error('delivery aborted: server stopping'));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    req.on('response', (res) => {
+      const statusCode = res.statusCode ?? null;
+      const retryAfter = res.headers['retry-after'];
+      // The answer's body is not needed; reading it to the end returns the socket to the pool.
+      res.resume();
+      res.on('error', () => undefined);
+      let error: string | null = null;
+      if (statusCode !== null && statusCode >= 300 && statusCode < 400) error = 'redirects are not followed; register the final URL';
+      finish({ statusCode, latencyMs: elapsed(), error, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter });
+    });
+    req.on('error', (err) => finish({ statusCode: null, latencyMs: elapsed(), error: describe(err, timeoutMs, timedOut) }));
+    req.end(body);
+  });
+}

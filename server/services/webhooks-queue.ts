@@ -1,0 +1,368 @@
+import { randomUUID } from 'node:crypto';
+import { toIsoTimestamp, type Clock } from '../../shared/time.js';
+import type { Mode, WebhookDeliveriesTable } from '../db/schema.js';
+import type { Store, Trx } from '../db/store.js';
+import { filterMatches } from './webhooks-endpoints.js';
+import { nextAttemptAt, retryWindow } from './webhooks-schedule.js';
+
+/**
+ * The database side of webhook delivery. Every step is one transaction, so a process killed at any
+ * point leaves either the step done or not started, and the next run carries on from the tables:
+ *
+ * 1. fan-out: new `events` rows (past each merchant's and mode's cursor) become one pending
+ *    delivery per matching active endpoint of the same merchant and mode, and the cursor moves;
+ * 2. claim: due deliveries are leased to this worker (next_attempt_at pushed to the lease's end, so
+ *    a lease lost with its process simply comes due again);
+ * 3. record: each attempt's outcome is stored, and the delivery is done, retried later, or given up.
+ */
+
+/** Events turned into deliveries per transaction: keeps each write short while a backlog drains. */
+const FANOUT_BATCH = 500;
+/** Merchant-and-mode pairs looked at per fan-out pass. */
+const FANOUT_SCOPES = 100;
+/** Rows per INSERT: well under SQLite's bound-parameter limit at 15 columns a row. */
+const INSERT_CHUNK = 100;
+/**
+ * Candidates read per claim for each free slot: some are held back by ordering or by a busy
+ * endpoint, and reading a few more avoids a second round trip.
+ */
+const CANDIDATES_PER_SLOT = 4;
+
+export interface ClaimedDelivery {
+  deliveryId: string;
+  endpointId: string;
+  url: string;
+  /** Current secret first; the previous one during a roll. */
+  secrets: string[];
+  eventId: string;
+  eventCreatedAt: number;
+  objectId: string | null;
+  manual: boolean;
+  attempts: number;
+  /** The exact body sent on every attempt. */
+  body: string;
+}
+
+export interface AttemptOutcome {
+  delivery: ClaimedDelivery;
+  attemptedAt: number;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  retryAfterMs?: number | undefined;
+}
+
+export function isSuccess(statusCode: number | null): boolean {
+  return statusCode !== null && statusCode >= 200 && statusCode < 300;
+}
+
+/** The body of every delivery of an event: `{id, type, created_at, data}`. */
+export function eventBody(row: { id: string; type: string; created_at: number; data: string }): string {
+  return JSON.stringify({ id: row.id, type: row.type, created_at: toIsoTimestamp(Number(row.created_at)), data: JSON.parse(row.data) as unknown });
+}
+
+export class WebhookQueue {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly scale: number,
+  ) {}
+
+  /** Turns new events into deliveries; returns how many deliveries it made. */
+  async fanOut(): Promise<number> {
+    const behind = await this.store.db
+      .selectFrom('counters as c')
+      .leftJoin('webhook_cursors as w', (join) => join.onRef('w.merchant_id', '=', 'c.merchant_id').onRef('w.mode', '=', 'c.mode'))
+      .select(['c.merchant_id', 'c.mode'])
+      .where('c.name', '=', 'events')
+      .where((eb) => eb.or([eb('w.last_seq', 'is', null), eb('c.value', '>', eb.ref('w.last_seq'))]))
+      .limit(FANOUT_SCOPES)
+      .execute();
+    let made = 0;
+    for (const scope of behind) made += await this.store.transaction((trx) => this.#fanOutScope(trx, scope.merchant_id, scope.mode));
+    return made;
+  }
+
+  async #fanOutScope(trx: Trx, merchantId: string, mode: Mode): Promise<number> {
+    await trx
+      .insertInto('webhook_cursors')
+      .values({ merchant_id: merchantId, mode, last_seq: 0 })
+      .onConflict((oc) => oc.columns(['merchant_id', 'mode']).doNothing())
+      .execute();
+    const cursor = await trx
+      .selectFrom('webhook_cursors')
+      .select('last_seq')
+      .where('merchant_id', '=', merchantId)
+      .where('mode', '=', mode)
+      .$if(this.store.dialect === 'postgres', (qb) => qb.forUpdate())
+      .executeTakeFirstOrThrow();
+    const from = Number(cursor.last_seq);
+    const endpoints = await trx
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'events', 'from_seq'])
+      .where('merchant_id', '=', merchantId)
+      .where('mode', '=', mode)
+      .where('status', '=', 'active')
+      .where('deleted_at', 'is', null)
+      .execute();
+    let lastSeq: number;
+    const rows: WebhookDeliveriesTable[] = [];
+    if (endpoints.length === 0) {
+      // Nobody listens: skip straight to the newest event instead of reading the backlog.
+      const counter = await trx.selectFrom('counters').select('value').where('merchant_id', '=', merchantId).where('mode', '=', mode).where('name', '=', 'events').executeTakeFirst();
+      lastSeq = Number(counter?.value ?? from);
+    } else {
+      const events = await trx
+        .selectFrom('events')
+        .select(['id', 'seq', 'type', 'object_id'])
+        .where('merchant_id', '=', merchantId)
+        .where('mode', '=', mode)
+        .where('seq', '>', from)
+        .orderBy('seq')
+        .limit(FANOUT_BATCH)
+        .execute();
+      if (events.length === 0) return 0;
+      lastSeq = Number(events[events.length - 1]?.seq);
+      const now = this.clock.now();
+      const filters = endpoints.map((e) => ({ id: e.id, fromSeq: Number(e.from_seq), filter: JSON.parse(e.events) as string[] }));
+      for (const event of events) {
+        const seq = Number(event.seq);
+        for (const endpoint of filters) {
+          if (seq <= endpoint.fromSeq || !filterMatches(endpoint.filter, event.type)) continue;
+          rows.push(newDelivery(event.id, endpoint.id, event.object_id, seq, false, now));
+        }
+      }
+    }
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) await trx.insertInto('webhook_deliveries').values(rows.slice(i, i + INSERT_CHUNK)).execute();
+    if (lastSeq > from) await trx.updateTable('webhook_cursors').set({ last_seq: lastSeq }).where('merchant_id', '=', merchantId).where('mode', '=', mode).execute();
+    return rows.length;
+  }
+
+  /**
+   * After a crash of the only worker on an SQLite data dir, nothing holds its leases any more: they
+   * are released at once instead of waiting for them to run out. (With PostgreSQL several workers
+   * may share the queue, so there leases simply expire.)
+   */
+  async releaseStaleClaims(): Promise<number> {
+    if (this.store.dialect !== 'sqlite') return 0;
+    const now = this.clock.now();
+    const result = await this.store.db
+      .updateTable('webhook_deliveries')
+      .set({ claimed_at: null, next_attempt_at: now })
+      .where('status', '=', 'pending')
+      .where('claimed_at', 'is not', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  /**
+   * Leases up to `slots` due deliveries. Skips endpoints in `busy` (at their concurrency limit), and
+   * holds back a delivery while an earlier event about the same object is still pending to the same
+   * endpoint: `payment.created` reaches an endpoint before that payment's later events.
+   */
+  async claim(slots: number, busy: ReadonlySet<string>, perEndpoint: ReadonlyMap<string, number>, perEndpointLimit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    if (slots <= 0) return [];
+    return this.store.transaction(async (trx) => {
+      const now = this.clock.now();
+      const candidates = await trx
+        .selectFrom('webhook_deliveries as d')
+        .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+        .select(['d.id', 'd.endpoint_id', 'd.object_id', 'd.event_seq', 'd.manual'])
+        .where('d.status', '=', 'pending')
+        .where('d.next_attempt_at', '<=', now)
+        .where('e.status', '=', 'active')
+        .$if(busy.size > 0, (qb) => qb.where('d.endpoint_id', 'not in', [...busy]))
+        .orderBy('d.next_attempt_at')
+        .limit(slots * CANDIDATES_PER_SLOT)
+        .$if(this.store.dialect === 'postgres', (qb) => qb.forUpdate('d').skipLocked())
+        .execute();
+      if (candidates.length === 0) return [];
+
+      const ordered = candidates.filter((c) => !c.manual && c.object_id !== null);
+      const firstPending = new Map<string, number>();
+      if (ordered.length > 0) {
+        const heads = await trx
+          .selectFrom('webhook_deliveries')
+          .select(['endpoint_id', 'object_id', (eb) => eb.fn.min('event_seq').as('first_seq')])
+          .where('status', '=', 'pending')
+          .where('manual', '=', 0)
+          .where('endpoint_id', 'in', [...new Set(ordered.map((c) => c.endpoint_id))])
+          .where('object_id', 'in', [...new Set(ordered.map((c) => c.object_id as string))])
+          .groupBy(['endpoint_id', 'object_id'])
+          .execute();
+        for (const h of heads) firstPending.set(`${h.endpoint_id}|${h.object_id}`, Number(h.first_seq));
+      }
+
+      const taken: string[] = [];
+      const waiting: string[] = [];
+      const load = new Map(perEndpoint);
+      for (const c of candidates) {
+        if (taken.length >= slots) break;
+        const head = c.manual || c.object_id === null ? undefined : firstPending.get(`${c.endpoint_id}|${c.object_id}`);
+        if (head !== undefined && head < Number(c.event_seq)) {
+          waiting.push(c.id);
+          continue;
+        }
+        const n = load.get(c.endpoint_id) ?? 0;
+        if (n >= perEndpointLimit) continue;
+        load.set(c.endpoint_id, n + 1);
+        taken.push(c.id);
+      }
+      // Held back by an earlier event: woken when that one completes (see #wakeSuccessors); the
+      // lease-length recheck is only a safety net.
+      if (waiting.length > 0) await trx.updateTable('webhook_deliveries').set({ next_attempt_at: now + leaseMs }).where('id', 'in', waiting).execute();
+      if (taken.length === 0) return [];
+      await trx.updateTable('webhook_deliveries').set({ claimed_at: now, next_attempt_at: now + leaseMs }).where('id', 'in', taken).execute();
+      const rows = await trx
+        .selectFrom('webhook_deliveries as d')
+        .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+        .innerJoin('events as v', 'v.id', 'd.event_id')
+        .select([
+          'd.id as delivery_id',
+          'd.endpoint_id',
+          'd.object_id',
+          'd.manual',
+          'd.attempts',
+          'e.url',
+          'e.secret',
+          'e.previous_secret',
+          'e.previous_secret_expires_at',
+          'v.id as event_id',
+          'v.type',
+          'v.created_at',
+          'v.data',
+        ])
+        .where('d.id', 'in', taken)
+        .execute();
+      const byId = new Map(rows.map((r) => [r.delivery_id, r]));
+      return taken.flatMap((id) => {
+        const r = byId.get(id);
+        if (!r) return [];
+        const secrets = [r.secret];
+        if (r.previous_secret && Number(r.previous_secret_expires_at) > now) secrets.push(r.previous_secret);
+        return [
+          {
+            deliveryId: r.delivery_id,
+            endpointId: r.endpoint_id,
+            url: r.url,
+            secrets,
+            eventId: r.event_id,
+            eventCreatedAt: Number(r.created_at),
+            objectId: r.object_id,
+            manual: Boolean(r.manual),
+            attempts: Number(r.attempts),
+            body: eventBody({ id: r.event_id, type: r.type, created_at: Number(r.created_at), data: r.data }),
+          },
+        ];
+      });
+    });
+  }
+
+  /** Stores a batch of attempt outcomes in one transaction. */
+  async record(outcomes: readonly AttemptOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    await this.store.transaction(async (trx) => {
+      const now = this.clock.now();
+      for (const o of outcomes) await this.#recordOne(trx, o, now);
+    });
+  }
+
+  async #recordOne(trx: Trx, o: AttemptOutcome, now: number): Promise<void> {
+    const d = o.delivery;
+    await trx
+      .insertInto('webhook_attempts')
+      .values({
+        id: randomUUID(),
+        delivery_id: d.deliveryId,
+        event_id: d.eventId,
+        endpoint_id: d.endpointId,
+        attempted_at: o.attemptedAt,
+        status_code: o.statusCode,
+        latency_ms: Math.round(o.latencyMs),
+        error: o.error,
+      })
+      .execute();
+    const attempts = d.attempts + 1;
+    const common = { attempts, claimed_at: null, last_status_code: o.statusCode, last_error: o.error, updated_at: now };
+    const endpoint = await trx.selectFrom('webhook_endpoints').select(['status', 'failing_since']).where('id', '=', d.endpointId).executeTakeFirst();
+
+    if (isSuccess(o.statusCode)) {
+      await trx.updateTable('webhook_deliveries').set({ ...common, status: 'delivered', completed_at: now }).where('id', '=', d.deliveryId).execute();
+      if (endpoint?.failing_since !== null) await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', d.endpointId).execute();
+      await this.#wakeSuccessors(trx, d, now);
+      return;
+    }
+
+    const what = o.statusCode !== null ? `HTTP ${o.statusCode}${o.error ? ` (${o.error})` : ''}` : (o.error ?? 'no answer');
+    if (o.statusCode === 410) {
+      // 410 Gone: the receiver says this endpoint no longer exists.
+      await this.#disable(trx, d.endpointId, `the endpoint answered 410 Gone at ${toIsoTimestamp(o.attemptedAt)}`, now);
+    } else if (endpoint && endpoint.status === 'active') {
+      const since = endpoint.failing_since === null ? o.attemptedAt : Number(endpoint.failing_since);
+      if (endpoint.failing_since === null) await trx.updateTable('webhook_endpoints').set({ failing_since: since }).where('id', '=', d.endpointId).execute();
+      if (o.attemptedAt - since >= retryWindow(this.scale)) {
+        await this.#disable(trx, d.endpointId, `every delivery failed since ${toIsoTimestamp(since)}; last attempt: ${what}`, now);
+      }
+    }
+
+    const next = d.manual || o.statusCode === 410 ? null : nextAttemptAt({ now, eventCreatedAt: d.eventCreatedAt, failures: attempts, scale: this.scale, retryAfterMs: o.retryAfterMs });
+    if (next === null) {
+      await trx.updateTable('webhook_deliveries').set({ ...common, status: 'failed', completed_at: now }).where('id', '=', d.deliveryId).execute();
+      await this.#wakeSuccessors(trx, d, now);
+      if (!d.manual && endpoint?.status === 'active' && endpoint.failing_since !== null) {
+        // Given up after its whole retry window, and the endpoint failed every attempt since this
+        // delivery's first: the endpoint has been failing for the window too.
+        const first = await trx.selectFrom('webhook_attempts').select((eb) => eb.fn.min('attempted_at').as('at')).where('delivery_id', '=', d.deliveryId).executeTakeFirst();
+        if (first?.at !== null && first?.at !== undefined && Number(endpoint.failing_since) <= Number(first.at)) {
+          await this.#disable(trx, d.endpointId, `every delivery failed since ${toIsoTimestamp(Number(endpoint.failing_since))}; last attempt: ${what}`, now);
+        }
+      }
+    } else {
+      await trx.updateTable('webhook_deliveries').set({ ...common, next_attempt_at: next }).where('id', '=', d.deliveryId).execute();
+    }
+  }
+
+  async #disable(trx: Trx, endpointId: string, reason: string, now: number): Promise<void> {
+    await trx
+      .updateTable('webhook_endpoints')
+      .set({ status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now })
+      .where('id', '=', endpointId)
+      .where('status', '=', 'active')
+      .execute();
+  }
+
+  /** Deliveries that waited for this one (same endpoint and object, later events) may go now. */
+  async #wakeSuccessors(trx: Trx, d: ClaimedDelivery, now: number): Promise<void> {
+    if (d.manual || d.objectId === null) return;
+    await trx
+      .updateTable('webhook_deliveries')
+      .set({ next_attempt_at: now })
+      .where('endpoint_id', '=', d.endpointId)
+      .where('object_id', '=', d.objectId)
+      .where('status', '=', 'pending')
+      .where('manual', '=', 0)
+      .where('attempts', '=', 0)
+      .where('claimed_at', 'is', null)
+      .execute();
+  }
+}
+
+export function newDelivery(eventId: string, endpointId: string, objectId: string | null, seq: number, manual: boolean, now: number): WebhookDeliveriesTable {
+  return {
+    id: randomUUID(),
+    event_id: eventId,
+    endpoint_id: endpointId,
+    object_id: objectId,
+    event_seq: seq,
+    manual: manual ? 1 : 0,
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: now,
+    claimed_at: null,
+    last_status_code: null,
+    last_error: null,
+    created_at: now,
+    updated_at: now,
+    completed_at: null,
+  };
+}
