@@ -1,0 +1,152 @@
+import type Stripe from 'stripe';
+import type { Accounts, CapabilityStatus } from './engine/accounts.js';
+import type { WebhookDispatcher } from './engine/dispatcher.js';
+import { type WebhookFaults, loadFaults, saveFaults } from './engine/events.js';
+import type { Kernel, Origin } from './engine/kernel.js';
+import type { Payments } from './engine/payments.js';
+import type { ScriptedOutcome, Terminal } from './engine/terminal.js';
+import type { Timers } from './engine/timers.js';
+import { invalidRequest } from './errors.js';
+import { isDeclineName } from './engine/instruments.js';
+import { DEFAULT_API_VERSION } from './http/endpoint.js';
+import type { DeliveryStatus } from './store.js';
+
+/**
+ * The simulator's control surface: what a test (or a developer at the `/_sim` HTTP API) does to the
+ * world outside Stripe's API — the cardholder, the issuer, the reader, the network. Every operation
+ * here is also a `/_sim/…` route (see README.md).
+ */
+
+export type { CapabilityStatus, ScriptedOutcome, WebhookFaults };
+
+export interface DeliveryInfo {
+  id: number;
+  eventId: string;
+  eventType: string | null;
+  endpointId: string;
+  status: DeliveryStatus;
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+}
+
+export interface SimulatorControl {
+  /** Card-present authorisation window for cards presented from now on. */
+  setAuthorizationDelay(ms: number): Promise<void>;
+  /** ACH settlement delay for debits confirmed from now on. */
+  setAchSettlementDelay(ms: number): Promise<void>;
+  /** The cardholder passes the 3DS challenge of an intent in `requires_action`. */
+  completeThreeDSecure(paymentIntentId: string): Promise<Stripe.PaymentIntent>;
+  /** The cardholder fails the 3DS challenge. */
+  failThreeDSecure(paymentIntentId: string): Promise<Stripe.PaymentIntent>;
+  /** Stripe's review decides a capability (e.g. activates `us_bank_account_ach_payments`). */
+  setCapability(accountId: string, capability: string, status: CapabilityStatus): Promise<Stripe.Capability>;
+  /** The customer presses cancel on the reader while it waits for a card. */
+  customerCancel(readerId: string): Promise<Stripe.Terminal.Reader>;
+  /** Unplugs (false) or reconnects (true) a reader. */
+  setReaderOnline(readerId: string, online: boolean): Promise<Stripe.Terminal.Reader>;
+  /** Outcomes for the next cards presented on a reader, in order: 'approve' or a decline code. */
+  scriptReader(readerId: string, outcomes: ScriptedOutcome[]): Promise<Stripe.Terminal.Reader>;
+  /** Changes the webhook delivery faults; returns the faults now in force. */
+  setWebhookFaults(faults: Partial<WebhookFaults>): Promise<WebhookFaults>;
+  getWebhookFaults(): Promise<WebhookFaults>;
+  /** Sends held deliveries, newest first. Returns how many were released. */
+  releaseHeldWebhooks(): Promise<number>;
+  /** Fires every pending timer now and makes every waiting webhook retry due. */
+  advanceTimers(): Promise<{ timersFired: number }>;
+  /** Every delivery the simulator has recorded, oldest first. */
+  webhookDeliveries(): Promise<DeliveryInfo[]>;
+  /** Resolves once no webhook delivery is due or waiting for a retry. */
+  webhooksIdle(): Promise<void>;
+}
+
+export interface ControlDeps {
+  kernel: Kernel;
+  accounts: Accounts;
+  payments: Payments;
+  terminal: Terminal;
+  timers: Timers;
+  dispatcher: WebhookDispatcher;
+}
+
+const CAPABILITY_STATUSES: CapabilityStatus[] = ['active', 'inactive', 'pending', 'disabled', 'unrequested'];
+
+function controlOrigin(): Origin {
+  return { scope: { livemode: false, account: null }, requestId: null, idempotencyKey: null, apiVersion: DEFAULT_API_VERSION };
+}
+
+export function createControl(deps: ControlDeps): SimulatorControl {
+  const { kernel, dispatcher } = deps;
+  /** Runs a state change atomically, then lets timers and deliveries it produced go. */
+  const act = <T>(work: () => T): Promise<T> => {
+    try {
+      const result = kernel.store.transaction(work);
+      dispatcher.poke();
+      return Promise.resolve(result);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  };
+  const nonNegative = (ms: number, what: string): void => {
+    if (!Number.isInteger(ms) || ms < 0) throw invalidRequest(`${what} must be a non-negative integer number of milliseconds.`, 'ms');
+  };
+  return {
+    setAuthorizationDelay: (ms) =>
+      act(() => {
+        nonNegative(ms, 'The authorization delay');
+        kernel.config.authorizationDelayMs = ms;
+      }),
+    setAchSettlementDelay: (ms) =>
+      act(() => {
+        nonNegative(ms, 'The ACH settlement delay');
+        kernel.config.achSettlementDelayMs = ms;
+      }),
+    completeThreeDSecure: (id) => act(() => deps.payments.finishAuthentication(controlOrigin(), id, true)),
+    failThreeDSecure: (id) => act(() => deps.payments.finishAuthentication(controlOrigin(), id, false)),
+    setCapability: (accountId, capability, status) =>
+      act(() => {
+        if (!CAPABILITY_STATUSES.includes(status)) throw invalidRequest(`Unknown capability status ${status}.`, 'status');
+        return deps.accounts.setCapabilityStatus(controlOrigin(), accountId, capability, status);
+      }),
+    customerCancel: (readerId) => act(() => deps.terminal.customerCancel(controlOrigin(), readerId)),
+    setReaderOnline: (readerId, online) => act(() => deps.terminal.setOnline(readerId, online)),
+    scriptReader: (readerId, outcomes) =>
+      act(() => {
+        for (const outcome of outcomes) {
+          if (outcome !== 'approve' && !isDeclineName(outcome)) throw invalidRequest(`Unknown outcome ${String(outcome)}.`, 'outcomes');
+        }
+        return deps.terminal.script(readerId, outcomes);
+      }),
+    setWebhookFaults: (change) =>
+      act(() => {
+        const next = { ...loadFaults(kernel.store), ...change };
+        if (!Number.isInteger(next.delayMs) || next.delayMs < 0) throw invalidRequest('delayMs must be a non-negative integer.', 'delay_ms');
+        if (!Number.isInteger(next.holdBatch) || next.holdBatch < 0) throw invalidRequest('holdBatch must be a non-negative integer.', 'hold_batch');
+        saveFaults(kernel.store, next);
+        if (!next.hold) kernel.store.releaseHeldReversed(kernel.now());
+        return next;
+      }),
+    getWebhookFaults: () => Promise.resolve(loadFaults(kernel.store)),
+    releaseHeldWebhooks: () => act(() => kernel.store.releaseHeldReversed(kernel.now())),
+    advanceTimers: async () => {
+      const timersFired = deps.timers.advanceAll();
+      kernel.store.hurryDeliveries(kernel.now());
+      dispatcher.poke();
+      return { timersFired };
+    },
+    webhookDeliveries: () =>
+      Promise.resolve(
+        kernel.store.deliveries().map((row) => ({
+          id: row.id,
+          eventId: row.eventId,
+          eventType: kernel.store.find<{ type: string }, unknown>(row.eventId)?.body.type ?? null,
+          endpointId: row.endpointId,
+          status: row.status,
+          attempts: row.attempts,
+          nextAttemptAt: row.nextAt,
+          lastError: row.lastError,
+        })),
+      ),
+    webhooksIdle: () => dispatcher.idle(),
+  };
+}

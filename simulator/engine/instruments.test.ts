@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { achOutcome, brandOf, cardPresentAmountOutcome, cardTokenNumber, luhnValid, testCard } from './instruments.js';
+
+describe('test instruments', () => {
+  it('validates Luhn', () => {
+    expect(luhnValid('4242424242424242')).toBe(true);
+    expect(luhnValid('378282246310005')).toBe(true);
+    expect(luhnValid('4242424242424241')).toBe(false);
+    expect(luhnValid('42')).toBe(false);
+  });
+
+  it('knows brands by prefix', () => {
+    expect(brandOf('4242424242424242')).toBe('visa');
+    expect(brandOf('5555555555554444')).toBe('mastercard');
+    expect(brandOf('2223003122003222')).toBe('mastercard');
+    expect(brandOf('378282246310005')).toBe('amex');
+    expect(brandOf('6011111111111117')).toBe('discover');
+  });
+
+  it('maps tokens to numbers with documented outcomes', () => {
+    expect(testCard(cardTokenNumber('pm_card_visa_chargeDeclinedInsufficientFunds')!).outcome).toMatchObject({
+      kind: 'decline',
+      decline: { code: 'card_declined', declineCode: 'insufficient_funds' },
+    });
+    expect(testCard(cardTokenNumber('pm_card_threeDSecure2Required')!).outcome.kind).toBe('authenticate');
+    expect(testCard('4242424242424242').outcome.kind).toBe('approve');
+  });
+
+  it('chooses card-present outcomes by the last two digits of the amount', () => {
+    expect(cardPresentAmountOutcome(1000).kind).toBe('approve');
+    expect(cardPresentAmountOutcome(1099).kind).toBe('approve');
+    const declines = [1001, 1005, 1055, 1065, 1075].map((amount) => {
+      const outcome = cardPresentAmountOutcome(amount);
+      return outcome.kind === 'decline' ? outcome.decline.declineCode : 'approve';
+    });
+    expect(declines).toEqual(['call_issuer', 'generic_decline', 'incorrect_pin', 'withdrawal_count_limit_exceeded', 'pin_try_exceeded']);
+  });
+
+  it('fails the documented ACH accounts', () => {
+    expect(achOutcome('000123456789').succeeds).toBe(true);
+    expect(achOutcome('000111111116')).toMatchObject({ succeeds: false, code: 'no_account' });
+    expect(achOutcome('000222222227')).toMatchObject({ succeeds: false, code: 'insufficient_funds' });
+  });
+});

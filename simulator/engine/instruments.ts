@@ -1,0 +1,204 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The test instruments of Stripe's testing documentation: card tokens (`pm_card_visa`, …), raw card
+ * numbers, card-present numbers and amounts, and ACH test accounts, each with the outcome Stripe
+ * documents for it.
+ */
+
+export interface Decline {
+  code: string;
+  declineCode: string;
+  message: string;
+}
+
+export type CardOutcome = { kind: 'approve' } | { kind: 'decline'; decline: Decline } | { kind: 'authenticate' };
+
+function decline(code: string, declineCode: string, message: string): Decline {
+  return { code, declineCode, message };
+}
+
+const DECLINED = 'Your card was declined.';
+
+export const DECLINES = {
+  generic_decline: decline('card_declined', 'generic_decline', DECLINED),
+  insufficient_funds: decline('card_declined', 'insufficient_funds', 'Your card has insufficient funds.'),
+  lost_card: decline('card_declined', 'lost_card', DECLINED),
+  stolen_card: decline('card_declined', 'stolen_card', DECLINED),
+  expired_card: decline('expired_card', 'expired_card', 'Your card has expired.'),
+  incorrect_cvc: decline('incorrect_cvc', 'incorrect_cvc', "Your card's security code is incorrect."),
+  processing_error: decline('processing_error', 'processing_error', 'An error occurred while processing your card. Try again in a little bit.'),
+  call_issuer: decline('card_declined', 'call_issuer', DECLINED),
+  incorrect_pin: decline('card_declined', 'incorrect_pin', 'The PIN entered is incorrect.'),
+  withdrawal_count_limit_exceeded: decline('card_declined', 'withdrawal_count_limit_exceeded', 'The customer has exceeded the balance or credit limit available on their card.'),
+  pin_try_exceeded: decline('card_declined', 'pin_try_exceeded', 'The allowable number of PIN tries has been exceeded.'),
+  offline_pin_required: decline('card_declined', 'offline_pin_required', DECLINED),
+  online_or_offline_pin_required: decline('card_declined', 'online_or_offline_pin_required', DECLINED),
+} as const satisfies Record<string, Decline>;
+
+export type DeclineName = keyof typeof DECLINES;
+
+export function isDeclineName(name: string): name is DeclineName {
+  return Object.hasOwn(DECLINES, name);
+}
+
+export type Funding = 'credit' | 'debit' | 'prepaid' | 'unknown';
+
+export interface TestCard {
+  number: string;
+  brand: string;
+  funding: Funding;
+  outcome: CardOutcome;
+}
+
+const approve: CardOutcome = { kind: 'approve' };
+const declined = (name: DeclineName): CardOutcome => ({ kind: 'decline', decline: DECLINES[name] });
+const authenticate: CardOutcome = { kind: 'authenticate' };
+
+/** Card numbers with a documented behaviour; every other Luhn-valid number is approved. */
+const NUMBER_OUTCOMES: Record<string, { funding?: Funding; outcome: CardOutcome }> = {
+  '4000056655665556': { funding: 'debit', outcome: approve },
+  '5200828282828210': { funding: 'debit', outcome: approve },
+  '5105105105105100': { funding: 'prepaid', outcome: approve },
+  '4000000000000002': { outcome: declined('generic_decline') },
+  '4000000000000341': { outcome: declined('generic_decline') },
+  '4000000000009995': { outcome: declined('insufficient_funds') },
+  '4000000000009987': { outcome: declined('lost_card') },
+  '4000000000009979': { outcome: declined('stolen_card') },
+  '4000000000000069': { outcome: declined('expired_card') },
+  '4000000000000127': { outcome: declined('incorrect_cvc') },
+  '4000000000000119': { outcome: declined('processing_error') },
+  '4000002500003155': { outcome: authenticate },
+  '4000002760003184': { outcome: authenticate },
+  '4000000000003220': { outcome: authenticate },
+  '4000000000003063': { outcome: authenticate },
+};
+
+/** `pm_card_*` tokens and the test number each one stands for. */
+const CARD_TOKENS: Record<string, string> = {
+  pm_card_visa: '4242424242424242',
+  pm_card_us: '4242424242424242',
+  pm_card_visa_debit: '4000056655665556',
+  pm_card_mastercard: '5555555555554444',
+  pm_card_mastercard_debit: '5200828282828210',
+  pm_card_mastercard_prepaid: '5105105105105100',
+  pm_card_amex: '378282246310005',
+  pm_card_discover: '6011111111111117',
+  pm_card_diners: '3056930009020004',
+  pm_card_jcb: '3566002020360505',
+  pm_card_unionpay: '6200000000000005',
+  pm_card_chargeDeclined: '4000000000000002',
+  pm_card_visa_chargeDeclined: '4000000000000002',
+  pm_card_chargeCustomerFail: '4000000000000341',
+  pm_card_chargeDeclinedInsufficientFunds: '4000000000009995',
+  pm_card_visa_chargeDeclinedInsufficientFunds: '4000000000009995',
+  pm_card_chargeDeclinedLostCard: '4000000000009987',
+  pm_card_visa_chargeDeclinedLostCard: '4000000000009987',
+  pm_card_chargeDeclinedStolenCard: '4000000000009979',
+  pm_card_visa_chargeDeclinedStolenCard: '4000000000009979',
+  pm_card_chargeDeclinedExpiredCard: '4000000000000069',
+  pm_card_visa_chargeDeclinedExpiredCard: '4000000000000069',
+  pm_card_chargeDeclinedIncorrectCvc: '4000000000000127',
+  pm_card_visa_chargeDeclinedIncorrectCvc: '4000000000000127',
+  pm_card_chargeDeclinedProcessingError: '4000000000000119',
+  pm_card_visa_chargeDeclinedProcessingError: '4000000000000119',
+  pm_card_authenticationRequired: '4000002760003184',
+  pm_card_authenticationRequiredOnSetup: '4000002500003155',
+  pm_card_threeDSecure2Required: '4000000000003220',
+};
+
+export function cardTokenNumber(token: string): string | undefined {
+  return CARD_TOKENS[token];
+}
+
+export function luhnValid(number: string): boolean {
+  if (!/^\d{12,19}$/.test(number)) return false;
+  let sum = 0;
+  for (let i = 0; i < number.length; i++) {
+    let digit = Number(number[number.length - 1 - i]);
+    if (i % 2 === 1) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return sum % 10 === 0;
+}
+
+export function brandOf(number: string): string {
+  if (/^4/.test(number)) return 'visa';
+  if (/^(5[1-5]|2(2[2-9]|[3-6]\d|7[01]|720))/.test(number)) return 'mastercard';
+  if (/^3[47]/.test(number)) return 'amex';
+  if (/^(6011|65|64[4-9])/.test(number)) return 'discover';
+  if (/^(36|30[0-5]|38)/.test(number)) return 'diners';
+  if (/^35/.test(number)) return 'jcb';
+  if (/^62/.test(number)) return 'unionpay';
+  return 'unknown';
+}
+
+export function testCard(number: string): TestCard {
+  const known = NUMBER_OUTCOMES[number];
+  return { number, brand: brandOf(number), funding: known?.funding ?? 'credit', outcome: known?.outcome ?? approve };
+}
+
+/** Stable per card number, like Stripe's fingerprints, without revealing the number. */
+export function fingerprint(value: string): string {
+  return createHash('sha256').update(`sim-fingerprint:${value}`).digest('base64').replace(/[^A-Za-z0-9]/g, '').slice(0, 16);
+}
+
+/**
+ * Simulated card-present amounts (Stripe Terminal testing docs): the last two digits of the amount
+ * choose the issuer's answer. 02 and 03 ask a physical reader for a PIN; a simulated reader
+ * approves them after the PIN step.
+ */
+export function cardPresentAmountOutcome(amount: number): CardOutcome {
+  switch (amount % 100) {
+    case 1:
+      return declined('call_issuer');
+    case 5:
+      return declined('generic_decline');
+    case 55:
+      return declined('incorrect_pin');
+    case 65:
+      return declined('withdrawal_count_limit_exceeded');
+    case 75:
+      return declined('pin_try_exceeded');
+    default:
+      return approve;
+  }
+}
+
+export interface AchOutcome {
+  succeeds: boolean;
+  code?: string;
+  message?: string;
+}
+
+const ACH_FAILURES: Record<string, { code: string; message: string }> = {
+  '000111111113': { code: 'account_closed', message: "The customer's bank account has been closed." },
+  '000111111116': { code: 'no_account', message: "The customer's bank account could not be located." },
+  '000222222227': { code: 'insufficient_funds', message: "The customer's account has insufficient funds to cover this payment." },
+  '000333333335': { code: 'debit_not_authorized', message: 'The customer has notified their bank that this payment was unauthorized.' },
+  '000444444440': { code: 'invalid_currency', message: 'The bank was unable to process this payment because of its currency.' },
+};
+
+export function achOutcome(accountNumber: string): AchOutcome {
+  const failure = ACH_FAILURES[accountNumber];
+  return failure ? { succeeds: false, ...failure } : { succeeds: true };
+}
+
+export const ACH_TEST_ROUTING = '110000000';
+
+/** `pm_usBankAccount_*` tokens and the test account number each one stands for. */
+const ACH_TOKENS: Record<string, string> = {
+  pm_usBankAccount_success: '000123456789',
+  pm_usBankAccount_accountClosed: '000111111113',
+  pm_usBankAccount_noAccount: '000111111116',
+  pm_usBankAccount_insufficientFunds: '000222222227',
+  pm_usBankAccount_debitNotAuthorized: '000333333335',
+  pm_usBankAccount_invalidCurrency: '000444444440',
+};
+
+export function achTokenAccount(token: string): string | undefined {
+  return ACH_TOKENS[token];
+}

@@ -1,0 +1,196 @@
+import type Stripe from 'stripe';
+import { newId } from '../ids.js';
+import { invalidRequest } from '../errors.js';
+import type { Scope, StoredObject } from '../store.js';
+import { type Kernel, type Origin, getScoped, unixSeconds } from './kernel.js';
+import { list, type ListEnvelope, type Metadata, mergeMetadata } from './shapes.js';
+import type { ChargeRow, Payments } from './payments.js';
+
+/**
+ * Refunds of captured charges. The money rule is Stripe's: refunds never exceed what was captured
+ * and not yet refunded. `reverse_transfer` pulls the proportional share back from the destination
+ * account, `refund_application_fee` returns the proportional share of the platform's fee.
+ */
+
+export type RefundRow = StoredObject<Stripe.Refund, Record<string, never>>;
+
+export interface RefundCreateInput {
+  payment_intent?: string | undefined;
+  charge?: string | undefined;
+  amount?: number | undefined;
+  reason?: Stripe.RefundCreateParams.Reason | undefined;
+  reverse_transfer?: boolean | undefined;
+  refund_application_fee?: boolean | undefined;
+  metadata?: Metadata | '' | undefined;
+}
+
+function proportional(part: number, whole: number, of: number): number {
+  return whole === 0 ? 0 : Math.round((of * part) / whole);
+}
+
+export class Refunds {
+  constructor(
+    private readonly kernel: Kernel,
+    private readonly payments: Payments,
+  ) {}
+
+  private now(): number {
+    return unixSeconds(this.kernel.now());
+  }
+
+  create(origin: Origin, input: RefundCreateInput): Stripe.Refund {
+    const scope = origin.scope;
+    let chargeRow: ChargeRow;
+    if (input.charge) {
+      chargeRow = this.payments.getCharge(scope, input.charge);
+      if (input.payment_intent && chargeRow.body.payment_intent !== input.payment_intent) {
+        throw invalidRequest(`Charge ${input.charge} does not belong to PaymentIntent ${input.payment_intent}.`, 'charge');
+      }
+    } else if (input.payment_intent) {
+      const pi = this.payments.get(scope, input.payment_intent).body;
+      if (typeof pi.latest_charge !== 'string' || (pi.status !== 'succeeded' && pi.status !== 'requires_capture')) {
+        throw invalidRequest(
+          `This PaymentIntent (${pi.id}) does not have a successful charge to refund.`,
+          'payment_intent',
+          'charge_not_refundable',
+        );
+      }
+      chargeRow = this.payments.getCharge(scope, pi.latest_charge);
+    } else {
+      throw invalidRequest('One of the following params should be provided for this request: payment_intent or charge.', undefined, 'parameter_missing');
+    }
+    const charge = chargeRow.body;
+    if (charge.status !== 'succeeded') {
+      throw invalidRequest(`Charge ${charge.id} has not succeeded and cannot be refunded.`, 'charge', 'charge_not_refundable');
+    }
+    if (!charge.captured) {
+      throw invalidRequest(
+        `Charge ${charge.id} has not been captured. Cancel its PaymentIntent to release the authorization instead.`,
+        'charge',
+        'charge_not_refundable',
+      );
+    }
+    const refundable = charge.amount - charge.amount_refunded;
+    if (charge.refunded || refundable <= 0) {
+      throw invalidRequest(`Charge ${charge.id} has already been refunded.`, 'charge', 'charge_already_refunded');
+    }
+    const amount = input.amount ?? refundable;
+    if (amount <= 0) throw invalidRequest('Refund amount must be a positive integer.', 'amount', 'parameter_invalid');
+    if (amount > refundable) {
+      throw invalidRequest(
+        `Refund amount (${amount}) is greater than unrefunded amount on charge (${refundable})`,
+        'amount',
+        'amount_too_large',
+      );
+    }
+    const platform: Scope = { livemode: chargeRow.livemode, account: null };
+    const id = newId('re');
+    let reversalId: string | null = null;
+    if (input.reverse_transfer) {
+      if (typeof charge.transfer !== 'string') {
+        throw invalidRequest('reverse_transfer can only be used for destination charges (charges with a transfer).', 'reverse_transfer');
+      }
+      const transferRow = getScoped<Stripe.Transfer, Record<string, never>>(this.kernel, 'transfer', platform, charge.transfer, 'transfer', 'transfer');
+      const transfer = transferRow.body;
+      const share = Math.min(proportional(amount, charge.amount_captured, transfer.amount), transfer.amount - transfer.amount_reversed);
+      reversalId = newId('trr');
+      const reversal: Stripe.TransferReversal = {
+        id: reversalId,
+        object: 'transfer_reversal',
+        amount: share,
+        balance_transaction: newId('txn'),
+        created: this.now(),
+        currency: transfer.currency,
+        destination_payment_refund: newId('pyr'),
+        metadata: {},
+        source_refund: id,
+        transfer: transfer.id,
+      };
+      this.kernel.store.insert('transfer_reversal', platform, reversal, {});
+      transfer.amount_reversed += share;
+      transfer.reversed = transfer.amount_reversed >= transfer.amount;
+      transfer.reversals = list(transfer.reversals.url, [reversal, ...transfer.reversals.data]);
+      this.kernel.store.save(transferRow);
+      this.kernel.events.emit({ ...origin, scope: platform }, 'transfer.reversed', transfer);
+    }
+    if (input.refund_application_fee) {
+      if (typeof charge.application_fee !== 'string') {
+        throw invalidRequest('refund_application_fee can only be used for charges with an application fee.', 'refund_application_fee');
+      }
+      const feeRow = getScoped<Stripe.ApplicationFee, Record<string, never>>(this.kernel, 'application_fee', platform, charge.application_fee, 'application_fee', 'application_fee');
+      const fee = feeRow.body;
+      const share = Math.min(proportional(amount, charge.amount_captured, fee.amount), fee.amount - fee.amount_refunded);
+      if (share > 0) {
+        const feeRefund: Stripe.FeeRefund = {
+          id: newId('fr'),
+          object: 'fee_refund',
+          amount: share,
+          balance_transaction: newId('txn'),
+          created: this.now(),
+          currency: fee.currency,
+          fee: fee.id,
+          metadata: {},
+        };
+        this.kernel.store.insert('fee_refund', platform, feeRefund, {});
+        fee.amount_refunded += share;
+        fee.refunded = fee.amount_refunded >= fee.amount;
+        fee.refunds = list(fee.refunds.url, [feeRefund, ...fee.refunds.data]);
+        this.kernel.store.save(feeRow);
+        this.kernel.events.emit({ ...origin, scope: platform }, 'application_fee.refunded', fee);
+      }
+    }
+    const refund: Stripe.Refund = {
+      id,
+      object: 'refund',
+      amount,
+      balance_transaction: newId('txn'),
+      charge: charge.id,
+      created: this.now(),
+      currency: charge.currency,
+      customer: typeof charge.customer === 'string' ? charge.customer : null,
+      customer_account: null,
+      destination_details: this.destinationDetails(charge),
+      metadata: mergeMetadata({}, input.metadata),
+      payment_intent: charge.payment_intent,
+      payment_method: charge.payment_method,
+      reason: input.reason ?? null,
+      receipt_number: null,
+      source_transfer_reversal: null,
+      status: 'succeeded',
+      transfer_reversal: reversalId,
+    };
+    this.kernel.store.insert('refund', scope, refund, {});
+    charge.amount_refunded += amount;
+    charge.refunded = charge.amount_refunded >= charge.amount;
+    const previous = charge.refunds ?? list(`/v1/charges/${charge.id}/refunds`, []);
+    charge.refunds = list(previous.url, [refund, ...previous.data]);
+    this.kernel.store.save(chargeRow);
+    this.kernel.events.emit(origin, 'charge.refunded', charge);
+    this.kernel.events.emit(origin, 'refund.created', refund);
+    return refund;
+  }
+
+  private destinationDetails(charge: Stripe.Charge): Stripe.Refund.DestinationDetails {
+    const type = charge.payment_method_details?.type ?? 'card';
+    if (type === 'card' || type === 'card_present') {
+      return { type: 'card', card: { reference: null, reference_status: 'pending', reference_type: 'acquirer_reference_number', type: 'refund' } } as unknown as Stripe.Refund.DestinationDetails;
+    }
+    return { type } as Stripe.Refund.DestinationDetails;
+  }
+
+  retrieve(scope: Scope, id: string): Stripe.Refund {
+    return getScoped<Stripe.Refund, Record<string, never>>(this.kernel, 'refund', scope, id, 'refund', 'refund').body;
+  }
+
+  update(scope: Scope, id: string, metadata: Metadata | '' | undefined): Stripe.Refund {
+    const row = getScoped<Stripe.Refund, Record<string, never>>(this.kernel, 'refund', scope, id, 'refund', 'refund');
+    row.body.metadata = mergeMetadata(row.body.metadata ?? {}, metadata);
+    this.kernel.store.save(row);
+    return row.body;
+  }
+
+  list(scope: Scope, filters: { payment_intent?: string | undefined; charge?: string | undefined }, page: { limit: number; startingAfter?: string | undefined; endingBefore?: string | undefined }): ListEnvelope<Stripe.Refund> {
+    const result = this.kernel.store.list<Stripe.Refund, Record<string, never>>('refund', scope, filters, page);
+    return list('/v1/refunds', result.data.map((row) => row.body), result.hasMore);
+  }
+}

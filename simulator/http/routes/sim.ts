@@ -1,0 +1,137 @@
+import { Router, type Request, type Response } from 'express';
+import type Stripe from 'stripe';
+import { z } from 'zod';
+import type { SimulatorControl } from '../../control.js';
+import type { Services } from '../services.js';
+import { bool, int, parse, stringList } from '../params.js';
+import type { ScriptedOutcome } from '../../engine/terminal.js';
+import type { CapabilityStatus } from '../../engine/accounts.js';
+
+/**
+ * `/_sim`: the control API over HTTP (JSON or form bodies, answers in JSON) and the two pages a
+ * browser sees — the 3DS challenge and the charge receipt. No API key: the simulator listens on
+ * loopback and these routes play the cardholder, the issuer and the network, not a merchant.
+ */
+
+const msSchema = z.object({ ms: int }).strict();
+const threeDsSchema = z.object({ result: z.enum(['complete', 'fail']) }).strict();
+const capabilitySchema = z.object({ status: z.enum(['active', 'inactive', 'pending', 'disabled', 'unrequested']) }).strict();
+const onlineSchema = z.object({ online: bool }).strict();
+const scriptSchema = z.object({ outcomes: stringList }).strict();
+const faultsSchema = z
+  .object({ delay_ms: int.optional(), duplicate: bool.optional(), drop: bool.optional(), hold: bool.optional(), hold_batch: int.optional() })
+  .strict();
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+}
+
+type AsyncRoute = (req: Request, res: Response) => Promise<void>;
+
+/** Express 5 forwards rejected promises to the error handler. */
+function json(run: (req: Request) => Promise<unknown>): AsyncRoute {
+  return async (req, res) => {
+    res.json(await run(req));
+  };
+}
+
+function body(req: Request): Record<string, unknown> {
+  return (req.body as Record<string, unknown> | undefined) ?? {};
+}
+
+export function simRouter(s: Services, control: SimulatorControl): Router {
+  const r = Router();
+  r.get('/health', (_req, res) => {
+    res.json({ ok: true });
+  });
+  r.post('/authorization_delay', json(async (req) => {
+    await control.setAuthorizationDelay(parse(msSchema, body(req)).ms);
+    return { authorization_delay_ms: s.kernel.config.authorizationDelayMs };
+  }));
+  r.post('/ach_settlement_delay', json(async (req) => {
+    await control.setAchSettlementDelay(parse(msSchema, body(req)).ms);
+    return { ach_settlement_delay_ms: s.kernel.config.achSettlementDelayMs };
+  }));
+  r.post('/payment_intents/:id/3ds', json(async (req) => {
+    const { result } = parse(threeDsSchema, body(req));
+    const id = String(req.params.id);
+    return result === 'complete' ? control.completeThreeDSecure(id) : control.failThreeDSecure(id);
+  }));
+  r.post('/accounts/:id/capabilities/:capability', json(async (req) => {
+    const { status } = parse(capabilitySchema, body(req));
+    return control.setCapability(String(req.params.id), String(req.params.capability), status as CapabilityStatus);
+  }));
+  r.post('/readers/:id/customer_cancel', json(async (req) => control.customerCancel(String(req.params.id))));
+  r.post('/readers/:id/online', json(async (req) => control.setReaderOnline(String(req.params.id), parse(onlineSchema, body(req)).online)));
+  r.post('/readers/:id/script', json(async (req) => control.scriptReader(String(req.params.id), parse(scriptSchema, body(req)).outcomes as ScriptedOutcome[])));
+  r.get('/webhooks/faults', json(async () => control.getWebhookFaults()));
+  r.post('/webhooks/faults', json(async (req) => {
+    const p = parse(faultsSchema, body(req));
+    return control.setWebhookFaults({
+      ...(p.delay_ms !== undefined ? { delayMs: p.delay_ms } : {}),
+      ...(p.duplicate !== undefined ? { duplicate: p.duplicate } : {}),
+      ...(p.drop !== undefined ? { drop: p.drop } : {}),
+      ...(p.hold !== undefined ? { hold: p.hold } : {}),
+      ...(p.hold_batch !== undefined ? { holdBatch: p.hold_batch } : {}),
+    });
+  }));
+  r.post('/webhooks/release', json(async () => ({ released: await control.releaseHeldWebhooks() })));
+  r.get('/webhooks/deliveries', json(async () => ({ data: await control.webhookDeliveries() })));
+  r.post('/timers/advance', json(async () => control.advanceTimers()));
+
+  r.get('/3ds/:id', (req, res) => {
+    const id = String(req.params.id);
+    const pi = s.kernel.store.find<{ amount: number; currency: string; status: string }, unknown>(id);
+    if (!pi || pi.type !== 'payment_intent') {
+      res.status(404).type('html').send(page('Unknown payment', `<p>No payment ${escapeHtml(id)}.</p>`));
+      return;
+    }
+    const amount = `${(pi.body.amount / 100).toFixed(2)} ${pi.body.currency.toUpperCase()}`;
+    const form = (result: string, label: string): string =>
+      `<form method="post" action="/_sim/3ds/${escapeHtml(id)}"><input type="hidden" name="result" value="${result}"><button type="submit">${label}</button></form>`;
+    res
+      .type('html')
+      .send(
+        page(
+          '3D Secure authentication (simulator)',
+          `<p>Payment ${escapeHtml(id)} of ${escapeHtml(amount)} asks the cardholder to authenticate.</p>${form('complete', 'Complete authentication')}${form('fail', 'Fail authentication')}`,
+        ),
+      );
+  });
+  r.post('/3ds/:id', async (req, res) => {
+    const id = String(req.params.id);
+    const { result } = parse(threeDsSchema, body(req));
+    // The challenge clears next_action, so the return URL is read before answering it.
+    const before = s.kernel.store.find<Stripe.PaymentIntent, unknown>(id);
+    const returnUrl = before?.body.next_action?.redirect_to_url?.return_url ?? null;
+    const pi = result === 'complete' ? await control.completeThreeDSecure(id) : await control.failThreeDSecure(id);
+    if (returnUrl) {
+      const target = new URL(returnUrl);
+      target.searchParams.set('payment_intent', pi.id);
+      if (pi.client_secret) target.searchParams.set('payment_intent_client_secret', pi.client_secret);
+      res.redirect(303, target.toString());
+      return;
+    }
+    res.type('html').send(page('Authentication finished', `<p>Payment ${escapeHtml(pi.id)} is now <strong>${escapeHtml(pi.status)}</strong>.</p>`));
+  });
+  r.get('/receipts/:id', (req, res) => {
+    const charge = s.kernel.store.find<{ amount: number; currency: string; status: string; amount_refunded: number }, unknown>(String(req.params.id));
+    if (!charge || charge.type !== 'charge') {
+      res.status(404).type('html').send(page('Unknown receipt', '<p>No such charge.</p>'));
+      return;
+    }
+    const b = charge.body;
+    res.type('html').send(
+      page(
+        'Receipt (simulator)',
+        `<p>Charge ${escapeHtml(charge.id)}: ${(b.amount / 100).toFixed(2)} ${escapeHtml(b.currency.toUpperCase())}, ${escapeHtml(b.status)}; refunded ${(b.amount_refunded / 100).toFixed(2)}.</p>`,
+      ),
+    );
+  });
+  return r;
+}
+

@@ -1,0 +1,63 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { DEFAULT_LIST_LIMIT, expand, int, listParams, metadata, parse, str } from '../params.js';
+import { type Services, handle, page } from '../services.js';
+
+const address = z.record(z.string(), z.string());
+const locationCreate = z
+  .object({ display_name: str.optional(), address: address.optional(), metadata: metadata.optional(), configuration_overrides: str.optional(), phone: str.optional(), expand })
+  .strict();
+const readerCreate = z.object({ registration_code: str, location: str.optional(), label: str.optional(), metadata: metadata.optional(), expand }).strict();
+const readerUpdate = z.object({ label: str.optional(), metadata: metadata.optional(), expand }).strict();
+const readerList = z
+  .object({ ...listParams, location: str.optional(), status: z.enum(['online', 'offline']).optional(), device_type: str.optional(), serial_number: str.optional() })
+  .strict();
+const processSchema = z.object({ payment_intent: str, process_config: z.record(z.string(), z.unknown()).optional(), expand }).strict();
+const presentSchema = z
+  .object({
+    amount_tip: int.optional(),
+    card_present: z.object({ number: str.optional() }).strict().optional(),
+    card: z.object({ number: str.optional(), exp_month: int.optional(), exp_year: int.optional(), cvc: str.optional() }).strict().optional(),
+    interac_present: z.object({ number: str.optional() }).strict().optional(),
+    type: z.enum(['card_present', 'interac_present', 'card']).optional(),
+    expand,
+  })
+  .strict();
+const tokenSchema = z.object({ location: str.optional(), expand }).strict();
+const listSchema = z.object(listParams).strict();
+const expandOnly = z.object({ expand }).strict();
+
+export function terminalRouter(s: Services): Router {
+  const r = Router();
+  r.post('/v1/terminal/locations', handle(s, ({ ctx, params }) => s.terminal.createLocation(ctx.scope, parse(locationCreate, params))));
+  r.get('/v1/terminal/locations', handle(s, ({ ctx, params }) => s.terminal.listLocations(ctx.scope, page(parse(listSchema, params), DEFAULT_LIST_LIMIT))));
+  r.get('/v1/terminal/locations/:id', handle(s, ({ ctx, params, path }) => {
+    parse(expandOnly, params);
+    return s.terminal.retrieveLocation(ctx.scope, String(path.id));
+  }));
+  r.post('/v1/terminal/locations/:id', handle(s, ({ ctx, params, path }) => s.terminal.updateLocation(ctx.scope, String(path.id), parse(locationCreate, params))));
+  r.delete('/v1/terminal/locations/:id', handle(s, ({ ctx, path }) => s.terminal.deleteLocation(ctx.scope, String(path.id))));
+
+  r.post('/v1/terminal/readers', handle(s, ({ ctx, params }) => s.terminal.registerReader(ctx.scope, parse(readerCreate, params))));
+  r.get('/v1/terminal/readers', handle(s, ({ ctx, params }) => {
+    const p = parse(readerList, params);
+    return s.terminal.listReaders(ctx.scope, { location: p.location, status: p.status, device_type: p.device_type, serial_number: p.serial_number }, page(p, DEFAULT_LIST_LIMIT));
+  }));
+  r.get('/v1/terminal/readers/:id', handle(s, ({ ctx, params, path }) => {
+    parse(expandOnly, params);
+    return s.terminal.retrieveReader(ctx.scope, String(path.id));
+  }));
+  r.post('/v1/terminal/readers/:id', handle(s, ({ ctx, params, path }) => s.terminal.updateReader(ctx.scope, String(path.id), parse(readerUpdate, params))));
+  r.delete('/v1/terminal/readers/:id', handle(s, ({ ctx, path }) => s.terminal.deleteReader(ctx.scope, String(path.id))));
+  r.post('/v1/terminal/readers/:id/process_payment_intent', handle(s, ({ ctx, params, path }) => {
+    const p = parse(processSchema, params);
+    return s.terminal.processPaymentIntent(ctx, String(path.id), p.payment_intent, p.process_config);
+  }));
+  r.post('/v1/terminal/readers/:id/cancel_action', handle(s, ({ ctx, params, path }) => {
+    parse(expandOnly, params);
+    return s.terminal.cancelAction(ctx, String(path.id));
+  }));
+  r.post('/v1/test_helpers/terminal/readers/:id/present_payment_method', handle(s, ({ ctx, params, path }) => s.terminal.presentPaymentMethod(ctx, String(path.id), parse(presentSchema, params))));
+  r.post('/v1/terminal/connection_tokens', handle(s, ({ ctx, params }) => s.terminal.connectionToken(ctx.scope, parse(tokenSchema, params).location)));
+  return r;
+}

@@ -1,0 +1,152 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Store } from './store.js';
+import { newSecret } from './ids.js';
+import type { Kernel, RuntimeConfig } from './engine/kernel.js';
+import { Accounts } from './engine/accounts.js';
+import { PaymentMethods } from './engine/paymentMethods.js';
+import { Payments } from './engine/payments.js';
+import { Refunds } from './engine/refunds.js';
+import { Terminal } from './engine/terminal.js';
+import { EventLog, WebhookEndpoints } from './engine/events.js';
+import { WebhookDispatcher } from './engine/dispatcher.js';
+import { Timers } from './engine/timers.js';
+import { type SimulatorControl, createControl } from './control.js';
+import type { PlatformKeys } from './http/endpoint.js';
+import type { Services } from './http/services.js';
+import { createApp } from './http/app.js';
+
+export type { PlatformKeys } from './http/endpoint.js';
+export type { SimulatorControl, DeliveryInfo, WebhookFaults, ScriptedOutcome, CapabilityStatus } from './control.js';
+
+export interface SimulatorOptions {
+  /** State is persisted here (`simulator.db`); a restart loses no object, timer or pending delivery. */
+  dataDir: string;
+  /** Default 0 (ephemeral) when embedded; the standalone command uses 12111. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Card-present authorisation window after a card is presented; default 300 ms. */
+  authorizationDelayMs?: number;
+  /** us_bank_account processing → succeeded; default 2000 ms. */
+  achSettlementDelayMs?: number;
+  logger?: (line: string) => void;
+}
+
+export interface RunningSimulator {
+  url: string;
+  host: string;
+  port: number;
+  protocol: 'http';
+  keys: PlatformKeys;
+  control: SimulatorControl;
+  close(): Promise<void>;
+}
+
+/**
+ * 300 ms: long enough that a client polling the intent sees `processing` (and can try to cancel
+ * during the window, as a cashier might), short enough not to slow a test suite or a demo.
+ */
+const DEFAULT_AUTHORIZATION_DELAY_MS = 300;
+/** 2 s: ACH takes days on Stripe; two seconds keeps the `processing` state observable in a demo. */
+const DEFAULT_ACH_SETTLEMENT_DELAY_MS = 2_000;
+
+const KEYS_META = 'platform_keys';
+
+function loadOrCreateKeys(store: Store): PlatformKeys {
+  const raw = store.getMeta(KEYS_META);
+  if (raw) return JSON.parse(raw) as PlatformKeys;
+  const keys: PlatformKeys = {
+    secretTest: newSecret('sk_test_'),
+    secretLive: newSecret('sk_live_'),
+    publishableTest: newSecret('pk_test_'),
+    publishableLive: newSecret('pk_live_'),
+  };
+  store.setMeta(KEYS_META, JSON.stringify(keys));
+  return keys;
+}
+
+function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+export async function startSimulator(options: SimulatorOptions): Promise<RunningSimulator> {
+  const host = options.host ?? '127.0.0.1';
+  const log = options.logger ?? (() => {});
+  const now = (): number => Date.now();
+  const store = new Store(options.dataDir);
+  const keys = loadOrCreateKeys(store);
+  store.pruneIdempotency(now());
+
+  const config: RuntimeConfig = {
+    authorizationDelayMs: options.authorizationDelayMs ?? DEFAULT_AUTHORIZATION_DELAY_MS,
+    achSettlementDelayMs: options.achSettlementDelayMs ?? DEFAULT_ACH_SETTLEMENT_DELAY_MS,
+    baseUrl: '',
+  };
+  const timers = new Timers(store, now, log);
+  const events = new EventLog(store, now);
+  const dispatcher = new WebhookDispatcher(store, now, log);
+  events.onDelivery = () => queueMicrotask(() => dispatcher.poke());
+  timers.afterFire = () => dispatcher.poke();
+  const kernel: Kernel = { store, config, now, timers, events, log };
+
+  const accounts = new Accounts(kernel);
+  const paymentMethods = new PaymentMethods(kernel);
+  const payments = new Payments(kernel, accounts, paymentMethods);
+  const refunds = new Refunds(kernel, payments);
+  const terminal = new Terminal(kernel, payments, paymentMethods);
+  const endpoints = new WebhookEndpoints(kernel);
+  timers.on('ach_settlement', (payload) => payments.settleAch(payload as { paymentIntent: string; apiVersion: string }));
+  timers.on('card_present_authorization', (payload) => terminal.completeAuthorization(payload));
+
+  const services: Services = {
+    kernel,
+    accounts,
+    paymentMethods,
+    payments,
+    refunds,
+    terminal,
+    endpoints,
+    events,
+    afterCommit: () => dispatcher.poke(),
+  };
+  const control = createControl({ kernel, accounts, payments, terminal, timers, dispatcher });
+  const server = createServer(createApp(services, keys, control));
+  let address: AddressInfo;
+  try {
+    address = await listen(server, options.port ?? 0, host);
+  } catch (error) {
+    store.close();
+    throw error;
+  }
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const url = `http://${urlHost}:${address.port}`;
+  config.baseUrl = url;
+  log(`simulator listening on ${url}`);
+
+  // Resume what the previous run left: due timers fire now, pending deliveries are sent.
+  timers.arm();
+  dispatcher.poke();
+
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      timers.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await dispatcher.close();
+      store.close();
+    })();
+    return closing;
+  };
+
+  return { url, host, port: address.port, protocol: 'http', keys, control, close };
+}

@@ -1,0 +1,36 @@
+import { startSimulator } from './index.js';
+
+/**
+ * Entry point of the standalone `pos simulator` command: starts the simulator, prints where it
+ * listens and the platform keys, and stops cleanly on SIGTERM or SIGINT.
+ */
+export async function runSimulator(opts: { dataDir: string; port: number; host: string }): Promise<void> {
+  const sim = await startSimulator({
+    dataDir: opts.dataDir,
+    port: opts.port,
+    host: opts.host,
+    logger: (line) => process.stderr.write(`${line}\n`),
+  });
+  process.stdout.write(
+    [
+      `Processor simulator listening on ${sim.url}`,
+      `  secret key (test):       ${sim.keys.secretTest}`,
+      `  secret key (live):       ${sim.keys.secretLive}`,
+      `  publishable key (test):  ${sim.keys.publishableTest}`,
+      `  publishable key (live):  ${sim.keys.publishableLive}`,
+      `Point the stripe SDK at it with { host: '${sim.host}', port: ${sim.port}, protocol: 'http' }.`,
+      '',
+    ].join('\n'),
+  );
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      resolve();
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+  await sim.close();
+  process.exitCode = 0;
+}

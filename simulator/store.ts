@@ -1,0 +1,356 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+
+/**
+ * Persistence of the simulator: one SQLite file in the data directory. Everything a restart must not
+ * lose lives here — Stripe objects, idempotent responses, timers (authorisation windows, ACH
+ * settlements) and webhook deliveries — so the process can be killed at any point.
+ *
+ * Objects are stored as the JSON Stripe would return (`body`) plus simulator-only state that never
+ * goes on the wire (`internal`). better-sqlite3 is synchronous: a request handler runs from start to
+ * finish inside one transaction without yielding, which is what makes concurrent duplicate
+ * idempotent requests create one object.
+ */
+
+/** Which side of Stripe an object lives on: test or live mode, platform (`null`) or a connected account. */
+export interface Scope {
+  livemode: boolean;
+  account: string | null;
+}
+
+export interface StoredObject<TBody, TInternal> {
+  seq: number;
+  id: string;
+  type: string;
+  livemode: boolean;
+  account: string | null;
+  body: TBody;
+  internal: TInternal;
+}
+
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+}
+
+export interface PageRequest {
+  limit: number;
+  startingAfter?: string | undefined;
+  endingBefore?: string | undefined;
+}
+
+/** Equality filters on top-level body fields (`payment_intent`, `location`, `status`, …). */
+export type Filters = Record<string, string | number | boolean | null | undefined>;
+
+export interface TimerRow {
+  id: string;
+  kind: string;
+  dueAt: number;
+  payload: unknown;
+}
+
+export type DeliveryStatus = 'pending' | 'held' | 'delivered' | 'failed' | 'dropped';
+
+export interface DeliveryRow {
+  id: number;
+  eventId: string;
+  endpointId: string;
+  status: DeliveryStatus;
+  attempts: number;
+  nextAt: number;
+  ord: number;
+  lastError: string | null;
+}
+
+export interface IdempotentResponse {
+  method: string;
+  path: string;
+  paramsHash: string;
+  status: number;
+  body: string;
+}
+
+/**
+ * How long a stored idempotent response is replayed. 24 hours is Stripe's documented retention:
+ * after that a key may be reused for a new request.
+ */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+const SCHEMA = `
+create table if not exists meta (key text primary key, value text not null);
+create table if not exists objects (
+  seq integer primary key autoincrement,
+  id text not null unique,
+  type text not null,
+  livemode integer not null,
+  account text,
+  body text not null,
+  internal text not null
+);
+create index if not exists objects_scope on objects (type, livemode, account, seq);
+create table if not exists idempotency (
+  scope text not null,
+  key text not null,
+  method text not null,
+  path text not null,
+  params_hash text not null,
+  status integer not null,
+  body text not null,
+  created_at integer not null,
+  primary key (scope, key)
+);
+create table if not exists timers (id text primary key, kind text not null, due_at integer not null, payload text not null);
+create table if not exists deliveries (
+  id integer primary key autoincrement,
+  event_id text not null,
+  endpoint_id text not null,
+  status text not null,
+  attempts integer not null default 0,
+  next_at integer not null,
+  ord integer not null default 0,
+  last_error text
+);
+create index if not exists deliveries_due on deliveries (status, next_at, ord);
+`;
+
+interface ObjectDbRow {
+  seq: number;
+  id: string;
+  type: string;
+  livemode: number;
+  account: string | null;
+  body: string;
+  internal: string;
+}
+
+interface DeliveryDbRow {
+  id: number;
+  event_id: string;
+  endpoint_id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  next_at: number;
+  ord: number;
+  last_error: string | null;
+}
+
+function toObject<TBody, TInternal>(row: ObjectDbRow): StoredObject<TBody, TInternal> {
+  return {
+    seq: row.seq,
+    id: row.id,
+    type: row.type,
+    livemode: row.livemode === 1,
+    account: row.account,
+    body: JSON.parse(row.body) as TBody,
+    internal: JSON.parse(row.internal) as TInternal,
+  };
+}
+
+function toDelivery(row: DeliveryDbRow): DeliveryRow {
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    endpointId: row.endpoint_id,
+    status: row.status,
+    attempts: row.attempts,
+    nextAt: row.next_at,
+    ord: row.ord,
+    lastError: row.last_error,
+  };
+}
+
+/** Top-level JSON field names used in filters come from our code, never from a request. */
+const FIELD_NAME = /^[a-z_]+$/;
+
+export class Store {
+  private readonly db: Database.Database;
+
+  constructor(dataDir: string) {
+    mkdirSync(dataDir, { recursive: true });
+    this.db = new Database(join(dataDir, 'simulator.db'));
+    this.db.pragma('journal_mode = WAL');
+    // NORMAL in WAL mode survives a process crash or restart (the promise the simulator makes);
+    // only a power cut can drop the last commits, which a stand-in for Stripe may lose, unlike
+    // our ledger (FULL). FULL here cost one fsync per processor call on the payment path.
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(SCHEMA);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** Runs `work` atomically; a throw rolls every write back. Nested calls join the outer transaction. */
+  transaction<T>(work: () => T): T {
+    if (this.db.inTransaction) return work();
+    return this.db.transaction(work).immediate();
+  }
+
+  getMeta(key: string): string | undefined {
+    const row = this.db.prepare('select value from meta where key = ?').get(key) as { value: string } | undefined;
+    return row?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.db.prepare('insert into meta (key, value) values (?, ?) on conflict(key) do update set value = excluded.value').run(key, value);
+  }
+
+  insert<TBody extends { id: string }, TInternal>(type: string, scope: Scope, body: TBody, internal: TInternal): StoredObject<TBody, TInternal> {
+    const info = this.db
+      .prepare('insert into objects (id, type, livemode, account, body, internal) values (?, ?, ?, ?, ?, ?)')
+      .run(body.id, type, scope.livemode ? 1 : 0, scope.account, JSON.stringify(body), JSON.stringify(internal));
+    return { seq: Number(info.lastInsertRowid), id: body.id, type, livemode: scope.livemode, account: scope.account, body, internal };
+  }
+
+  /** Any object by id, whatever its scope (ids are globally unique). */
+  find<TBody, TInternal>(id: string): StoredObject<TBody, TInternal> | undefined {
+    const row = this.db.prepare('select * from objects where id = ?').get(id) as ObjectDbRow | undefined;
+    return row ? toObject<TBody, TInternal>(row) : undefined;
+  }
+
+  save<TBody, TInternal>(object: StoredObject<TBody, TInternal>): void {
+    this.db
+      .prepare('update objects set body = ?, internal = ? where id = ?')
+      .run(JSON.stringify(object.body), JSON.stringify(object.internal), object.id);
+  }
+
+  remove(id: string): void {
+    this.db.prepare('delete from objects where id = ?').run(id);
+  }
+
+  /** Objects of one type in one scope, newest first, paginated the way Stripe lists are. */
+  list<TBody, TInternal>(type: string, scope: Scope, filters: Filters, page: PageRequest): Page<StoredObject<TBody, TInternal>> {
+    const where = ['type = ?', 'livemode = ?', 'account is ?'];
+    const args: (string | number | null)[] = [type, scope.livemode ? 1 : 0, scope.account];
+    for (const [field, value] of Object.entries(filters)) {
+      if (value === undefined) continue;
+      if (!FIELD_NAME.test(field)) throw new Error(`bad filter field ${field}`);
+      if (value === null) {
+        where.push(`json_extract(body, '$.${field}') is null`);
+      } else {
+        where.push(`json_extract(body, '$.${field}') = ?`);
+        args.push(typeof value === 'boolean' ? (value ? 1 : 0) : value);
+      }
+    }
+    let order = 'desc';
+    const cursorId = page.startingAfter ?? page.endingBefore;
+    if (cursorId !== undefined) {
+      const cursor = this.db.prepare('select seq from objects where id = ?').get(cursorId) as { seq: number } | undefined;
+      if (cursor) {
+        where.push(page.startingAfter !== undefined ? 'seq < ?' : 'seq > ?');
+        args.push(cursor.seq);
+      }
+      if (page.endingBefore !== undefined && page.startingAfter === undefined) order = 'asc';
+    }
+    const rows = this.db
+      .prepare(`select * from objects where ${where.join(' and ')} order by seq ${order} limit ?`)
+      .all(...args, page.limit + 1) as ObjectDbRow[];
+    const hasMore = rows.length > page.limit;
+    const kept = rows.slice(0, page.limit);
+    if (order === 'asc') kept.reverse();
+    return { data: kept.map((row) => toObject<TBody, TInternal>(row)), hasMore };
+  }
+
+  /** Every object of a type in every scope (small sets only: endpoints, readers). */
+  all<TBody, TInternal>(type: string): StoredObject<TBody, TInternal>[] {
+    const rows = this.db.prepare('select * from objects where type = ? order by seq').all(type) as ObjectDbRow[];
+    return rows.map((row) => toObject<TBody, TInternal>(row));
+  }
+
+  getIdempotent(scope: string, key: string, now: number): IdempotentResponse | undefined {
+    const row = this.db
+      .prepare('select method, path, params_hash, status, body from idempotency where scope = ? and key = ? and created_at > ?')
+      .get(scope, key, now - IDEMPOTENCY_RETENTION_MS) as
+      | { method: string; path: string; params_hash: string; status: number; body: string }
+      | undefined;
+    return row ? { method: row.method, path: row.path, paramsHash: row.params_hash, status: row.status, body: row.body } : undefined;
+  }
+
+  putIdempotent(scope: string, key: string, response: IdempotentResponse, now: number): void {
+    this.db
+      .prepare(
+        `insert into idempotency (scope, key, method, path, params_hash, status, body, created_at) values (?, ?, ?, ?, ?, ?, ?, ?)
+         on conflict(scope, key) do update set method = excluded.method, path = excluded.path, params_hash = excluded.params_hash,
+         status = excluded.status, body = excluded.body, created_at = excluded.created_at`,
+      )
+      .run(scope, key, response.method, response.path, response.paramsHash, response.status, response.body, now);
+  }
+
+  pruneIdempotency(now: number): void {
+    this.db.prepare('delete from idempotency where created_at <= ?').run(now - IDEMPOTENCY_RETENTION_MS);
+  }
+
+  addTimer(timer: TimerRow): void {
+    this.db
+      .prepare('insert into timers (id, kind, due_at, payload) values (?, ?, ?, ?)')
+      .run(timer.id, timer.kind, timer.dueAt, JSON.stringify(timer.payload));
+  }
+
+  /** Deletes the timer; false when it had already fired or been cancelled. */
+  takeTimer(id: string): boolean {
+    return this.db.prepare('delete from timers where id = ?').run(id).changes === 1;
+  }
+
+  timers(): TimerRow[] {
+    const rows = this.db.prepare('select id, kind, due_at, payload from timers order by due_at, id').all() as {
+      id: string;
+      kind: string;
+      due_at: number;
+      payload: string;
+    }[];
+    return rows.map((row) => ({ id: row.id, kind: row.kind, dueAt: row.due_at, payload: JSON.parse(row.payload) as unknown }));
+  }
+
+  addDelivery(eventId: string, endpointId: string, status: DeliveryStatus, nextAt: number): number {
+    const info = this.db
+      .prepare('insert into deliveries (event_id, endpoint_id, status, next_at) values (?, ?, ?, ?)')
+      .run(eventId, endpointId, status, nextAt);
+    const id = Number(info.lastInsertRowid);
+    this.db.prepare('update deliveries set ord = ? where id = ?').run(id, id);
+    return id;
+  }
+
+  nextDueDelivery(now: number): DeliveryRow | undefined {
+    const row = this.db
+      .prepare(`select * from deliveries where status = 'pending' and next_at <= ? order by next_at, ord limit 1`)
+      .get(now) as DeliveryDbRow | undefined;
+    return row ? toDelivery(row) : undefined;
+  }
+
+  earliestPendingDelivery(): number | undefined {
+    const row = this.db.prepare(`select min(next_at) as at from deliveries where status = 'pending'`).get() as { at: number | null };
+    return row.at ?? undefined;
+  }
+
+  updateDelivery(id: number, change: { status: DeliveryStatus; attempts: number; nextAt: number; lastError: string | null }): void {
+    this.db
+      .prepare('update deliveries set status = ?, attempts = ?, next_at = ?, last_error = ? where id = ?')
+      .run(change.status, change.attempts, change.nextAt, change.lastError, id);
+  }
+
+  deliveries(): DeliveryRow[] {
+    return (this.db.prepare('select * from deliveries order by id').all() as DeliveryDbRow[]).map(toDelivery);
+  }
+
+  /** Releases held deliveries, newest first, so the receiver sees them in reverse order. */
+  releaseHeldReversed(now: number): number {
+    const held = this.db.prepare(`select id from deliveries where status = 'held' order by ord`).all() as { id: number }[];
+    const ords = held.map((row) => row.id);
+    held.forEach((row, index) => {
+      this.db
+        .prepare(`update deliveries set status = 'pending', next_at = ?, ord = ? where id = ?`)
+        .run(now, ords[held.length - 1 - index] ?? row.id, row.id);
+    });
+    return held.length;
+  }
+
+  countHeld(): number {
+    return (this.db.prepare(`select count(*) as n from deliveries where status = 'held'`).get() as { n: number }).n;
+  }
+
+  /** Makes every pending delivery (retries, delayed ones) due now. */
+  hurryDeliveries(now: number): void {
+    this.db.prepare(`update deliveries set next_at = ? where status = 'pending' and next_at > ?`).run(now, now);
+  }
+}

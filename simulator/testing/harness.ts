@@ -1,0 +1,128 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Stripe from 'stripe';
+import { type RunningSimulator, type SimulatorOptions, startSimulator } from '../index.js';
+
+/**
+ * Test support: a simulator on port 0 over a throwaway data directory, SDK clients pointed at it
+ * exactly as an application would point them, a real webhook receiver, and a deadline-bound poll.
+ */
+
+export interface TestSimulator {
+  sim: RunningSimulator;
+  dataDir: string;
+  /** Test-mode secret key client. */
+  stripe: Stripe;
+  /** Live-mode secret key client. */
+  live: Stripe;
+  /** A client with any key (publishable keys, bogus keys). */
+  client(key: string): Stripe;
+  /** Stops and starts again on the same data directory (a new port). */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function makeClient(sim: RunningSimulator, key: string): Stripe {
+  return new Stripe(key, { host: sim.host, port: sim.port, protocol: 'http', maxNetworkRetries: 0, telemetry: false });
+}
+
+export async function startTestSimulator(options: Partial<SimulatorOptions> = {}): Promise<TestSimulator> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'pos-sim-'));
+  const start = (): Promise<RunningSimulator> =>
+    startSimulator({ authorizationDelayMs: 100, achSettlementDelayMs: 100, ...options, dataDir });
+  const harness: TestSimulator = {
+    sim: await start(),
+    dataDir,
+    stripe: undefined as unknown as Stripe,
+    live: undefined as unknown as Stripe,
+    client: (key) => makeClient(harness.sim, key),
+    async restart() {
+      await harness.sim.close();
+      harness.sim = await start();
+      bind();
+    },
+    async close() {
+      await harness.sim.close();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  const bind = (): void => {
+    harness.stripe = makeClient(harness.sim, harness.sim.keys.secretTest);
+    harness.live = makeClient(harness.sim, harness.sim.keys.secretLive);
+  };
+  bind();
+  return harness;
+}
+
+/** Polls `probe` until it returns a value other than undefined, or fails after the deadline. */
+export async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 3_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 15));
+  }
+}
+
+export interface ReceivedWebhook {
+  headers: IncomingHttpHeaders;
+  raw: string;
+  event: { id: string; type: string; account?: string; data: { object: { id: string; [key: string]: unknown } } };
+}
+
+/** A real HTTP server standing in for the merchant's webhook endpoint. */
+export class WebhookReceiver {
+  readonly received: ReceivedWebhook[] = [];
+  /** Answer this many requests with 500 before accepting again. */
+  failNext = 0;
+  private server: Server | null = null;
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        if (this.failNext > 0) {
+          this.failNext--;
+          res.writeHead(500).end('nope');
+          return;
+        }
+        const raw = Buffer.concat(chunks).toString('utf8');
+        this.received.push({ headers: req.headers, raw, event: JSON.parse(raw) as ReceivedWebhook['event'] });
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"received":true}');
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/webhooks`;
+    return this;
+  }
+
+  types(): string[] {
+    return this.received.map((w) => w.event.type);
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+}
+
+/** Narrows a retrieve that may answer a deleted stub (readers, locations) to the live object. */
+export function notDeleted<T extends object>(value: T | { deleted: true }): T {
+  if ((value as { deleted?: unknown }).deleted === true) throw new Error('object was deleted');
+  return value as T;
+}
