@@ -1,0 +1,274 @@
+import { hostname } from 'node:os';
+import pino, { type Logger } from 'pino';
+import { PROTOCOL_VERSION, TransactionSummarySchema, type AgentMessage } from '../shared/agent-protocol.js';
+import { MAX_REPORTS_PER_MESSAGE, UPSTREAM_PROTOCOL_VERSION, type AgentUpMessage, type ServerDownMessage } from '../shared/agent-upstream.js';
+import type { AgentConfig } from '../shared/config.js';
+import { systemClock } from '../shared/time.js';
+import { ApiCallError, ServerApi } from './api.js';
+import { LocalServer, type Command } from './local-server.js';
+import { nodeSerialBinding, wsTransport, type AgentPorts } from './ports.js';
+import { ReaderBook, refOf } from './readers.js';
+import { AgentState } from './state.js';
+import { ProcessorDriver } from './drivers/processor.js';
+import { SerialDriver, parseSerialSpec } from './drivers/serial.js';
+import { SimulatedDriver } from './drivers/simulated.js';
+import type { DriverContext, ReaderDriver } from './drivers/types.js';
+import { UpstreamLink } from './upstream.js';
+
+export const AGENT_VERSION = '0.1.0';
+
+/** While the server is unreachable at start-up, the drivers' first pass is retried this often. */
+const DRIVER_RETRY_MS = 2_000;
+
+export interface RunningAgent {
+  agentId: string;
+  /** The local websocket, e.g. ws://127.0.0.1:4848. */
+  url: string;
+  logger: Logger;
+  close(): Promise<void>;
+}
+
+export interface AgentOptions {
+  ports?: Partial<AgentPorts>;
+  logger?: Logger;
+}
+
+function fail(status: number, type: string, code: string, message: string): ApiCallError {
+  return new ApiCallError(status, { type, code, message });
+}
+
+/** Starts the on-premise agent: drivers, the upstream link, the local websocket. */
+export async function startAgent(config: AgentConfig, options: AgentOptions = {}): Promise<RunningAgent> {
+  const logger = options.logger ?? pino({ level: config.logLevel });
+  const ports: AgentPorts = { clock: systemClock, upstream: wsTransport, serial: nodeSerialBinding, ...options.ports };
+  const state = await AgentState.open(config.dataDir);
+  const agentId = state.data.agent_id;
+  const mode = config.apiKey.startsWith('sk_live_') ? 'live' : 'test';
+  const api = new ServerApi(config.serverUrl, config.apiKey);
+  let local: LocalServer | undefined;
+  let link: UpstreamLink | undefined;
+
+  const sendReports = (reports: AgentUpMessage & { type: 'reports' }) => link?.send(reports);
+  const book = new ReaderBook(ports.clock, {
+    reader(reader, activityChanged, ref) {
+      local?.broadcast('readers', { type: 'reader', reader });
+      if (!activityChanged) return;
+      const report = state.enqueue({ reader: ref, activity: reader.activity, transaction_id: reader.transaction_id, failure_code: reader.failure_code, observed_at: ports.clock.now() });
+      sendReports({ type: 'reports', reports: [report] });
+    },
+    readers(readers) {
+      local?.broadcast('readers', { type: 'readers', readers });
+      state.data.readers = book.keys().map((key) => {
+        const info = book.info(key)!;
+        return { key, ...info, last_seen_at: book.get(key)?.last_seen_at ?? null };
+      });
+      state.save();
+    },
+  });
+  // Readers known from earlier runs show at once (offline until a driver sees them).
+  for (const entry of state.data.readers) {
+    book.upsert(entry.key, { driver: entry.driver, id: entry.id, processor_terminal_id: entry.processor_terminal_id, name: entry.name, serial_number: entry.serial_number });
+  }
+
+  const ctx: DriverContext = { book, api, state, logger, serial: ports.serial };
+  const simulated = new SimulatedDriver(ctx, config.simulate);
+  const processor = new ProcessorDriver(ctx, { slowPollMs: config.heartbeatMs, includeProcessorReaders: config.processorReaders, simulated: () => simulated.ids() });
+  const serial = new SerialDriver(ctx, config.serial.map(parseSerialSpec), config.serialBaud);
+  const drivers: ReaderDriver[] = [simulated, processor, serial];
+  const driverOf = (key: string) => drivers.find((d) => d.handles(key));
+
+  const heartbeat = (): AgentUpMessage => ({
+    type: 'heartbeat',
+    readers: book.keys().flatMap((key) => {
+      const reader = book.get(key);
+      return reader ? [{ reader: refOf(key), status: reader.status }] : [];
+    }),
+  });
+
+  const onServer = (message: ServerDownMessage) => {
+    switch (message.type) {
+      case 'welcome': {
+        state.data.merchant = message.merchant;
+        state.data.cursor ??= message.cursor;
+        state.acknowledge(message.last_report_seq);
+        link?.send(heartbeat());
+        const queued = state.data.queue;
+        for (let i = 0; i < queued.length; i += MAX_REPORTS_PER_MESSAGE) link?.send({ type: 'reports', reports: queued.slice(i, i + MAX_REPORTS_PER_MESSAGE) });
+        return;
+      }
+      case 'reports_ack':
+        state.acknowledge(message.seq);
+        return;
+      case 'presence':
+        // Serial readers learn their server identity (uuid, tmr_ id, name) by serial number.
+        for (const r of message.readers) {
+          const key = `serial:${r.serial_number}`;
+          const info = book.info(key);
+          if (info && info.driver === 'serial') book.upsert(key, { ...info, id: r.id, processor_terminal_id: r.processor_terminal_id, name: r.name });
+        }
+        return;
+      case 'transaction': {
+        state.data.cursor = message.seq;
+        state.save();
+        const summary = TransactionSummarySchema.safeParse(message.transaction);
+        if (!summary.success) {
+          logger.warn({ seq: message.seq }, 'a pushed transaction does not fit the summary schema; skipped');
+          return;
+        }
+        book.rememberTransaction(summary.data.id, summary.data.amount, summary.data.currency);
+        local?.broadcast('transactions', { type: 'transaction', transaction: summary.data });
+        return;
+      }
+      case 'error':
+        logger.warn({ error: message.error }, 'the server refused a message');
+        return;
+    }
+  };
+
+  const resolveReader = (reader: string) => {
+    const key = book.find(reader);
+    if (!key) throw fail(404, 'invalid_request_error', 'resource_missing', `This agent follows no reader ${reader}`);
+    const state = book.get(key)!;
+    if (!state.processor_terminal_id) throw fail(400, 'invalid_request_error', 'reader_not_registered', `Reader ${reader} is not registered on the server (POST /v1/terminals with its serial number's code)`);
+    return { key, reader: state };
+  };
+
+  const command = async (cmd: Command): Promise<unknown> => {
+    switch (cmd.type) {
+      case 'start_payment': {
+        const { key, reader } = resolveReader(cmd.reader);
+        const created = await api.post<{ id: string; payment_intent_id: string; amount: number; currency: string }>(
+          '/v1/terminal/create-payment',
+          {
+            amount: cmd.amount,
+            ...(cmd.currency ? { currency: cmd.currency } : {}),
+            ...(cmd.description ? { description: cmd.description } : {}),
+            ...(cmd.metadata ? { metadata: cmd.metadata } : {}),
+            ...(/^[0-9a-f-]{36}$/.test(reader.id) ? { terminal_id: reader.id } : {}),
+          },
+          // A counter retrying the same request_id gets the same payment, not a second one.
+          { 'Idempotency-Key': `agent_${agentId}_${cmd.request_id}` },
+        );
+        book.rememberTransaction(created.id, created.amount, created.currency);
+        const tick = book.nextTick();
+        const action = await api.post<unknown>('/v1/terminal/process-payment', { payment_intent_id: created.payment_intent_id, reader_id: reader.processor_terminal_id });
+        book.observe(key, { activity: 'waiting_for_card', transaction_id: created.id, failure_code: null, outcome_key: null }, tick);
+        driverOf(key)?.paymentStarted(key, { transaction_id: created.id, amount: created.amount, currency: created.currency });
+        return { transaction: created, reader_action: action };
+      }
+      case 'cancel_payment': {
+        const canceled = await api.post<{ reader_id: string | null }>(`/v1/transactions/${encodeURIComponent(cmd.transaction_id)}/cancel`, { reason: cmd.reason ?? 'requested_by_customer' });
+        const key = canceled.reader_id ? book.find(canceled.reader_id) : undefined;
+        if (key) {
+          driverOf(key)?.watch(key);
+          if (driverOf(key) === serial) serial.paymentCanceled(key);
+        }
+        return canceled;
+      }
+      case 'simulate_tap': {
+        if (mode !== 'test') throw fail(400, 'invalid_request_error', 'livemode_not_allowed', 'simulate_tap needs the agent to run with a test key');
+        const { key, reader } = resolveReader(cmd.reader);
+        // The agent presents the card itself, so it knows the reader is processing before any poll can.
+        if (reader.activity === 'waiting_for_card') book.mark(key, 'processing', reader.transaction_id);
+        driverOf(key)?.watch(key);
+        try {
+          return await api.post<unknown>('/v1/terminal/simulate-payment', {
+            reader_id: reader.processor_terminal_id,
+            ...(cmd.amount_tip !== undefined ? { amount_tip: cmd.amount_tip } : {}),
+            ...(cmd.card_number ? { card_number: cmd.card_number } : {}),
+          });
+        } finally {
+          driverOf(key)?.watch(key);
+        }
+      }
+    }
+  };
+
+  local = await LocalServer.listen(
+    config.listen.host,
+    config.listen.port,
+    config.token,
+    {
+      welcome: () => ({
+        type: 'welcome',
+        protocol: PROTOCOL_VERSION,
+        agent_id: agentId,
+        mode,
+        merchant: state.data.merchant ?? { id: '', business_name: '' },
+        upstream: link?.connected ? 'connected' : 'disconnected',
+      }),
+      readers: () => ({ type: 'readers', readers: book.states() }),
+      command,
+    },
+    logger,
+  );
+
+  link = new UpstreamLink(
+    ports.upstream,
+    { serverUrl: config.serverUrl, apiKey: config.apiKey },
+    {
+      hello: () => ({
+        type: 'hello',
+        protocol: UPSTREAM_PROTOCOL_VERSION,
+        agent_id: agentId,
+        name: config.name ?? hostname(),
+        version: AGENT_VERSION,
+        heartbeat_ms: config.heartbeatMs,
+        cursor: state.data.cursor,
+      }),
+      message: onServer,
+      status: (status) => {
+        const message: AgentMessage = { type: 'upstream', status };
+        local?.broadcast(null, message);
+        logger.info({ status }, status === 'connected' ? 'upstream connected' : 'upstream disconnected');
+      },
+    },
+    logger,
+  );
+
+  let stopped = false;
+  let retryTimer: NodeJS.Timeout | undefined;
+  const startDrivers = async (): Promise<void> => {
+    try {
+      await simulated.start();
+      await processor.start();
+    } catch (err) {
+      if (stopped) return;
+      logger.warn({ err: err instanceof ApiCallError ? err.info : err }, 'could not start the reader drivers; retrying');
+      await new Promise<void>((resolve) => {
+        retryTimer = setTimeout(resolve, DRIVER_RETRY_MS);
+      });
+      if (!stopped) return startDrivers();
+    }
+  };
+  await serial.start();
+  // The first pass finishes before the first heartbeat, so readers are online within one; a server
+  // that is down at start-up does not hold the local websocket back.
+  const first = startDrivers();
+  await Promise.race([first, new Promise((r) => setTimeout(r, Math.max(config.heartbeatMs, 1_000)))]);
+  link.start();
+  const heartbeatTimer = setInterval(() => link?.send(heartbeat()), config.heartbeatMs);
+
+  logger.info({ url: local.url, agent_id: agentId, server: config.serverUrl, mode, data_dir: config.dataDir }, 'pos agent listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    agentId,
+    url: local.url,
+    logger,
+    close() {
+      closing ??= (async () => {
+        stopped = true;
+        clearInterval(heartbeatTimer);
+        clearTimeout(retryTimer);
+        await link?.stop(true);
+        for (const driver of drivers) await driver.stop();
+        book.close();
+        await local?.close();
+        await state.flush();
+        logger.info('pos agent stopped');
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,116 @@
+import { mkdirSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { Low } from 'lowdb';
+import { JSONFile } from 'lowdb/node';
+import type { Report } from '../shared/agent-upstream.js';
+
+/**
+ * Reports kept while the server is unreachable. 10,000 is hours of a busy shop's reader changes
+ * (a sale is four or five); past it the oldest are dropped, because the newest say where readers
+ * are now and the server can live without old history.
+ */
+export const MAX_QUEUED_REPORTS = 10_000;
+
+/**
+ * Writes are coalesced for this long: a burst of changes on 200 readers is one file write, and a
+ * SIGKILL loses at most this much of the queue.
+ */
+const WRITE_COALESCE_MS = 100;
+
+export interface RegistryEntry {
+  /** How the agent names the reader: `tmr_…` or `serial:<serial number>`. */
+  key: string;
+  driver: 'processor' | 'serial' | 'simulated';
+  id: string | null;
+  processor_terminal_id: string;
+  name: string;
+  serial_number: string | null;
+  last_seen_at: string | null;
+}
+
+export interface AgentData {
+  agent_id: string;
+  /** The last transaction event seq received: pushes resume after it. */
+  cursor: number | null;
+  merchant: { id: string; business_name: string } | null;
+  /** tmr_ ids of the simulated readers this agent registered (`--simulate N`), oldest first. */
+  simulated: string[];
+  readers: RegistryEntry[];
+  next_report_seq: number;
+  queue: Report[];
+  dropped_reports: number;
+}
+
+/** The agent's own state in `<data dir>/agent.json` (lowdb): identity, reader registry, report queue. */
+export class AgentState {
+  #timer: NodeJS.Timeout | undefined;
+  #writing: Promise<void> = Promise.resolve();
+
+  private constructor(private readonly db: Low<AgentData>) {}
+
+  static async open(dataDir: string): Promise<AgentState> {
+    mkdirSync(dataDir, { recursive: true });
+    const defaults: AgentData = {
+      agent_id: randomUUID(),
+      cursor: null,
+      merchant: null,
+      simulated: [],
+      readers: [],
+      next_report_seq: 1,
+      queue: [],
+      dropped_reports: 0,
+    };
+    // Not JSONFilePreset: it keeps everything in memory when NODE_ENV is `test`.
+    const db = new Low<AgentData>(new JSONFile<AgentData>(join(dataDir, 'agent.json')), defaults);
+    await db.read();
+    // Fill fields a file written by an older agent lacks.
+    db.data = { ...defaults, ...db.data };
+    await db.write();
+    return new AgentState(db);
+  }
+
+  get data(): AgentData {
+    return this.db.data;
+  }
+
+  /** Queues a report; the oldest is dropped when the queue is full. */
+  enqueue(report: Omit<Report, 'seq'>): Report {
+    const full: Report = { ...report, seq: this.db.data.next_report_seq++ };
+    this.db.data.queue.push(full);
+    const excess = this.db.data.queue.length - MAX_QUEUED_REPORTS;
+    if (excess > 0) {
+      this.db.data.queue.splice(0, excess);
+      this.db.data.dropped_reports += excess;
+    }
+    this.save();
+    return full;
+  }
+
+  /** The server stored everything up to `seq`. */
+  acknowledge(seq: number): void {
+    const queue = this.db.data.queue;
+    let i = 0;
+    while (i < queue.length && queue[i]!.seq <= seq) i += 1;
+    if (i > 0) {
+      queue.splice(0, i);
+      this.save();
+    }
+  }
+
+  save(): void {
+    this.#timer ??= setTimeout(() => {
+      this.#timer = undefined;
+      this.#writing = this.#writing.then(() => this.db.write()).catch(() => undefined);
+    }, WRITE_COALESCE_MS);
+  }
+
+  async flush(): Promise<void> {
+    if (this.#timer) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#writing = this.#writing.then(() => this.db.write());
+    }
+    await this.#writing;
+  }
+}

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { loadAgentConfig } from '../shared/config.js';
+import { BACKOFF_BASE_MS, BACKOFF_CAP_MS, backoffDelay } from './upstream.js';
+
+describe('reconnect backoff', () => {
+  it('doubles from the base to the cap, with half of each wait random', () => {
+    expect(backoffDelay(0, () => 0)).toBe(BACKOFF_BASE_MS / 2);
+    expect(backoffDelay(0, () => 1)).toBe(BACKOFF_BASE_MS);
+    expect(backoffDelay(3, () => 1)).toBe(BACKOFF_BASE_MS * 8);
+    expect(backoffDelay(50, () => 1)).toBe(BACKOFF_CAP_MS);
+    expect(backoffDelay(50, () => 0)).toBe(BACKOFF_CAP_MS / 2);
+  });
+});
+
+describe('agent configuration', () => {
+  const base = { server: 'http://127.0.0.1:4242', apiKey: 'sk_test_abc' };
+  it('binds to localhost without a token and needs one on the LAN', () => {
+    expect(loadAgentConfig(base, {}).listen).toEqual({ host: '127.0.0.1', port: 4848 });
+    expect(() => loadAgentConfig({ ...base, listen: '0.0.0.0:4848' }, {})).toThrow(/needs --token/);
+    expect(loadAgentConfig({ ...base, listen: '0.0.0.0:4848', token: 'a-long-enough-token' }, {}).token).toBe('a-long-enough-token');
+  });
+
+  it('reads the environment and refuses what cannot work', () => {
+    expect(loadAgentConfig({}, { POS_SERVER_URL: 'http://h:1/', POS_API_KEY: 'sk_live_x' })).toMatchObject({ serverUrl: 'http://h:1', heartbeatMs: 5000 });
+    expect(() => loadAgentConfig({ ...base, apiKey: 'pk_test_x' }, {})).toThrow(/secret key/);
+    expect(() => loadAgentConfig({ ...base, apiKey: 'sk_live_x', simulate: 2 }, {})).toThrow(/test key/);
+    expect(() => loadAgentConfig({ ...base, serial: ['ttyUSB0'] }, {})).toThrow(/device path/);
+  });
+});
