@@ -1,0 +1,62 @@
+import { currencyDecimals, isCurrency } from '../shared/money.js';
+import { usageError } from './errors.js';
+
+/**
+ * Amounts as people type them at a counter, turned into integer minor units:
+ *
+ *   47.50, 47.5, 47   → 4750, 4750, 4700     (a two-decimal currency)
+ *   4750c             → 4750                  (minor units, any currency)
+ *   0.5               → 50
+ *   4750 in jpy       → 4750                  (no decimals; 47.5 is refused)
+ *
+ * Refused, each with a message saying what to type instead: anything with a comma (1,000.00 and
+ * 1,50 mean different things in different countries, so neither is guessed), more decimals than
+ * the currency has (47.505), signs, exponents, currency symbols, spaces inside, a bare ".5" or
+ * "47.", zero, and more than the API's maximum.
+ */
+
+/** The API's largest amount (server/schemas/transactions.ts MAX_AMOUNT): refusing it here gives a clearer message. */
+export const MAX_AMOUNT = 99_999_999;
+
+export function parseAmount(input: string, currency: string): number {
+  const raw = input.trim();
+  const code = currency.toLowerCase();
+  if (!isCurrency(code)) throw usageError(`unknown currency "${currency}"`);
+  const decimals = currencyDecimals(code);
+  const example = decimals === 0 ? '4750' : '47.50';
+  if (raw === '') throw usageError(`amount is empty: write e.g. ${example} or 4750c`);
+  if (raw.includes(',')) {
+    throw usageError(`amount "${raw}" has a comma: write it without thousands separators and with a dot for decimals, e.g. 1000.00`);
+  }
+  if (/^[-+]/.test(raw)) throw usageError(`amount "${raw}" must be positive and written without a sign`);
+
+  let minor: number;
+  const cents = /^(\d+)c$/i.exec(raw);
+  if (cents) {
+    minor = Number(cents[1]);
+  } else {
+    const m = /^(\d+)(?:\.(\d+))?$/.exec(raw);
+    if (!m) throw usageError(`amount "${raw}" is not a number: write e.g. ${example} (or ${decimals === 0 ? '4750c' : '4750c for 47.50'})`);
+    const whole = m[1] ?? '0';
+    const fraction = m[2] ?? '';
+    if (fraction.length > decimals) {
+      throw usageError(
+        decimals === 0
+          ? `${code.toUpperCase()} has no decimals: "${raw}" is ambiguous, write a whole number`
+          : `amount "${raw}" has more than ${decimals} decimals for ${code.toUpperCase()}`,
+      );
+    }
+    minor = Number(whole) * 10 ** decimals + Number(fraction.padEnd(decimals, '0') || '0');
+  }
+  if (!Number.isSafeInteger(minor) || minor > MAX_AMOUNT) throw usageError(`amount "${raw}" is over the maximum (${MAX_AMOUNT} in minor units)`);
+  if (minor === 0) throw usageError('amount must be more than zero');
+  return minor;
+}
+
+/** The amount as the CLI would take it back: 4750 usd → "47.50", 4750 jpy → "4750". */
+export function formatPlain(minor: number, currency: string): string {
+  const decimals = currencyDecimals(currency.toLowerCase());
+  if (decimals === 0) return String(minor);
+  const s = String(minor).padStart(decimals + 1, '0');
+  return `${s.slice(0, -decimals)}.${s.slice(-decimals)}`;
+}

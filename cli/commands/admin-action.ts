@@ -1,0 +1,70 @@
+import { loadStoreConfig } from '../../shared/config.js';
+import { toIsoTimestamp, systemClock } from '../../shared/time.js';
+import { openStore, type Store } from '../../server/db/store.js';
+import { createMerchant, listMerchants, rollMerchantKeys } from '../../server/services/merchants.js';
+import { usageError } from '../errors.js';
+import { createOutput } from '../output.js';
+
+interface StoreFlags {
+  dataDir?: string;
+  databaseUrl?: string;
+}
+
+async function withStore<T>(flags: StoreFlags, work: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore(loadStoreConfig(flags));
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+export async function createMerchantAction(options: { businessName: string; dataDir?: string; databaseUrl?: string; json?: boolean }): Promise<void> {
+  const name = options.businessName.trim();
+  if (name.length === 0 || name.length > 256) throw usageError('--business-name must be 1 to 256 characters');
+  const out = createOutput(Boolean(options.json));
+  const { merchant, keys } = await withStore(options, (store) => createMerchant(store, systemClock, { businessName: name }));
+  if (out.json) {
+    out.printJson({ id: merchant.id, business_name: merchant.businessName, api_keys: keys });
+    return;
+  }
+  out.line(`Merchant ${merchant.id} (${merchant.businessName})`);
+  out.table([
+    { key: 'secret, test', value: keys.sk_test },
+    { key: 'secret, live', value: keys.sk_live },
+    { key: 'publishable, test', value: keys.pk_test },
+    { key: 'publishable, live', value: keys.pk_live },
+  ]);
+  out.line('These keys are shown once and stored only as hashes: keep them now.');
+}
+
+export async function listMerchantsAction(options: { dataDir?: string; databaseUrl?: string; json?: boolean }): Promise<void> {
+  const out = createOutput(Boolean(options.json));
+  const merchants = await withStore(options, (store) => listMerchants(store.db));
+  const rows = merchants.map((m) => ({ id: m.id, business_name: m.businessName, currency: m.defaultCurrency, created_at: toIsoTimestamp(m.createdAt) }));
+  if (out.json) out.printJson({ data: rows });
+  else out.table(rows);
+}
+
+/** Longest grace a roll may give the old key: a week, Stripe's own maximum. */
+const MAX_GRACE_HOURS = 7 * 24;
+
+export async function rollKeysAction(options: { merchant: string; mode: 'test' | 'live' | 'both'; graceHours: string; dataDir?: string; databaseUrl?: string; json?: boolean }): Promise<void> {
+  const grace = Number(options.graceHours);
+  if (!Number.isFinite(grace) || grace < 0 || grace > MAX_GRACE_HOURS) throw usageError(`--grace-hours must be a number from 0 to ${MAX_GRACE_HOURS}`);
+  const out = createOutput(Boolean(options.json));
+  const modes = options.mode === 'both' ? (['test', 'live'] as const) : ([options.mode] as const);
+  const rolled = await withStore(options, (store) =>
+    rollMerchantKeys(store, systemClock, options.merchant, modes, Math.round(grace * 3_600_000)).catch((err: unknown) => {
+      if (err instanceof Error && err.name === 'ApiError') throw usageError(`no merchant ${options.merchant}`);
+      throw err;
+    }),
+  );
+  const rows = rolled.map((k) => ({ mode: k.mode, key: k.key, old_key_expires_at: toIsoTimestamp(k.previousExpiresAt) }));
+  if (out.json) {
+    out.printJson({ merchant_id: options.merchant, keys: rows });
+    return;
+  }
+  out.table(rows);
+  out.line('The new keys are shown once. The old secret keys stop working at the time shown.');
+}

@@ -1,0 +1,47 @@
+import { type Command, Option } from 'commander';
+
+/** `--json` is the program's global flag; commander hands it to the action through optsWithGlobals. */
+const withJson = <O extends object>(options: O, command: Command): O & { json?: boolean } => ({ ...options, json: Boolean(command.optsWithGlobals().json) });
+
+/** Operator commands that work on the data dir directly, also while a server runs on it. */
+export function registerAdminCommands(program: Command): void {
+  const admin = program.command('admin').description('Operator commands: merchants and API keys (work directly on the data dir)');
+  const dataDir = () => new Option('--data-dir <dir>', 'data dir of the server (env POS_DATA_DIR, default ./.pos)');
+  const databaseUrl = () => new Option('--database-url <url>', 'the PostgreSQL database of the server, if it uses one (env DATABASE_URL)');
+
+  const merchant = admin.command('merchant').description('Create and list merchants');
+  merchant
+    .command('create')
+    .description('Create a merchant with test and live keys (printed once, stored only as hashes)')
+    .requiredOption('--business-name <name>', 'the business name shown to customers')
+    .addOption(dataDir())
+    .addOption(databaseUrl())
+    .addHelpText('after', '\nExample:\n  pos admin merchant create --business-name "Corner Café" --json')
+    .action(async (options: { businessName: string; dataDir?: string; databaseUrl?: string }, command: Command) => {
+      const { createMerchantAction } = await import('./admin-action.js');
+      await createMerchantAction(withJson(options, command));
+    });
+  merchant
+    .command('list')
+    .description('List merchants')
+    .addOption(dataDir())
+    .addOption(databaseUrl())
+    .action(async (options: { dataDir?: string; databaseUrl?: string }, command: Command) => {
+      const { listMerchantsAction } = await import('./admin-action.js');
+      await listMerchantsAction(withJson(options, command));
+    });
+
+  const keys = admin.command('keys').description('Manage API keys');
+  keys
+    .command('roll')
+    .description('Issue new secret keys; the old ones keep working for the grace period')
+    .requiredOption('--merchant <id>', 'merchant uuid')
+    .addOption(new Option('--mode <mode>', 'which secret key to roll').choices(['test', 'live', 'both']).default('both'))
+    .option('--grace-hours <hours>', 'how long the old key keeps working (0 = stop now)', '24')
+    .addOption(dataDir())
+    .addOption(databaseUrl())
+    .action(async (options: { merchant: string; mode: 'test' | 'live' | 'both'; graceHours: string; dataDir?: string; databaseUrl?: string }, command: Command) => {
+      const { rollKeysAction } = await import('./admin-action.js');
+      await rollKeysAction(withJson(options, command));
+    });
+}

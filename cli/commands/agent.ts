@@ -1,0 +1,51 @@
+import type { Command } from 'commander';
+import type { ServiceOptions } from './agent-service.js';
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+export function registerAgentCommands(program: Command): void {
+  const agent = program
+    .command('agent')
+    .description('Run the on-premise agent beside the card readers: presence, reader state, a local websocket for the counter')
+    .option('--server <url>', 'the pos server (env POS_SERVER_URL)')
+    .option('--api-key <key>', "the shop's secret key, sk_test_… or sk_live_… (env POS_API_KEY)")
+    .option('--data-dir <dir>', 'agent state: id, reader registry, queued reports (env POS_AGENT_DATA_DIR, default ./.pos-agent)')
+    .option('--listen <host:port>', 'the local websocket (env POS_AGENT_LISTEN, default 127.0.0.1:4848)')
+    .option('--token <token>', 'required in hello by counters; needed for a non-loopback --listen (env POS_AGENT_TOKEN)')
+    .option('--heartbeat-ms <ms>', 'heartbeat interval (env POS_AGENT_HEARTBEAT_MS, default 5000)')
+    .option('--simulate <n>', 'follow N simulated readers, registered once and remembered (test keys only)')
+    .option('--serial <path|usb:VID:PID>', 'a serial reader by device path or USB ids; repeatable (env POS_AGENT_SERIAL, comma-separated)', collect)
+    .option('--serial-baud <rate>', 'serial baud rate (default 9600)')
+    .option('--no-processor-readers', "don't follow the processor readers at the merchant's locations")
+    .option('--name <name>', 'how the server lists this agent (default the host name)')
+    .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env POS_LOG_LEVEL)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  pos agent --server http://127.0.0.1:4242 --api-key sk_test_… --simulate 2\n  pos agent --listen 0.0.0.0:4848 --token "$(openssl rand -hex 16)" --serial usb:0403:6001\n\nProtocol: docs/agent-protocol.md; serial readers: docs/serial-readers.md',
+    )
+    .action(async (_options: unknown, command: Command) => {
+      const { runAgent } = await import('./agent-action.js');
+      // --server, --api-key and --log-level are also program-wide options: read them with the globals.
+      await runAgent(command.optsWithGlobals());
+    });
+  agent
+    .command('install-service')
+    .description('Write a systemd unit (and an environment file holding the key) for a shop PC; does not start it')
+    .option('--server <url>', 'the pos server (env POS_SERVER_URL)')
+    .option('--api-key <key>', "the shop's secret key (env POS_API_KEY); written to the environment file only")
+    .option('--data-dir <dir>', 'agent state directory (default /var/lib/pos-agent)')
+    .option('--listen <host:port>', 'the local websocket (default 127.0.0.1:4848)')
+    .option('--token <token>', 'local websocket token (needed for a non-loopback --listen)')
+    .option('--simulate <n>', 'simulated readers')
+    .option('--serial <path|usb:VID:PID>', 'a serial reader; repeatable', collect)
+    .option('--user <user>', 'the system user the agent runs as (in group dialout for serial readers)', 'pos')
+    .option('--unit-dir <dir>', 'where the unit is written', '/etc/systemd/system')
+    .option('--env-file <path>', 'where the key is written (mode 0600)', '/etc/pos-agent/agent.env')
+    .option('--print', 'print the unit and environment file instead of writing them')
+    .addHelpText('after', '\nThen: sudo systemctl daemon-reload && sudo systemctl enable --now pos-agent (see docs/agent.md)')
+    .action(async (_options: unknown, command: Command) => {
+      const { installService } = await import('./agent-service.js');
+      // Options of the same name as `pos agent`'s are parsed by it: read both levels.
+      await installService(command.optsWithGlobals<ServiceOptions>());
+    });
+}

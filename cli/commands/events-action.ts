@@ -1,0 +1,65 @@
+import { loadClientConfig } from '../../shared/config.js';
+import type { EventDetail, WebhookEvent } from '../../server/schemas/webhooks.js';
+import { createApiClient } from '../api.js';
+import { usageError } from '../errors.js';
+import { createOutput } from '../output.js';
+import type { ApiFlags } from './api-options.js';
+import type { EventsListFlags } from './events.js';
+
+function positiveInt(name: string, value: string | undefined, max: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw usageError(`${name} must be a whole number from 1 to ${max}`);
+  return n;
+}
+
+function eventId(id: string): string {
+  if (!/^evt_[A-Za-z0-9]+$/.test(id)) throw usageError(`not an event id: ${id} (they look like evt_…)`);
+  return id;
+}
+
+export async function listEventsAction(flags: EventsListFlags): Promise<void> {
+  const page = positiveInt('--page', flags.page ?? '1', 1_000_000_000);
+  const size = positiveInt('--size', flags.size ?? '10', 100);
+  const api = createApiClient(loadClientConfig(flags));
+  const out = createOutput(Boolean(flags.json));
+  const query = new URLSearchParams({ page: String(page), size: String(size), ...(flags.type ? { type: flags.type } : {}) });
+  const list = await api.get<{ data: WebhookEvent[]; totalCount: number; page: number; lastPage: number }>(`/v1/events?${query}`);
+  if (out.json) {
+    out.printJson(list);
+    return;
+  }
+  out.table(list.data.map((e) => ({ id: e.id, type: e.type, object: String(e.data.reference ?? e.data.id ?? ''), created_at: e.created_at })));
+  out.line(`page ${list.page} of ${list.lastPage} (${list.totalCount} events)`);
+}
+
+function printDetail(event: EventDetail, out: ReturnType<typeof createOutput>): void {
+  out.line(`${event.id}  ${event.type}  ${event.created_at}`);
+  out.line(JSON.stringify(event.data, null, 2));
+  if (event.deliveries.length === 0) {
+    out.line('No webhook deliveries.');
+    return;
+  }
+  for (const d of event.deliveries) {
+    out.line(`delivery to ${d.endpoint_url} (${d.endpoint_id})${d.manual ? ' [resend]' : ''}: ${d.status}${d.next_attempt_at ? `, next attempt ${d.next_attempt_at}` : ''}`);
+    out.table(
+      d.attempts.map((a) => ({ attempted_at: a.attempted_at, status: a.status_code ?? '-', latency_ms: a.latency_ms, error: a.error ?? '' })),
+      ['attempted_at', 'status', 'latency_ms', 'error'],
+    );
+  }
+}
+
+export async function getEventAction(id: string, flags: ApiFlags & { json?: boolean }): Promise<void> {
+  const api = createApiClient(loadClientConfig(flags));
+  const out = createOutput(Boolean(flags.json));
+  const { data } = await api.get<{ data: EventDetail }>(`/v1/events/${encodeURIComponent(eventId(id))}`);
+  if (out.json) out.printJson({ data });
+  else printDetail(data, out);
+}
+
+export async function resendEventAction(id: string, flags: ApiFlags & { endpoint: string; json?: boolean }): Promise<void> {
+  const api = createApiClient(loadClientConfig(flags));
+  const out = createOutput(Boolean(flags.json));
+  const { data } = await api.post<{ data: EventDetail }>(`/v1/events/${encodeURIComponent(eventId(id))}/resend`, { endpoint_id: flags.endpoint });
+  if (out.json) out.printJson({ data });
+  else out.line(`Queued ${data.type} ${data.id} for ${flags.endpoint}: see \`pos events get ${data.id}\` for the attempt.`);
+}

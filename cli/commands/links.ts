@@ -1,0 +1,52 @@
+import type { Command } from 'commander';
+import { lazy } from '../lazy.js';
+
+export function registerLinkCommands(program: Command): void {
+  const links = program.command('links').description('Payment links: a shareable page for an amount');
+  links
+    .command('create')
+    .description('Create a payment link')
+    .argument('<amount>', 'e.g. 47.50 or 4750c')
+    .option('--currency <code>', "default: the merchant's")
+    .option('--description <text>')
+    .option('--email <address>', 'prefill the customer email')
+    .option('--success-url <url>')
+    .option('--cancel-url <url>')
+    .option('--expires-in <seconds>', '300 to 7776000 (90 days)')
+    .addHelpText('after', '\nExample:\n  pos links create 25.00 --description "Gift card"')
+    .action(lazy(async () => (await import('./links-action.js')).createLink));
+  links
+    .command('list')
+    .description('Payment links, newest first')
+    .option('--limit <n>', '1 to 100', '10')
+    .action(lazy(async () => (await import('./links-action.js')).listLinks));
+  links
+    .command('get')
+    .description('One link by uuid or pl_ reference')
+    .argument('<id>')
+    .action(lazy(async () => (await import('./links-action.js')).getLink));
+  links
+    .command('deactivate')
+    .description('Stop a link from taking payments')
+    .argument('<id>')
+    .action(lazy(async () => (await import('./links-action.js')).deactivateLink));
+
+  const checkout = program.command('checkout').description('Hosted checkout sessions');
+  checkout
+    .command('create')
+    .description('Create a hosted checkout session and print its URL')
+    .argument('<amount>', 'e.g. 47.50 or 4750c')
+    .option('--currency <code>', "default: the merchant's")
+    .option('--description <text>')
+    .option('--email <address>', 'prefill the customer email')
+    .option('--name <name>', 'prefill the customer name')
+    .option('--success-url <url>')
+    .option('--cancel-url <url>')
+    .option('--expires-in <seconds>', '300 to 86400')
+    .action(lazy(async () => (await import('./links-action.js')).createCheckout));
+  checkout
+    .command('get')
+    .description('One session by uuid or cs_ reference')
+    .argument('<id>')
+    .action(lazy(async () => (await import('./links-action.js')).getCheckout));
+}

@@ -1,0 +1,104 @@
+import { DEFAULT_WEBHOOK_TIMEOUT_MS, loadClientConfig } from '../../shared/config.js';
+import { listenSecret, signedHeaders } from '../../server/services/webhooks-signing.js';
+import { createApiClient } from '../api.js';
+import { usageError } from '../errors.js';
+import { createOutput, type Output } from '../output.js';
+import type { ListenFlags } from './listen.js';
+
+/** After the stream drops (server restart), wait this long before reconnecting: quick, without spinning. */
+const RECONNECT_DELAY_MS = 1_000;
+
+interface StreamedEvent {
+  id: string;
+  type: string;
+  created_at: string;
+}
+
+async function forward(url: string, secret: string, event: StreamedEvent, body: string): Promise<string> {
+  const started = performance.now();
+  try {
+    // Signed exactly like a delivery from the server, so the app's verification code runs as in production.
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { ...signedHeaders([secret], event.id, Date.now(), body), 'content-type': 'application/json', 'user-agent': 'pos-listen/1' },
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(DEFAULT_WEBHOOK_TIMEOUT_MS),
+    });
+    await res.arrayBuffer().catch(() => undefined);
+    return `[${res.status}] POST ${url} (${Math.round(performance.now() - started)} ms)`;
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    return `[ERROR] POST ${url}: ${cause ?? (err as Error).message}`;
+  }
+}
+
+export async function listenAction(flags: ListenFlags, out: Output = createOutput(false)): Promise<void> {
+  const config = loadClientConfig(flags);
+  const secret = listenSecret(config.apiKey);
+  if (flags.printSecret) {
+    out.line(secret);
+    return;
+  }
+  if (flags.forwardTo !== undefined) {
+    let target: URL;
+    try {
+      target = new URL(flags.forwardTo);
+    } catch {
+      throw usageError(`--forward-to must be a URL, got ${flags.forwardTo}`);
+    }
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') throw usageError('--forward-to must be an http(s) URL');
+  }
+  const api = createApiClient(config);
+  const types = flags.events
+    ?.split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
+  const query = types?.length ? `?types=${encodeURIComponent(types.join(','))}` : '';
+
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  let lastEventId: string | undefined;
+  let announced = false;
+  let connected = false;
+  try {
+    while (!stop.signal.aborted) {
+      const stream = api.stream(
+        `/v1/events/stream${query}`,
+        async (message) => {
+          if (message.event === 'ready') {
+            if (announced && !connected) out.error('Reconnected.');
+            connected = true;
+            if (!announced) {
+              const mode = (JSON.parse(message.data) as { mode: string }).mode;
+              out.error(`Ready! Listening for ${mode}-mode events. Your webhook signing secret is ${secret} (^C to quit)`);
+              announced = true;
+            }
+            return;
+          }
+          const event = JSON.parse(message.data) as StreamedEvent;
+          lastEventId = event.id;
+          const result = flags.forwardTo ? `  ${await forward(flags.forwardTo, secret, event, message.data)}` : '';
+          out.line(`${event.created_at}  --> ${event.type} [${event.id}]${result}`);
+        },
+        { signal: stop.signal, lastEventId },
+      );
+      try {
+        await stream;
+      } catch (err) {
+        // Before the first connection an error is the answer (bad key, wrong URL); after it, the
+        // server is restarting and we wait for it.
+        if (!announced) throw err;
+      }
+      if (stop.signal.aborted) break;
+      if (connected) out.error('Connection to the server lost; reconnecting…');
+      connected = false;
+      await new Promise((resolve) => setTimeout(resolve, RECONNECT_DELAY_MS));
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

@@ -1,0 +1,73 @@
+import { type Command, Option } from 'commander';
+import { lazy } from '../lazy.js';
+
+const currency = () => new Option('--currency <code>', "three-letter currency (default: the merchant's)");
+
+export function registerPaymentCommands(program: Command): void {
+  program
+    .command('charge')
+    .description('Create an online card payment (confirm it here with --payment-method, or client-side with the printed client_secret)')
+    .argument('<amount>', 'e.g. 47.50 or 4750c (see `pos help amounts`)')
+    .addOption(currency())
+    .option('--payment-method <pm>', 'processor payment method to charge now, e.g. pm_card_visa in test mode')
+    .option('--capture-manual', 'authorise now, capture later with `pos transactions capture`')
+    .option('--description <text>', 'shown on the payment and receipts')
+    .option('--email <address>', 'receipt email')
+    .option('--customer <uuid>', 'existing customer id')
+    .addHelpText('after', '\nExamples:\n  pos charge 47.50 --payment-method pm_card_visa\n  pos charge 4750c --currency eur --json')
+    .action(lazy(async () => (await import('./payments-action.js')).charge));
+
+  program
+    .command('pay')
+    .description('Take an in-person payment on a reader')
+    .argument('<amount>', 'e.g. 47.50 or 4750c')
+    .requiredOption('--reader <reader>', 'reader name, tmr_… id or uuid')
+    .addOption(currency())
+    .option('--description <text>', 'shown on the payment and receipts')
+    .option('--wait', 'wait for the outcome; exit 3 if it fails or is canceled (Ctrl-C cancels the payment)')
+    .addHelpText('after', '\nExamples:\n  pos pay 12.00 --reader "Till 1" --wait\n  pos simulate tap "Till 1"   # in another shell, test mode')
+    .action(lazy(async () => (await import('./payments-action.js')).pay));
+
+  const transactions = program.command('transactions').alias('txn').description('List, inspect, capture and cancel payments');
+  transactions
+    .command('list')
+    .description('Payments, newest first')
+    .addOption(new Option('--status <status>', 'only this status').choices(['pending', 'requires_capture', 'succeeded', 'failed', 'canceled', 'refunded', 'partially_refunded']))
+    .option('--page <n>', 'page number, from 1', '1')
+    .option('--size <n>', 'page size, 1 to 100', '10')
+    .action(lazy(async () => (await import('./payments-action.js')).listTransactions));
+  transactions
+    .command('get')
+    .description('One payment by uuid or txn_ reference')
+    .argument('<id>')
+    .action(lazy(async () => (await import('./payments-action.js')).getTransaction));
+  transactions
+    .command('capture')
+    .description('Capture a payment authorised with --capture-manual')
+    .argument('<id>')
+    .option('--amount <amount>', 'capture less than authorised')
+    .action(lazy(async () => (await import('./payments-action.js')).captureTransaction));
+  transactions
+    .command('cancel')
+    .description('Cancel an uncaptured payment (terminal payments: the reader is reset first)')
+    .argument('<id>')
+    .option('--reason <reason>', 'e.g. requested_by_customer, duplicate, abandoned')
+    .action(lazy(async () => (await import('./payments-action.js')).cancelTransaction));
+
+  program
+    .command('refund')
+    .description('Refund a payment, in full or in part')
+    .argument('<id>', 'uuid or txn_ reference')
+    .option('--amount <amount>', 'part of the payment (default: all that is left)')
+    .option('--reason <reason>', 'duplicate, fraudulent or requested_by_customer')
+    .action(lazy(async () => (await import('./payments-action.js')).refund));
+
+  const simulate = program.command('simulate').description('Test mode: act as the customer');
+  simulate
+    .command('tap')
+    .description('Tap a test card on a simulated reader (answers once the authorisation is over)')
+    .argument('<reader>', 'reader name, tmr_… id or uuid')
+    .option('--tip <amount>', 'tip the customer adds on the reader')
+    .option('--card <number>', 'card-present test number, e.g. 4000000000009995 declines (insufficient funds)')
+    .action(lazy(async () => (await import('./payments-action.js')).simulateTap));
+}

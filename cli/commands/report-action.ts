@@ -1,0 +1,26 @@
+import type { CliContext } from '../context.js';
+import { usageError } from '../errors.js';
+import { dayBounds, loadDayReport, localDate, REPORT_COLUMNS, reportCsv, reportRows, type DayReport } from '../report.js';
+
+export async function reportDay(_args: [], options: { date?: string; location?: string; csv?: boolean }, ctx: CliContext): Promise<void> {
+  const date = options.date ?? localDate();
+  try {
+    dayBounds(date);
+  } catch {
+    throw usageError(`--date must be a real day written YYYY-MM-DD, not "${date}"`);
+  }
+  let report: DayReport;
+  try {
+    report = await loadDayReport(ctx.api, date, options.location);
+  } catch (err) {
+    if (err instanceof Error && err.message.startsWith('no location')) throw usageError(err.message);
+    throw err;
+  }
+  if (ctx.out.json) ctx.out.printJson({ data: report });
+  else if (options.csv) process.stdout.write(reportCsv(report));
+  else {
+    ctx.out.line(`Close-out for ${report.date} (${report.currency.toUpperCase()})`);
+    ctx.out.table(reportRows(report), REPORT_COLUMNS);
+    if (report.other_currency_count) ctx.out.line(`${report.other_currency_count} payment(s) in other currencies are not in these totals.`);
+  }
+}

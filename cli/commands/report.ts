@@ -1,0 +1,14 @@
+import type { Command } from 'commander';
+import { lazy } from '../lazy.js';
+
+export function registerReportCommands(program: Command): void {
+  const report = program.command('report').description('Close-out reports');
+  report
+    .command('day')
+    .description("End of day: counts and totals of paid, failed, canceled and refunded payments, tips, fees and net, per reader and location")
+    .option('--date <YYYY-MM-DD>', 'the day, in local time (default: today)')
+    .option('--location <location>', 'only this location (uuid or name)')
+    .option('--csv', 'print CSV (plain decimal amounts) for a spreadsheet')
+    .addHelpText('after', '\nExamples:\n  pos report day\n  pos report day --date 2026-11-21 --csv > close-out.csv')
+    .action(lazy(async () => (await import('./report-action.js')).reportDay));
+}

@@ -1,0 +1,30 @@
+import type { Command } from 'commander';
+
+export function registerServerCommands(program: Command): void {
+  program
+    .command('server')
+    .description('Run the /v1 API server on the embedded database')
+    .option('--port <port>', 'port to listen on (env POS_PORT)', undefined)
+    .option('--host <host>', 'address to bind (env POS_HOST)', undefined)
+    .option('--data-dir <dir>', 'where the database lives (env POS_DATA_DIR, default ./.pos)')
+    .option('--database-url <url>', 'use PostgreSQL (postgres://…) instead of the embedded SQLite (env DATABASE_URL)')
+    .option('--database-schema <name>', 'PostgreSQL schema to use, created if missing (env POS_DATABASE_SCHEMA)')
+    .option('--rate-limit <n>', 'requests per merchant and mode per window (env POS_RATE_LIMIT, default 6000)')
+    .option('--rate-window <seconds>', 'rate-limit window in seconds (env POS_RATE_WINDOW, default 60)')
+    .option('--processor <name>', 'simulator (default, offline) or stripe (env POS_PROCESSOR; keys from STRIPE_* env, see docs/processor.md)')
+    .option('--idempotency-ttl-hours <hours>', 'how long idempotency keys are kept, 24–720 (env POS_IDEMPOTENCY_TTL_HOURS, default 24)')
+    .option('--reconcile-interval-ms <ms>', 'how often the reconciler runs: recovery, polling fallback (each payment at most every 10 s), sweeps (default 5000)')
+    .option('--public-url <url>', 'where customers reach this server, for receipt and checkout links (env POS_PUBLIC_URL; default its own URL)')
+    .option('--terminal-stale-ms <ms>', 'cancel pending terminal payments older than this (env POS_TERMINAL_STALE_MS, default 600000)')
+    .option('--webhook-timeout-ms <ms>', 'how long a webhook receiver has to answer, up to 30000 (env POS_WEBHOOK_TIMEOUT_MS, default 15000)')
+    .option('--webhook-egress <policy>', 'any (default: endpoints may be private or loopback addresses) or public (refuse them: platform deployments) (env POS_WEBHOOK_EGRESS)')
+    .option('--webhook-retry-scale <factor>', 'compress the webhook retry schedule and 3-day window, for tests only (env POS_WEBHOOK_RETRY_SCALE, default 1)')
+    .option('--webhook-poll-ms <ms>', 'how often the webhook worker looks for new events (env POS_WEBHOOK_POLL_MS, default 200)')
+    .option('--presence-ttl-ms <ms>', 'mark agent-reported readers offline after this long without a heartbeat (env POS_PRESENCE_TTL_MS, default 3 agent heartbeats)')
+    .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env POS_LOG_LEVEL)')
+    .addHelpText('after', '\nExamples:\n  pos server\n  pos server --port 8080 --data-dir /var/lib/pos')
+    .action(async (options: Record<string, string | undefined>) => {
+      const { runServer } = await import('./server-action.js');
+      await runServer(options);
+    });
+}

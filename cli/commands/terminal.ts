@@ -1,0 +1,41 @@
+import type { Command } from 'commander';
+import { lazy } from '../lazy.js';
+
+export function registerTerminalCommands(program: Command): void {
+  const readers = program.command('readers').description('Card readers of the key’s mode');
+  readers
+    .command('list')
+    .description('Readers with presence (online/offline, last seen)')
+    .action(lazy(async () => (await import('./terminal-action.js')).listReaders));
+  readers
+    .command('register')
+    .description('Register a reader (test mode: --code simulated-wpe)')
+    .requiredOption('--name <name>', 'what staff call it, e.g. "Till 1"')
+    .requiredOption('--code <code>', "registration code from the reader's screen, or simulated-wpe")
+    .option('--location <uuid>', "location id (default: the merchant's first in this mode)")
+    .addHelpText('after', '\nExample:\n  pos readers register --name "Till 1" --code simulated-wpe')
+    .action(lazy(async () => (await import('./terminal-action.js')).registerReader));
+  readers
+    .command('delete')
+    .description('Delete a reader')
+    .argument('<reader>', 'name, tmr_… id or uuid')
+    .action(lazy(async () => (await import('./terminal-action.js')).deleteReader));
+
+  const locations = program.command('locations').description('Shop locations readers attach to');
+  locations
+    .command('create')
+    .description('Create a location')
+    .requiredOption('--name <name>', 'display name')
+    .requiredOption('--line1 <line>', 'street address')
+    .option('--line2 <line>')
+    .requiredOption('--city <city>')
+    .option('--state <state>')
+    .requiredOption('--postal-code <code>')
+    .requiredOption('--country <cc>', 'two-letter country code')
+    .addHelpText('after', '\nExample:\n  pos locations create --name "Front counter" --line1 "1 Market St" --city "San Francisco" --state CA --postal-code 94105 --country US')
+    .action(lazy(async () => (await import('./terminal-action.js')).createLocation));
+  locations
+    .command('list')
+    .description('Locations of the key’s mode')
+    .action(lazy(async () => (await import('./terminal-action.js')).listLocations));
+}

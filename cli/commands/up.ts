@@ -1,0 +1,23 @@
+import type { Command } from 'commander';
+import { lazy } from '../lazy.js';
+
+export function registerUpCommands(program: Command): void {
+  program
+    .command('up')
+    .description('Everything on one machine: server, simulator, a demo merchant with a simulated reader, and the counter TUI')
+    .option('--port <port>', 'port of the API server (env POS_PORT, default 4242)')
+    .option('--host <host>', 'address to bind (env POS_HOST, default 127.0.0.1)')
+    .option('--data-dir <dir>', 'where the database lives (env POS_DATA_DIR, default ./.pos)')
+    .option('--no-tui', 'keep serving and log, even on a terminal')
+    .addHelpText(
+      'after',
+      '\nOn first run it creates a demo merchant, a test location and a simulated reader, prints the\ntest keys once and saves them to the profile, so `pos pay 10 --reader "Till 1" --wait` works\nfrom another shell. `npm start` runs this.',
+    )
+    .action(lazy(async () => (await import('./up-action.js')).up));
+
+  program
+    .command('tui')
+    .description('Open the counter TUI against a running server (the profile’s)')
+    .option('--agent <url>', 'ws:// URL of the shop’s agent for live reader state (default: poll the API)')
+    .action(lazy(async () => (await import('./up-action.js')).tui));
+}

@@ -1,0 +1,26 @@
+import type { CliContext } from '../context.js';
+
+function row(e: Record<string, unknown>) {
+  return { id: e.id as string, url: e.url as string, status: e.status as string, mode: e.is_test ? 'test' : 'live' };
+}
+
+export async function createEndpoint([url]: [string], _options: object, ctx: CliContext): Promise<void> {
+  const res = await ctx.api.createWebhookEndpoint({ url });
+  if (ctx.out.json) ctx.out.printJson(res);
+  else {
+    ctx.out.table([row(res.data)]);
+    if (typeof res.data.secret === 'string') ctx.out.line(`Signing secret (shown once): ${res.data.secret}`);
+  }
+}
+
+export async function listEndpoints(_args: [], _options: object, ctx: CliContext): Promise<void> {
+  const res = await ctx.api.listWebhookEndpoints();
+  if (ctx.out.json) ctx.out.printJson(res);
+  else ctx.out.table(res.data.map(row));
+}
+
+export async function deleteEndpoint([id]: [string], _options: object, ctx: CliContext): Promise<void> {
+  const res = await ctx.api.deleteWebhookEndpoint(id);
+  if (ctx.out.json) ctx.out.printJson(res);
+  else ctx.out.line(`Deleted ${id}`);
+}

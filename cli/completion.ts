@@ -1,0 +1,75 @@
+import type { Command } from 'commander';
+import { usageError } from './errors.js';
+
+/**
+ * Shell completion generated from the commander tree itself, so every command (including the ones
+ * other groups register) completes without a hand-kept list: subcommand names, then long options.
+ */
+
+interface Node {
+  path: string;
+  words: string[];
+}
+
+function walk(command: Command, path: string, globals: string[], out: Node[]): void {
+  const visible = command.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden);
+  const options = command.options.map((o) => o.long).filter((l): l is string => Boolean(l));
+  out.push({ path, words: [...visible.flatMap((c) => [c.name(), ...c.aliases()]), ...options, ...globals, '--help'] });
+  for (const child of visible) {
+    for (const name of [child.name(), ...child.aliases()]) walk(child, `${path} ${name}`, globals, out);
+  }
+}
+
+function table(program: Command): Node[] {
+  const globals = program.options.map((o) => o.long).filter((l): l is string => Boolean(l));
+  const nodes: Node[] = [];
+  walk(program, 'pos', [], nodes);
+  return nodes.map((n) => (n.path === 'pos' ? n : { ...n, words: [...n.words, ...globals] })).map((n) => ({ ...n, words: [...new Set(n.words)] }));
+}
+
+function shellCase(nodes: Node[], indent: string): string {
+  return nodes.map((n) => `${indent}"${n.path}") candidates="${n.words.join(' ')}" ;;`).join('\n');
+}
+
+function knownPaths(nodes: Node[]): string {
+  return nodes.filter((n) => n.path !== 'pos').map((n) => `"${n.path}"`).join('|');
+}
+
+export function completionScript(shell: string, program: Command): string {
+  const nodes = table(program);
+  const walkLoop = (first: string, last: string, word: string) => `  for ((i=${first}; i<${last}; i++)); do
+    w=${word}
+    [[ "$w" == -* ]] && continue
+    case "$cmdpath $w" in
+      ${knownPaths(nodes)}) cmdpath="$cmdpath $w" ;;
+    esac
+  done
+  case "$cmdpath" in
+${shellCase(nodes, '    ')}
+    *) candidates="" ;;
+  esac`;
+  if (shell === 'bash') {
+    return `# pos completion for bash: source it, or save it as ~/.local/share/bash-completion/completions/pos
+_pos() {
+  local cur cmdpath w i candidates
+  cur="\${COMP_WORDS[COMP_CWORD]}"
+  cmdpath="pos"
+${walkLoop('1', 'COMP_CWORD', '"${COMP_WORDS[i]}"')}
+  COMPREPLY=( $(compgen -W "$candidates" -- "$cur") )
+}
+complete -o default -F _pos pos
+`;
+  }
+  if (shell === 'zsh') {
+    return `#compdef pos
+# pos completion for zsh: save it as _pos in a directory of $fpath, or source it after compinit
+_pos() {
+  local cmdpath="pos" w i candidates
+${walkLoop('2', 'CURRENT', '"${words[i]}"')}
+  compadd -- \${=candidates}
+}
+if [[ "\${funcstack[1]}" == "_pos" ]]; then _pos "$@"; else compdef _pos pos; fi
+`;
+  }
+  throw usageError(`no completion for "${shell}": bash or zsh`);
+}

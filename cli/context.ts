@@ -1,0 +1,31 @@
+import type { Command } from 'commander';
+import { loadCliSettings, type CliSettings } from '../shared/config.js';
+import { PosClient } from './api.js';
+import { createOutput, type Output } from './output.js';
+import { ProfileStore, resolveTarget } from './profiles.js';
+
+/** What every action receives as `ctx`: the API client, where to print, and the resolved configuration. */
+export interface CliContext {
+  api: PosClient;
+  out: Output;
+  config: CliSettings & { profileName: string; server: string; apiKey: string | undefined; profiles: ProfileStore };
+}
+
+export interface GlobalOptions {
+  server?: string;
+  apiKey?: string;
+  profile?: string;
+  json?: boolean;
+}
+
+export async function contextFrom(command: Command): Promise<CliContext> {
+  const globals = command.optsWithGlobals<GlobalOptions>();
+  const settings = loadCliSettings(globals);
+  const profiles = await ProfileStore.open(settings.configDir);
+  const target = resolveTarget(profiles, settings);
+  return {
+    api: new PosClient({ server: target.server, apiKey: target.apiKey }),
+    out: createOutput(Boolean(globals.json)),
+    config: { ...settings, ...target, profiles },
+  };
+}

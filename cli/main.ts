@@ -1,0 +1,73 @@
+import { Command, CommanderError, Option } from 'commander';
+import { debugEnabled } from '../shared/config.js';
+import { reportError } from './errors.js';
+import { ExitCode } from './exit-codes.js';
+import { registerAdminCommands } from './commands/admin.js';
+import { registerAgentCommands } from './commands/agent.js';
+import { registerServerCommands } from './commands/server.js';
+import { registerSimulatorCommands } from './commands/simulator.js';
+import { registerEventsCommands } from './commands/events.js';
+import { registerListenCommands } from './commands/listen.js';
+import { registerTriggerCommands } from './commands/trigger.js';
+import { registerAccountCommands } from './commands/account.js';
+import { registerLinkCommands } from './commands/links.js';
+import { registerPaymentCommands } from './commands/payments.js';
+import { registerReportCommands } from './commands/report.js';
+import { registerTerminalCommands } from './commands/terminal.js';
+import { registerUpCommands } from './commands/up.js';
+import { registerWebhookEndpointCommands } from './commands/webhook-endpoints.js';
+
+const HELP_AFTER = `
+Amounts: 47.50 or 47.5 is 4750 cents in a two-decimal currency, 4750c is 4750 minor units in any;
+zero-decimal currencies (JPY…) take whole numbers. Refused: commas (1,000.00), extra decimals
+(47.505), signs, zero. Configuration: --server/POS_SERVER_URL, --api-key/POS_API_KEY,
+--profile/POS_PROFILE; profiles live in POS_CONFIG_DIR (default ~/.config/pos)/config.json.
+
+Exit codes: 0 ok, 1 API error, 2 usage or configuration, 3 payment failed or canceled (--wait).`;
+
+/**
+ * The `pos` program. Command groups are declared in cli/commands/<group>.ts and import their
+ * actions lazily, so `pos --help` loads commander and nothing else.
+ */
+export function buildProgram(): Command {
+  const program = new Command('pos')
+    .description('Payments and point-of-sale: the /v1 API server, processor simulator, reader agent and counter tools')
+    .version('0.1.0')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .addOption(new Option('--server <url>', 'API server (env POS_SERVER_URL, default http://127.0.0.1:4242)'))
+    .addOption(new Option('--api-key <key>', 'secret API key (env POS_API_KEY)'))
+    .addOption(new Option('--profile <name>', 'profile of the config file (env POS_PROFILE)'))
+    .option('--json', "print the API's JSON instead of tables")
+    .configureHelp({ showGlobalOptions: true })
+    .addHelpText('after', HELP_AFTER);
+  registerUpCommands(program);
+  registerPaymentCommands(program);
+  registerTerminalCommands(program);
+  registerLinkCommands(program);
+  registerWebhookEndpointCommands(program);
+  registerReportCommands(program);
+  registerAccountCommands(program);
+  registerServerCommands(program);
+  registerSimulatorCommands(program);
+  registerAdminCommands(program);
+  registerListenCommands(program);
+  registerEventsCommands(program);
+  registerTriggerCommands(program);
+  registerAgentCommands(program);
+  return program;
+}
+
+export async function main(argv: readonly string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync([...argv]);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version are "errors" to commander; they exit 0 and have already printed.
+      process.exitCode = err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+      return;
+    }
+    process.exitCode = reportError(err, debugEnabled(), (line) => process.stderr.write(`${line}\n`));
+  }
+}

@@ -1,0 +1,13 @@
+import { loadCliSettings } from '../shared/config.js';
+import { ProfileStore, resolveTarget } from './profiles.js';
+
+/**
+ * For commands that take `--server`/`--api-key` flags and build their own client (listen, events,
+ * trigger): fills both in from the profile when neither flag nor environment gave them, so
+ * `pos login` (or `pos up`) once is enough for every command.
+ */
+export async function withProfile<F extends { server?: string | undefined; apiKey?: string | undefined; profile?: string | undefined }>(flags: F): Promise<F> {
+  const settings = loadCliSettings(flags);
+  const target = resolveTarget(await ProfileStore.open(settings.configDir), settings);
+  return { ...flags, server: target.server, ...(target.apiKey ? { apiKey: target.apiKey } : {}) };
+}

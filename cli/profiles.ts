@@ -1,0 +1,109 @@
+import { chmod, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Low } from 'lowdb';
+import { JSONFile } from 'lowdb/node';
+import { DEFAULT_SERVER_URL } from '../shared/config.js';
+
+/**
+ * Named profiles in `<config dir>/config.json` (lowdb): a server URL and an API key each, so
+ * `pos login` once and every later command knows where to go. The file holds secret keys, so it
+ * is kept readable by its owner only.
+ */
+export interface Profile {
+  server?: string;
+  api_key?: string;
+  merchant_id?: string;
+  business_name?: string;
+}
+
+export interface ConfigFile {
+  current_profile: string;
+  profiles: Record<string, Profile>;
+}
+
+export const DEFAULT_PROFILE = 'default';
+export const PROFILE_KEYS = ['server', 'api_key', 'merchant_id', 'business_name'] as const;
+export type ProfileKey = (typeof PROFILE_KEYS)[number];
+
+export function isProfileKey(key: string): key is ProfileKey {
+  return (PROFILE_KEYS as readonly string[]).includes(key);
+}
+
+export function configFilePath(configDir: string): string {
+  return join(configDir, 'config.json');
+}
+
+export class ProfileStore {
+  private constructor(
+    readonly path: string,
+    private readonly db: Low<ConfigFile>,
+  ) {}
+
+  static async open(configDir: string): Promise<ProfileStore> {
+    const path = configFilePath(configDir);
+    // Not lowdb's JSONFilePreset: it swaps in an in-memory adapter whenever NODE_ENV is "test".
+    const db = new Low<ConfigFile>(new JSONFile<ConfigFile>(path), { current_profile: DEFAULT_PROFILE, profiles: {} });
+    await db.read();
+    db.data.profiles ??= {};
+    db.data.current_profile ??= DEFAULT_PROFILE;
+    return new ProfileStore(path, db);
+  }
+
+  get currentName(): string {
+    return this.db.data.current_profile;
+  }
+
+  get(name: string): Profile | undefined {
+    return this.db.data.profiles[name];
+  }
+
+  list(): { name: string; current: boolean; profile: Profile }[] {
+    return Object.entries(this.db.data.profiles).map(([name, profile]) => ({ name, current: name === this.currentName, profile }));
+  }
+
+  async update(name: string, patch: Partial<Profile>): Promise<Profile> {
+    const next: Profile = { ...this.db.data.profiles[name] };
+    for (const [k, v] of Object.entries(patch) as [ProfileKey, string | undefined][]) {
+      if (v === undefined) delete next[k];
+      else next[k] = v;
+    }
+    this.db.data.profiles[name] = next;
+    await this.write();
+    return next;
+  }
+
+  async use(name: string): Promise<void> {
+    this.db.data.current_profile = name;
+    await this.write();
+  }
+
+  async remove(name: string): Promise<boolean> {
+    if (!this.db.data.profiles[name]) return false;
+    delete this.db.data.profiles[name];
+    await this.write();
+    return true;
+  }
+
+  private async write(): Promise<void> {
+    await mkdir(join(this.path, '..'), { recursive: true, mode: 0o700 });
+    await this.db.write();
+    await chmod(this.path, 0o600);
+  }
+}
+
+/** The server and key a command uses: flags and environment first, then the profile, then the default URL. */
+export interface Resolved {
+  profileName: string;
+  server: string;
+  apiKey: string | undefined;
+}
+
+export function resolveTarget(store: ProfileStore, explicit: { server?: string | undefined; apiKey?: string | undefined; profile?: string | undefined }): Resolved {
+  const profileName = explicit.profile ?? store.currentName;
+  const profile = store.get(profileName) ?? {};
+  return {
+    profileName,
+    server: explicit.server ?? profile.server ?? DEFAULT_SERVER_URL,
+    apiKey: explicit.apiKey ?? profile.api_key,
+  };
+}

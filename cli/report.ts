@@ -1,0 +1,182 @@
+import type { PosClient, Location, Reader, Transaction } from './api.js';
+import { formatPlain } from './amount.js';
+import { money } from './format.js';
+
+/**
+ * The end-of-day close-out, computed from the day's payments: pure, shared by `pos report day` and
+ * the TUI's day view. A payment belongs to the day it was created (local time of the counter);
+ * refunds count against the payment they return, whenever they were made.
+ */
+
+export interface Tally {
+  count: number;
+  amount: number;
+}
+
+export interface Bucket {
+  scope: 'total' | 'location' | 'reader';
+  name: string;
+  succeeded: Tally;
+  failed: Tally;
+  canceled: Tally;
+  refunded: Tally;
+  pending: Tally;
+  tips: number;
+  fees: number;
+  /** Paid − refunded − platform fees: what the shop keeps. */
+  net: number;
+}
+
+export interface DayReport {
+  date: string;
+  currency: string;
+  /** Payments in another currency than the merchant's: counted here, not summed in. */
+  other_currency_count: number;
+  total: Bucket;
+  locations: Bucket[];
+  readers: Bucket[];
+}
+
+const PAID = new Set(['succeeded', 'partially_refunded', 'refunded']);
+const ONLINE = 'Online (no reader)';
+
+function empty(scope: Bucket['scope'], name: string): Bucket {
+  const t = () => ({ count: 0, amount: 0 });
+  return { scope, name, succeeded: t(), failed: t(), canceled: t(), refunded: t(), pending: t(), tips: 0, fees: 0, net: 0 };
+}
+
+function add(b: Bucket, t: Transaction): void {
+  if (PAID.has(t.status)) {
+    const captured = typeof t.amount_captured === 'number' ? t.amount_captured : t.amount;
+    b.succeeded.count += 1;
+    b.succeeded.amount += captured;
+    b.tips += t.tip_amount;
+    b.fees += t.platform_fee_cents;
+    b.net += captured - t.platform_fee_cents;
+  } else if (t.status === 'failed') {
+    b.failed.count += 1;
+    b.failed.amount += t.amount;
+  } else if (t.status === 'canceled') {
+    b.canceled.count += 1;
+    b.canceled.amount += t.amount;
+  } else {
+    b.pending.count += 1;
+    b.pending.amount += t.amount;
+  }
+  if (t.amount_refunded > 0) {
+    b.refunded.count += 1;
+    b.refunded.amount += t.amount_refunded;
+    b.net -= t.amount_refunded;
+  }
+}
+
+/** The local calendar day [start, end) of `date` (YYYY-MM-DD), as epoch milliseconds. */
+export function dayBounds(date: string): { start: number; end: number } {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
+  if (!m) throw new Error(`not a date: ${date}`);
+  const start = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  if (start.getDate() !== Number(m[3])) throw new Error(`not a date: ${date}`);
+  const end = new Date(start);
+  end.setDate(end.getDate() + 1);
+  return { start: start.getTime(), end: end.getTime() };
+}
+
+export function localDate(ms: number = Date.now()): string {
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
+
+export function computeDayReport(input: {
+  date: string;
+  currency: string;
+  transactions: readonly Transaction[];
+  readers: readonly Reader[];
+  locations: readonly Location[];
+  /** Only this location (uuid or display name). */
+  location?: string | undefined;
+}): DayReport {
+  const { start, end } = dayBounds(input.date);
+  const readerOf = (t: Transaction) => input.readers.find((r) => r.id === t.terminal_id || r.processor_terminal_id === t.reader_id || r.id === t.reader_id);
+  const locationName = (id: string | undefined) => (id ? (input.locations.find((l) => l.id === id)?.display_name ?? id) : ONLINE);
+  const wantedLocation = input.location ? input.locations.find((l) => l.id === input.location || l.display_name === input.location) : undefined;
+  if (input.location && !wantedLocation) throw new Error(`no location "${input.location}"`);
+
+  const total = empty('total', 'All');
+  const byLocation = new Map<string, Bucket>();
+  const byReader = new Map<string, Bucket>();
+  let other = 0;
+  for (const t of input.transactions) {
+    const at = Date.parse(t.created_at);
+    if (at < start || at >= end) continue;
+    const reader = readerOf(t);
+    if (wantedLocation && reader?.location_id !== wantedLocation.id) continue;
+    if (t.currency.toLowerCase() !== input.currency.toLowerCase()) {
+      other += 1;
+      continue;
+    }
+    add(total, t);
+    const loc = locationName(reader?.location_id);
+    if (!byLocation.has(loc)) byLocation.set(loc, empty('location', loc));
+    add(byLocation.get(loc)!, t);
+    const rName = reader?.name ?? (t.reader_id ? `${t.reader_id} (deleted)` : ONLINE);
+    if (!byReader.has(rName)) byReader.set(rName, empty('reader', rName));
+    add(byReader.get(rName)!, t);
+  }
+  const sorted = (m: Map<string, Bucket>) => [...m.values()].sort((a, b) => a.name.localeCompare(b.name));
+  return { date: input.date, currency: input.currency.toLowerCase(), other_currency_count: other, total, locations: sorted(byLocation), readers: sorted(byReader) };
+}
+
+export const REPORT_COLUMNS = ['scope', 'name', 'paid', 'failed', 'canceled', 'refunded', 'tips', 'fees', 'net'] as const;
+
+/** One row per bucket for people: "3 · $47.50" cells in the merchant's currency format. */
+export function reportRows(r: DayReport): Record<(typeof REPORT_COLUMNS)[number], string>[] {
+  const cell = (t: Tally) => `${t.count} · ${money(t.amount, r.currency)}`;
+  return [r.total, ...r.locations, ...r.readers].map((b) => ({
+    scope: b.scope,
+    name: b.name,
+    paid: cell(b.succeeded),
+    failed: cell(b.failed),
+    canceled: cell(b.canceled),
+    refunded: cell(b.refunded),
+    tips: money(b.tips, r.currency),
+    fees: money(b.fees, r.currency),
+    net: money(b.net, r.currency),
+  }));
+}
+
+function csvField(v: string): string {
+  return /[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+}
+
+/** CSV for spreadsheets: plain decimal amounts (47.50) and the currency on every row. */
+export function reportCsv(r: DayReport): string {
+  const header = ['date', 'currency', 'scope', 'name', 'succeeded_count', 'succeeded_amount', 'failed_count', 'failed_amount', 'canceled_count', 'canceled_amount', 'refunded_count', 'refunded_amount', 'pending_count', 'tips', 'fees', 'net'];
+  const p = (n: number) => (n < 0 ? `-${formatPlain(-n, r.currency)}` : formatPlain(n, r.currency));
+  const lines = [r.total, ...r.locations, ...r.readers].map((b) =>
+    [r.date, r.currency, b.scope, b.name, b.succeeded.count, p(b.succeeded.amount), b.failed.count, p(b.failed.amount), b.canceled.count, p(b.canceled.amount), b.refunded.count, p(b.refunded.amount), b.pending.count, p(b.tips), p(b.fees), p(b.net)]
+      .map((v) => csvField(String(v)))
+      .join(','),
+  );
+  return `${[header.join(','), ...lines].join('\n')}\n`;
+}
+
+/** The API's largest page: fewest round trips for a busy day. */
+const PAGE_SIZE = 100;
+
+/** Lists are newest first, so pages are read until one reaches back before the day. */
+export async function transactionsSince(api: PosClient, start: number): Promise<Transaction[]> {
+  const all: Transaction[] = [];
+  for (let page = 1; ; page += 1) {
+    const res = await api.listTransactions({ page, size: PAGE_SIZE });
+    all.push(...res.data);
+    const oldest = res.data[res.data.length - 1];
+    if (!oldest || page >= res.lastPage || Date.parse(oldest.created_at) < start) return all;
+  }
+}
+
+export async function loadDayReport(api: PosClient, date: string, location?: string): Promise<DayReport> {
+  const { start } = dayBounds(date);
+  const [merchant, transactions, readers, locations] = await Promise.all([api.merchant(), transactionsSince(api, start), api.listReaders(), api.listLocations()]);
+  return computeDayReport({ date, currency: merchant.data.default_currency, transactions, readers: readers.data, locations: locations.data, location });
+}
+

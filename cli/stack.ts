@@ -1,0 +1,91 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { ConfigError, type ServerConfig } from '../shared/config.js';
+import type { Clock } from '../shared/time.js';
+import type { ProcessorConnection } from '../server/processor/connection.js';
+import type { ProcessorEventHandler } from '../server/processor/events-route.js';
+import { startServer, type RunningServer } from '../server/main.js';
+import type { RunningSimulator, SimulatorOptions } from '../simulator/index.js';
+
+/**
+ * Composes what `pos server` runs: the API server and, on the default processor, the simulator it
+ * talks to over HTTP. The server itself never imports the simulator.
+ */
+export interface Stack {
+  server: RunningServer;
+  simulator?: RunningSimulator;
+  close(): Promise<void>;
+}
+
+export interface StackOptions {
+  logger?: Logger;
+  clock?: Clock;
+  simulator?: Partial<Omit<SimulatorOptions, 'dataDir'>>;
+  processorEventHandlers?: readonly ProcessorEventHandler[];
+}
+
+export function stripeConnection(config: ServerConfig): ProcessorConnection {
+  const s = config.stripe;
+  if (!s.secretKeyTest && !s.secretKeyLive) {
+    throw new ConfigError('--processor stripe needs STRIPE_SECRET_KEY_TEST and/or STRIPE_SECRET_KEY_LIVE (see docs/processor.md)');
+  }
+  if (s.webhookSecrets.length === 0) {
+    throw new ConfigError('--processor stripe needs STRIPE_WEBHOOK_SECRET (the signing secret of the endpoint pointed at /processor/webhooks)');
+  }
+  const base = s.apiBase ? new URL(s.apiBase) : undefined;
+  return {
+    kind: 'stripe',
+    secretKeys: { test: s.secretKeyTest, live: s.secretKeyLive },
+    publishableKeys: { test: s.publishableKeyTest, live: s.publishableKeyLive },
+    webhookSecrets: [...s.webhookSecrets],
+    ...(base
+      ? {
+          endpoint: { host: base.hostname, port: Number(base.port || (base.protocol === 'https:' ? 443 : 80)), protocol: base.protocol === 'https:' ? ('https' as const) : ('http' as const) },
+          browserUrl: base.origin,
+        }
+      : {}),
+  };
+}
+
+export function simulatorConnection(simulator: RunningSimulator): ProcessorConnection {
+  return {
+    kind: 'simulator',
+    secretKeys: { test: simulator.keys.secretTest, live: simulator.keys.secretLive },
+    publishableKeys: { test: simulator.keys.publishableTest, live: simulator.keys.publishableLive },
+    webhookSecrets: [],
+    endpoint: { host: simulator.host, port: simulator.port, protocol: simulator.protocol },
+    browserUrl: simulator.url,
+  };
+}
+
+export async function startStack(config: ServerConfig, options: StackOptions = {}): Promise<Stack> {
+  let simulator: RunningSimulator | undefined;
+  let connection: ProcessorConnection;
+  if (config.processor === 'simulator') {
+    const { startSimulator } = await import('../simulator/index.js');
+    simulator = await startSimulator({ dataDir: join(config.dataDir, 'simulator'), ...options.simulator });
+    connection = simulatorConnection(simulator);
+  } else {
+    connection = stripeConnection(config);
+  }
+  let server: RunningServer;
+  try {
+    server = await startServer(config, {
+      processor: connection,
+      ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.processorEventHandlers ? { processorEventHandlers: options.processorEventHandlers } : {}),
+    });
+  } catch (err) {
+    await simulator?.close();
+    throw err;
+  }
+  return {
+    server,
+    ...(simulator ? { simulator } : {}),
+    async close() {
+      await server.close();
+      await simulator?.close();
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { ClientMessageSchema, type AgentMessage, type ClientMessage, type ReaderState } from '../../shared/agent-protocol.js';
+import { PosClient } from '../api.js';
+import { AgentSource } from './agent-source.js';
+import type { Action } from './state.js';
+
+/** A fake agent that speaks shared/agent-protocol.ts, validating every message it receives. */
+function fakeAgent(port = 0) {
+  const wss = new WebSocketServer({ port, host: '127.0.0.1' });
+  const received: ClientMessage[] = [];
+  const sockets: WebSocket[] = [];
+  const send = (ws: WebSocket, m: AgentMessage) => ws.send(JSON.stringify(m));
+  const readerState = (over: Partial<ReaderState> = {}): ReaderState => ({
+    id: 'r-1', processor_terminal_id: 'tmr_1', name: 'Till 1', status: 'online', last_seen_at: null, activity: 'idle',
+    transaction_id: null, amount: null, currency: null, failure_code: null, updated_at: '2026-11-21T12:00:00.000Z', ...over,
+  });
+  wss.on('connection', (ws) => {
+    sockets.push(ws);
+    ws.on('message', (raw) => {
+      const m = ClientMessageSchema.parse(JSON.parse(String(raw)));
+      received.push(m);
+      if (m.type === 'hello') send(ws, { type: 'welcome', protocol: 1, agent_id: 'agt_1', mode: 'test', merchant: { id: 'm', business_name: 'Agent Shop' }, upstream: 'connected' });
+      if (m.type === 'subscribe') send(ws, { type: 'readers', readers: [readerState()] });
+      if (m.type === 'start_payment') {
+        send(ws, { type: 'result', request_id: m.request_id, ok: true, data: { transaction_id: 't-1' } });
+        send(ws, { type: 'reader', reader: readerState({ activity: 'waiting_for_card', transaction_id: 't-1' }) });
+      }
+      if (m.type === 'cancel_payment') send(ws, { type: 'result', request_id: m.request_id, ok: false, error: { type: 'invalid_request_error', code: 'authorization_in_progress', message: 'in progress' } });
+    });
+  });
+  const ready = new Promise<number>((resolve) => wss.on('listening', () => resolve((wss.address() as AddressInfo).port)));
+  return { wss, received, sockets, ready, close: () => new Promise<void>((r) => { for (const s of sockets) s.terminate(); wss.close(() => r()); }) };
+}
+
+const api = new PosClient({ server: 'http://127.0.0.1:9', apiKey: 'sk_test_x', fetch: () => Promise.reject(new Error('no api in this test')) });
+const until = async (check: () => boolean, ms = 3000) => {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+let cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup) await c();
+  cleanup = [];
+});
+
+describe('AgentSource', () => {
+  it('says hello, subscribes, and turns agent messages into actions', async () => {
+    const agent = fakeAgent();
+    const port = await agent.ready;
+    const actions: Action[] = [];
+    const source = new AgentSource(`ws://127.0.0.1:${port}`, api);
+    cleanup.push(async () => source.stop(), agent.close);
+    source.start((a) => actions.push(a));
+    await until(() => actions.some((a) => a.type === 'readers'));
+    expect(agent.received.slice(0, 2)).toEqual([{ type: 'hello', protocol: 1 }, { type: 'subscribe', topics: ['readers', 'transactions'] }]);
+    expect(actions).toContainEqual({ type: 'merchant', name: 'Agent Shop', mode: 'test', currency: 'usd' });
+    expect(actions).toContainEqual({ type: 'connection', status: 'connected' });
+
+    const reader = (actions.find((a) => a.type === 'readers') as Extract<Action, { type: 'readers' }>).readers[0]!;
+    expect(await source.startPayment(reader, 1000, 'usd')).toEqual({ transactionId: 't-1' });
+    expect(agent.received[2]).toMatchObject({ type: 'start_payment', reader: 'tmr_1', amount: 1000, currency: 'usd' });
+    await until(() => actions.some((a) => a.type === 'reader' && a.reader.activity === 'waiting_for_card'));
+    await expect(source.cancelPayment('t-1')).rejects.toMatchObject({ error: { code: 'authorization_in_progress' } });
+  });
+
+  it('reports a lost agent and reconnects when it comes back', async () => {
+    const agent = fakeAgent();
+    const port = await agent.ready;
+    const actions: Action[] = [];
+    const source = new AgentSource(`ws://127.0.0.1:${port}`, api);
+    cleanup.push(async () => source.stop());
+    source.start((a) => actions.push(a));
+    await until(() => actions.some((a) => a.type === 'readers'));
+    await agent.close();
+    await until(() => actions.some((a) => a.type === 'connection' && a.status === 'lost'));
+    await expect(source.simulateTap({ id: 'r-1', processor_terminal_id: 'tmr_1', name: 'Till 1', status: 'online', last_seen_at: null, activity: null, transaction_id: null })).rejects.toThrow(/not connected/);
+    const again = fakeAgent(port);
+    cleanup.push(again.close);
+    await again.ready;
+    const before = actions.length;
+    await until(() => actions.slice(before).some((a) => a.type === 'connection' && a.status === 'connected'), 8000);
+    expect(again.received[0]).toEqual({ type: 'hello', protocol: 1 });
+  });
+});

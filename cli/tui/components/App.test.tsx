@@ -1,0 +1,105 @@
+import { writeFileSync } from 'node:fs';
+import { render } from 'ink-testing-library';
+import { describe, expect, it } from 'vitest';
+import { PosClient, ApiRequestError } from '../../api.js';
+import { FakeSource, reader, txn } from '../fixtures.js';
+import { App } from './App.js';
+
+const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms));
+/** Waits for the frame to contain `text`: renders are asynchronous and the machine may be busy. */
+async function frameWith(ui: { lastFrame(): string | undefined }, text: string): Promise<string> {
+  const end = Date.now() + 3000;
+  for (;;) {
+    const f = ui.lastFrame() ?? '';
+    if (f.includes(text)) return f;
+    if (Date.now() > end) throw new Error(`frame never showed "${text}":\n${f}`);
+    await tick(10);
+  }
+}
+/** An API client nothing reaches: the App only uses it for links, refunds and the day report. */
+const api = new PosClient({ server: 'http://127.0.0.1:9', apiKey: 'sk_test_x', fetch: () => Promise.reject(new Error('offline')) });
+
+/** With POS_WRITE_SCREENS=1, views the end-to-end test cannot reach are written to docs/screens/ too. */
+function save(name: string, frame: string): void {
+  if (process.env.POS_WRITE_SCREENS) writeFileSync(new URL(`../../../docs/screens/${name}.txt`, import.meta.url), `${frame.trimEnd()}\n`);
+}
+
+async function ready(client: PosClient = api) {
+  const source = new FakeSource();
+  const ui = render(<App source={source} api={client} color={false} />);
+  await tick();
+  source.emit({ type: 'merchant', name: 'Demo Shop', mode: 'test', currency: 'usd' });
+  source.emit({ type: 'connection', status: 'connected' });
+  source.emit({ type: 'readers', readers: [reader()] });
+  await frameWith(ui, 'Amount  10.00_');
+  return { source, ui };
+}
+
+describe('App', () => {
+  it('charges with Enter, taps with s, and shows the approval', async () => {
+    const { source, ui } = await ready();
+    ui.stdin.write('\r');
+    await frameWith(ui, 'WAITING FOR CARD on Till 1: $10.00');
+    expect(source.calls).toContain('start Till 1 1000 usd');
+    ui.stdin.write('s');
+    await frameWith(ui, 'PROCESSING');
+    expect(source.calls).toContain('tap Till 1');
+    source.emit({ type: 'transaction', transaction: txn({ status: 'succeeded', card_brand: 'visa', card_last_four: '4242' }) });
+    await frameWith(ui, '✔ APPROVED  $10.00');
+    ui.unmount();
+  });
+
+  it('explains the 409 when the customer already tapped', async () => {
+    const { source, ui } = await ready();
+    source.answers.cancelPayment = () => Promise.reject(new ApiRequestError(409, { type: 'invalid_request_error', code: 'authorization_in_progress', message: 'x' }));
+    ui.stdin.write('\r');
+    await frameWith(ui, 'WAITING FOR CARD');
+    ui.stdin.write('x');
+    await frameWith(ui, 'Customer already tapped: wait for the result.');
+    expect(source.calls).toContain('cancel t-1');
+    ui.unmount();
+  });
+
+  it('keeps working through a lost connection', async () => {
+    const { source, ui } = await ready();
+    source.emit({ type: 'connection', status: 'lost', error: 'cannot reach http://127.0.0.1:4242 (is `pos server` or `pos up` running?)' });
+    save('connection-lost', await frameWith(ui, 'CONNECTION LOST'));
+    source.emit({ type: 'connection', status: 'connected' });
+    await frameWith(ui, '● connected');
+    ui.unmount();
+  });
+
+  it('refuses an ambiguous amount with a message', async () => {
+    const { ui } = await ready();
+    for (let i = 0; i < 5; i++) ui.stdin.write('\u007f');
+    ui.stdin.write('47.505');
+    await frameWith(ui, 'Amount  47.505_');
+    ui.stdin.write('\r');
+    await frameWith(ui, 'more than 2 decimals');
+    ui.unmount();
+  });
+
+  it('offers a payment link for the same amount when the reader is offline', async () => {
+    const requests: { method: string; url: string; body: unknown }[] = [];
+    const linkApi = new PosClient({
+      server: 'http://127.0.0.1:4242',
+      apiKey: 'sk_test_x',
+      fetch: async (url, init) => {
+        requests.push({ method: String(init?.method), url: String(url), body: JSON.parse(String(init?.body ?? 'null')) });
+        return new Response(JSON.stringify({ data: { id: 'l-1', reference: 'pl_7Hq2', url: 'http://127.0.0.1:4242/pay/pl_7Hq2', amount: 1000, currency: 'USD', status: 'open' } }), { status: 201 });
+      },
+    });
+    const { source, ui } = await ready(linkApi);
+    source.emit({ type: 'readers', readers: [reader({ status: 'offline' })] });
+    await frameWith(ui, '○ offline');
+    ui.stdin.write('\r');
+    save('charge-offline', await frameWith(ui, 'Press l to take $10.00 by payment link instead'));
+    expect(source.calls.some((c) => c.startsWith('start'))).toBe(false);
+    ui.stdin.write('l');
+    const f = await frameWith(ui, 'http://127.0.0.1:4242/pay/pl_7Hq2');
+    expect(f).toContain('Payment link for $10.00 (pl_7Hq2)');
+    expect(requests[0]).toMatchObject({ method: 'POST', url: 'http://127.0.0.1:4242/v1/payment-links', body: { amount: 1000, currency: 'usd' } });
+    save('charge-payment-link', f);
+    ui.unmount();
+  });
+});

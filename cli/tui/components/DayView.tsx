@@ -1,0 +1,31 @@
+import { Box, Text } from 'ink';
+import { money } from '../../format.js';
+import type { Bucket } from '../../report.js';
+import type { CounterState } from '../state.js';
+
+function line(b: Bucket, currency: string): string {
+  const m = (n: number) => money(n, currency);
+  return `${b.name.slice(0, 18).padEnd(19)}${`${b.succeeded.count}`.padStart(4)} ${m(b.succeeded.amount).padStart(11)}${`${b.failed.count}`.padStart(5)}${`${b.canceled.count}`.padStart(5)}${`${b.refunded.count}`.padStart(4)} ${m(b.refunded.amount).padStart(9)}${m(b.tips).padStart(9)}${m(b.net).padStart(11)}`;
+}
+
+export function DayView({ state }: { state: CounterState }) {
+  if (state.reportError) return <Text>{`No report: ${state.reportError}`}</Text>;
+  const r = state.report;
+  if (!r) return <Text>Loading today's close-out…</Text>;
+  return (
+    <Box flexDirection="column">
+      <Text bold>{`Close-out ${r.date} · fees ${money(r.total.fees, r.currency)} · pending ${r.total.pending.count}`}</Text>
+      <Text bold>{`${''.padEnd(19)}${'PAID'.padStart(4)} ${''.padStart(11)}${'FAIL'.padStart(5)}${'CANC'.padStart(5)}${'REFUNDED'.padStart(14)}${'TIPS'.padStart(9)}${'NET'.padStart(11)}`}</Text>
+      <Text>{line(r.total, r.currency)}</Text>
+      {r.locations.length ? <Text bold>By location</Text> : null}
+      {r.locations.map((b) => (
+        <Text key={`l-${b.name}`}>{line(b, r.currency)}</Text>
+      ))}
+      {r.readers.length ? <Text bold>By reader</Text> : null}
+      {r.readers.map((b) => (
+        <Text key={`r-${b.name}`}>{line(b, r.currency)}</Text>
+      ))}
+      {r.other_currency_count ? <Text>{`${r.other_currency_count} payment(s) in other currencies not included.`}</Text> : null}
+    </Box>
+  );
+}

@@ -1,0 +1,37 @@
+import { Box, Text } from 'ink';
+import type { CounterState, View } from '../state.js';
+import type { Theme } from '../theme.js';
+
+const TABS: { view: View; label: string }[] = [
+  { view: 'charge', label: 'c Charge' },
+  { view: 'readers', label: 'r Readers' },
+  { view: 'transactions', label: 'h History' },
+  { view: 'day', label: 'd Day' },
+];
+
+export function Header({ state, theme }: { state: CounterState; theme: Theme }) {
+  const connection =
+    state.connection === 'connected' ? `● connected (${state.via === 'agent' ? 'agent' : 'polling'})` : state.connection === 'lost' ? '⚠ CONNECTION LOST, retrying' : '… connecting';
+  return (
+    <Box flexDirection="column">
+      <Box justifyContent="space-between">
+        <Text bold>{state.merchantName ?? 'pos counter'}</Text>
+        <Text color={state.connection === 'lost' ? theme.bad : state.connection === 'connected' ? theme.ok : theme.warn}>{connection}</Text>
+      </Box>
+      {state.mode === 'test' ? (
+        <Text color={theme.banner} inverse={Boolean(theme.banner)}>
+          {' TEST MODE: simulated cards, no real money moves '}
+        </Text>
+      ) : null}
+      {state.connection === 'lost' && state.connectionError ? <Text color={theme.bad}>{`  ${state.connectionError.slice(0, 76)}`}</Text> : null}
+      <Box>
+        {TABS.map((t) => (
+          <Text key={t.view} bold={t.view === state.view} color={t.view === state.view ? theme.accent : undefined}>
+            {t.view === state.view ? `[${t.label}] ` : ` ${t.label}  `}
+          </Text>
+        ))}
+      </Box>
+      <Text>{'─'.repeat(78)}</Text>
+    </Box>
+  );
+}

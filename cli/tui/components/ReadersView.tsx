@@ -1,0 +1,29 @@
+import { Box, Text } from 'ink';
+import { ago } from '../../format.js';
+import type { CounterState } from '../state.js';
+import type { Theme } from '../theme.js';
+
+const ACTIVITY: Record<string, string> = {
+  idle: 'idle',
+  waiting_for_card: 'waiting for card',
+  processing: 'processing',
+  approved: 'approved',
+  declined: 'declined',
+  canceled_on_reader: 'canceled on reader',
+};
+
+export function ReadersView({ state, theme, now }: { state: CounterState; theme: Theme; now?: number }) {
+  if (state.readers.length === 0) return <Text>No readers yet. Register one: pos readers register --name "Till 1" --code simulated-wpe</Text>;
+  return (
+    <Box flexDirection="column">
+      <Text bold>{`${'  READER'.padEnd(22)}${'PRESENCE'.padEnd(12)}${'LAST SEEN'.padEnd(12)}${'ACTIVITY'.padEnd(20)}ID`}</Text>
+      {state.readers.map((r, i) => (
+        <Text key={r.id}>
+          {`${i === state.selectedReader ? '›' : ' '} ${r.name.slice(0, 19).padEnd(20)}`}
+          <Text color={r.status === 'online' ? theme.ok : theme.bad}>{(r.status === 'online' ? '● online' : '○ offline').padEnd(12)}</Text>
+          {`${ago(r.last_seen_at, now).padEnd(12)}${(r.activity ? (ACTIVITY[r.activity] ?? r.activity) : '—').padEnd(20)}${r.processor_terminal_id.slice(0, 14)}`}
+        </Text>
+      ))}
+    </Box>
+  );
+}

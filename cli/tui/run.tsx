@@ -1,0 +1,24 @@
+import { render } from 'ink';
+import type { PosClient } from '../api.js';
+import { AgentSource } from './agent-source.js';
+import { App } from './components/App.js';
+import { PollingSource, type CounterSource } from './source.js';
+
+export interface TuiOptions {
+  api: PosClient;
+  /** The agent's websocket; without one the counter polls the API. */
+  agentUrl?: string | undefined;
+  color: boolean;
+  notice?: string | undefined;
+}
+
+/** Opens the counter on the terminal and resolves when staff quit it. */
+export async function runTui(options: TuiOptions): Promise<void> {
+  const source: CounterSource = options.agentUrl ? new AgentSource(options.agentUrl, options.api) : new PollingSource(options.api);
+  const app = render(<App source={source} api={options.api} color={options.color} notice={options.notice} />);
+  try {
+    await app.waitUntilExit();
+  } finally {
+    source.stop();
+  }
+}

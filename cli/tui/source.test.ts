@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { PosClient } from '../api.js';
+import { txn } from './fixtures.js';
+import { PollingSource } from './source.js';
+import type { Action } from './state.js';
+
+const READER = { id: 'r-1', name: 'Till 1', processor_terminal_id: 'tmr_1', status: 'online', last_seen_at: null, location_id: 'l', serial_number: 's', model: 'm', is_test: true };
+
+/** A fake /v1 that can be switched off, as a server restart or a pulled cable would. */
+function fakeApi() {
+  const state = { up: true, paths: [] as string[], status: 'pending' };
+  const fetch = async (url: string | URL | Request) => {
+    const path = new URL(String(url)).pathname;
+    state.paths.push(path);
+    if (!state.up) throw new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:4242') });
+    const body =
+      path === '/v1/merchant'
+        ? { data: { id: 'm', business_name: 'Shop', default_currency: 'usd', is_test: true, processor: {} } }
+        : path === '/v1/terminal/readers'
+          ? { data: [READER] }
+          : path === '/v1/transactions'
+            ? { data: [], totalCount: 0, page: 1, size: 12, lastPage: 1 }
+            : { data: txn({ status: state.status }) };
+    return new Response(JSON.stringify(body), { status: 200 });
+  };
+  return { state, api: new PosClient({ server: 'http://127.0.0.1:4242', apiKey: 'sk_test_x', fetch: fetch as typeof globalThis.fetch }) };
+}
+
+const until = async (check: () => boolean, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+describe('PollingSource', () => {
+  it('loads the merchant, readers and payments, and follows the payment being charged', async () => {
+    const { state, api } = fakeApi();
+    const actions: Action[] = [];
+    const source = new PollingSource(api);
+    source.start((a) => actions.push(a));
+    try {
+      await until(() => actions.some((a) => a.type === 'readers'));
+      expect(actions[0]).toEqual({ type: 'merchant', name: 'Shop', mode: 'test', currency: 'usd' });
+      source.follow('t-1');
+      state.status = 'succeeded';
+      await until(() => actions.some((a) => a.type === 'transaction' && a.transaction.status === 'succeeded'));
+      expect(state.paths).toContain('/v1/transactions/t-1');
+    } finally {
+      source.stop();
+    }
+  });
+
+  it('reports a lost connection instead of throwing, and recovers by itself', async () => {
+    const { state, api } = fakeApi();
+    const actions: Action[] = [];
+    const source = new PollingSource(api);
+    state.up = false;
+    source.start((a) => actions.push(a));
+    try {
+      await until(() => actions.some((a) => a.type === 'connection' && a.status === 'lost'));
+      const lost = actions.find((a) => a.type === 'connection' && a.status === 'lost') as Extract<Action, { type: 'connection' }>;
+      expect(lost.error).toMatch(/cannot reach http:\/\/127\.0\.0\.1:4242: connect ECONNREFUSED/);
+      state.up = true;
+      await until(() => actions.some((a) => a.type === 'connection' && a.status === 'connected'));
+      await until(() => actions.some((a) => a.type === 'readers'));
+    } finally {
+      source.stop();
+    }
+  });
+});

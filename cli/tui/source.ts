@@ -1,0 +1,130 @@
+import type { PosClient, Reader } from '../api.js';
+import type { Action, CounterReader } from './state.js';
+
+/**
+ * Where the counter's live state comes from and where its commands go. Two implementations: the
+ * agent's local websocket (agent-source.ts, shared/agent-protocol.ts), and polling the /v1 API
+ * (this file) when no agent runs. Neither ever throws into the UI from the background: a lost
+ * connection is an action, and both keep retrying.
+ */
+export interface CounterSource {
+  readonly via: 'agent' | 'polling';
+  start(dispatch: (action: Action) => void): void;
+  stop(): void;
+  startPayment(reader: CounterReader, amount: number, currency: string): Promise<{ transactionId: string }>;
+  cancelPayment(transactionId: string): Promise<void>;
+  simulateTap(reader: CounterReader): Promise<void>;
+  /** The payment the charge screen waits for: followed closely until it ends. */
+  follow(transactionId: string | null): void;
+  /** Re-read everything now (after a refund, say). */
+  refresh(): void;
+}
+
+export function readerFromApi(r: Reader): CounterReader {
+  return { id: r.id, processor_terminal_id: r.processor_terminal_id, name: r.name, status: r.status, last_seen_at: r.last_seen_at, activity: null, transaction_id: null };
+}
+
+/** Everything else: readers and recent payments every 2 s, gentle on the server for a screen people glance at. */
+const POLL_MS = 2_000;
+/** The payment being charged: every 500 ms, so "approved" shows within half a second of the tap. */
+const FOLLOW_MS = 500;
+/** After a failure, wait up to 5 s between attempts: quick to come back, no hammering a server that is down. */
+const MAX_BACKOFF_MS = 5_000;
+
+export class PollingSource implements CounterSource {
+  readonly via = 'polling' as const;
+  private dispatch: (action: Action) => void = () => {};
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private following: string | null = null;
+  private lastFull = 0;
+  private failures = 0;
+  private haveMerchant = false;
+  private running = false;
+
+  constructor(private readonly api: PosClient) {}
+
+  start(dispatch: (action: Action) => void): void {
+    this.dispatch = dispatch;
+    this.stopped = false;
+    void this.tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  follow(transactionId: string | null): void {
+    this.following = transactionId;
+  }
+
+  refresh(): void {
+    this.lastFull = 0;
+    this.schedule(0);
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+  }
+
+  private async tick(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      if (!this.haveMerchant) {
+        const m = (await this.api.merchant()).data;
+        this.dispatch({ type: 'merchant', name: m.business_name, mode: m.is_test ? 'test' : 'live', currency: m.default_currency });
+        this.haveMerchant = true;
+      }
+      if (Date.now() - this.lastFull >= POLL_MS) {
+        const [readers, txns] = await Promise.all([this.api.listReaders(), this.api.listTransactions({ size: 12 })]);
+        this.dispatch({ type: 'readers', readers: readers.data.map(readerFromApi) });
+        this.dispatch({ type: 'transactions', transactions: txns.data });
+        this.lastFull = Date.now();
+      }
+      if (this.following) {
+        const t = (await this.api.getTransaction(this.following)).data;
+        this.dispatch({ type: 'transaction', transaction: t });
+        if (t.status !== 'pending') this.following = null;
+      }
+      this.dispatch({ type: 'connection', status: 'connected' });
+      this.failures = 0;
+      this.schedule(FOLLOW_MS);
+    } catch (err) {
+      this.failures += 1;
+      this.dispatch({ type: 'connection', status: 'lost', error: err instanceof Error ? err.message : String(err) });
+      this.schedule(Math.min(MAX_BACKOFF_MS, 250 * 2 ** this.failures));
+    } finally {
+      this.running = false;
+    }
+  }
+
+  async startPayment(reader: CounterReader, amount: number, currency: string): Promise<{ transactionId: string }> {
+    const created = await this.api.createTerminalPayment({ amount, currency, terminal_id: reader.id });
+    try {
+      await this.api.processPayment(created.data.payment_intent_id, reader.processor_terminal_id);
+    } catch (err) {
+      // The payment exists but never reached the reader: cancel it so it does not linger as pending.
+      await this.api.cancelTransaction(created.data.id, { reason: 'abandoned' }).catch(() => undefined);
+      throw err;
+    }
+    this.follow(created.data.id);
+    this.schedule(0);
+    return { transactionId: created.data.id };
+  }
+
+  async cancelPayment(transactionId: string): Promise<void> {
+    const res = await this.api.cancelTransaction(transactionId, { reason: 'requested_by_customer' });
+    this.dispatch({ type: 'transaction', transaction: res.data });
+  }
+
+  async simulateTap(reader: CounterReader): Promise<void> {
+    const res = await this.api.simulatePayment({ reader_id: reader.processor_terminal_id });
+    if (res.data.transaction_id) this.follow(res.data.transaction_id);
+    this.schedule(0);
+  }
+}
+
