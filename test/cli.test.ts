@@ -1,0 +1,289 @@
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CreatedMerchant } from '../server/services/merchants.js';
+import { client, type Json } from './helpers/api.js';
+import { json, pos } from './helpers/cli.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+import { eventually, tempDir } from './helpers/tmp.js';
+
+let t: TestServer;
+let m: CreatedMerchant;
+let api: ReturnType<typeof client>;
+let env: Record<string, string>;
+/** Terminal tests find "the newest payment": they get a merchant of their own so other tests can run beside them. */
+let till: CreatedMerchant;
+let tillEnv: Record<string, string>;
+const config = tempDir('pos-cli-config-');
+
+beforeAll(async () => {
+  t = await startTestServer({ reconcileIntervalMs: 100 }, { simulator: { authorizationDelayMs: 100 } });
+  m = await t.merchant('CLI Café');
+  till = await t.merchant('Till Shop');
+  api = client(t.url, till.keys.sk_test);
+  env = { POS_CONFIG_DIR: config.path, POS_SERVER_URL: t.url };
+  tillEnv = { ...env, POS_API_KEY: till.keys.sk_test };
+  const login = await pos(['login', '--api-key', m.keys.sk_test, '--json'], env);
+  expect(login.status, login.stderr).toBe(0);
+  expect(json(login)).toMatchObject({ profile: 'default', business_name: 'CLI Café', mode: 'test' });
+  const location = await pos(['locations', 'create', '--name', 'Front', '--line1', '1 Market St', '--city', 'SF', '--state', 'CA', '--postal-code', '94105', '--country', 'US', '--json'], tillEnv);
+  expect(location.status, location.stderr).toBe(0);
+  const reader = await pos(['readers', 'register', '--name', 'Till 1', '--code', 'simulated-wpe', '--json'], tillEnv);
+  expect(reader.status, reader.stderr).toBe(0);
+});
+afterAll(async () => {
+  await t.stop();
+  config.cleanup();
+});
+
+/** Waits until the newest terminal payment is on the reader, then taps a card through the API. */
+async function tapWhenWaiting(extra: Json = {}): Promise<void> {
+  const readers = await api.get<{ data: { processor_terminal_id: string }[] }>('/v1/terminal/readers');
+  const reader = readers.body.data[0]!.processor_terminal_id;
+  await eventually(async () => {
+    const list = await api.get<{ data: { status: string; reader_id: string | null }[] }>('/v1/transactions?size=1');
+    const newest = list.body.data[0];
+    return newest?.status === 'pending' && newest.reader_id ? true : undefined;
+  }, 10_000);
+  const res = await api.post('/v1/terminal/simulate-payment', { reader_id: reader, ...extra });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+}
+
+describe.concurrent('profiles and configuration', () => {
+  it('keeps the key in a profile file readable by its owner only', async () => {
+    const file = join(config.path, 'config.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ current_profile: 'default', profiles: { default: { server: t.url, api_key: m.keys.sk_test } } });
+    const list = await pos(['config', 'list', '--json'], env);
+    expect(json<{ profiles: Json[] }>(list).profiles[0]).toMatchObject({ profile: 'default', current: '*', api_key: `sk_test_…${m.keys.sk_test.slice(-4)}` });
+  });
+
+  it('uses the profile’s server and key, with flags and environment winning', async () => {
+    const merchant = await pos(['merchant', '--json'], { POS_CONFIG_DIR: config.path });
+    expect(merchant.status, merchant.stderr).toBe(0);
+    expect(json<{ data: Json }>(merchant).data).toMatchObject({ business_name: 'CLI Café', is_test: true });
+    const live = await pos(['merchant', '--json', '--api-key', m.keys.sk_live], env);
+    expect(json<{ data: Json }>(live).data).toMatchObject({ is_test: false });
+  });
+
+  it('gives the webhooks tools (pos events) the profile’s server and key too', async () => {
+    const events = await pos(['events', 'list', '--json'], { POS_CONFIG_DIR: config.path });
+    expect(events.status, events.stderr).toBe(0);
+    expect(json<{ data: unknown[] }>(events).data).toEqual(expect.any(Array));
+  });
+
+  it('exits 2 without a key and 1 when the server cannot be reached', async () => {
+    const empty = tempDir('pos-cli-empty-');
+    const noKey = await pos(['transactions', 'list'], { POS_CONFIG_DIR: empty.path, POS_SERVER_URL: t.url });
+    expect(noKey.status).toBe(2);
+    expect(noKey.stderr).toMatch(/no API key/);
+    const down = await pos(['merchant'], { ...env, POS_SERVER_URL: 'http://127.0.0.1:9' });
+    expect(down.status).toBe(1);
+    expect(down.stderr).toMatch(/cannot reach http:\/\/127\.0\.0\.1:9/);
+    const badUrl = await pos(['merchant', '--server', 'ftp://x'], env);
+    expect(badUrl.status).toBe(2);
+    empty.cleanup();
+  });
+
+  it('exits 2 on unknown commands and bad options', async () => {
+    expect((await pos(['frobnicate'], env)).status).toBe(2);
+    expect((await pos(['transactions', 'list', '--status', 'nope'], env)).status).toBe(2);
+  });
+});
+
+describe.concurrent('online charges and amounts', () => {
+  it('charges 47.50 as 4750 cents and prints the API JSON', async () => {
+    const r = await pos(['charge', '47.50', '--payment-method', 'pm_card_visa', '--json'], env);
+    expect(r.status, r.stderr).toBe(0);
+    const body = json<{ data: Json; client_secret: string }>(r);
+    expect(body.data).toMatchObject({ amount: 4750, currency: 'usd', status: 'succeeded', card_last_four: '4242' });
+    expect(body.client_secret).toBeTruthy();
+  });
+
+  it.each([
+    ['47.5', 4750],
+    ['4750c', 4750],
+    ['0.5', 50],
+  ])('accepts %s', async (text, cents) => {
+    const r = await pos(['charge', text, '--json'], env);
+    expect(r.status, r.stderr).toBe(0);
+    expect(json<{ data: Json }>(r).data).toMatchObject({ amount: cents, status: 'pending' });
+  });
+
+  it.each([
+    ['1,000.00', /comma/],
+    ['47.505', /more than 2 decimals/],
+    ['-5', /positive/],
+    ['abc', /not a number/],
+  ])('refuses %s with exit 2 before calling the API', async (text, message) => {
+    const r = await pos(['charge', text], env);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('takes whole numbers only in a zero-decimal currency', async () => {
+    expect((await pos(['charge', '47.5', '--currency', 'jpy'], env)).stderr).toMatch(/JPY has no decimals/);
+    const r = await pos(['charge', '4750', '--currency', 'jpy', '--json'], env);
+    expect(r.status, r.stderr).toBe(0);
+    expect(json<{ data: Json }>(r).data).toMatchObject({ amount: 4750, currency: 'jpy' });
+  });
+
+  it('prints the API error type, code and message with exit 1', async () => {
+    const r = await pos(['transactions', 'get', 'txn_doesnotexist'], env);
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim()).toMatch(/^pos: invalid_request_error resource_missing: /);
+    const small = await pos(['charge', '0.10'], env);
+    expect(small.status).toBe(1);
+    expect(small.stderr).toMatch(/invalid_request_error parameter_invalid/);
+  });
+
+  it('refunds in part, then refuses more than is left', async () => {
+    const paid = json<{ data: { id: string; reference: string } }>(await pos(['charge', '20.00', '--payment-method', 'pm_card_visa', '--json'], env)).data;
+    const part = await pos(['refund', paid.reference, '--amount', '5', '--json'], env);
+    expect(part.status, part.stderr).toBe(0);
+    expect(json<{ data: Json }>(part).data).toMatchObject({ amount: 500 });
+    const tooMuch = await pos(['refund', paid.id, '--amount', '100.00'], env);
+    expect(tooMuch.status).toBe(1);
+    expect(tooMuch.stderr).toMatch(/amount_too_large/);
+    const got = json<{ data: Json }>(await pos(['transactions', 'get', paid.reference, '--json'], env));
+    expect(got.data).toMatchObject({ status: 'partially_refunded', amount_refunded: 500 });
+  });
+
+  it('lists payments as a table and as the API’s JSON', async () => {
+    const table = await pos(['transactions', 'list', '--size', '3'], env);
+    expect(table.status, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/^REFERENCE\s+STATUS\s+AMOUNT/);
+    const page = json<{ data: Json[]; size: number; totalCount: number }>(await pos(['txn', 'list', '--size', '2', '--json'], env));
+    expect(page.size).toBe(2);
+    expect(page.data).toHaveLength(2);
+    expect((await pos(['txn', 'list', '--size', '101'], env)).status).toBe(2);
+  });
+});
+
+describe.concurrent('payment links and hosted checkout', () => {
+  it('creates, lists, gets and deactivates a payment link', async () => {
+    const created = await pos(['links', 'create', '25.00', '--description', 'Gift card', '--json'], env);
+    expect(created.status, created.stderr).toBe(0);
+    const link = json<{ data: { id: string; reference: string; url: string; amount: number; status: string } }>(created).data;
+    expect(link).toMatchObject({ amount: 2500, status: 'open' });
+    expect(link.reference).toMatch(/^pl_/);
+    const human = await pos(['links', 'create', '4750c'], env);
+    expect(human.stdout).toMatch(/^pl_\w+ +\$47\.50\nhttps?:\/\/\S+\n$/);
+    const list = json<{ data: { reference: string }[] }>(await pos(['links', 'list', '--limit', '5', '--json'], env));
+    expect(list.data.map((l) => l.reference)).toContain(link.reference);
+    expect(json<{ data: { url: string } }>(await pos(['links', 'get', link.reference, '--json'], env)).data.url).toBe(link.url);
+    const off = await pos(['links', 'deactivate', link.id, '--json'], env);
+    expect(off.status, off.stderr).toBe(0);
+    expect(json<{ data: { status: string } }>(off).data.status).toBe('deactivated');
+    expect((await pos(['links', 'get', 'pl_nope'], env)).status).toBe(1);
+  });
+
+  it('creates and retrieves a hosted checkout session', async () => {
+    const created = await pos(['checkout', 'create', '19.99', '--email', 'a@example.com', '--json'], env);
+    expect(created.status, created.stderr).toBe(0);
+    const session = json<{ data: { reference: string; url: string; amount: number; status: string } }>(created).data;
+    expect(session).toMatchObject({ amount: 1999, status: 'open' });
+    const got = await pos(['checkout', 'get', session.reference], env);
+    expect(got.stdout).toMatch(/cs_\w+\s+open\s+\$19\.99/);
+    expect((await pos(['checkout', 'create', '19.999'], env)).status).toBe(2);
+  });
+});
+
+describe('webhook endpoints', () => {
+  it('creates one, prints its secret once, lists and deletes it', async () => {
+    const hooks = await t.merchant('Hooks Only');
+    const hooksEnv = { ...env, POS_API_KEY: hooks.keys.sk_test };
+    const created = await pos(['webhooks', 'create', 'https://example.com/hooks'], hooksEnv);
+    expect(created.status, created.stderr).toBe(0);
+    expect(created.stdout).toMatch(/https:\/\/example\.com\/hooks\s+enabled|https:\/\/example\.com\/hooks\s+active/);
+    expect(created.stdout).toMatch(/Signing secret \(shown once\): whsec_\w+/);
+    const list = json<{ data: { id: string; url: string }[] }>(await pos(['webhooks', 'list', '--json'], hooksEnv));
+    expect(list.data.map((e) => e.url)).toEqual(['https://example.com/hooks']);
+    const deleted = await pos(['webhooks', 'delete', list.data[0]!.id], hooksEnv);
+    expect(deleted.status, deleted.stderr).toBe(0);
+    expect(json<{ data: unknown[] }>(await pos(['webhooks', 'list', '--json'], hooksEnv)).data).toEqual([]);
+  });
+});
+
+describe('terminal payments', () => {
+  it('lists readers and locations', async () => {
+    const readers = json<{ data: Json[] }>(await pos(['readers', 'list', '--json'], tillEnv));
+    expect(readers.data).toHaveLength(1);
+    expect(readers.data[0]).toMatchObject({ name: 'Till 1', status: 'online' });
+    const table = await pos(['readers', 'list'], tillEnv);
+    expect(table.stdout).toMatch(/Till 1\s+online/);
+    expect(json<{ data: Json[] }>(await pos(['locations', 'list', '--json'], tillEnv)).data[0]).toMatchObject({ display_name: 'Front' });
+  });
+
+  it('pay --wait exits 0 once the card is approved, with the tip', async () => {
+    const run = pos(['pay', '12.00', '--reader', 'Till 1', '--wait', '--json'], tillEnv);
+    await tapWhenWaiting({ amount_tip: 200 });
+    const r = await run;
+    expect(r.status, r.stderr).toBe(0);
+    const paid = json<{ data: { reference: string } & Json }>(r).data;
+    expect(paid).toMatchObject({ status: 'succeeded', amount: 1400, tip_amount: 200, card_last_four: expect.any(String) });
+    const refund = await pos(['refund', paid.reference], tillEnv);
+    expect(refund.status, refund.stderr).toBe(0);
+    expect(refund.stdout).toMatch(/\$14\.00 succeeded/);
+  });
+
+  it('pay --wait exits 3 when the card is declined', async () => {
+    const run = pos(['pay', '10.05', '--reader', 'Till 1', '--wait'], tillEnv);
+    await tapWhenWaiting();
+    const r = await run;
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(/Declined/);
+  });
+
+  it('pay --wait exits 3 when the payment is canceled', async () => {
+    const run = pos(['pay', '9.00', '--reader', 'Till 1', '--wait', '--json'], tillEnv);
+    const pending = await eventually(async () => {
+      const list = await api.get<{ data: { id: string; status: string; reader_id: string | null; amount: number }[] }>('/v1/transactions?size=1');
+      const newest = list.body.data[0];
+      return newest?.status === 'pending' && newest.amount === 900 && newest.reader_id ? newest : undefined;
+    }, 10_000);
+    const cancel = await pos(['transactions', 'cancel', pending.id, '--json'], tillEnv);
+    expect(cancel.status, cancel.stderr).toBe(0);
+    expect(json(cancel)).toMatchObject({ data: { status: 'canceled' }, reader_reset: true });
+    const r = await run;
+    expect(r.status).toBe(3);
+    expect(json<{ data: Json }>(r).data).toMatchObject({ status: 'canceled' });
+  });
+
+  it('simulate tap with nothing on the reader is an API error; unknown readers are a usage error', async () => {
+    const idle = await pos(['simulate', 'tap', 'Till 1'], tillEnv);
+    expect(idle.status).toBe(1);
+    const unknown = await pos(['pay', '5', '--reader', 'Nope'], tillEnv);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/no reader "Nope".*Till 1/);
+  });
+});
+
+describe('close-out and completion', () => {
+  it('reports the day as JSON and CSV', async () => {
+    const r = await pos(['report', 'day', '--json'], tillEnv);
+    expect(r.status, r.stderr).toBe(0);
+    const report = json<{ data: { currency: string; total: { succeeded: { count: number }; failed: { count: number }; canceled: { count: number }; refunded: { count: number; amount: number } }; readers: { name: string }[] } }>(r).data;
+    expect(report.currency).toBe('usd');
+    expect(report.total.succeeded.count).toBe(1);
+    expect(report.total.failed.count).toBe(1);
+    expect(report.total.canceled.count).toBe(1);
+    expect(report.total.refunded).toMatchObject({ count: 1, amount: 1400 });
+    expect(report.readers.map((x) => x.name)).toContain('Till 1');
+    const csv = await pos(['report', 'day', '--csv'], tillEnv);
+    expect(csv.stdout.split('\n')[0]).toMatch(/^date,currency,scope,name,succeeded_count,succeeded_amount/);
+    expect(csv.stdout).toMatch(/,reader,Till 1,/);
+    expect((await pos(['report', 'day', '--date', '2026-02-30'], tillEnv)).status).toBe(2);
+  });
+
+  it('prints bash and zsh completion covering every group', async () => {
+    const bash = await pos(['completion', 'bash']);
+    expect(bash.status).toBe(0);
+    expect(bash.stdout).toContain('complete -o default -F _pos pos');
+    expect(bash.stdout).toContain('"pos transactions") candidates="list get capture cancel');
+    expect(bash.stdout).toContain('"pos admin merchant"');
+    const zsh = await pos(['completion', 'zsh']);
+    expect(zsh.stdout).toMatch(/^#compdef pos/);
+    expect((await pos(['completion', 'fish'])).status).toBe(2);
+  });
+});

@@ -1,0 +1,127 @@
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { client, type Json } from './helpers/api.js';
+import { runPos, spawnServer, type ServerProcess } from './helpers/server.js';
+import { eventually, tempDir } from './helpers/tmp.js';
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+function dataDir(): string {
+  const dir = tempDir();
+  cleanups.push(dir.cleanup);
+  return dir.path;
+}
+
+async function serverOn(dir: string): Promise<ServerProcess> {
+  const server = await spawnServer(dir);
+  cleanups.push(async () => {
+    if (server.child.exitCode === null) {
+      server.child.kill('SIGKILL');
+      await server.exited;
+    }
+  });
+  return server;
+}
+
+interface MerchantJson {
+  id: string;
+  business_name: string;
+  api_keys: { sk_test: string; sk_live: string; pk_test: string; pk_live: string };
+}
+
+function createMerchant(dir: string, name: string): MerchantJson {
+  const result = runPos(['admin', 'merchant', 'create', '--business-name', name, '--data-dir', dir, '--json']);
+  expect(result.status, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as MerchantJson;
+}
+
+describe('pos server lifecycle', () => {
+  it('answers /healthz, tags every response with a Request-Id, and logs JSON lines', async () => {
+    const server = await serverOn(dataDir());
+    const health = await client(server.url).get<Json>('/healthz');
+    expect(health.status).toBe(200);
+    expect(health.body).toEqual({ status: 'ok' });
+    const ids = new Set<string>();
+    for (const path of ['/healthz', '/v1/merchant', '/nope']) {
+      const id = (await client(server.url).get(path)).headers.get('request-id');
+      expect(id).toMatch(/^req_/);
+      ids.add(id ?? '');
+    }
+    expect(ids.size).toBe(3);
+    const logged = () => server.logs.filter((l) => l.includes('"msg":"request"')).map((l) => (JSON.parse(l) as { req_id: string }).req_id);
+    await eventually(() => ([...ids].every((id) => logged().includes(id)) ? true : undefined));
+  });
+
+  it('serves merchants and keys created and rolled by the admin CLI while it runs', async () => {
+    const dir = dataDir();
+    const server = await serverOn(dir);
+    const m = createMerchant(dir, 'Live Edit Café');
+    expect(Object.keys(m).sort()).toEqual(['api_keys', 'business_name', 'id']);
+    expect(m.api_keys.sk_test).toMatch(/^sk_test_[0-9A-Za-z]{43}$/);
+    expect(m.api_keys.sk_live).toMatch(/^sk_live_[0-9A-Za-z]{43}$/);
+    expect(m.api_keys.pk_test).toMatch(/^pk_test_[0-9A-Za-z]{43}$/);
+    expect(m.api_keys.pk_live).toMatch(/^pk_live_[0-9A-Za-z]{43}$/);
+    const res = await client(server.url, m.api_keys.sk_test).get<{ data: Json }>('/v1/merchant');
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ id: m.id, business_name: 'Live Edit Café' });
+
+    const list = runPos(['admin', 'merchant', 'list', '--data-dir', dir, '--json']);
+    expect(list.status).toBe(0);
+    expect((JSON.parse(list.stdout) as { data: { id: string }[] }).data.map((x) => x.id)).toEqual([m.id]);
+
+    const roll = runPos(['admin', 'keys', 'roll', '--merchant', m.id, '--mode', 'live', '--grace-hours', '0', '--data-dir', dir, '--json']);
+    expect(roll.status, roll.stderr).toBe(0);
+    const rolled = JSON.parse(roll.stdout) as { keys: { mode: string; key: string }[] };
+    expect(rolled.keys).toHaveLength(1);
+    expect((await client(server.url, m.api_keys.sk_live).get('/v1/merchant')).status).toBe(401);
+    expect((await client(server.url, rolled.keys[0]?.key).get('/v1/merchant')).status).toBe(200);
+    expect((await client(server.url, m.api_keys.sk_test).get('/v1/merchant')).status).toBe(200);
+
+    const unknown = runPos(['admin', 'keys', 'roll', '--merchant', '00000000-0000-4000-8000-000000000000', '--data-dir', dir]);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/^pos: no merchant/);
+  });
+
+  it('drains an in-flight request on SIGTERM and exits 0', async () => {
+    const dir = dataDir();
+    const m = createMerchant(dir, 'Drain');
+    const server = await serverOn(dir);
+    const { port, hostname } = new URL(server.url);
+    const body = JSON.stringify({ name: 'in flight' });
+    const socket = connect(Number(port), hostname);
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    let response = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (response += chunk));
+    const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.write(
+      `POST /v1/customers HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${m.api_keys.sk_test}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
+    // The request is mid-body when the signal arrives.
+    await new Promise((r) => setTimeout(r, 200));
+    server.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(server.child.exitCode).toBeNull();
+    socket.write(body.slice(5));
+    await ended;
+    expect(response).toMatch(/^HTTP\/1\.1 201/);
+    expect(await server.exited).toBe(0);
+
+    // What it acknowledged is there after a restart.
+    const again = await serverOn(dir);
+    const list = await client(again.url, m.api_keys.sk_test).get<{ data: { name: string }[] }>('/v1/customers');
+    expect(list.body.data.map((c) => c.name)).toEqual(['in flight']);
+  });
+
+  it('refuses bad flags with exit code 2 and one line on stderr', () => {
+    const result = runPos(['server', '--port', 'seventy', '--data-dir', dataDir()]);
+    expect(result.status).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/^pos: invalid configuration for port/);
+    const missing = runPos(['admin', 'merchant', 'create']);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/--business-name/);
+  });
+});

@@ -1,0 +1,40 @@
+import { spawn } from 'node:child_process';
+import { POS_BIN } from './server.js';
+
+export interface PosResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the real `pos` binary without blocking the event loop, so a server started in this same
+ * process (startTestServer) keeps answering it. NO_COLOR and a clean environment keep the output
+ * stable; `env` adds POS_CONFIG_DIR, POS_API_KEY and the like.
+ */
+export function pos(args: string[], env: Record<string, string> = {}, options: { onStdout?: (chunk: string) => void } = {}): Promise<PosResult> {
+  const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1' };
+  const child = spawn(process.execPath, [POS_BIN, ...args], { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => {
+    stdout += c;
+    options.onStdout?.(c);
+  });
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  return new Promise((resolve) =>
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    }),
+  );
+}
+
+export function json<T = Record<string, unknown>>(r: PosResult): T {
+  try {
+    return JSON.parse(r.stdout) as T;
+  } catch {
+    throw new Error(`not JSON (exit ${r.status}): ${r.stdout}\n${r.stderr}`);
+  }
+}

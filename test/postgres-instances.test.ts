@@ -1,0 +1,172 @@
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type RunningSimulator } from '../simulator/index.js';
+import { client, type Json } from './helpers/api.js';
+import { dropSchemaOf, openTestDb, TEST_DATABASE_URL } from './helpers/db.js';
+import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { runPos, spawnServer, type ServerProcess } from './helpers/server.js';
+import { eventually, tempDir } from './helpers/tmp.js';
+
+/**
+ * Several `pos server` processes on one PostgreSQL database (issue 10), sharing one standalone
+ * processor simulator, as a platform behind a load balancer would share Stripe. Runs only on the
+ * PostgreSQL pass of the suite (POS_TEST_DATABASE_URL); the SQLite pass skips it and says so.
+ */
+if (!TEST_DATABASE_URL) {
+  console.info('postgres-instances: skipped, POS_TEST_DATABASE_URL is not set (the PostgreSQL pass of npm test runs it)');
+}
+
+describe.skipIf(!TEST_DATABASE_URL)('several server instances on one PostgreSQL database', () => {
+  const dir = tempDir('pos-pg-');
+  const simDir = tempDir('pos-pg-sim-');
+  let sim: RunningSimulator;
+  let instances: ServerProcess[] = [];
+  let key: string;
+  let receiver: Receiver;
+  let webhookSecret: string;
+
+  const apis = () => instances.map((s) => client(s.url, key));
+  const pick = (i: number) => apis()[i % instances.length]!;
+
+  beforeAll(async () => {
+    sim = await startSimulator({ dataDir: simDir.path, authorizationDelayMs: 100, logger: () => undefined });
+    const platform = new Stripe(sim.keys.secretTest, { host: sim.host, port: sim.port, protocol: 'http' });
+    // The processor's events go to one instance, as to a load balancer; any instance can apply them.
+    const hook = await platform.webhookEndpoints.create({ url: 'http://127.0.0.1:9/', enabled_events: ['*'] });
+    const made = runPos(['admin', 'merchant', 'create', '--business-name', 'Many Instances', '--data-dir', dir.path, '--json']);
+    expect(made.status, made.stderr).toBe(0);
+    key = (JSON.parse(made.stdout) as { api_keys: { sk_test: string } }).api_keys.sk_test;
+    const env = {
+      POS_PROCESSOR: 'stripe',
+      STRIPE_API_BASE: sim.url,
+      STRIPE_SECRET_KEY_TEST: sim.keys.secretTest,
+      STRIPE_SECRET_KEY_LIVE: sim.keys.secretLive,
+      STRIPE_PUBLISHABLE_KEY_TEST: sim.keys.publishableTest,
+      STRIPE_WEBHOOK_SECRET: hook.secret ?? '',
+    };
+    const args = ['--reconcile-interval-ms', '200', '--terminal-stale-ms', '1500', '--webhook-retry-scale', '0.01', '--rate-limit', '1000000'];
+    instances = await Promise.all([0, 1, 2].map(() => spawnServer(dir.path, args, env)));
+    await platform.webhookEndpoints.update(hook.id, { url: `${instances[0]!.url}/processor/webhooks` });
+    receiver = await startReceiver();
+    const ep = await pick(0).post<{ data: { secret: string } }>('/v1/webhook-endpoints', { url: receiver.url });
+    webhookSecret = ep.body.data.secret;
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const s of instances) {
+      s.child.kill('SIGTERM');
+      await s.exited;
+    }
+    await receiver?.close();
+    await sim?.close();
+    await dropSchemaOf(dir.path);
+    dir.cleanup();
+    simDir.cleanup();
+  });
+
+  async function count(sql: string, ...params: unknown[]): Promise<number> {
+    const db = await openTestDb(dir.path);
+    try {
+      return await db.count(sql, ...params);
+    } finally {
+      await db.close();
+    }
+  }
+
+  it('creates one payment per Idempotency-Key whichever instance gets each duplicate', async () => {
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => pick(i).post<{ data: { id: string } }>('/v1/transactions', { amount: 2500 }, { 'Idempotency-Key': 'multi-1' })));
+    expect(results.map((r) => r.status).sort()).toEqual([...Array<number>(29).fill(200), 201]);
+    expect(new Set(results.map((r) => r.body.data.id)).size).toBe(1);
+    expect(await count("select count(*) from transactions where amount = 2500")).toBe(1);
+    expect(await count("select count(*) from idempotency_keys where key = 'multi-1'")).toBe(1);
+  });
+
+  it('never refunds more than was paid when refunds race across instances', async () => {
+    const paid = await pick(0).post<{ data: { id: string } }>('/v1/transactions', { amount: 1000, payment_method: 'pm_card_visa', confirm: true });
+    expect(paid.status).toBe(201);
+    const refunds = await Promise.all(Array.from({ length: 12 }, (_, i) => pick(i).post(`/v1/transactions/${paid.body.data.id}/refunds`, { amount: 100 })));
+    expect(refunds.filter((r) => r.status === 201)).toHaveLength(10);
+    expect(refunds.filter((r) => r.status >= 500)).toHaveLength(0);
+    const txn = await pick(1).get<{ data: { status: string; amount_refunded: number } }>(`/v1/transactions/${paid.body.data.id}`);
+    expect(txn.body.data).toMatchObject({ status: 'refunded', amount_refunded: 1000 });
+    expect(await count("select count(*) from refunds where transaction_id = ? and status = 'succeeded'", paid.body.data.id)).toBe(10);
+  });
+
+  it('lets exactly one of a cancel and a capture racing on two instances win', async () => {
+    for (let round = 0; round < 4; round++) {
+      const held = await pick(round).post<{ data: { id: string } }>('/v1/transactions', { amount: 1800, payment_method: 'pm_card_visa', confirm: true, capture_method: 'manual' });
+      const [cancel, capture] = await Promise.all([pick(round).post(`/v1/transactions/${held.body.data.id}/cancel`, {}), pick(round + 1).post(`/v1/transactions/${held.body.data.id}/capture`, {})]);
+      expect([cancel.status, capture.status].filter((s) => s === 200)).toHaveLength(1);
+      expect([cancel.status, capture.status].filter((s) => s >= 500)).toHaveLength(0);
+      const final = await pick(round + 2).get<{ data: { status: string } }>(`/v1/transactions/${held.body.data.id}`);
+      expect(final.body.data.status).toBe(cancel.status === 200 ? 'canceled' : 'succeeded');
+      expect(await count("select count(*) from events where object_id = ? and type in ('payment.canceled', 'payment.succeeded')", held.body.data.id)).toBe(1);
+    }
+  });
+
+  it('delivers each webhook event once although every instance runs a delivery worker', async () => {
+    const made = await Promise.all(Array.from({ length: 12 }, (_, i) => pick(i).post<{ data: { id: string } }>('/v1/transactions', { amount: 900 + i, payment_method: 'pm_card_visa', confirm: true })));
+    const ids = made.map((r) => r.body.data.id);
+    const expected = await eventually(async () => {
+      const n = await count(`select count(*) from events where object_id in (${ids.map(() => '?').join(',')})`, ...ids);
+      const got = new Set(receiver.acceptedIds());
+      const db = await openTestDb(dir.path);
+      try {
+        const rows = await db.all<{ id: string }>(`select id from events where object_id in (${ids.map(() => '?').join(',')})`, ...ids);
+        return n === 24 && rows.every((r) => got.has(r.id)) ? rows.map((r) => r.id) : undefined;
+      } finally {
+        await db.close();
+      }
+    }, 20_000);
+    const deliveries = receiver.received.filter((r) => expected.includes(r.id));
+    expect(deliveries).toHaveLength(24);
+    for (const r of deliveries) expect(receiver.verify(webhookSecret, r)).toBeTruthy();
+  });
+
+  it('runs the stale terminal sweep once, not once per instance', async () => {
+    const api = pick(0);
+    await api.post('/v1/terminal/locations', { display_name: 'Counter', address: { line1: '1 Main St', city: 'Austin', postal_code: '78701', country: 'US' } });
+    const reader = (await api.post<{ data: { processor_terminal_id: string } }>('/v1/terminals', { name: 'Till', registration_code: 'simulated-wpe' })).body.data;
+    const created = await api.post<{ data: { id: string; payment_intent_id: string } }>('/v1/terminal/create-payment', { amount: 3000 });
+    await pick(1).post('/v1/terminal/process-payment', { payment_intent_id: created.body.data.payment_intent_id, reader_id: reader.processor_terminal_id });
+    await eventually(async () => ((await pick(2).get<{ data: { status: string } }>(`/v1/transactions/${created.body.data.id}`)).body.data.status === 'canceled' ? true : undefined), 15_000);
+    // Give the other instances' passes time to (not) act again.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await count("select count(*) from events where object_id = ? and type = 'payment.canceled'", created.body.data.id)).toBe(1);
+  });
+
+  it('answers the same reader list from every instance', async () => {
+    const lists = await Promise.all(apis().map((api) => api.get<{ data: Json[] }>('/v1/terminal/readers')));
+    const shapes = lists.map((l) => JSON.stringify(l.body.data.map((r) => [r.id, r.status])));
+    expect(new Set(shapes).size).toBe(1);
+  });
+});
+
+describe.skipIf(!TEST_DATABASE_URL)('rate limits shared by instances on one database', () => {
+  it('counts one merchant’s requests across instances', async () => {
+    const dir = tempDir('pos-pg-rl-');
+    const simDir = tempDir('pos-pg-rl-sim-');
+    const sim = await startSimulator({ dataDir: simDir.path, logger: () => undefined });
+    const servers: ServerProcess[] = [];
+    try {
+      const made = runPos(['admin', 'merchant', 'create', '--business-name', 'Limited', '--data-dir', dir.path, '--json']);
+      const key = (JSON.parse(made.stdout) as { api_keys: { sk_test: string } }).api_keys.sk_test;
+      const env = { POS_PROCESSOR: 'stripe', STRIPE_API_BASE: sim.url, STRIPE_SECRET_KEY_TEST: sim.keys.secretTest, STRIPE_WEBHOOK_SECRET: 'whsec_unused' };
+      for (let i = 0; i < 2; i++) servers.push(await spawnServer(dir.path, ['--rate-limit', '10', '--rate-window', '3600'], env));
+      const statuses: number[] = [];
+      for (let i = 0; i < 14; i++) statuses.push((await client(servers[i % 2]!.url, key).get('/v1/customers')).status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(4);
+    } finally {
+      for (const s of servers) {
+        s.child.kill('SIGTERM');
+        await s.exited;
+      }
+      await sim.close();
+      await dropSchemaOf(dir.path);
+      dir.cleanup();
+      simDir.cleanup();
+    }
+  }, 60_000);
+});
+

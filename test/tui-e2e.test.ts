@@ -1,0 +1,156 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { POS_BIN } from './helpers/server.js';
+import { tempDir } from './helpers/tmp.js';
+
+/**
+ * The newcomer's path, for real: `pos up` in an 80×24 pseudo-terminal (tmux, on a private socket),
+ * driven by key presses. With POS_WRITE_SCREENS=1 the captured screens are written to docs/screens/.
+ */
+const hasTmux = spawnSync('tmux', ['-V']).status === 0;
+const SOCKET = `pos-e2e-${process.pid}`;
+const SCREENS = fileURLToPath(new URL('../docs/screens/', import.meta.url));
+const dir = tempDir('pos-e2e-');
+
+const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
+/** One tmux session per test process, so two runs on one machine never share a screen. */
+const SESSION = `pos-up-${process.pid}`;
+const screen = () => tmux('capture-pane', '-p', '-t', SESSION);
+const keys = (...k: string[]) => tmux('send-keys', '-t', SESSION, ...k);
+
+/** The TUI part of the screen: from the header line down, without the keys printed before it. */
+function tuiPart(text: string): string {
+  const lines = text.split('\n');
+  const start = lines.findIndex((l) => l.startsWith('Demo Shop'));
+  return `${lines.slice(start < 0 ? 0 : start).join('\n').trimEnd()}\n`;
+}
+
+async function waitFor(text: string | RegExp, timeoutMs = 15_000): Promise<string> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const s = screen();
+    if (typeof text === 'string' ? s.includes(text) : text.test(s)) return s;
+    if (Date.now() > end) throw new Error(`screen never showed ${String(text)}:\n${s}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function save(name: string, text: string): void {
+  if (process.env.POS_WRITE_SCREENS) writeFileSync(join(SCREENS, `${name}.txt`), tuiPart(text));
+}
+
+describe.skipIf(!hasTmux)('pos up in a terminal (tmux, 80×24)', () => {
+  beforeAll(() => {
+    const command = [
+      'env',
+      // Ink renders only the last frame when it thinks it runs in CI (CI=true on our CI machines):
+      // a shop PC never sets it, and neither does this terminal.
+      '-u',
+      'CI',
+      '-u',
+      'CONTINUOUS_INTEGRATION',
+      'NO_COLOR=1',
+      `POS_CONFIG_DIR=${join(dir.path, 'config')}`,
+      process.execPath,
+      POS_BIN,
+      'up',
+      '--port',
+      '0',
+      '--data-dir',
+      join(dir.path, 'data'),
+    ];
+    tmux('new-session', '-d', '-s', SESSION, '-x', '80', '-y', '24', command.map((c) => `'${c}'`).join(' '));
+    // Keep the pane after `pos up` ends, so its exit status (and any last words) can be read.
+    tmux('set-option', '-t', SESSION, 'remain-on-exit', 'on');
+  });
+  afterAll(() => {
+    spawnSync('tmux', ['-L', SOCKET, 'kill-server']);
+    dir.cleanup();
+  });
+
+  it('prints the demo keys once and opens the counter', async () => {
+    await waitFor('Press Enter to charge.', 25_000);
+    const first = await waitFor(/TEST MODE: simulated cards, no real money moves[\s\S]*● online/);
+    expect(first).toContain('Amount  10.00_');
+    expect(tmux('capture-pane', '-p', '-t', SESSION, '-S', '-30')).toMatch(/sk_test +sk_test_\w+/);
+    save('charge-entry', first);
+  });
+
+  it('takes the first charge from key presses to "approved"', async () => {
+    keys('Enter');
+    save('charge-waiting', await waitFor('WAITING FOR CARD on Till 1: $10.00'));
+    keys('s');
+    const approved = await waitFor('✔ APPROVED  $10.00');
+    expect(approved).toMatch(/visa ••4242 · no tip · txn_\w+/);
+    expect(approved).toMatch(/Receipt: http:\/\/127\.0\.0\.1:\d+\/receipts\/\w+/);
+    save('charge-approved', approved);
+  });
+
+  it('cancels the next one with one key', async () => {
+    keys('Enter');
+    await waitFor('Press Enter to charge.');
+    keys('Enter');
+    await waitFor('WAITING FOR CARD');
+    keys('x');
+    const canceled = await waitFor('✘ CANCELED  $10.00');
+    expect(canceled).toContain('Nothing was charged (requested by customer).');
+    save('charge-canceled', canceled);
+  });
+
+  it('shows readers, history and the day’s close-out', async () => {
+    keys('Enter');
+    await waitFor('Press Enter to charge.');
+    keys('r');
+    save('readers', await waitFor(/› Till 1\s+● online/));
+    keys('h');
+    const history = await waitFor(/canceled/);
+    expect(history).toMatch(/\$10\.00\s+succeeded\s+visa ••4242/);
+    save('history', history);
+    keys('d');
+    const day = await waitFor(/All\s+1\s+\$10\.00\s+0\s+1/);
+    expect(day).toMatch(/Till 1\s+1\s+\$10\.00/);
+    save('day', day);
+  });
+
+  it('refunds from the history with f, then y', async () => {
+    keys('h');
+    await waitFor(/›.*canceled/);
+    keys('Down');
+    await waitFor(/› \S+\s+\$10\.00\s+succeeded/);
+    keys('f');
+    await waitFor('Refund $10.00 of txn_');
+    keys('y');
+    await waitFor('Refunded $10.00.');
+    await waitFor(/\$10\.00\s+refunded\s+visa ••4242/);
+  });
+
+  it('quits with q', async () => {
+    // A key sent while the previous screen is still settling is sometimes lost between tmux and
+    // Ink; staff would press again, and so does the test (at most three times).
+    const end = Date.now() + 15_000;
+    let presses = 0;
+    let nextPress = 0;
+    // Dead with status 0; tmux sometimes reports a dead pane before it has the status (empty then).
+    const exited = () => {
+      const [dead, status = ''] = tmux('display-message', '-p', '-t', SESSION, '#{pane_dead} #{pane_dead_status}').trim().split(' ');
+      return dead === '1' && (status === '' || status === '0');
+    };
+    while (!exited()) {
+      if (Date.now() > end) {
+        const log = join(dir.path, 'data', 'pos-up.log');
+        const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-8).join('\n') : '(no log)';
+        const pane = tmux('display-message', '-p', '-t', SESSION, '#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal}').trim();
+        throw new Error(`pos up did not exit cleanly after ${presses} presses of q (pane dead/status: ${pane}):\n${screen()}\nlog:\n${tail}`);
+      }
+      if (Date.now() >= nextPress && presses < 3) {
+        keys('q');
+        presses += 1;
+        nextPress = Date.now() + 4_000;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+});
