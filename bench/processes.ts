@@ -1,0 +1,156 @@
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { pinTo } from './wrk.js';
+
+export const POS_BIN = fileURLToPath(new URL('../../bin/pos.js', import.meta.url));
+const BASELINE_SERVER = fileURLToPath(new URL('./baseline-server.js', import.meta.url));
+
+/**
+ * How long a server may take to print its URL. `pos server` migrates and opens the simulator first;
+ * on a cold disk with a 1M-row database that is a few seconds, so 30 s means it is stuck.
+ */
+const START_TIMEOUT_MS = 30_000;
+
+/** Readiness polling interval while waiting for /healthz: start-up takes ~0.5-2 s. */
+const PROBE_INTERVAL_MS = 100;
+
+/** How long a server may take to drain and exit on SIGTERM before it is killed. */
+const STOP_TIMEOUT_MS = 10_000;
+
+export interface ServerChild {
+  url: string;
+  /** Log lines seen so far (stdout and stderr), for error messages. */
+  logs: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Spawns a server and resolves once one of its stdout JSON lines carries `url`
+ * (`pos server` logs `{"msg":"pos server listening","url":…}`, the baseline prints `{"url":…}`),
+ * or, with `probe`, once `probe.url + probe.path` answers 200.
+ */
+function spawnServer(
+  argv: string[],
+  isReady: (entry: { msg?: string; url?: string }) => boolean,
+  probe?: { url: string; path: string },
+): Promise<ServerChild> {
+  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: string[] = [];
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+  };
+  return new Promise<ServerChild>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void stop();
+      reject(new Error(`${argv.join(' ')} did not start within ${START_TIMEOUT_MS / 1000} s:\n${logs.join('\n')}`));
+    }, START_TIMEOUT_MS);
+    let buffer = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      buffer += chunk;
+      for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        logs.push(line);
+        let entry: { msg?: string; url?: string };
+        try {
+          entry = JSON.parse(line) as { msg?: string; url?: string };
+        } catch {
+          continue;
+        }
+        if (entry.url && isReady(entry)) {
+          clearTimeout(timer);
+          settled = true;
+          resolve({ url: entry.url, logs, stop });
+        }
+      }
+    });
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => logs.push(chunk.trimEnd()));
+    let settled = false;
+    if (probe) {
+      const poll = (): void => {
+        if (settled) return;
+        fetch(probe.url + probe.path).then(
+          (response) => {
+            if (response.ok) {
+              clearTimeout(timer);
+              settled = true;
+              resolve({ url: probe.url, logs, stop });
+            } else setTimeout(poll, PROBE_INTERVAL_MS);
+          },
+          () => setTimeout(poll, PROBE_INTERVAL_MS),
+        );
+      };
+      poll();
+    }
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      settled = true;
+      reject(new Error(`${argv.join(' ')} exited (${signal ?? code}) before listening:\n${logs.join('\n')}`));
+    });
+  });
+}
+
+export function startBaseline(cpu: number, cores: number): Promise<ServerChild> {
+  return spawnServer(pinTo(cpu, [process.execPath, BASELINE_SERVER], cores), () => true);
+}
+
+/** A port nobody listens on right now (the OS picks it); the tiny race until the server binds it is harmless here. */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * `pos server` as shipped, with the embedded simulator. The rate limit is lifted (the benchmark is
+ * one merchant sending far more than any real one) and logging is at warn so the access log isn't
+ * what is measured. At warn the "pos server listening" line (info) is not printed, so the port is
+ * chosen here and readiness is /healthz; the log line still wins if a build prints it.
+ */
+export async function startPos(dataDir: string, cpu: number, cores: number): Promise<ServerChild> {
+  const port = await freePort();
+  const argv = [process.execPath, POS_BIN, 'server', '--port', String(port), '--data-dir', dataDir, '--rate-limit', '100000000', '--log-level', 'warn'];
+  return spawnServer(pinTo(cpu, argv, cores), (entry) => entry.msg === 'pos server listening', { url: `http://127.0.0.1:${port}`, path: '/healthz' });
+}
+
+export interface BenchMerchant {
+  id: string;
+  secretKey: string;
+}
+
+/** A merchant made by the real admin CLI, as an operator would. */
+export function createMerchant(dataDir: string, businessName: string): BenchMerchant {
+  const out = execFileSync(process.execPath, [POS_BIN, 'admin', 'merchant', 'create', '--business-name', businessName, '--data-dir', dataDir, '--json'], {
+    encoding: 'utf8',
+  });
+  const parsed = JSON.parse(out) as { id: string; api_keys: { sk_test: string } };
+  return { id: parsed.id, secretKey: parsed.api_keys.sk_test };
+}
+
+/** Median wall time of `runs` spawns of `pos --help`, in ms. */
+export function helpWallTimeMs(runs: number): { medianMs: number; samplesMs: number[] } {
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = process.hrtime.bigint();
+    const result = spawnSync(process.execPath, [POS_BIN, '--help'], { stdio: 'ignore' });
+    const elapsed = Number(process.hrtime.bigint() - started) / 1e6;
+    if (result.status !== 0) throw new Error(`pos --help exited with ${result.status}`);
+    samples.push(Math.round(elapsed * 10) / 10);
+  }
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return { medianMs: Math.round(median * 10) / 10, samplesMs: samples };
+}

@@ -1,0 +1,106 @@
+import type { SeededList } from './seed.js';
+import type { StoreBenchResult } from './store.js';
+
+/** What a scenario must reach; each kind is checked by `judge` in run.ts. */
+export type Target =
+  | { kind: 'none' }
+  | { kind: 'ratio'; min: number }
+  | { kind: 'ratio+p99'; min: number; maxP99Ms: number }
+  | { kind: 'server-p50'; maxMs: number }
+  | { kind: 'wall'; maxMs: number };
+
+/** pass/fail against the target; info: no target; missing: endpoint not on this build; error: the run itself went wrong. */
+export type Outcome = 'pass' | 'fail' | 'info' | 'missing' | 'error';
+
+export interface ServerTime {
+  source: 'Server-Timing' | 'client, 1 connection';
+  p50Ms: number;
+  p99Ms: number;
+  samples: number;
+}
+
+export interface ScenarioResult {
+  name: string;
+  target: Target;
+  outcome: Outcome;
+  requestsPerSecond?: number;
+  p50Ms?: number;
+  p99Ms?: number;
+  ratio?: number;
+  requests?: number;
+  serverTime?: ServerTime;
+  wallMs?: number;
+  note?: string;
+}
+
+export interface MachineFacts {
+  cores: number;
+  cpu: string;
+  memoryGiB: number;
+  node: string;
+  platform: string;
+  wrk: string;
+  commit: string;
+  /** 1-minute load average before the run and after it: other work on the machine skews every figure. */
+  loadBefore: number;
+  loadAfter?: number;
+}
+
+export interface RunReport {
+  startedAt: string;
+  finishedAt: string;
+  machine: MachineFacts;
+  settings: { quick: boolean; durationSeconds: number; connections: number; rows: number; resource: SeededList; serverCpu: number | undefined; wrkCpu: number | undefined };
+  baselineRps: number;
+  scenarios: ScenarioResult[];
+  store: StoreBenchResult[];
+}
+
+function describeTarget(target: Target): string {
+  switch (target.kind) {
+    case 'none':
+      return '';
+    case 'ratio':
+      return `ratio ≥ ${target.min}`;
+    case 'ratio+p99':
+      return `ratio ≥ ${target.min}, p99 ≤ ${target.maxP99Ms} ms`;
+    case 'server-p50':
+      return `server p50 ≤ ${target.maxMs} ms`;
+    case 'wall':
+      return `< ${target.maxMs} ms`;
+  }
+}
+
+const cell = (value: number | undefined, suffix = ''): string => (value === undefined ? '' : `${value.toLocaleString('en-US')}${suffix}`);
+
+export function renderMarkdown(report: RunReport): string {
+  const m = report.machine;
+  const s = report.settings;
+  const lines = [
+    `# Benchmark ${report.startedAt}`,
+    '',
+    `${m.cores} cores (${m.cpu}), ${m.memoryGiB} GiB, ${m.platform}, node ${m.node}, ${m.wrk}, commit ${m.commit}; ` +
+      `load average ${m.loadBefore} before, ${m.loadAfter ?? '?'} after` +
+      (Math.max(m.loadBefore, m.loadAfter ?? 0) > m.cores / 2 ? ' (**the machine was busy: figures are low**).' : '.'),
+    `${s.durationSeconds} s per scenario at ${s.connections} connections (one wrk thread)` +
+      (s.serverCpu === undefined ? '' : `; servers pinned to CPU ${s.serverCpu}, wrk to CPU ${s.wrkCpu}`) +
+      `; list merchant holds ${s.rows.toLocaleString('en-US')} ${s.resource}` +
+      (s.quick ? '; --quick: figures prove the harness, not the targets.' : '.'),
+    '',
+    '| scenario | req/s | p50 | p99 | ratio | server time p50 / p99 | target | result |',
+    '|---|---:|---:|---:|---:|---|---|---|',
+  ];
+  const notes: string[] = [];
+  for (const r of report.scenarios) {
+    const server = r.serverTime ? `${r.serverTime.p50Ms} / ${r.serverTime.p99Ms} ms (${r.serverTime.source})` : '';
+    const p50 = r.wallMs !== undefined ? `${r.wallMs} ms wall` : cell(r.p50Ms, ' ms');
+    const result = r.note ? `${r.outcome} ¹` : r.outcome;
+    if (r.note) notes.push(`- ${r.name}: ${r.note}`);
+    lines.push(`| ${r.name} | ${cell(r.requestsPerSecond)} | ${p50} | ${cell(r.p99Ms, ' ms')} | ${r.ratio ?? ''} | ${server} | ${describeTarget(r.target)} | ${result} |`);
+  }
+  if (notes.length) lines.push('', '¹ Notes:', ...notes);
+  lines.push('', 'Group commit in process (`Store.transaction`, a counter bump and an insert per unit):', '');
+  lines.push('| callers | units/s | commits per 1,000 units | mean batch | max batch |', '|---|---:|---:|---:|---:|');
+  for (const st of report.store) lines.push(`| ${st.label} | ${cell(st.unitsPerSecond)} | ${st.commitsPer1000Units} | ${st.meanBatch} | ${st.maxBatch} |`);
+  return `${lines.join('\n')}\n`;
+}

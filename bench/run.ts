@@ -1,0 +1,343 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { sqlitePath } from '../server/db/store.js';
+import { createMerchant, helpWallTimeMs, startBaseline, startPos, type ServerChild } from './processes.js';
+import { renderMarkdown, type MachineFacts, type Outcome, type RunReport, type ScenarioResult, type Target } from './report.js';
+import { seedList, type SeededList } from './seed.js';
+import { benchStore, type StoreBenchResult } from './store.js';
+import { ensureWrk, percentile, runWrk, type WrkResult } from './wrk.js';
+
+const USAGE = `npm run bench [-- options]
+
+  --quick               ~2 s per scenario and a 100,000-row list (proves the harness, not the targets)
+  --duration <s>        seconds per scenario (default 10)
+  --connections <n>     concurrent connections (default 50)
+  --rows <n>            rows in the list merchant (default 1,000,000; --quick: 100,000)
+  --resource <name>     transactions (default) or customers: the stand-in while /v1/transactions
+                        is not on main; same envelope, no idempotent replay
+  --help                this text`;
+
+const RESULTS_DIR = fileURLToPath(new URL('../../bench/results/', import.meta.url));
+const REPO_DIR = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The pos server and the baseline run on this CPU, wrk on the other (when there are two). */
+const SERVER_CPU = 1;
+const WRK_CPU = 0;
+
+/** Spawns of `pos --help` whose median is reported: enough to shrug off one cold start. */
+const HELP_RUNS = 10;
+
+/** Units in the in-process group-commit measurement: ~0.4 s at 13k units/s, enough for stable rates. */
+const STORE_BENCH_UNITS = 5_000;
+
+interface Options {
+  quick: boolean;
+  durationSeconds: number;
+  connections: number;
+  rows: number;
+  resource: SeededList;
+}
+
+function parseOptions(argv: string[]): Options | undefined {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      duration: { type: 'string' },
+      connections: { type: 'string' },
+      rows: { type: 'string' },
+      resource: { type: 'string', default: 'transactions' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) return undefined;
+  const positive = (name: string, raw: string | undefined, fallback: number): number => {
+    if (raw === undefined) return fallback;
+    const n = Number(raw.replaceAll('_', '').replaceAll(',', ''));
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${raw}`);
+    return n;
+  };
+  if (values.resource !== 'transactions' && values.resource !== 'customers') throw new Error(`--resource must be transactions or customers, got ${values.resource}`);
+  return {
+    quick: values.quick,
+    durationSeconds: positive('duration', values.duration, values.quick ? 2 : 10),
+    connections: positive('connections', values.connections, 50),
+    rows: positive('rows', values.rows, values.quick ? 100_000 : 1_000_000),
+    resource: values.resource,
+  };
+}
+
+function machineFacts(wrk: string): MachineFacts {
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_DIR, encoding: 'utf8' }).trim();
+  } catch {
+    // not a git checkout
+  }
+  const list = cpus();
+  return {
+    cores: list.length,
+    cpu: list[0]?.model ?? 'unknown',
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    wrk,
+    commit,
+    loadBefore: round(loadavg()[0] ?? 0),
+  };
+}
+
+/** A 4xx/5xx answer, or the reason there was none. */
+class PreflightError extends Error {
+  constructor(
+    message: string,
+    readonly outcome: Outcome,
+  ) {
+    super(message);
+  }
+}
+
+interface Preflight {
+  status: number;
+  body: unknown;
+}
+
+/** One request before each run: proves the scenario answers what it should, and fetches ids. */
+async function preflight(url: string, init: { method: string; headers: Record<string, string>; body?: string }, okStatuses: readonly number[]): Promise<Preflight> {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON; keep the text for the message
+  }
+  if (okStatuses.includes(response.status)) return { status: response.status, body };
+  const message = (body as { error?: { message?: string } } | undefined)?.error?.message ?? text.slice(0, 200);
+  if (response.status === 404 && message.startsWith('Unrecognized request URL')) {
+    throw new PreflightError(`endpoint missing: ${init.method} ${new URL(url).pathname}`, 'missing');
+  }
+  throw new PreflightError(`${init.method} ${new URL(url).pathname} answered ${response.status}: ${message}`, 'error');
+}
+
+function wrkProblems(result: WrkResult): string | undefined {
+  const e = result.errors;
+  const problems = [
+    e.non2xx3xx ? `${e.non2xx3xx} non-2xx/3xx responses` : '',
+    e.connect ? `${e.connect} connect errors` : '',
+    e.read ? `${e.read} read errors` : '',
+    e.write ? `${e.write} write errors` : '',
+    e.timeout ? `${e.timeout} timeouts` : '',
+  ].filter(Boolean);
+  return problems.length ? problems.join(', ') : undefined;
+}
+
+const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+async function main(): Promise<void> {
+  let options: Options | undefined;
+  try {
+    options = parseOptions(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  if (!options) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const log = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
+  const facts = machineFacts(ensureWrk(log));
+  const cores = facts.cores;
+  const startedAt = new Date();
+  log(`${facts.cores} cores (${facts.cpu}), node ${facts.node}, ${facts.wrk}; ${options.durationSeconds} s per scenario at ${options.connections} connections`);
+  if (facts.loadBefore > cores / 2) log(`load average is ${facts.loadBefore} on ${cores} cores: something else is running, expect low figures`);
+
+  log('store: group commit in process');
+  const store: StoreBenchResult[] = [];
+  for (const concurrency of [1, options.connections]) store.push(await benchStore({ units: options.quick ? 1_000 : STORE_BENCH_UNITS, concurrency }));
+
+  const results: ScenarioResult[] = [];
+  const load = (url: string, method: 'GET' | 'POST', headers: Record<string, string>, body?: string, connections = options.connections, durationSeconds = options.durationSeconds, serverTiming = false) =>
+    runWrk({ url, method, headers, ...(body === undefined ? {} : { body }), connections, durationSeconds, serverTiming, cpu: WRK_CPU, cores });
+
+  log('baseline: Express 5 hello-world');
+  const baselineServer = await startBaseline(SERVER_CPU, cores);
+  let baselineRps: number;
+  try {
+    const baseline = await load(`${baselineServer.url}/`, 'GET', {});
+    baselineRps = baseline.requestsPerSecond;
+    results.push(scenarioFrom('baseline: Express 5 GET / (hello-world JSON)', baseline, baselineRps, { kind: 'none' }));
+  } finally {
+    await baselineServer.stop();
+  }
+
+  const dataDir = mkdtempSync(join(tmpdir(), 'pos-bench-'));
+  let pos: ServerChild | undefined;
+  try {
+    const payer = createMerchant(dataDir, 'Bench');
+    const lister = createMerchant(dataDir, 'Bench List');
+    log(`seeding ${options.rows.toLocaleString('en-US')} ${options.resource} for the list merchant`);
+    const seeded = seedList({ file: sqlitePath(dataDir), merchantId: lister.id, mode: 'test', list: options.resource, rows: options.rows, now: Date.now() });
+    log(`seeded in ${round(seeded.seconds, 1)} s`);
+
+    pos = await startPos(dataDir, SERVER_CPU, cores);
+    const base = `${pos.url}/v1/${options.resource}`;
+    const auth = (merchant: { secretKey: string }) => ({ Authorization: `Bearer ${merchant.secretKey}` });
+    const json = { 'Content-Type': 'application/json' };
+    const createBody = options.resource === 'transactions' ? JSON.stringify({ amount: 4750, currency: 'usd' }) : JSON.stringify({ name: 'Bench Customer', email: 'bench@example.com' });
+    const stand = options.resource === 'customers' ? ' [customers stand-in]' : '';
+    const ratioTarget = (min: number): Target => ({ kind: 'ratio', min });
+
+    // Each scenario: preflight, then wrk; a failed preflight is reported and the run goes on.
+    const attempt = async (name: string, target: Target, run: () => Promise<ScenarioResult>): Promise<void> => {
+      log(name);
+      try {
+        results.push(await run());
+      } catch (err) {
+        const outcome: Outcome = err instanceof PreflightError ? err.outcome : 'error';
+        const message = err instanceof Error ? err.message : String(err);
+        log(`  ${message}`);
+        results.push({ name, target, outcome, note: message });
+      }
+    };
+
+    const createName = `POST /v1/${options.resource}${stand}`;
+    const createTarget: Target = { kind: 'ratio+p99', min: 0.35, maxP99Ms: 50 };
+    let createdId: string | undefined;
+    await attempt(createName, createTarget, async () => {
+      const first = await preflight(base, { method: 'POST', headers: { ...auth(payer), ...json }, body: createBody }, [201]);
+      createdId = (first.body as { data?: { id?: string } }).data?.id;
+      return scenarioFrom(createName, await load(base, 'POST', { ...auth(payer), ...json }, createBody), baselineRps, createTarget);
+    });
+
+    const createMissing = results.at(-1)?.outcome === 'missing';
+
+    const replayName = `POST /v1/${options.resource} replay (same Idempotency-Key)${stand}`;
+    await attempt(replayName, ratioTarget(0.6), async () => {
+      const headers = { ...auth(payer), ...json, 'Idempotency-Key': `bench-replay-${startedAt.getTime()}` };
+      await preflight(base, { method: 'POST', headers, body: createBody }, [201]);
+      // Customers have no idempotent replay: the stand-in creates again (201).
+      const replay = await preflight(base, { method: 'POST', headers, body: createBody }, options.resource === 'transactions' ? [200] : [200, 201]);
+      const result = scenarioFrom(replayName, await load(base, 'POST', headers, createBody), baselineRps, ratioTarget(0.6));
+      return replay.status === 200 ? result : { ...result, note: appendNote(result.note, `replay answered ${replay.status}, not 200: no idempotent replay on this resource`) };
+    });
+
+    const getName = `GET /v1/${options.resource}/{id}${stand}`;
+    await attempt(getName, ratioTarget(0.6), async () => {
+      if (!createdId) {
+        if (createMissing) throw new PreflightError(`endpoint missing: POST /v1/${options.resource} (no id to fetch)`, 'missing');
+        throw new PreflightError('no id to fetch: the create scenario failed', 'error');
+      }
+      const url = `${base}/${createdId}`;
+      await preflight(url, { method: 'GET', headers: auth(payer) }, [200]);
+      return scenarioFrom(getName, await load(url, 'GET', auth(payer)), baselineRps, ratioTarget(0.6));
+    });
+
+    const rowsLabel = options.rows.toLocaleString('en-US');
+    const lastPage = Math.max(1, Math.floor(options.rows / 20));
+    for (const [query, maxMs] of [
+      ['page=1&size=10', 2],
+      [`page=${lastPage}&size=20`, 30],
+    ] as const) {
+      const name = `GET /v1/${options.resource}?${query} (${rowsLabel} rows)${stand}`;
+      const target: Target = { kind: 'server-p50', maxMs };
+      await attempt(name, target, async () => {
+        const url = `${base}?${query}`;
+        const first = await preflight(url, { method: 'GET', headers: auth(lister) }, [200]);
+        const page = first.body as { totalCount?: number; data?: unknown[] };
+        if (page.totalCount !== options.rows) throw new PreflightError(`list answered totalCount ${page.totalCount}, expected ${options.rows}`, 'error');
+        const loaded = await load(url, 'GET', auth(lister));
+        // Server time: the lead's `Server-Timing: app;dur=` when present; else one keep-alive
+        // connection, where client latency is server time plus a loopback round trip.
+        const single = await load(url, 'GET', auth(lister), undefined, 1, Math.max(1, Math.ceil(options.durationSeconds / 2)), true);
+        const result = scenarioFrom(name, loaded, baselineRps, target);
+        const fromHeader = single.serverMs.length > 0;
+        const serverTime = fromHeader
+          ? { source: 'Server-Timing' as const, p50Ms: round(percentile(single.serverMs, 50), 3), p99Ms: round(percentile(single.serverMs, 99), 3), samples: single.serverMs.length }
+          : { source: 'client, 1 connection' as const, p50Ms: single.latencyMs.p50, p99Ms: single.latencyMs.p99, samples: single.requests };
+        const problems = wrkProblems(single);
+        return {
+          ...result,
+          serverTime,
+          outcome: result.outcome === 'error' || problems ? 'error' : judge(target, { ...result, serverTime }),
+          note: appendNote(result.note, problems ? `single-connection run: ${problems}` : fromHeader ? undefined : 'no Server-Timing header: server time is client latency over one keep-alive connection'),
+        };
+      });
+    }
+  } finally {
+    await pos?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  log('pos --help');
+  const help = helpWallTimeMs(HELP_RUNS);
+  const helpTarget: Target = { kind: 'wall', maxMs: 500 };
+  const helpResult: ScenarioResult = { name: `pos --help (median of ${HELP_RUNS} spawns)`, target: helpTarget, wallMs: help.medianMs, outcome: 'pass' };
+  results.push({ ...helpResult, outcome: judge(helpTarget, helpResult) });
+
+  const report: RunReport = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: { ...facts, loadAfter: round(loadavg()[0] ?? 0) },
+    settings: { ...options, serverCpu: cores > 1 ? SERVER_CPU : undefined, wrkCpu: cores > 1 ? WRK_CPU : undefined },
+    baselineRps,
+    scenarios: results,
+    store,
+  };
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  // Colons are legal on Linux but not on every filesystem the repo is checked out on.
+  const stamp = startedAt.toISOString().replaceAll(':', '-').replace(/\.\d+Z$/, 'Z');
+  const jsonFile = join(RESULTS_DIR, `${stamp}.json`);
+  writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
+  const markdown = renderMarkdown(report);
+  writeFileSync(join(RESULTS_DIR, 'latest.md'), markdown);
+  process.stdout.write(`${markdown}\nwritten: ${jsonFile} and ${join(RESULTS_DIR, 'latest.md')}\n`);
+}
+
+function appendNote(note: string | undefined, extra: string | undefined): string | undefined {
+  if (!extra) return note;
+  return note ? `${note}; ${extra}` : extra;
+}
+
+function scenarioFrom(name: string, result: WrkResult, baselineRps: number, target: Target): ScenarioResult {
+  const problems = wrkProblems(result);
+  const scenario: ScenarioResult = {
+    name,
+    target,
+    requestsPerSecond: result.requestsPerSecond,
+    p50Ms: result.latencyMs.p50,
+    p99Ms: result.latencyMs.p99,
+    ratio: round(result.requestsPerSecond / baselineRps, 3),
+    requests: result.requests,
+    outcome: 'pass',
+    ...(problems ? { note: problems } : {}),
+  };
+  return { ...scenario, outcome: problems ? 'error' : judge(target, scenario) };
+}
+
+function judge(target: Target, s: ScenarioResult): Outcome {
+  switch (target.kind) {
+    case 'none':
+      return 'info';
+    case 'ratio':
+      return (s.ratio ?? 0) >= target.min ? 'pass' : 'fail';
+    case 'ratio+p99':
+      return (s.ratio ?? 0) >= target.min && (s.p99Ms ?? Infinity) <= target.maxP99Ms ? 'pass' : 'fail';
+    case 'server-p50':
+      return (s.serverTime?.p50Ms ?? Infinity) <= target.maxMs ? 'pass' : 'fail';
+    case 'wall':
+      return (s.wallMs ?? Infinity) < target.maxMs ? 'pass' : 'fail';
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});
