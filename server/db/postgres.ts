@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { type DatabaseIntrospector, type DatabaseMetadata, Kysely, PostgresDialect, type SchemaMetadata, sql, type TableMetadata } from 'kysely';
 import pg from 'pg';
 import type { Tables } from './schema.js';
 import { migrateToLatest, type Store } from './store.js';
@@ -49,7 +49,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     ...(schema ? { options: `-c search_path="${schema}"` } : {}),
   });
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Tables>({ dialect: new ScopedPostgresDialect({ pool }, schema ?? 'public') });
   await migrateToLatest(db, schema ?? 'public');
   return {
     dialect: 'postgres',
@@ -57,6 +57,51 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     transaction: (work) => db.transaction().execute(work),
     close: () => db.destroy(),
   };
+}
+
+/**
+ * Kysely's PostgreSQL introspector (which its migrator uses to find its bookkeeping tables) reads
+ * every schema in the database and calls `has_schema_privilege(name)` and
+ * `pg_get_serial_sequence(name)` on each: those look the name up again, so a schema dropped by
+ * someone else while the query runs (another tenant, another test) fails *our* migration with
+ * "schema … does not exist". This one reads our schema only, by catalog joins that never resolve
+ * a name, and reports tables without columns (the migrator needs their names only).
+ */
+class SchemaIntrospector implements DatabaseIntrospector {
+  constructor(
+    private readonly db: Kysely<unknown>,
+    private readonly schema: string,
+  ) {}
+
+  async getSchemas(): Promise<SchemaMetadata[]> {
+    const { rows } = await sql<{ nspname: string }>`select nspname from pg_catalog.pg_namespace where nspname = ${this.schema}`.execute(this.db);
+    return rows.map((row) => ({ name: row.nspname }));
+  }
+
+  async getTables(): Promise<TableMetadata[]> {
+    const { rows } = await sql<{ relname: string; relkind: string }>`
+      select c.relname, c.relkind from pg_catalog.pg_class c
+      join pg_catalog.pg_namespace ns on ns.oid = c.relnamespace
+      where ns.nspname = ${this.schema} and c.relkind in ('r', 'v', 'p')`.execute(this.db);
+    return rows.map((row) => ({ name: row.relname, schema: this.schema, isView: row.relkind === 'v', columns: [] }));
+  }
+
+  async getMetadata(): Promise<DatabaseMetadata> {
+    return { tables: await this.getTables() };
+  }
+}
+
+class ScopedPostgresDialect extends PostgresDialect {
+  constructor(
+    config: ConstructorParameters<typeof PostgresDialect>[0],
+    private readonly schema: string,
+  ) {
+    super(config);
+  }
+
+  override createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new SchemaIntrospector(db, this.schema);
+  }
 }
 
 /** Drops a schema made by `openPostgresStore` (tests clean up after themselves). */
