@@ -64,6 +64,8 @@ export const serverConfigSchema = z.object({
   databaseUrl: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
   /** The PostgreSQL schema to use (created if missing); default the connection's search_path. */
   databaseSchema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase identifier').optional(),
+  /** POS_CHECK_UNITS=1: nested store transactions throw instead of hanging (development and tests). */
+  checkUnits: z.boolean().default(false),
   stripe: stripeSettings,
   host: z.string().min(1).default('127.0.0.1'),
   port: port.default(4242),
@@ -142,6 +144,7 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
     processor: pick(flags.processor, env.POS_PROCESSOR),
     databaseUrl: pick(flags.databaseUrl, env.DATABASE_URL),
     databaseSchema: pick(flags.databaseSchema, env.POS_DATABASE_SCHEMA),
+    checkUnits: env.POS_CHECK_UNITS === '1',
     idempotencyTtlHours: pick(flags.idempotencyTtlHours, env.POS_IDEMPOTENCY_TTL_HOURS),
     reconcileIntervalMs: pick(flags.reconcileIntervalMs, env.POS_RECONCILE_INTERVAL_MS),
     publicUrl: pick(flags.publicUrl, env.POS_PUBLIC_URL),

@@ -177,7 +177,21 @@ export class Store {
     this.db.exec(SCHEMA);
   }
 
+  /** Statements by SQL text: preparing costs more than running most of them. Filter queries vary, so it is bounded. */
+  readonly #statements = new Map<string, Database.Statement>();
+
+  #prepare(sql: string): Database.Statement {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      if (this.#statements.size >= 200) this.#statements.clear();
+      statement = this.db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   close(): void {
+    this.#statements.clear();
     this.db.close();
   }
 
@@ -188,35 +202,33 @@ export class Store {
   }
 
   getMeta(key: string): string | undefined {
-    const row = this.db.prepare('select value from meta where key = ?').get(key) as { value: string } | undefined;
+    const row = this.#prepare('select value from meta where key = ?').get(key) as { value: string } | undefined;
     return row?.value;
   }
 
   setMeta(key: string, value: string): void {
-    this.db.prepare('insert into meta (key, value) values (?, ?) on conflict(key) do update set value = excluded.value').run(key, value);
+    this.#prepare('insert into meta (key, value) values (?, ?) on conflict(key) do update set value = excluded.value').run(key, value);
   }
 
   insert<TBody extends { id: string }, TInternal>(type: string, scope: Scope, body: TBody, internal: TInternal): StoredObject<TBody, TInternal> {
-    const info = this.db
-      .prepare('insert into objects (id, type, livemode, account, body, internal) values (?, ?, ?, ?, ?, ?)')
+    const info = this.#prepare('insert into objects (id, type, livemode, account, body, internal) values (?, ?, ?, ?, ?, ?)')
       .run(body.id, type, scope.livemode ? 1 : 0, scope.account, JSON.stringify(body), JSON.stringify(internal));
     return { seq: Number(info.lastInsertRowid), id: body.id, type, livemode: scope.livemode, account: scope.account, body, internal };
   }
 
   /** Any object by id, whatever its scope (ids are globally unique). */
   find<TBody, TInternal>(id: string): StoredObject<TBody, TInternal> | undefined {
-    const row = this.db.prepare('select * from objects where id = ?').get(id) as ObjectDbRow | undefined;
+    const row = this.#prepare('select * from objects where id = ?').get(id) as ObjectDbRow | undefined;
     return row ? toObject<TBody, TInternal>(row) : undefined;
   }
 
   save<TBody, TInternal>(object: StoredObject<TBody, TInternal>): void {
-    this.db
-      .prepare('update objects set body = ?, internal = ? where id = ?')
+    this.#prepare('update objects set body = ?, internal = ? where id = ?')
       .run(JSON.stringify(object.body), JSON.stringify(object.internal), object.id);
   }
 
   remove(id: string): void {
-    this.db.prepare('delete from objects where id = ?').run(id);
+    this.#prepare('delete from objects where id = ?').run(id);
   }
 
   /** Objects of one type in one scope, newest first, paginated the way Stripe lists are. */
@@ -236,15 +248,14 @@ export class Store {
     let order = 'desc';
     const cursorId = page.startingAfter ?? page.endingBefore;
     if (cursorId !== undefined) {
-      const cursor = this.db.prepare('select seq from objects where id = ?').get(cursorId) as { seq: number } | undefined;
+      const cursor = this.#prepare('select seq from objects where id = ?').get(cursorId) as { seq: number } | undefined;
       if (cursor) {
         where.push(page.startingAfter !== undefined ? 'seq < ?' : 'seq > ?');
         args.push(cursor.seq);
       }
       if (page.endingBefore !== undefined && page.startingAfter === undefined) order = 'asc';
     }
-    const rows = this.db
-      .prepare(`select * from objects where ${where.join(' and ')} order by seq ${order} limit ?`)
+    const rows = this.#prepare(`select * from objects where ${where.join(' and ')} order by seq ${order} limit ?`)
       .all(...args, page.limit + 1) as ObjectDbRow[];
     const hasMore = rows.length > page.limit;
     const kept = rows.slice(0, page.limit);
@@ -254,13 +265,12 @@ export class Store {
 
   /** Every object of a type in every scope (small sets only: endpoints, readers). */
   all<TBody, TInternal>(type: string): StoredObject<TBody, TInternal>[] {
-    const rows = this.db.prepare('select * from objects where type = ? order by seq').all(type) as ObjectDbRow[];
+    const rows = this.#prepare('select * from objects where type = ? order by seq').all(type) as ObjectDbRow[];
     return rows.map((row) => toObject<TBody, TInternal>(row));
   }
 
   getIdempotent(scope: string, key: string, now: number): IdempotentResponse | undefined {
-    const row = this.db
-      .prepare('select method, path, params_hash, status, body from idempotency where scope = ? and key = ? and created_at > ?')
+    const row = this.#prepare('select method, path, params_hash, status, body from idempotency where scope = ? and key = ? and created_at > ?')
       .get(scope, key, now - IDEMPOTENCY_RETENTION_MS) as
       | { method: string; path: string; params_hash: string; status: number; body: string }
       | undefined;
@@ -268,8 +278,7 @@ export class Store {
   }
 
   putIdempotent(scope: string, key: string, response: IdempotentResponse, now: number): void {
-    this.db
-      .prepare(
+    this.#prepare(
         `insert into idempotency (scope, key, method, path, params_hash, status, body, created_at) values (?, ?, ?, ?, ?, ?, ?, ?)
          on conflict(scope, key) do update set method = excluded.method, path = excluded.path, params_hash = excluded.params_hash,
          status = excluded.status, body = excluded.body, created_at = excluded.created_at`,
@@ -278,22 +287,21 @@ export class Store {
   }
 
   pruneIdempotency(now: number): void {
-    this.db.prepare('delete from idempotency where created_at <= ?').run(now - IDEMPOTENCY_RETENTION_MS);
+    this.#prepare('delete from idempotency where created_at <= ?').run(now - IDEMPOTENCY_RETENTION_MS);
   }
 
   addTimer(timer: TimerRow): void {
-    this.db
-      .prepare('insert into timers (id, kind, due_at, payload) values (?, ?, ?, ?)')
+    this.#prepare('insert into timers (id, kind, due_at, payload) values (?, ?, ?, ?)')
       .run(timer.id, timer.kind, timer.dueAt, JSON.stringify(timer.payload));
   }
 
   /** Deletes the timer; false when it had already fired or been cancelled. */
   takeTimer(id: string): boolean {
-    return this.db.prepare('delete from timers where id = ?').run(id).changes === 1;
+    return this.#prepare('delete from timers where id = ?').run(id).changes === 1;
   }
 
   timers(): TimerRow[] {
-    const rows = this.db.prepare('select id, kind, due_at, payload from timers order by due_at, id').all() as {
+    const rows = this.#prepare('select id, kind, due_at, payload from timers order by due_at, id').all() as {
       id: string;
       kind: string;
       due_at: number;
@@ -303,54 +311,50 @@ export class Store {
   }
 
   addDelivery(eventId: string, endpointId: string, status: DeliveryStatus, nextAt: number): number {
-    const info = this.db
-      .prepare('insert into deliveries (event_id, endpoint_id, status, next_at) values (?, ?, ?, ?)')
+    const info = this.#prepare('insert into deliveries (event_id, endpoint_id, status, next_at) values (?, ?, ?, ?)')
       .run(eventId, endpointId, status, nextAt);
     const id = Number(info.lastInsertRowid);
-    this.db.prepare('update deliveries set ord = ? where id = ?').run(id, id);
+    this.#prepare('update deliveries set ord = ? where id = ?').run(id, id);
     return id;
   }
 
   nextDueDelivery(now: number): DeliveryRow | undefined {
-    const row = this.db
-      .prepare(`select * from deliveries where status = 'pending' and next_at <= ? order by next_at, ord limit 1`)
+    const row = this.#prepare(`select * from deliveries where status = 'pending' and next_at <= ? order by next_at, ord limit 1`)
       .get(now) as DeliveryDbRow | undefined;
     return row ? toDelivery(row) : undefined;
   }
 
   earliestPendingDelivery(): number | undefined {
-    const row = this.db.prepare(`select min(next_at) as at from deliveries where status = 'pending'`).get() as { at: number | null };
+    const row = this.#prepare(`select min(next_at) as at from deliveries where status = 'pending'`).get() as { at: number | null };
     return row.at ?? undefined;
   }
 
   updateDelivery(id: number, change: { status: DeliveryStatus; attempts: number; nextAt: number; lastError: string | null }): void {
-    this.db
-      .prepare('update deliveries set status = ?, attempts = ?, next_at = ?, last_error = ? where id = ?')
+    this.#prepare('update deliveries set status = ?, attempts = ?, next_at = ?, last_error = ? where id = ?')
       .run(change.status, change.attempts, change.nextAt, change.lastError, id);
   }
 
   deliveries(): DeliveryRow[] {
-    return (this.db.prepare('select * from deliveries order by id').all() as DeliveryDbRow[]).map(toDelivery);
+    return (this.#prepare('select * from deliveries order by id').all() as DeliveryDbRow[]).map(toDelivery);
   }
 
   /** Releases held deliveries, newest first, so the receiver sees them in reverse order. */
   releaseHeldReversed(now: number): number {
-    const held = this.db.prepare(`select id from deliveries where status = 'held' order by ord`).all() as { id: number }[];
+    const held = this.#prepare(`select id from deliveries where status = 'held' order by ord`).all() as { id: number }[];
     const ords = held.map((row) => row.id);
     held.forEach((row, index) => {
-      this.db
-        .prepare(`update deliveries set status = 'pending', next_at = ?, ord = ? where id = ?`)
+      this.#prepare(`update deliveries set status = 'pending', next_at = ?, ord = ? where id = ?`)
         .run(now, ords[held.length - 1 - index] ?? row.id, row.id);
     });
     return held.length;
   }
 
   countHeld(): number {
-    return (this.db.prepare(`select count(*) as n from deliveries where status = 'held'`).get() as { n: number }).n;
+    return (this.#prepare(`select count(*) as n from deliveries where status = 'held'`).get() as { n: number }).n;
   }
 
   /** Makes every pending delivery (retries, delayed ones) due now. */
   hurryDeliveries(now: number): void {
-    this.db.prepare(`update deliveries set next_at = ? where status = 'pending' and next_at > ?`).run(now, now);
+    this.#prepare(`update deliveries set next_at = ? where status = 'pending' and next_at > ?`).run(now, now);
   }
 }

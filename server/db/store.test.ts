@@ -29,7 +29,7 @@ describe('SQLite store group commit', () => {
   let store: Store;
   let batches: BatchReport[];
 
-  const open = async (): Promise<Store> => openSqliteStore(dir.path, { onBatch: (report) => batches.push(report) });
+  const open = async (): Promise<Store> => openSqliteStore(dir.path, { onBatch: (report) => batches.push(report), checkNesting: true });
 
   beforeEach(async () => {
     dir = tempDir('pos-store-');

@@ -139,6 +139,13 @@ export interface BatchReport {
 export interface SqliteStoreOptions {
   /** Observes every batch; tests and the benchmark count commits with it. */
   onBatch?: (report: BatchReport) => void;
+  /**
+   * Turn a `transaction` call made inside a running unit (which would wait forever for the batch
+   * holding it) into an error. It needs AsyncLocalStorage, which makes Node track every promise
+   * (about a tenth of a payment's CPU, measured), so it is for development and tests: on when
+   * POS_CHECK_UNITS=1, which the test suite sets.
+   */
+  checkNesting?: boolean;
 }
 
 /**
@@ -154,8 +161,8 @@ const MAX_BATCH_UNITS = 128;
 /** Savepoint name for the unit running now; units run one at a time, so one name suffices. */
 const UNIT_SAVEPOINT = 'unit' as const;
 
-/** Marks the async context of a running unit, to turn a nested `transaction` call into an error. */
-const insideUnit = new AsyncLocalStorage<true>();
+/** Marks the async context of a running unit (with `checkNesting`); made on first use. */
+let insideUnit: AsyncLocalStorage<true> | undefined;
 
 interface QueuedUnit {
   readonly run: (trx: Trx) => Promise<unknown>;
@@ -178,27 +185,29 @@ class GroupCommitter {
   readonly #db: Db;
   readonly #inTransaction: () => boolean;
   readonly #onBatch: ((report: BatchReport) => void) | undefined;
+  readonly #nesting: AsyncLocalStorage<true> | undefined;
   #queue: QueuedUnit[] = [];
   #scheduled = false;
   #closed = false;
   #drained: Promise<void> = Promise.resolve();
   #markDrained: () => void = () => {};
 
-  constructor(db: Db, inTransaction: () => boolean, onBatch: ((report: BatchReport) => void) | undefined) {
+  constructor(db: Db, inTransaction: () => boolean, onBatch: ((report: BatchReport) => void) | undefined, checkNesting: boolean) {
     this.#db = db;
     this.#inTransaction = inTransaction;
     this.#onBatch = onBatch;
+    this.#nesting = checkNesting ? (insideUnit ??= new AsyncLocalStorage<true>()) : undefined;
   }
 
   transaction<T>(work: (trx: Trx) => Promise<T>): Promise<T> {
-    if (insideUnit.getStore()) {
+    const nesting = this.#nesting;
+    if (nesting?.getStore()) {
       return Promise.reject(new Error('store.transaction called inside another unit of work: units cannot nest (the connection is held by the outer unit); pass its trx down instead'));
     }
     if (this.#closed) return Promise.reject(new Error('store is closed'));
     return new Promise<T>((resolve, reject) => {
-      // Each unit runs in its caller's async context (request-scoped storage keeps working), marked
-      // as inside a unit.
-      const run = AsyncResource.bind((trx: Trx) => insideUnit.run(true, () => work(trx)));
+      // Checking nesting, each unit runs in its caller's async context, marked as inside a unit.
+      const run = nesting ? AsyncResource.bind((trx: Trx) => nesting.run(true, () => work(trx))) : work;
       this.#queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
       this.#schedule();
     });
@@ -316,7 +325,7 @@ export async function openSqliteStore(dataDir: string, options: SqliteStoreOptio
   const raw = openSqliteDatabase(sqlitePath(dataDir));
   const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect(cachingDatabase(raw)) });
   await migrateToLatest(db);
-  const committer = new GroupCommitter(db, () => raw.inTransaction, options.onBatch);
+  const committer = new GroupCommitter(db, () => raw.inTransaction, options.onBatch, options.checkNesting ?? false);
   return {
     dialect: 'sqlite',
     db,
@@ -334,10 +343,10 @@ export async function ping(db: Db): Promise<void> {
 }
 
 /** The store the configuration asks for: PostgreSQL when a database URL is set, else SQLite in the data dir. */
-export async function openStore(config: { dataDir: string; databaseUrl?: string | undefined; databaseSchema?: string | undefined }): Promise<Store> {
+export async function openStore(config: { dataDir: string; databaseUrl?: string | undefined; databaseSchema?: string | undefined; checkUnits?: boolean }): Promise<Store> {
   if (config.databaseUrl) {
     const { openPostgresStore } = await import('./postgres.js');
     return openPostgresStore(config.databaseUrl, config.databaseSchema ? { schema: config.databaseSchema } : {});
   }
-  return openSqliteStore(config.dataDir);
+  return openSqliteStore(config.dataDir, { checkNesting: config.checkUnits ?? false });
 }

@@ -57,6 +57,8 @@ export class ProcessorGateway implements ProcessorDirectory {
   readonly kind: ProcessorConnection['kind'];
   readonly #clients: Partial<Record<Mode, Stripe>> = {};
   readonly #connection: ProcessorConnection;
+  /** Connected accounts by merchant and mode: a merchant's account never changes once made. */
+  readonly #accounts = new Map<string, string>();
 
   constructor(
     connection: ProcessorConnection,
@@ -105,13 +107,18 @@ export class ProcessorGateway implements ProcessorDirectory {
    * account the processor already made instead of creating a second one.
    */
   async ensureConnectedAccount(merchantId: string, mode: Mode): Promise<string> {
+    const known = this.#accounts.get(`${merchantId}:${mode}`);
+    if (known) return known;
     const existing = await this.store.db
       .selectFrom('processor_accounts')
       .select('account_id')
       .where('merchant_id', '=', merchantId)
       .where('mode', '=', mode)
       .executeTakeFirst();
-    if (existing) return existing.account_id;
+    if (existing) {
+      this.#accounts.set(`${merchantId}:${mode}`, existing.account_id);
+      return existing.account_id;
+    }
     const merchant = await this.store.db.selectFrom('merchants').select(['business_name']).where('id', '=', merchantId).executeTakeFirstOrThrow();
     let account: Stripe.Account;
     try {

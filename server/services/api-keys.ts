@@ -1,6 +1,7 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { randomBase62 } from '../../shared/ids.js';
 import type { Mode } from '../db/schema.js';
+import { Prepared } from '../db/prepared.js';
 import type { Executor } from '../db/store.js';
 
 export type KeyKind = 'secret' | 'publishable';
@@ -64,14 +65,14 @@ export async function issueKey(db: Executor, merchantId: string, kind: KeyKind, 
  * (the key itself is never stored); the digest found is compared again in constant time so the
  * answer's timing says nothing about how much of a guess matched.
  */
+const keyByHash = new Prepared<{ digest: string }, { id: string; merchant_id: string; kind: KeyKind; mode: Mode; key_hash: string; expires_at: number | null }>((db, arg) =>
+  db.selectFrom('api_keys').select(['id', 'merchant_id', 'kind', 'mode', 'key_hash', 'expires_at']).where('key_hash', '=', arg('digest')),
+);
+
 export async function authenticateKey(db: Executor, presented: string, now: number): Promise<Principal | null> {
   if (!KEY_SHAPE.test(presented)) return null;
   const digest = hashKey(presented);
-  const row = await db
-    .selectFrom('api_keys')
-    .select(['id', 'merchant_id', 'kind', 'mode', 'key_hash', 'expires_at'])
-    .where('key_hash', '=', digest)
-    .executeTakeFirst();
+  const row = await keyByHash.first(db, { digest });
   if (!row) return null;
   if (!timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(digest, 'hex'))) return null;
   if (row.expires_at !== null && row.expires_at <= now) return null;

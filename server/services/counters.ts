@@ -1,36 +1,37 @@
 import type { Mode, TransactionStatus } from '../db/schema.js';
+import { Prepared } from '../db/prepared.js';
 import type { Executor } from '../db/store.js';
 
 /** `transactions:<status>` counts per status, so filtered lists also answer totalCount without COUNT(*). */
 export type CounterName = 'customers' | 'transactions' | 'events' | `transactions:${TransactionStatus}`;
 
 /** Increments and returns the counter: the new row's sequence number and the list's new size. */
-export async function nextSeq(trx: Executor, merchantId: string, mode: Mode, name: CounterName): Promise<number> {
-  const row = await trx
+type CounterArgs = { merchantId: string; mode: Mode; name: CounterName; delta: number };
+
+const bump = new Prepared<CounterArgs, { value: number }>((db, arg) =>
+  db
     .insertInto('counters')
-    .values({ merchant_id: merchantId, mode, name, value: 1 })
-    .onConflict((oc) => oc.columns(['merchant_id', 'mode', 'name']).doUpdateSet((eb) => ({ value: eb('counters.value', '+', 1) })))
-    .returning('value')
-    .executeTakeFirstOrThrow();
+    .values({ merchant_id: arg('merchantId'), mode: arg('mode'), name: arg('name'), value: arg('delta') })
+    .onConflict((oc) => oc.columns(['merchant_id', 'mode', 'name']).doUpdateSet((eb) => ({ value: eb('counters.value', '+', arg('delta')) })))
+    .returning('value'),
+);
+
+const readCounter = new Prepared<Omit<CounterArgs, 'delta'>, { value: number }>((db, arg) =>
+  db.selectFrom('counters').select('value').where('merchant_id', '=', arg('merchantId')).where('mode', '=', arg('mode')).where('name', '=', arg('name')),
+);
+
+export async function nextSeq(trx: Executor, merchantId: string, mode: Mode, name: CounterName): Promise<number> {
+  const row = await bump.first(trx, { merchantId, mode, name, delta: 1 });
+  if (!row) throw new Error(`counter ${name} returned no row`);
   return Number(row.value);
 }
 
 export async function readCount(db: Executor, merchantId: string, mode: Mode, name: CounterName): Promise<number> {
-  const row = await db
-    .selectFrom('counters')
-    .select('value')
-    .where('merchant_id', '=', merchantId)
-    .where('mode', '=', mode)
-    .where('name', '=', name)
-    .executeTakeFirst();
+  const row = await readCounter.first(db, { merchantId, mode, name });
   return row ? Number(row.value) : 0;
 }
 
 /** Adds `delta` (possibly negative) to a counter, creating it at `delta` when missing. */
 export async function addToCounter(trx: Executor, merchantId: string, mode: Mode, name: CounterName, delta: number): Promise<void> {
-  await trx
-    .insertInto('counters')
-    .values({ merchant_id: merchantId, mode, name, value: delta })
-    .onConflict((oc) => oc.columns(['merchant_id', 'mode', 'name']).doUpdateSet((eb) => ({ value: eb('counters.value', '+', delta) })))
-    .execute();
+  await bump.execute(trx, { merchantId, mode, name, delta });
 }

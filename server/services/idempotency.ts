@@ -1,8 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/time.js';
-import type { IdempotencyKeysTable } from '../db/schema.js';
-import type { Store, Trx } from '../db/store.js';
+import { insertRow, Prepared } from '../db/prepared.js';
+import type { IdempotencyKeysTable, Mode } from '../db/schema.js';
+import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, conflict } from '../errors.js';
 import type { Leases } from './leases.js';
 import type { Scope } from './scope.js';
@@ -37,6 +38,13 @@ export interface Operation<S> {
   readonly name: string;
   /** `started` is the entry point; `finished` is reserved. */
   readonly steps: Readonly<Record<string, Step<S>>>;
+  /**
+   * The `started` step does nothing but read before its first `commit` (no processor call, no
+   * write): then a new key is claimed by that commit itself, one durable commit fewer per request.
+   * Two requests racing with one key both run the reads; the one whose commit inserts the key
+   * second is rolled back whole and waits for, or replays, the first.
+   */
+  readonly claimInFirstCommit?: boolean;
 }
 
 export interface ExecuteResult {
@@ -75,6 +83,31 @@ export function requestHash(operation: string, params: unknown): string {
   return createHash('sha256').update(operation).update('\u0000').update(JSON.stringify(params)).digest('hex');
 }
 
+const keyRow = new Prepared<{ merchantId: string; mode: Mode; key: string }, IdempotencyKeysTable>((db, arg) =>
+  db.selectFrom('idempotency_keys').selectAll().where('merchant_id', '=', arg('merchantId')).where('mode', '=', arg('mode')).where('key', '=', arg('key')),
+);
+
+type FinishFields = Pick<IdempotencyKeysTable, 'recovery_point' | 'response_status' | 'response_body' | 'locked_at' | 'updated_at'>;
+type StepFields = Pick<IdempotencyKeysTable, 'recovery_point' | 'state' | 'updated_at'>;
+
+const recordFinish = new Prepared<FinishFields & { id: string }, never>((db, arg) =>
+  db
+    .updateTable('idempotency_keys')
+    .set({ recovery_point: arg('recovery_point'), response_status: arg('response_status'), response_body: arg('response_body'), locked_at: arg('locked_at'), updated_at: arg('updated_at') })
+    .where('id', '=', arg('id')),
+);
+
+const recordStep = new Prepared<StepFields & { id: string }, never>((db, arg) =>
+  db.updateTable('idempotency_keys').set({ recovery_point: arg('recovery_point'), state: arg('state'), updated_at: arg('updated_at') }).where('id', '=', arg('id')),
+);
+
+/** This request's insert of a new key lost to another request's: the other one runs the key. */
+class LostClaim extends Error {
+  constructor() {
+    super('another request claimed this idempotency key first');
+  }
+}
+
 type Claim = { kind: 'run'; row: IdempotencyKeysTable } | { kind: 'replay'; row: IdempotencyKeysTable } | { kind: 'wait'; row: IdempotencyKeysTable };
 
 export class IdempotencyService {
@@ -97,6 +130,18 @@ export class IdempotencyService {
 
   async execute<S>(scope: Scope, operation: Operation<S>, clientKey: string | undefined, initialState: S): Promise<ExecuteResult> {
     const key = clientKey ?? `auto_${randomUUID()}`;
+    // A key seen before: a finished one is answered from what it stored, without a transaction
+    // (finished rows never change); an unfinished one takes the claim path below.
+    const existing = clientKey === undefined ? undefined : await this.#find(this.store.db, scope, key);
+    if (existing?.recovery_point === FINISHED) return { response: this.#stored(existing), replayed: true };
+    if (!existing && operation.claimInFirstCommit) {
+      try {
+        return { response: await this.#drive(this.#freshRow(scope, operation, key, clientKey !== undefined, initialState), true), replayed: false };
+      } catch (err) {
+        // Another request inserted this key first: wait for it or replay it, as below.
+        if (!(err instanceof LostClaim)) throw err;
+      }
+    }
     const deadline = this.clock.now() + WAIT_FOR_FIRST_MS;
     for (;;) {
       const claim = await this.#claim(scope, operation, key, clientKey !== undefined, initialState).catch((err: unknown) => {
@@ -121,32 +166,9 @@ export class IdempotencyService {
   async #claim<S>(scope: Scope, operation: Operation<S>, key: string, clientSupplied: boolean, initialState: S): Promise<Claim> {
     return this.store.transaction(async (trx) => {
       const now = this.clock.now();
-      const row = await trx
-        .selectFrom('idempotency_keys')
-        .selectAll()
-        .where('merchant_id', '=', scope.merchantId)
-        .where('mode', '=', scope.mode)
-        .where('key', '=', key)
-        .executeTakeFirst();
+      const row = await this.#find(trx, scope, key);
       if (!row) {
-        const fresh: IdempotencyKeysTable = {
-          id: randomUUID(),
-          merchant_id: scope.merchantId,
-          mode: scope.mode,
-          key,
-          client_supplied: clientSupplied ? 1 : 0,
-          operation: operation.name,
-          request_hash: requestHash(operation.name, initialState),
-          recovery_point: 'started',
-          state: JSON.stringify(initialState),
-          locked_at: now,
-          locked_by: this.leases?.holder ?? null,
-          response_status: null,
-          response_body: null,
-          created_at: now,
-          updated_at: now,
-          expires_at: now + this.ttlMs,
-        };
+        const fresh = this.#freshRow(scope, operation, key, clientSupplied, initialState);
         await trx.insertInto('idempotency_keys').values(fresh).execute();
         return { kind: 'run', row: fresh };
       }
@@ -171,6 +193,33 @@ export class IdempotencyService {
     });
   }
 
+  #find(db: Executor, scope: Scope, key: string): Promise<IdempotencyKeysTable | undefined> {
+    return keyRow.first(db, { merchantId: scope.merchantId, mode: scope.mode, key });
+  }
+
+  /** A key row as a request that runs it now holds it, at the start of its operation. */
+  #freshRow<S>(scope: Scope, operation: Operation<S>, key: string, clientSupplied: boolean, initialState: S): IdempotencyKeysTable {
+    const now = this.clock.now();
+    return {
+      id: randomUUID(),
+      merchant_id: scope.merchantId,
+      mode: scope.mode,
+      key,
+      client_supplied: clientSupplied ? 1 : 0,
+      operation: operation.name,
+      request_hash: requestHash(operation.name, initialState),
+      recovery_point: 'started',
+      state: JSON.stringify(initialState),
+      locked_at: now,
+      locked_by: this.leases?.holder ?? null,
+      response_status: null,
+      response_body: null,
+      created_at: now,
+      updated_at: now,
+      expires_at: now + this.ttlMs,
+    };
+  }
+
   #stored(row: IdempotencyKeysTable): FinalResponse {
     const status = Number(row.response_status ?? 500);
     return { status, body: row.response_body === null ? null : (JSON.parse(row.response_body) as unknown) };
@@ -185,10 +234,11 @@ export class IdempotencyService {
     await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
   }
 
-  async #drive(row: IdempotencyKeysTable): Promise<FinalResponse> {
+  /** `unsaved`: the row is not in the database yet; the first record inserts it (claimInFirstCommit). */
+  async #drive(row: IdempotencyKeysTable, unsaved = false): Promise<FinalResponse> {
     const operation = this.#operations.get(row.operation);
     if (!operation) throw new Error(`no idempotent operation named ${row.operation}`);
-    const run = this.#run(operation, row);
+    const run = this.#run(operation, row, unsaved);
     this.#inflight.set(row.id, run);
     try {
       return await run;
@@ -197,10 +247,20 @@ export class IdempotencyService {
     }
   }
 
-  async #run(operation: Operation<unknown>, row: IdempotencyKeysTable): Promise<FinalResponse> {
+  async #run(operation: Operation<unknown>, row: IdempotencyKeysTable, unsaved: boolean): Promise<FinalResponse> {
     const scope: Scope = { merchantId: row.merchant_id, mode: row.mode };
     let point = row.recovery_point;
     let state: unknown = row.state === null ? null : JSON.parse(row.state);
+    // Records an outcome; while the row is unsaved, inserting it is the claim, and losing that
+    // insert to another request with the same key means this request never ran.
+    const save = async (trx: Trx, outcome: Outcome<unknown>): Promise<void> => {
+      if (!unsaved) return this.#record(trx, row.id, outcome);
+      try {
+        await insertRow(trx, 'idempotency_keys', { ...row, ...this.#recordFields(outcome) });
+      } catch (err) {
+        throw isUniqueViolation(err) ? new LostClaim() : err;
+      }
+    };
     for (;;) {
       const step = operation.steps[point];
       if (!step) throw new Error(`operation ${operation.name} has no step ${point}`);
@@ -212,7 +272,7 @@ export class IdempotencyService {
         commit: (work) =>
           this.store.transaction(async (trx) => {
             const outcome = await work(trx);
-            await this.#record(trx, row.id, outcome);
+            await save(trx, outcome);
             recorded = true;
             return outcome;
           }),
@@ -221,44 +281,38 @@ export class IdempotencyService {
       try {
         outcome = await step(state, ctx);
       } catch (err) {
+        if (err instanceof LostClaim) throw err;
         if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429) {
           // A business refusal is the request's answer, kept like a success.
           const final = { status: err.status, body: err.toBody() };
-          await this.store.transaction((trx) => this.#record(trx, row.id, { final }));
+          await this.store.transaction((trx) => save(trx, { final }));
           return final;
         }
         // Our failure or the processor's: not remembered, so a retry resumes from this point.
-        await this.store.db.updateTable('idempotency_keys').set({ locked_at: null }).where('id', '=', row.id).execute();
+        if (!unsaved) await this.store.db.updateTable('idempotency_keys').set({ locked_at: null }).where('id', '=', row.id).execute();
         throw err;
       }
-      if (!recorded) await this.store.transaction((trx) => this.#record(trx, row.id, outcome));
+      if (!recorded) await this.store.transaction((trx) => save(trx, outcome));
+      unsaved = false;
       if ('final' in outcome) return outcome.final;
       point = outcome.next;
       state = outcome.state;
     }
   }
 
-  async #record(trx: Trx, rowId: string, outcome: Outcome<unknown>): Promise<void> {
+  /** The columns that record an outcome on a key row. */
+  #recordFields(outcome: Outcome<unknown>): FinishFields | StepFields {
     const now = this.clock.now();
     if ('final' in outcome) {
-      await trx
-        .updateTable('idempotency_keys')
-        .set({
-          recovery_point: FINISHED,
-          response_status: outcome.final.status,
-          response_body: JSON.stringify(outcome.final.body),
-          locked_at: null,
-          updated_at: now,
-        })
-        .where('id', '=', rowId)
-        .execute();
-      return;
+      return { recovery_point: FINISHED, response_status: outcome.final.status, response_body: JSON.stringify(outcome.final.body), locked_at: null, updated_at: now };
     }
-    await trx
-      .updateTable('idempotency_keys')
-      .set({ recovery_point: outcome.next, state: JSON.stringify(outcome.state), updated_at: now })
-      .where('id', '=', rowId)
-      .execute();
+    return { recovery_point: outcome.next, state: JSON.stringify(outcome.state), updated_at: now };
+  }
+
+  async #record(trx: Trx, rowId: string, outcome: Outcome<unknown>): Promise<void> {
+    const fields = this.#recordFields(outcome);
+    if ('response_body' in fields) await recordFinish.execute(trx, { ...fields, id: rowId });
+    else await recordStep.execute(trx, { ...fields, id: rowId });
   }
 
   /**

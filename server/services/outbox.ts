@@ -1,4 +1,6 @@
 import { newReference } from '../../shared/ids.js';
+import { Prepared } from '../db/prepared.js';
+import type { EventsTable } from '../db/schema.js';
 import type { Trx } from '../db/store.js';
 import { nextSeq } from './counters.js';
 import type { Scope } from './scope.js';
@@ -26,21 +28,31 @@ export type EventType =
  * Writes an event into the outbox inside the caller's transaction: the event exists if and only
  * if the state change it describes was committed.
  */
+const insertEvent = new Prepared<EventsTable, never>((db, arg) =>
+  db.insertInto('events').values({
+    id: arg('id'),
+    merchant_id: arg('merchant_id'),
+    mode: arg('mode'),
+    seq: arg('seq'),
+    type: arg('type'),
+    object_id: arg('object_id'),
+    data: arg('data'),
+    created_at: arg('created_at'),
+  }),
+);
+
 export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objectId: string, data: Record<string, unknown>, now: number): Promise<string> {
   const id = newReference('event');
   const seq = await nextSeq(trx, scope.merchantId, scope.mode, 'events');
-  await trx
-    .insertInto('events')
-    .values({
-      id,
-      merchant_id: scope.merchantId,
-      mode: scope.mode,
-      seq,
-      type,
-      object_id: objectId,
-      data: JSON.stringify({ ...data, is_test: scope.mode === 'test' }),
-      created_at: now,
-    })
-    .execute();
+  await insertEvent.execute(trx, {
+    id,
+    merchant_id: scope.merchantId,
+    mode: scope.mode,
+    seq,
+    type,
+    object_id: objectId,
+    data: JSON.stringify({ ...data, is_test: scope.mode === 'test' }),
+    created_at: now,
+  });
   return id;
 }

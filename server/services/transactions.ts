@@ -4,6 +4,7 @@ import { isUuid, newIdentity, randomBase62 } from '../../shared/ids.js';
 import { sql } from 'kysely';
 import type { Clock } from '../../shared/time.js';
 import type { Mode, PaymentMethodType, TransactionsTable } from '../db/schema.js';
+import { insertRow, Prepared } from '../db/prepared.js';
 import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, conflict, invalid, notFound } from '../errors.js';
 import { fromProcessorError, processorErrorCode } from '../processor/errors.js';
@@ -14,7 +15,7 @@ import { platformFee } from './fees.js';
 import type { ExecuteResult, FinalResponse, IdempotencyService, Operation } from './idempotency.js';
 import { recordEvent } from './outbox.js';
 import { type Page, type PageRequest, seqPage, toPage } from './pagination.js';
-import { patchFromSnapshot, snapshotOf, updateTransaction } from './payment-state.js';
+import { patchFromSnapshot, snapshotOf, transactionById, updateTransaction } from './payment-state.js';
 import { presentTransaction } from './present.js';
 import type { Scope } from './scope.js';
 
@@ -70,14 +71,25 @@ const POLL_BATCH = 50;
  * rest of the transaction on PostgreSQL (SQLite's write lock already covers the whole unit).
  */
 export async function findTransactionRow(db: Executor, scope: Scope, idOrReference: string, lock: 'none' | 'postgres' = 'none'): Promise<TransactionsTable | undefined> {
-  const query = db
-    .selectFrom('transactions')
-    .selectAll()
-    .where('merchant_id', '=', scope.merchantId)
-    .where('mode', '=', scope.mode)
-    .where(isUuid(idOrReference) ? 'id' : 'reference', '=', idOrReference);
-  return (lock === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+  const find = FIND_TRANSACTION[isUuid(idOrReference) ? 'id' : 'reference'][lock];
+  return find.first(db, { merchantId: scope.merchantId, mode: scope.mode, value: idOrReference });
 }
+
+type FindArgs = { merchantId: string; mode: Mode; value: string };
+
+function findTransactionBy(column: 'id' | 'reference', lock: boolean): Prepared<FindArgs, TransactionsTable> {
+  return new Prepared<FindArgs, TransactionsTable>((db, arg) => {
+    const query = db.selectFrom('transactions').selectAll().where('merchant_id', '=', arg('merchantId')).where('mode', '=', arg('mode')).where(column, '=', arg('value'));
+    return lock ? query.forUpdate() : query;
+  });
+}
+
+const FIND_TRANSACTION = {
+  id: { none: findTransactionBy('id', false), postgres: findTransactionBy('id', true) },
+  reference: { none: findTransactionBy('reference', false), postgres: findTransactionBy('reference', true) },
+} as const;
+
+const merchantCurrency = new Prepared<{ id: string }, { default_currency: string }>((db, arg) => db.selectFrom('merchants').select('default_currency').where('id', '=', arg('id')));
 
 /** Receipt tokens: 32 base62 characters (≈190 bits) make a receipt URL unguessable. */
 const RECEIPT_TOKEN_LENGTH = 32;
@@ -113,6 +125,7 @@ export class TransactionService {
     };
     this.createOperation = {
       name: 'create_payment',
+      claimInFirstCommit: true,
       steps: {
         started: (state, ctx) => this.#stepCreateRow(state, ctx.scope, ctx),
         transaction_created: (state, ctx) => this.#stepCreateIntent(state, ctx.scope, ctx.key, ctx),
@@ -137,7 +150,8 @@ export class TransactionService {
         .executeTakeFirst();
       if (!customer) throw invalid('customer_id', 'No such customer', 'resource_missing');
     }
-    const merchant = await this.store.db.selectFrom('merchants').select('default_currency').where('id', '=', scope.merchantId).executeTakeFirstOrThrow();
+    const merchant = await merchantCurrency.first(this.store.db, { id: scope.merchantId });
+    if (!merchant) throw new Error(`merchant ${scope.merchantId} is missing`);
     const currency = input.currency ?? merchant.default_currency;
     const method = input.payment_method_type;
     if ((method === 'ach' || method === 'bank_transfer') && currency !== 'usd') throw invalid('currency', 'ACH payments are in usd only');
@@ -193,7 +207,7 @@ export class TransactionService {
         disputed_at: null,
         synced_at: now,
       };
-      await trx.insertInto('transactions').values(row).execute();
+      await insertRow(trx, 'transactions', row);
       await addToCounter(trx, scope.merchantId, scope.mode, 'transactions:pending', 1);
       await recordEvent(trx, scope, 'payment.created', id, presentTransaction(row), now);
       return { next: 'transaction_created', state: { ...state, transactionId: id } };
@@ -223,7 +237,8 @@ export class TransactionService {
   async #stepCreateIntent(state: CreatePaymentState, scope: Scope, key: string, ctx: Parameters<Operation<CreatePaymentState>['steps'][string]>[1]) {
     const transactionId = state.transactionId;
     if (!transactionId) throw new Error('create step without a transaction');
-    const row = await this.store.db.selectFrom('transactions').selectAll().where('id', '=', transactionId).executeTakeFirstOrThrow();
+    const row = await transactionById.first(this.store.db, { id: transactionId });
+    if (!row) throw new Error(`transaction ${transactionId} is missing`);
     const { input } = state;
     const destination = await this.processor.ensureConnectedAccount(scope.merchantId, scope.mode);
     const client = this.processor.client(scope.mode);
