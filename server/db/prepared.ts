@@ -1,5 +1,5 @@
-import type { CompiledQuery, Compilable, QueryResult, RootOperationNode } from 'kysely';
-import type { Tables } from './schema.js';
+import type { CompiledQuery, Compilable, Kysely, QueryResult, RootOperationNode } from 'kysely';
+import type { Mode, Tables } from './schema.js';
 import type { Db, Executor } from './store.js';
 
 /**
@@ -59,10 +59,6 @@ export class Prepared<A extends object, R> {
     return db.executeQuery<R>({ sql, query, parameters, queryId: { queryId: '' } } as CompiledQuery<R>);
   }
 
-  async all(db: Executor, args: A): Promise<R[]> {
-    return (await this.execute(db, args)).rows;
-  }
-
   async first(db: Executor, args: A): Promise<R | undefined> {
     return (await this.execute(db, args)).rows[0];
   }
@@ -73,17 +69,75 @@ export class Prepared<A extends object, R> {
   }
 }
 
-/** One prepared INSERT per table and set of columns: rows of one shape share a compiled statement. */
-const inserts = new Map<string, Prepared<Record<string, unknown>, never>>();
+/**
+ * Statements whose shape is a table and some column names (a row insert, an update by equality, a
+ * scoped lookup): one compiled statement per shape, kept for the life of the process. Arguments
+ * are named after their role and column (`v:amount`, `w:id`), so one column can be both set and
+ * matched.
+ */
+const byShape = new Map<string, Prepared<Record<string, unknown>, unknown>>();
 
+function shaped<R>(key: string, build: (db: Db, arg: (name: string) => never) => Compilable<R>): Prepared<Record<string, unknown>, R> {
+  let prepared = byShape.get(key) as Prepared<Record<string, unknown>, R> | undefined;
+  if (!prepared) {
+    prepared = new Prepared<Record<string, unknown>, R>((db, arg) => build(db, arg as (name: string) => never));
+    byShape.set(key, prepared as Prepared<Record<string, unknown>, unknown>);
+  }
+  return prepared;
+}
+
+/** Named arguments for `columns` of `values` (columns whose value is undefined are left out by the caller). */
+function argsOf(role: string, values: Record<string, unknown>, columns: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(columns.map((c) => [`${role}:${c}`, values[c]]));
+}
+
+function definedColumns(values: Record<string, unknown>): string[] {
+  return Object.keys(values).filter((column) => values[column] !== undefined);
+}
+
+/** Inserts one row; rows of the same columns share a compiled statement. */
 export async function insertRow<T extends keyof Tables & string>(db: Executor, table: T, row: Tables[T]): Promise<void> {
   const values = row as unknown as Record<string, unknown>;
-  const columns = Object.keys(values).filter((column) => values[column] !== undefined);
-  const key = `${table}\u0000${columns.join(',')}`;
-  let insert = inserts.get(key);
-  if (!insert) {
-    insert = new Prepared<Record<string, unknown>, never>((d, arg) => d.insertInto(table).values(Object.fromEntries(columns.map((c) => [c, arg(c)])) as never));
-    inserts.set(key, insert);
-  }
-  await insert.execute(db, values);
+  const columns = definedColumns(values);
+  const insert = shaped<never>(`insert\u0000${table}\u0000${columns.join(',')}`, (d, arg) => d.insertInto(table).values(Object.fromEntries(columns.map((c) => [c, arg(`v:${c}`)])) as never));
+  await insert.execute(db, argsOf('v', values, columns));
+}
+
+/** `UPDATE table SET … WHERE` every column of `where` equals its value; returns the rows changed. */
+export async function updateRows<T extends keyof Tables & string>(db: Executor, table: T, set: Partial<Tables[T]>, where: Partial<Tables[T]>): Promise<number> {
+  const values = set as Record<string, unknown>;
+  const matches = where as Record<string, unknown>;
+  const columns = definedColumns(values);
+  const keys = definedColumns(matches);
+  const update = shaped<never>(`update\u0000${table}\u0000${columns.join(',')}\u0000${keys.join(',')}`, (d, arg) => {
+    // The table's column names are only known as strings here; the caller's types checked them.
+    const untyped = d as unknown as Kysely<Record<string, Record<string, unknown>>>;
+    let query = untyped.updateTable(table as string).set(Object.fromEntries(columns.map((c) => [c, arg(`v:${c}`)])));
+    for (const key of keys) query = query.where(key, '=', arg(`w:${key}`));
+    return query;
+  });
+  return update.affected(db, { ...argsOf('v', values, columns), ...argsOf('w', matches, keys) });
+}
+
+/** Tables whose rows belong to one merchant and mode. */
+export type ScopedTable = { [T in keyof Tables]: Tables[T] extends { merchant_id: string; mode: Mode } ? T : never }[keyof Tables];
+
+/**
+ * The row of `table` inside the merchant's scope whose `column` equals `value`, or undefined: the
+ * one lookup behind every "by uuid or reference" read. `lock` adds FOR UPDATE (PostgreSQL only).
+ */
+export async function findScoped<T extends ScopedTable>(
+  db: Executor,
+  table: T,
+  scope: { merchantId: string; mode: Mode },
+  column: keyof Tables[T] & string,
+  value: string,
+  lock = false,
+): Promise<Tables[T] | undefined> {
+  const find = shaped<Tables[T]>(`find\u0000${table}\u0000${column}\u0000${lock}`, (d, arg) => {
+    const untyped = d as unknown as Kysely<Record<string, Record<string, unknown>>>;
+    const query = untyped.selectFrom(table as string).selectAll().where('merchant_id', '=', arg('w:merchant_id')).where('mode', '=', arg('w:mode')).where(column, '=', arg('w:value'));
+    return (lock ? query.forUpdate() : query) as unknown as Compilable<Tables[T]>;
+  });
+  return find.first(db, { 'w:merchant_id': scope.merchantId, 'w:mode': scope.mode, 'w:value': value });
 }

@@ -3,6 +3,7 @@ import { isUuid, newIdentity } from '../../shared/ids.js';
 import { toIsoOrNull, toIsoTimestamp } from '../../shared/time.js';
 import type { Clock } from '../../shared/time.js';
 import type { CheckoutSessionsTable, TransactionsTable } from '../db/schema.js';
+import { findScoped } from '../db/prepared.js';
 import type { Store } from '../db/store.js';
 import { ApiError, conflict, invalid, notFound } from '../errors.js';
 import type { CheckoutSession, CreateCheckoutSessionInput, PageDetails } from '../schemas/checkout.js';
@@ -132,13 +133,7 @@ export class CheckoutService {
   }
 
   async get(scope: Scope, idOrReference: string): Promise<CheckoutSession> {
-    const row = await this.store.db
-      .selectFrom('checkout_sessions')
-      .selectAll()
-      .where('merchant_id', '=', scope.merchantId)
-      .where('mode', '=', scope.mode)
-      .where(isUuid(idOrReference) ? 'id' : 'reference', '=', idOrReference)
-      .executeTakeFirst();
+    const row = await findScoped(this.store.db, 'checkout_sessions', scope, isUuid(idOrReference) ? 'id' : 'reference', idOrReference);
     if (!row) throw notFound('id', 'checkout session');
     return this.present(await this.#settle(row));
   }

@@ -1,6 +1,7 @@
 import { isUuid, newIdentity } from '../../shared/ids.js';
 import { toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { CustomersTable } from '../db/schema.js';
+import { findScoped } from '../db/prepared.js';
 import type { Executor, Store } from '../db/store.js';
 import { notFound } from '../errors.js';
 import type { Customer, CreateCustomerInput, UpdateCustomerInput } from '../schemas/customers.js';
@@ -26,13 +27,7 @@ function present(row: CustomersTable): Customer {
 
 /** Finds a customer by uuid or `cus_` reference inside the scope; anything else is a 404. */
 export async function findCustomerRow(db: Executor, scope: Scope, idOrReference: string): Promise<CustomersTable | undefined> {
-  return db
-    .selectFrom('customers')
-    .selectAll()
-    .where('merchant_id', '=', scope.merchantId)
-    .where('mode', '=', scope.mode)
-    .where(isUuid(idOrReference) ? 'id' : 'reference', '=', idOrReference)
-    .executeTakeFirst();
+  return findScoped(db, 'customers', scope, isUuid(idOrReference) ? 'id' : 'reference', idOrReference);
 }
 
 export class CustomerService {

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/time.js';
-import { insertRow, Prepared } from '../db/prepared.js';
+import { insertRow, Prepared, updateRows } from '../db/prepared.js';
 import type { IdempotencyKeysTable, Mode } from '../db/schema.js';
 import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, conflict } from '../errors.js';
@@ -85,20 +85,6 @@ export function requestHash(operation: string, params: unknown): string {
 
 const keyRow = new Prepared<{ merchantId: string; mode: Mode; key: string }, IdempotencyKeysTable>((db, arg) =>
   db.selectFrom('idempotency_keys').selectAll().where('merchant_id', '=', arg('merchantId')).where('mode', '=', arg('mode')).where('key', '=', arg('key')),
-);
-
-type FinishFields = Pick<IdempotencyKeysTable, 'recovery_point' | 'response_status' | 'response_body' | 'locked_at' | 'updated_at'>;
-type StepFields = Pick<IdempotencyKeysTable, 'recovery_point' | 'state' | 'updated_at'>;
-
-const recordFinish = new Prepared<FinishFields & { id: string }, never>((db, arg) =>
-  db
-    .updateTable('idempotency_keys')
-    .set({ recovery_point: arg('recovery_point'), response_status: arg('response_status'), response_body: arg('response_body'), locked_at: arg('locked_at'), updated_at: arg('updated_at') })
-    .where('id', '=', arg('id')),
-);
-
-const recordStep = new Prepared<StepFields & { id: string }, never>((db, arg) =>
-  db.updateTable('idempotency_keys').set({ recovery_point: arg('recovery_point'), state: arg('state'), updated_at: arg('updated_at') }).where('id', '=', arg('id')),
 );
 
 /** This request's insert of a new key lost to another request's: the other one runs the key. */
@@ -301,7 +287,7 @@ export class IdempotencyService {
   }
 
   /** The columns that record an outcome on a key row. */
-  #recordFields(outcome: Outcome<unknown>): FinishFields | StepFields {
+  #recordFields(outcome: Outcome<unknown>): Partial<IdempotencyKeysTable> {
     const now = this.clock.now();
     if ('final' in outcome) {
       return { recovery_point: FINISHED, response_status: outcome.final.status, response_body: JSON.stringify(outcome.final.body), locked_at: null, updated_at: now };
@@ -310,9 +296,7 @@ export class IdempotencyService {
   }
 
   async #record(trx: Trx, rowId: string, outcome: Outcome<unknown>): Promise<void> {
-    const fields = this.#recordFields(outcome);
-    if ('response_body' in fields) await recordFinish.execute(trx, { ...fields, id: rowId });
-    else await recordStep.execute(trx, { ...fields, id: rowId });
+    await updateRows(trx, 'idempotency_keys', this.#recordFields(outcome), { id: rowId });
   }
 
   /**

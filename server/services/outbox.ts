@@ -1,6 +1,5 @@
 import { newReference } from '../../shared/ids.js';
-import { Prepared } from '../db/prepared.js';
-import type { EventsTable } from '../db/schema.js';
+import { insertRow } from '../db/prepared.js';
 import type { Trx } from '../db/store.js';
 import { nextSeq } from './counters.js';
 import type { Scope } from './scope.js';
@@ -28,23 +27,10 @@ export type EventType =
  * Writes an event into the outbox inside the caller's transaction: the event exists if and only
  * if the state change it describes was committed.
  */
-const insertEvent = new Prepared<EventsTable, never>((db, arg) =>
-  db.insertInto('events').values({
-    id: arg('id'),
-    merchant_id: arg('merchant_id'),
-    mode: arg('mode'),
-    seq: arg('seq'),
-    type: arg('type'),
-    object_id: arg('object_id'),
-    data: arg('data'),
-    created_at: arg('created_at'),
-  }),
-);
-
 export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objectId: string, data: Record<string, unknown>, now: number): Promise<string> {
   const id = newReference('event');
   const seq = await nextSeq(trx, scope.merchantId, scope.mode, 'events');
-  await insertEvent.execute(trx, {
+  await insertRow(trx, 'events', {
     id,
     merchant_id: scope.merchantId,
     mode: scope.mode,

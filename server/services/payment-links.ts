@@ -3,6 +3,7 @@ import { isUuid, newIdentity } from '../../shared/ids.js';
 import { toIsoOrNull, toIsoTimestamp } from '../../shared/time.js';
 import type { Clock } from '../../shared/time.js';
 import type { PaymentLinksTable } from '../db/schema.js';
+import { findScoped } from '../db/prepared.js';
 import type { Store } from '../db/store.js';
 import { ApiError, invalid, notFound } from '../errors.js';
 import type { CreatePaymentLinkInput, PageDetails, PaymentLink } from '../schemas/checkout.js';
@@ -78,13 +79,7 @@ export class PaymentLinkService {
   }
 
   async getRow(scope: Scope, idOrReference: string): Promise<PaymentLinksTable> {
-    const row = await this.store.db
-      .selectFrom('payment_links')
-      .selectAll()
-      .where('merchant_id', '=', scope.merchantId)
-      .where('mode', '=', scope.mode)
-      .where(isUuid(idOrReference) ? 'id' : 'reference', '=', idOrReference)
-      .executeTakeFirst();
+    const row = await findScoped(this.store.db, 'payment_links', scope, isUuid(idOrReference) ? 'id' : 'reference', idOrReference);
     if (!row) throw notFound('id', 'payment link');
     return row;
   }

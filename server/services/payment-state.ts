@@ -1,6 +1,6 @@
 import type Stripe from 'stripe';
 import type { TransactionStatus, TransactionsTable } from '../db/schema.js';
-import { Prepared } from '../db/prepared.js';
+import { Prepared, updateRows } from '../db/prepared.js';
 import type { Trx } from '../db/store.js';
 import { onPaymentMoved } from './checkout-state.js';
 import { addToCounter } from './counters.js';
@@ -104,28 +104,12 @@ const EVENT_FOR: Partial<Record<TransactionStatus, EventType>> = {
  * one fail rather than be overwritten), the per-status counters, and the event, in one transaction.
  * Returns the new row, or null if the row changed underneath.
  */
-/** Compiled row updates by the set of columns a move writes (a handful of shapes in practice). */
-const moves = new Map<string, Prepared<Record<string, unknown>, never>>();
-
 export async function writeMove(trx: Trx, row: TransactionsTable, patch: Partial<TransactionsTable>, now: number): Promise<TransactionsTable | null> {
   // Strictly increasing per row even within one millisecond: it doubles as the row's version.
   const updatedAt = Math.max(now, Number(row.updated_at) + 1);
   const next: TransactionsTable = { ...row, ...patch, updated_at: updatedAt };
-  const values: Record<string, unknown> = { ...patch, updated_at: updatedAt };
-  const columns = Object.keys(values).filter((column) => values[column] !== undefined);
-  const key = columns.join(',');
-  let move = moves.get(key);
-  if (!move) {
-    move = new Prepared<Record<string, unknown>, never>((db, arg) =>
-      db
-        .updateTable('transactions')
-        .set(Object.fromEntries(columns.map((c) => [c, arg(c)])))
-        .where('id', '=', arg('where_id') as string)
-        .where('updated_at', '=', arg('where_updated_at') as number),
-    );
-    moves.set(key, move);
-  }
-  if ((await move.affected(trx, { ...values, where_id: row.id, where_updated_at: row.updated_at })) !== 1) return null;
+  const written = await updateRows(trx, 'transactions', { ...patch, updated_at: updatedAt }, { id: row.id, updated_at: row.updated_at });
+  if (written !== 1) return null;
   if (next.status !== row.status) {
     await addToCounter(trx, row.merchant_id, row.mode, `transactions:${row.status}`, -1);
     await addToCounter(trx, row.merchant_id, row.mode, `transactions:${next.status}`, 1);

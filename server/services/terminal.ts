@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { isUuid } from '../../shared/ids.js';
 import { toIsoOrNull, toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { TerminalLocationsTable, TerminalReadersTable, TransactionsTable } from '../db/schema.js';
+import { findScoped } from '../db/prepared.js';
 import type { Executor, Store } from '../db/store.js';
 import { ApiError, conflict, invalid } from '../errors.js';
 import { fromProcessorError, processorErrorCode } from '../processor/errors.js';
@@ -65,13 +66,7 @@ export function presentReader(row: TerminalReadersTable): Reader {
 
 /** A reader of the scope by its uuid or its `tmr_` id; 404 naming `id` otherwise. */
 export async function findReaderRow(db: Executor, scope: Scope, id: string): Promise<TerminalReadersTable> {
-  const row = await db
-    .selectFrom('terminal_readers')
-    .selectAll()
-    .where('merchant_id', '=', scope.merchantId)
-    .where('mode', '=', scope.mode)
-    .where(isUuid(id) ? 'id' : 'processor_reader_id', '=', id)
-    .executeTakeFirst();
+  const row = await findScoped(db, 'terminal_readers', scope, isUuid(id) ? 'id' : 'processor_reader_id', id);
   if (!row) throw new ApiError(404, 'invalid_request_error', 'No such reader', { code: 'resource_missing', param: 'id' });
   return row;
 }
@@ -228,28 +223,14 @@ export class TerminalService {
   }
 
   async readerByProcessorId(scope: Scope, readerId: string): Promise<TerminalReadersTable> {
-    const row = isUuid(readerId)
-      ? undefined
-      : await this.store.db
-          .selectFrom('terminal_readers')
-          .selectAll()
-          .where('merchant_id', '=', scope.merchantId)
-          .where('mode', '=', scope.mode)
-          .where('processor_reader_id', '=', readerId)
-          .executeTakeFirst();
+    const row = isUuid(readerId) ? undefined : await findScoped(this.store.db, 'terminal_readers', scope, 'processor_reader_id', readerId);
     if (!row) throw wrongReaderId(readerId);
     return row;
   }
 
   async createPayment(scope: Scope, input: Omit<CreateTerminalPaymentInput, 'idempotency_key'>, clientKey: string | undefined): Promise<ExecuteResult> {
     if (input.terminal_id) {
-      const reader = await this.store.db
-        .selectFrom('terminal_readers')
-        .select('id')
-        .where('id', '=', input.terminal_id)
-        .where('merchant_id', '=', scope.merchantId)
-        .where('mode', '=', scope.mode)
-        .executeTakeFirst();
+      const reader = await findScoped(this.store.db, 'terminal_readers', scope, 'id', input.terminal_id);
       if (!reader) throw invalid('terminal_id', 'No such reader in this mode: terminal_id takes a reader id from GET /v1/terminal/readers', 'resource_missing');
     }
     return this.transactions.create(
@@ -274,13 +255,7 @@ export class TerminalService {
   }
 
   async #terminalPayment(scope: Scope, paymentIntentId: string): Promise<TransactionsTable> {
-    const row = await this.store.db
-      .selectFrom('transactions')
-      .selectAll()
-      .where('merchant_id', '=', scope.merchantId)
-      .where('mode', '=', scope.mode)
-      .where('processor_payment_intent_id', '=', paymentIntentId)
-      .executeTakeFirst();
+    const row = await findScoped(this.store.db, 'transactions', scope, 'processor_payment_intent_id', paymentIntentId);
     if (!row) throw new ApiError(404, 'invalid_request_error', 'No such payment: payment_intent_id takes the value create-payment returned', { code: 'resource_missing', param: 'payment_intent_id' });
     if (row.payment_method_type !== 'terminal') throw invalid('payment_intent_id', 'This payment was not created for a terminal (use POST /v1/terminal/create-payment)');
     return row;

@@ -4,7 +4,7 @@ import { isUuid, newIdentity, randomBase62 } from '../../shared/ids.js';
 import { sql } from 'kysely';
 import type { Clock } from '../../shared/time.js';
 import type { Mode, PaymentMethodType, TransactionsTable } from '../db/schema.js';
-import { insertRow, Prepared } from '../db/prepared.js';
+import { findScoped, insertRow, Prepared } from '../db/prepared.js';
 import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, conflict, invalid, notFound } from '../errors.js';
 import { fromProcessorError, processorErrorCode } from '../processor/errors.js';
@@ -71,23 +71,8 @@ const POLL_BATCH = 50;
  * rest of the transaction on PostgreSQL (SQLite's write lock already covers the whole unit).
  */
 export async function findTransactionRow(db: Executor, scope: Scope, idOrReference: string, lock: 'none' | 'postgres' = 'none'): Promise<TransactionsTable | undefined> {
-  const find = FIND_TRANSACTION[isUuid(idOrReference) ? 'id' : 'reference'][lock];
-  return find.first(db, { merchantId: scope.merchantId, mode: scope.mode, value: idOrReference });
+  return findScoped(db, 'transactions', scope, isUuid(idOrReference) ? 'id' : 'reference', idOrReference, lock === 'postgres');
 }
-
-type FindArgs = { merchantId: string; mode: Mode; value: string };
-
-function findTransactionBy(column: 'id' | 'reference', lock: boolean): Prepared<FindArgs, TransactionsTable> {
-  return new Prepared<FindArgs, TransactionsTable>((db, arg) => {
-    const query = db.selectFrom('transactions').selectAll().where('merchant_id', '=', arg('merchantId')).where('mode', '=', arg('mode')).where(column, '=', arg('value'));
-    return lock ? query.forUpdate() : query;
-  });
-}
-
-const FIND_TRANSACTION = {
-  id: { none: findTransactionBy('id', false), postgres: findTransactionBy('id', true) },
-  reference: { none: findTransactionBy('reference', false), postgres: findTransactionBy('reference', true) },
-} as const;
 
 const merchantCurrency = new Prepared<{ id: string }, { default_currency: string }>((db, arg) => db.selectFrom('merchants').select('default_currency').where('id', '=', arg('id')));
 
@@ -141,13 +126,7 @@ export class TransactionService {
   async #stepCreateRow(state: CreatePaymentState, scope: Scope, ctx: Parameters<Operation<CreatePaymentState>['steps'][string]>[1]) {
     const { input } = state;
     if (input.customer_id) {
-      const customer = await this.store.db
-        .selectFrom('customers')
-        .select('id')
-        .where('id', '=', input.customer_id)
-        .where('merchant_id', '=', scope.merchantId)
-        .where('mode', '=', scope.mode)
-        .executeTakeFirst();
+      const customer = await findScoped(this.store.db, 'customers', scope, 'id', input.customer_id);
       if (!customer) throw invalid('customer_id', 'No such customer', 'resource_missing');
     }
     const merchant = await merchantCurrency.first(this.store.db, { id: scope.merchantId });
