@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -8,8 +8,8 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import Stripe from 'stripe';
 import { startSimulator, type RunningSimulator } from '../simulator/index.js';
-import { POS_BIN, startBaseline } from './processes.js';
-import { ensureWrk, pinTo, runWrk, type WrkResult } from './wrk.js';
+import { createMerchant, startBaseline, startPos, type ServerChild } from './processes.js';
+import { ensureWrk, runWrk, type WrkResult } from './wrk.js';
 
 /**
  * Issue 10's benchmark: `POST /v1/transactions` throughput on one and two `pos server` instances on
@@ -43,15 +43,6 @@ const WRK_CPU = 0;
 
 /** A local PostgreSQL answers in milliseconds; 3 s without a connection means there is none. */
 const PG_CONNECT_TIMEOUT_MS = 3_000;
-
-/** `pos server` migrates and provisions before it listens: ~1-3 s here; 30 s means it is stuck. */
-const START_TIMEOUT_MS = 30_000;
-
-/** SIGTERM drains in-flight requests; after 10 s the server is killed. */
-const STOP_TIMEOUT_MS = 10_000;
-
-/** Lines of a server's output kept for error messages; at info level it logs every request. */
-const LOG_TAIL_LINES = 40;
 
 const CREATE_BODY = JSON.stringify({ amount: 4750, currency: 'usd' });
 
@@ -149,75 +140,6 @@ async function dropSchema(url: string, schema: string): Promise<void> {
   } finally {
     await client.end();
   }
-}
-
-interface PosInstance {
-  url: string;
-  stop(): Promise<void>;
-}
-
-/**
- * `pos server` on port 0 at log level info: its URL comes from the "pos server listening" line,
- * which warn would hide. After that its output (one access line per request) is drained and only
- * a short tail kept.
- */
-function startPosServer(dataDir: string, env: Record<string, string>, cpu: number, cores: number): Promise<PosInstance> {
-  const argv = pinTo(cpu, [process.execPath, POS_BIN, 'server', '--port', '0', '--data-dir', dataDir, '--rate-limit', '100000000', '--log-level', 'info'], cores);
-  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  const tail: string[] = [];
-  const keep = (line: string): void => {
-    tail.push(line);
-    if (tail.length > LOG_TAIL_LINES) tail.shift();
-  };
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async (): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-    await exited;
-    clearTimeout(timer);
-  };
-  return new Promise<PosInstance>((resolve, reject) => {
-    let ready = false;
-    const timer = setTimeout(() => {
-      void stop();
-      reject(new Error(`pos server did not start within ${START_TIMEOUT_MS / 1000} s:\n${tail.join('\n')}`));
-    }, START_TIMEOUT_MS);
-    let buffer = '';
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      buffer += chunk;
-      for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        keep(line);
-        if (ready) continue;
-        try {
-          const entry = JSON.parse(line) as { msg?: string; url?: string };
-          if (entry.msg === 'pos server listening' && entry.url) {
-            ready = true;
-            clearTimeout(timer);
-            resolve({ url: entry.url, stop });
-          }
-        } catch {
-          // not a JSON log line
-        }
-      }
-    });
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => keep(chunk.trimEnd()));
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      if (!ready) reject(new Error(`pos server exited (${signal ?? code}) before listening:\n${tail.join('\n')}`));
-    });
-  });
-}
-
-/** A merchant made by the real admin CLI on whichever backend `env` selects; its test secret key. */
-function createMerchant(dataDir: string, env: Record<string, string>): string {
-  const out = execFileSync(process.execPath, [POS_BIN, 'admin', 'merchant', 'create', '--business-name', 'Bench', '--data-dir', dataDir, '--json'], {
-    encoding: 'utf8',
-    env: { ...process.env, ...env },
-  });
-  return (JSON.parse(out) as { api_keys: { sk_test: string } }).api_keys.sk_test;
 }
 
 /** One create before the load: proves the instance answers 201 (and has its connected account). */
@@ -325,15 +247,15 @@ async function main(): Promise<void> {
     return dir;
   };
   const schema = `bench_${randomBytes(6).toString('hex')}`;
-  const running: PosInstance[] = [];
+  const running: ServerChild[] = [];
   let sim: RunningSimulator | undefined;
   let schemaUsed = false;
   try {
     log('POST /v1/transactions: 1 instance, SQLite, embedded simulator');
     {
       const dataDir = tempDir('pos-bench-sqlite-');
-      const key = createMerchant(dataDir, {});
-      const server = await startPosServer(dataDir, {}, serverCpu(0), cores);
+      const key = createMerchant(dataDir, 'Bench').secretKey;
+      const server = await startPos(dataDir, serverCpu(0), cores);
       running.push(server);
       await preflight(server.url, key);
       record('POST /v1/transactions: 1 instance, SQLite, embedded simulator', [await load(`${server.url}/v1/transactions`, auth(key), opts.connections)]);
@@ -357,8 +279,8 @@ async function main(): Promise<void> {
     {
       const hook = await placeholderEndpoint();
       const dataDir = tempDir('pos-bench-sqlite-shared-');
-      const key = createMerchant(dataDir, {});
-      const server = await startPosServer(dataDir, processorEnv(hook.secret ?? ''), serverCpu(0), cores);
+      const key = createMerchant(dataDir, 'Bench').secretKey;
+      const server = await startPos(dataDir, serverCpu(0), cores, processorEnv(hook.secret ?? ''));
       running.push(server);
       await platform.webhookEndpoints.update(hook.id, { url: `${server.url}/processor/webhooks` });
       await preflight(server.url, key);
@@ -372,17 +294,17 @@ async function main(): Promise<void> {
     const dataDir = tempDir('pos-bench-pg-');
     const env = { ...processorEnv(hook.secret ?? ''), DATABASE_URL: opts.databaseUrl, POS_DATABASE_SCHEMA: schema };
     schemaUsed = true;
-    const key = createMerchant(dataDir, env);
+    const key = createMerchant(dataDir, 'Bench', env).secretKey;
 
     log('POST /v1/transactions: 1 instance, PostgreSQL, shared simulator');
-    const first = await startPosServer(dataDir, env, serverCpu(0), cores);
+    const first = await startPos(dataDir, serverCpu(0), cores, env);
     running.push(first);
     await platform.webhookEndpoints.update(hook.id, { url: `${first.url}/processor/webhooks` });
     await preflight(first.url, key);
     const one = record('POST /v1/transactions: 1 instance, PostgreSQL, shared simulator', [await load(`${first.url}/v1/transactions`, auth(key), opts.connections)]);
 
     log('POST /v1/transactions: 2 instances, PostgreSQL (one schema), shared simulator');
-    const second = await startPosServer(dataDir, env, serverCpu(1), cores);
+    const second = await startPos(dataDir, serverCpu(1), cores, env);
     running.push(second);
     await preflight(second.url, key);
     const half = Math.floor(opts.connections / 2);
@@ -417,7 +339,7 @@ async function main(): Promise<void> {
         schema,
         wrkCpu: cores > 1 ? WRK_CPU : undefined,
         serverCpus: cores > 1 ? [serverCpu(0), serverCpu(1)] : undefined,
-        logLevel: 'info',
+        logLevel: 'warn',
       },
       baselineRps,
       scenarios,
@@ -457,7 +379,7 @@ function renderMarkdown(report: Report): string {
       (busy ? ` (**the machine was busy: figures are low${m.cores <= 2 ? ', and on 2 cores wrk, PostgreSQL, the simulator and the servers share them' : ''}**).` : '.'),
     `${s.durationSeconds} s per scenario at ${s.connections} connections` +
       (s.wrkCpu === undefined ? '' : `; wrk pinned to CPU ${s.wrkCpu}, instances to CPU ${[...new Set(s.serverCpus)].join(' and ')}; PostgreSQL and the shared simulator unpinned`) +
-      '; servers log at info (one access line per request; bench/run.ts uses warn, so its figures are higher)' +
+      '; servers log at warn, as in bench/run.ts' +
       (s.quick ? '; --quick: figures prove the harness, nothing more.' : '.'),
     '',
     '| scenario | req/s | p50 | p99 | ratio to baseline |',

@@ -18,9 +18,12 @@ const PROBE_INTERVAL_MS = 100;
 /** How long a server may take to drain and exit on SIGTERM before it is killed. */
 const STOP_TIMEOUT_MS = 10_000;
 
+/** Output lines kept per server for error messages (a server at info logs every request). */
+const LOG_TAIL_LINES = 40;
+
 export interface ServerChild {
   url: string;
-  /** Log lines seen so far (stdout and stderr), for error messages. */
+  /** The last lines of its output (stdout and stderr), for error messages. */
   logs: string[];
   stop(): Promise<void>;
 }
@@ -34,9 +37,14 @@ function spawnServer(
   argv: string[],
   isReady: (entry: { msg?: string; url?: string }) => boolean,
   probe?: { url: string; path: string },
+  env: Record<string, string> = {},
 ): Promise<ServerChild> {
-  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const logs: string[] = [];
+  const keep = (line: string): void => {
+    logs.push(line);
+    if (logs.length > LOG_TAIL_LINES) logs.shift();
+  };
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
@@ -56,7 +64,7 @@ function spawnServer(
       for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
         const line = buffer.slice(0, newline);
         buffer = buffer.slice(newline + 1);
-        logs.push(line);
+        keep(line);
         let entry: { msg?: string; url?: string };
         try {
           entry = JSON.parse(line) as { msg?: string; url?: string };
@@ -70,7 +78,7 @@ function spawnServer(
         }
       }
     });
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => logs.push(chunk.trimEnd()));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => keep(chunk.trimEnd()));
     let settled = false;
     if (probe) {
       const poll = (): void => {
@@ -119,10 +127,10 @@ async function freePort(): Promise<number> {
  * what is measured. At warn the "pos server listening" line (info) is not printed, so the port is
  * chosen here and readiness is /healthz; the log line still wins if a build prints it.
  */
-export async function startPos(dataDir: string, cpu: number, cores: number): Promise<ServerChild> {
+export async function startPos(dataDir: string, cpu: number, cores: number, env: Record<string, string> = {}): Promise<ServerChild> {
   const port = await freePort();
   const argv = [process.execPath, POS_BIN, 'server', '--port', String(port), '--data-dir', dataDir, '--rate-limit', '100000000', '--log-level', 'warn'];
-  return spawnServer(pinTo(cpu, argv, cores), (entry) => entry.msg === 'pos server listening', { url: `http://127.0.0.1:${port}`, path: '/healthz' });
+  return spawnServer(pinTo(cpu, argv, cores), (entry) => entry.msg === 'pos server listening', { url: `http://127.0.0.1:${port}`, path: '/healthz' }, env);
 }
 
 export interface BenchMerchant {
@@ -130,10 +138,11 @@ export interface BenchMerchant {
   secretKey: string;
 }
 
-/** A merchant made by the real admin CLI, as an operator would. */
-export function createMerchant(dataDir: string, businessName: string): BenchMerchant {
+/** A merchant made by the real admin CLI, as an operator would (`env` may point it at PostgreSQL). */
+export function createMerchant(dataDir: string, businessName: string, env: Record<string, string> = {}): BenchMerchant {
   const out = execFileSync(process.execPath, [POS_BIN, 'admin', 'merchant', 'create', '--business-name', businessName, '--data-dir', dataDir, '--json'], {
     encoding: 'utf8',
+    env: { ...process.env, ...env },
   });
   const parsed = JSON.parse(out) as { id: string; api_keys: { sk_test: string } };
   return { id: parsed.id, secretKey: parsed.api_keys.sk_test };
