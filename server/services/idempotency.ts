@@ -36,15 +36,13 @@ export type Step<S> = (state: S, ctx: StepContext<S>) => Promise<Outcome<S>>;
 
 export interface Operation<S> {
   readonly name: string;
-  /** `started` is the entry point; `finished` is reserved. */
-  readonly steps: Readonly<Record<string, Step<S>>>;
   /**
-   * The `started` step does nothing but read before its first `commit` (no processor call, no
-   * write): then a new key is claimed by that commit itself, one durable commit fewer per request.
-   * Two requests racing with one key both run the reads; the one whose commit inserts the key
-   * second is rolled back whole and waits for, or replays, the first.
+   * `started` is the entry point; `finished` is reserved. `started` must do nothing but read before
+   * its first `commit` (no processor call, no write): a new key is claimed by that commit itself,
+   * one durable commit fewer per request. Two requests racing with one key both run the reads; the
+   * one whose commit inserts the key second is rolled back whole and waits for, or replays, the first.
    */
-  readonly claimInFirstCommit?: boolean;
+  readonly steps: Readonly<Record<string, Step<S>>>;
 }
 
 export interface ExecuteResult {
@@ -120,7 +118,7 @@ export class IdempotencyService {
     // (finished rows never change); an unfinished one takes the claim path below.
     const existing = clientKey === undefined ? undefined : await this.#find(this.store.db, scope, key);
     if (existing?.recovery_point === FINISHED) return { response: this.#stored(existing), replayed: true };
-    if (!existing && operation.claimInFirstCommit) {
+    if (!existing) {
       try {
         return { response: await this.#drive(this.#freshRow(scope, operation, key, clientKey !== undefined, initialState), true), replayed: false };
       } catch (err) {
@@ -220,7 +218,7 @@ export class IdempotencyService {
     await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
   }
 
-  /** `unsaved`: the row is not in the database yet; the first record inserts it (claimInFirstCommit). */
+  /** `unsaved`: the row is not in the database yet; the first record inserts it (the claim). */
   async #drive(row: IdempotencyKeysTable, unsaved = false): Promise<FinalResponse> {
     const operation = this.#operations.get(row.operation);
     if (!operation) throw new Error(`no idempotent operation named ${row.operation}`);

@@ -41,7 +41,6 @@ export class PaymentLinkService {
   ) {
     this.createOperation = {
       name: 'create_payment_link',
-      claimInFirstCommit: true,
       // One atomic step: the link and the stored answer commit together.
       steps: { started: (state, ctx) => ctx.commit(async (trx) => ({ final: { status: 201, body: { data: this.present(await this.#insert(trx, ctx.scope, state.input)) } } })) },
     };

@@ -47,7 +47,6 @@ export class RefundService {
   ) {
     this.operation = {
       name: 'create_refund',
-      claimInFirstCommit: true,
       steps: {
         started: (state, ctx) => this.#reserve(state, ctx),
         refund_created: (state, ctx) => this.#callProcessor(state, ctx),

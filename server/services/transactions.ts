@@ -110,7 +110,6 @@ export class TransactionService {
     };
     this.createOperation = {
       name: 'create_payment',
-      claimInFirstCommit: true,
       steps: {
         started: (state, ctx) => this.#stepCreateRow(state, ctx.scope, ctx),
         transaction_created: (state, ctx) => this.#stepCreateIntent(state, ctx.scope, ctx.key, ctx),
