@@ -1,7 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -9,6 +8,7 @@ import pg from 'pg';
 import Stripe from 'stripe';
 import { startSimulator, type RunningSimulator } from '../simulator/index.js';
 import { createMerchant, startBaseline, startPos, type ServerChild } from './processes.js';
+import { machineFacts, round, type MachineFacts } from './report.js';
 import { ensureWrk, runWrk, type WrkResult } from './wrk.js';
 
 /**
@@ -28,7 +28,6 @@ const USAGE = `node dist/bench/postgres.js [options]
 
 const DEFAULT_DATABASE_URL = 'postgres://root@127.0.0.1:5432/test';
 const RESULTS_DIR = fileURLToPath(new URL('../../bench/results/', import.meta.url));
-const REPO_DIR = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * 8 s per scenario: five scenarios plus start-ups stay under the ~2 minute budget, and at a few
@@ -82,18 +81,7 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | undefin
   };
 }
 
-interface Machine {
-  cores: number;
-  cpu: string;
-  memoryGiB: number;
-  node: string;
-  platform: string;
-  wrk: string;
-  postgres: string;
-  commit: string;
-  loadBefore: number;
-  loadAfter?: number;
-}
+type Machine = MachineFacts & { postgres: string };
 
 interface Scenario {
   name: string;
@@ -106,16 +94,6 @@ interface Scenario {
   requests: number;
   perInstance?: { requestsPerSecond: number; p50Ms: number; p99Ms: number }[];
   note?: string;
-}
-
-const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
-
-function gitCommit(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_DIR, encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
 }
 
 /** The server's version, or undefined when nothing answers at `url`. */
@@ -184,19 +162,8 @@ async function main(): Promise<void> {
     return;
   }
 
-  const list = cpus();
-  const cores = list.length;
-  const machine: Machine = {
-    cores,
-    cpu: list[0]?.model ?? 'unknown',
-    memoryGiB: Math.round(totalmem() / 2 ** 30),
-    node: process.version,
-    platform: `${process.platform} ${process.arch}`,
-    wrk: ensureWrk(log),
-    postgres,
-    commit: gitCommit(),
-    loadBefore: round(loadavg()[0] ?? 0),
-  };
+  const machine: Machine = { ...machineFacts(ensureWrk(log)), postgres };
+  const cores = machine.cores;
   // Servers take the cores wrk leaves; with two cores both instances share CPU 1.
   const serverCpu = (instance: number): number => (cores < 2 ? 0 : 1 + (instance % (cores - 1)));
   const startedAt = new Date();

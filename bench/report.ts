@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import type { SeededList } from './seed.js';
 import type { StoreBenchResult } from './store.js';
 
@@ -44,6 +47,31 @@ export interface MachineFacts {
   /** 1-minute load average before the run and after it: other work on the machine skews every figure. */
   loadBefore: number;
   loadAfter?: number;
+}
+
+const REPO_DIR = fileURLToPath(new URL('../../', import.meta.url));
+
+export const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** This machine and build, and how busy the machine is now (`loadBefore`). */
+export function machineFacts(wrk: string): MachineFacts {
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_DIR, encoding: 'utf8' }).trim();
+  } catch {
+    // not a git checkout
+  }
+  const list = cpus();
+  return {
+    cores: list.length,
+    cpu: list[0]?.model ?? 'unknown',
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    wrk,
+    commit,
+    loadBefore: round(loadavg()[0] ?? 0),
+  };
 }
 
 export interface RunReport {

@@ -1,12 +1,11 @@
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { sqlitePath } from '../server/db/store.js';
 import { createMerchant, helpWallTimeMs, startBaseline, startPos, type ServerChild } from './processes.js';
-import { renderMarkdown, type MachineFacts, type Outcome, type RunReport, type ScenarioResult, type Target } from './report.js';
+import { machineFacts, renderMarkdown, round, type Outcome, type RunReport, type ScenarioResult, type Target } from './report.js';
 import { seedList, type SeededList } from './seed.js';
 import { benchStore, type StoreBenchResult } from './store.js';
 import { ensureWrk, percentile, runWrk, type WrkResult } from './wrk.js';
@@ -22,7 +21,6 @@ const USAGE = `npm run bench [-- options]
   --help                this text`;
 
 const RESULTS_DIR = fileURLToPath(new URL('../../bench/results/', import.meta.url));
-const REPO_DIR = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The pos server and the baseline run on this CPU, wrk on the other (when there are two). */
 const SERVER_CPU = 1;
@@ -72,26 +70,6 @@ function parseOptions(argv: string[]): Options | undefined {
   };
 }
 
-function machineFacts(wrk: string): MachineFacts {
-  let commit = 'unknown';
-  try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_DIR, encoding: 'utf8' }).trim();
-  } catch {
-    // not a git checkout
-  }
-  const list = cpus();
-  return {
-    cores: list.length,
-    cpu: list[0]?.model ?? 'unknown',
-    memoryGiB: Math.round(totalmem() / 2 ** 30),
-    node: process.version,
-    platform: `${process.platform} ${process.arch}`,
-    wrk,
-    commit,
-    loadBefore: round(loadavg()[0] ?? 0),
-  };
-}
-
 /** A 4xx/5xx answer, or the reason there was none. */
 class PreflightError extends Error {
   constructor(
@@ -136,8 +114,6 @@ function wrkProblems(result: WrkResult): string | undefined {
   ].filter(Boolean);
   return problems.length ? problems.join(', ') : undefined;
 }
-
-const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
 
 async function main(): Promise<void> {
   let options: Options | undefined;
