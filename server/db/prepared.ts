@@ -18,11 +18,27 @@ export type Arg = <K extends string, T>(name: K) => T;
 interface Compiled {
   readonly sql: string;
   readonly query: RootOperationNode;
+  readonly isSelect: boolean;
   /** For each bound parameter: the argument it takes, or a constant the builder added. */
   readonly slots: readonly ({ arg: string } | { value: unknown })[];
 }
 
 const MARK = '\u0000pos-arg:';
+
+/**
+ * Runs a read at once on the database itself, or answers undefined when it can't now. SQLite's
+ * single connection registers one (see `openSqliteStore`): outside a write transaction a read can
+ * run synchronously, skipping the driver's connection lock and its promises, which cost a GET more
+ * than the read itself. Inside one it would see uncommitted writes, so it declines and the read
+ * queues behind the transaction as before.
+ */
+export type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[] | undefined;
+
+const directReaders = new WeakMap<object, DirectReader>();
+
+export function registerDirectReads(db: Db, read: DirectReader): void {
+  directReaders.set(db, read);
+}
 
 export class Prepared<A extends object, R> {
   readonly #build: (db: Db, arg: <K extends keyof A & string>(name: K) => A[K]) => Compilable<R>;
@@ -41,6 +57,7 @@ export class Prepared<A extends object, R> {
       compiled = {
         sql: query.sql,
         query: query.query,
+        isSelect: query.query.kind === 'SelectQueryNode',
         slots: query.parameters.map((p) => (typeof p === 'string' && p.startsWith(MARK) ? { arg: p.slice(MARK.length) } : { value: p })),
       };
       this.#compiled.set(adapter, compiled);
@@ -49,13 +66,17 @@ export class Prepared<A extends object, R> {
   }
 
   async execute(db: Executor, args: A): Promise<QueryResult<R>> {
-    const { sql, query, slots } = this.#compile(db);
+    const { sql, query, slots, isSelect } = this.#compile(db);
     const parameters = slots.map((slot) => {
       if (!('arg' in slot)) return slot.value;
       const value = (args as Record<string, unknown>)[slot.arg];
       if (value === undefined) throw new Error(`prepared query: no value for ${slot.arg}`);
       return value;
     });
+    if (isSelect) {
+      const rows = directReaders.get(db)?.(sql, parameters);
+      if (rows) return { rows: rows as R[] };
+    }
     return db.executeQuery<R>({ sql, query, parameters, queryId: { queryId: '' } } as CompiledQuery<R>);
   }
 

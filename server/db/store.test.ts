@@ -1,7 +1,12 @@
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/tmp.js';
+import { Prepared } from './prepared.js';
 import { openSqliteStore, type BatchReport, type Executor, type Store } from './store.js';
+
+interface Scratch {
+  kv: { k: string; v: number };
+}
 
 // Scratch tables of its own keep these tests independent of the payments schema as it evolves.
 async function createScratchTables(store: Store): Promise<void> {
@@ -208,6 +213,28 @@ describe('SQLite store group commit', () => {
     // The store is still usable.
     await store.transaction(async (trx) => put(trx, 'fine', 1));
     expect(await get(store.db, 'fine')).toBe(1);
+  });
+
+  it('never answers a compiled read with writes that are not committed yet', async () => {
+    const byKey = new Prepared<{ k: string }, { v: number }>((db, arg) => (db as unknown as Kysely<Scratch>).selectFrom('kv').select('v').where('k', '=', arg('k')));
+    await store.transaction(async (trx) => put(trx, 'seen', 1));
+    expect(await byKey.first(store.db, { k: 'seen' })).toEqual({ v: 1 });
+    // Reads started while a unit's write is uncommitted: one unit rolls back, the other commits.
+    let rolledBack: Promise<unknown> | undefined;
+    let committed: Promise<unknown> | undefined;
+    const failing = store.transaction(async (trx) => {
+      await put(trx, 'dirty', 2);
+      rolledBack = byKey.first(store.db, { k: 'dirty' });
+      throw new Error('roll back');
+    });
+    const passing = store.transaction(async (trx) => {
+      await put(trx, 'later', 3);
+      committed = byKey.first(store.db, { k: 'later' });
+    });
+    await expect(failing).rejects.toThrow('roll back');
+    await passing;
+    expect(await rolledBack).toBeUndefined();
+    expect(await committed).toEqual({ v: 3 });
   });
 
   it('keeps committed data across closing and reopening', async () => {

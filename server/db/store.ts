@@ -17,6 +17,7 @@ import {
   sql,
 } from 'kysely';
 import { migrationProvider } from './migrations.js';
+import { registerDirectReads } from './prepared.js';
 import type { Tables } from './schema.js';
 
 export type Db = Kysely<Tables>;
@@ -33,6 +34,12 @@ export interface Store {
    * The promise resolves only once the unit's writes are durable.
    */
   transaction<T>(work: (trx: Trx) => Promise<T>): Promise<T>;
+  /**
+   * A number that changes whenever another connection (another process: the admin CLI) commits to
+   * the database, read in microseconds; absent where no such cheap signal exists (PostgreSQL,
+   * where other instances write all the time). Lets a process cache what only others change.
+   */
+  readonly externalChanges?: () => number;
   close(): Promise<void>;
 }
 
@@ -323,13 +330,29 @@ class GroupCommitter {
 export async function openSqliteStore(dataDir: string, options: SqliteStoreOptions = {}): Promise<Store> {
   mkdirSync(dataDir, { recursive: true });
   const raw = openSqliteDatabase(sqlitePath(dataDir));
-  const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect(cachingDatabase(raw)) });
+  const statements = cachingDatabase(raw);
+  const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect(statements) });
   await migrateToLatest(db);
+  registerDirectReads(db, (text, parameters) => (raw.inTransaction ? undefined : (statements.prepare(text).all(parameters) as unknown[])));
   const committer = new GroupCommitter(db, () => raw.inTransaction, options.onBatch, options.checkNesting ?? false);
+  // SQLite bumps data_version when a commit by another connection becomes visible to this one.
+  // Read at most once a millisecond: at thousands of requests a second the pragma showed up.
+  const dataVersion = raw.prepare('pragma data_version').pluck();
+  let version = 0;
+  let readAt = -Infinity;
+  const externalChanges = (): number => {
+    const now = performance.now();
+    if (now - readAt >= 1) {
+      version = dataVersion.get() as number;
+      readAt = now;
+    }
+    return version;
+  };
   return {
     dialect: 'sqlite',
     db,
     transaction: (work) => committer.transaction(work),
+    externalChanges,
     close: async () => {
       await committer.close();
       await db.destroy();

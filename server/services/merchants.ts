@@ -4,7 +4,7 @@ import type { Mode } from '../db/schema.js';
 import type { Executor, Store } from '../db/store.js';
 import { notFound } from '../errors.js';
 import type { MerchantView } from '../schemas/merchant.js';
-import { type IssuedKey, issueKey, type RolledKey, rollSecretKeys } from './api-keys.js';
+import { type IssuedKey, issueKey, type RolledKey, rollSecretKeys, keysChanged } from './api-keys.js';
 import type { Scope } from './scope.js';
 
 export interface Merchant {
@@ -92,10 +92,14 @@ export async function rollMerchantKeys(
   modes: readonly Mode[],
   graceMs: number,
 ): Promise<RolledKey[]> {
-  return store.transaction(async (trx) => {
-    await getMerchant(trx, merchantId);
-    return rollSecretKeys(trx, merchantId, modes, graceMs, clock.now());
-  });
+  try {
+    return await store.transaction(async (trx) => {
+      await getMerchant(trx, merchantId);
+      return rollSecretKeys(trx, merchantId, modes, graceMs, clock.now());
+    });
+  } finally {
+    keysChanged();
+  }
 }
 
 /** What the merchant endpoint needs to know of the processor; the processor adapter provides it. */
