@@ -1,6 +1,7 @@
 /** Timestamps are stored as integer epoch milliseconds and shown as ISO 8601 with an explicit offset. */
 export function toIsoTimestamp(epochMs: number): string {
-  return new Date(epochMs).toISOString().replace(/Z$/, '+00:00');
+  const iso = new Date(epochMs).toISOString();
+  return `${iso.slice(0, -1)}+00:00`;
 }
 
 export function toIsoOrNull(epochMs: number | null | undefined): string | null {

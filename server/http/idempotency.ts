@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import type { ExecuteResult } from '../services/idempotency.js';
 import { IdempotencyKeySchema } from '../schemas/transactions.js';
 import { invalid } from '../errors.js';
+import { sendJson, sendJsonText } from './send.js';
 
 /**
  * The client's idempotency key: the `Idempotency-Key` header, or (on the endpoints spec §9 names)
@@ -22,16 +23,19 @@ export function idempotencyKeyOf(req: Request, bodyKey?: string): string | undef
  * and the key echoed (only these endpoints echo it, spec §8 rule 2).
  */
 export function sendIdempotent(res: Response, result: ExecuteResult, clientKey: string | undefined): void {
-  if (clientKey !== undefined) res.set('Idempotency-Key', clientKey);
-  let { status, body } = result.response;
-  if (result.replayed) {
-    res.set('Idempotent-Replayed', 'true');
-    if (status === 201) {
-      status = 200;
-      if (body && typeof body === 'object' && !Array.isArray(body)) {
-        body = { ...body, message: 'Idempotent replay: this is the object created by the first request with this Idempotency-Key' };
-      }
-    }
+  if (clientKey !== undefined) res.setHeader('Idempotency-Key', clientKey);
+  const { status, text } = result.response;
+  if (!result.replayed) return sendJson(res, status, result.response.body);
+  res.setHeader('Idempotent-Replayed', 'true');
+  if (status !== 201) return text === undefined ? sendJson(res, status, result.response.body) : sendJsonText(res, status, text);
+  // A replayed create answers 200 with a note next to the stored object, spliced into the stored
+  // text when that is plainly an object without a message of its own.
+  if (text !== undefined && text.startsWith('{') && text !== '{}' && !text.includes('"message"')) {
+    return sendJsonText(res, 200, `${text.slice(0, -1)},"message":${REPLAY_NOTE_JSON}}`);
   }
-  res.status(status).json(body);
+  const body = result.response.body;
+  sendJson(res, 200, body && typeof body === 'object' && !Array.isArray(body) ? { ...body, message: REPLAY_NOTE } : body);
 }
+
+const REPLAY_NOTE = 'Idempotent replay: this is the object created by the first request with this Idempotency-Key';
+const REPLAY_NOTE_JSON = JSON.stringify(REPLAY_NOTE);

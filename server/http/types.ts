@@ -7,6 +7,8 @@ declare global {
     interface Request {
       /** Set for every request by the request-id middleware. */
       requestId: string;
+      /** `performance.now()` when the request reached the app (set by the request-context middleware). */
+      startedAt: number;
       /** The authenticated key's merchant and mode; undefined when no valid key was presented. */
       principal?: Principal | undefined;
     }

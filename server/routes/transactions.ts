@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { scopeOf } from '../http/middleware.js';
 import { idempotencyKeyOf, sendIdempotent } from '../http/idempotency.js';
 import { parseInput } from '../http/validate.js';
+import { sendJson } from '../http/send.js';
 import type { RouteDoc } from '../openapi.js';
 import { dataEnvelope, ListQuerySchema, UuidParam } from '../schemas/common.js';
 import {
@@ -52,7 +53,7 @@ export function transactionsRouters(transactions: TransactionService, refunds: R
     res.json(await transactions.list(scopeOf(req), pageRequest(query), query.status));
   });
   router.get('/:id', async (req, res) => {
-    res.json({ data: await transactions.get(scopeOf(req), req.params.id) });
+    sendJson(res, 200, { data: await transactions.get(scopeOf(req), req.params.id) });
   });
   router.post('/:id/capture', async (req, res) => {
     const input = parseInput(CaptureSchema, req.body ?? {});

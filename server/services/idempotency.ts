@@ -19,6 +19,8 @@ import type { Scope } from './scope.js';
 export interface FinalResponse {
   status: number;
   body: unknown;
+  /** The body as stored JSON text, on a replay: sent as it is, without parsing it and writing it again. */
+  readonly text?: string;
 }
 
 export type Outcome<S> = { next: string; state: S } | { final: FinalResponse };
@@ -206,7 +208,17 @@ export class IdempotencyService {
 
   #stored(row: IdempotencyKeysTable): FinalResponse {
     const status = Number(row.response_status ?? 500);
-    return { status, body: row.response_body === null ? null : (JSON.parse(row.response_body) as unknown) };
+    const text = row.response_body;
+    if (text === null) return { status, body: null };
+    let parsed: unknown;
+    // Parsed only if someone looks (checkout and payment links do; the HTTP answer does not).
+    return {
+      status,
+      text,
+      get body(): unknown {
+        return (parsed ??= JSON.parse(text) as unknown);
+      },
+    };
   }
 
   async #waitFor(rowId: string): Promise<void> {
