@@ -78,7 +78,7 @@ export interface RunReport {
   startedAt: string;
   finishedAt: string;
   machine: MachineFacts;
-  settings: { quick: boolean; durationSeconds: number; connections: number; rows: number; resource: SeededList; serverCpu: number | undefined; wrkCpu: number | undefined };
+  settings: { quick: boolean; durationSeconds: number; warmupSeconds?: number; connections: number; rows: number; resource: SeededList; serverCpu: number | undefined; wrkCpu: number | undefined };
   baselineRps: number;
   scenarios: ScenarioResult[];
   store: StoreBenchResult[];
@@ -111,9 +111,11 @@ export function renderMarkdown(report: RunReport): string {
       `load average ${m.loadBefore} before, ${m.loadAfter ?? '?'} after` +
       (Math.max(m.loadBefore, m.loadAfter ?? 0) > m.cores / 2 ? ' (**the machine was busy: figures are low**).' : '.'),
     `${s.durationSeconds} s per scenario at ${s.connections} connections (one wrk thread)` +
+      (s.warmupSeconds ? `, each after ${s.warmupSeconds} s of the same load unmeasured` : '') +
       (s.serverCpu === undefined ? '' : `; servers pinned to CPU ${s.serverCpu}, wrk to CPU ${s.wrkCpu}`) +
       `; list merchant holds ${s.rows.toLocaleString('en-US')} ${s.resource}` +
       (s.quick ? '; --quick: figures prove the harness, not the targets.' : '.'),
+    `Ratios are to the mean of the baseline runs (${report.baselineRps.toLocaleString('en-US')} req/s).`,
     '',
     '| scenario | req/s | p50 | p99 | ratio | server time p50 / p99 | target | result |',
     '|---|---:|---:|---:|---:|---|---|---|',

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { sqlitePath } from '../server/db/store.js';
-import { createMerchant, helpWallTimeMs, startBaseline, startPos, type ServerChild } from './processes.js';
+import { createMerchant, helpWallTimeMs, startBaseline, startFloor, startPos, type ServerChild } from './processes.js';
 import { machineFacts, renderMarkdown, round, type Outcome, type RunReport, type ScenarioResult, type Target } from './report.js';
 import { seedList, type SeededList } from './seed.js';
 import { benchStore, type StoreBenchResult } from './store.js';
@@ -14,6 +14,7 @@ const USAGE = `npm run bench [-- options]
 
   --quick               ~2 s per scenario and a 100,000-row list (proves the harness, not the targets)
   --duration <s>        seconds per scenario (default 10)
+  --warmup <s>          unmeasured seconds of the same load before each scenario (default 2; --quick: 1)
   --connections <n>     concurrent connections (default 50)
   --rows <n>            rows in the list merchant (default 1,000,000; --quick: 100,000)
   --resource <name>     transactions (default) or customers: the stand-in while /v1/transactions
@@ -35,6 +36,7 @@ const STORE_BENCH_UNITS = 5_000;
 interface Options {
   quick: boolean;
   durationSeconds: number;
+  warmupSeconds: number;
   connections: number;
   rows: number;
   resource: SeededList;
@@ -46,6 +48,7 @@ function parseOptions(argv: string[]): Options | undefined {
     options: {
       quick: { type: 'boolean', default: false },
       duration: { type: 'string' },
+      warmup: { type: 'string' },
       connections: { type: 'string' },
       rows: { type: 'string' },
       resource: { type: 'string', default: 'transactions' },
@@ -64,6 +67,7 @@ function parseOptions(argv: string[]): Options | undefined {
   return {
     quick: values.quick,
     durationSeconds: positive('duration', values.duration, values.quick ? 2 : 10),
+    warmupSeconds: values.warmup === '0' ? 0 : positive('warmup', values.warmup, values.quick ? 1 : 2),
     connections: positive('connections', values.connections, 50),
     rows: positive('rows', values.rows, values.quick ? 100_000 : 1_000_000),
     resource: values.resource,
@@ -140,19 +144,27 @@ async function main(): Promise<void> {
   for (const concurrency of [1, options.connections]) store.push(await benchStore({ units: options.quick ? 1_000 : STORE_BENCH_UNITS, concurrency }));
 
   const results: ScenarioResult[] = [];
-  const load = (url: string, method: 'GET' | 'POST', headers: Record<string, string>, body?: string, connections = options.connections, durationSeconds = options.durationSeconds, serverTiming = false) =>
-    runWrk({ url, method, headers, ...(body === undefined ? {} : { body }), connections, durationSeconds, serverTiming, cpu: WRK_CPU, cores });
+  // Every measured run follows an unmeasured one of the same load: the first seconds of a fresh
+  // Node process are spent compiling hot code, and they are not what a running server costs.
+  const load = async (url: string, method: 'GET' | 'POST', headers: Record<string, string>, body?: string, connections = options.connections, durationSeconds = options.durationSeconds, serverTiming = false) => {
+    const request = { url, method, headers, ...(body === undefined ? {} : { body }), connections, serverTiming, cpu: WRK_CPU, cores };
+    if (options.warmupSeconds > 0 && connections > 1) await runWrk({ ...request, durationSeconds: options.warmupSeconds });
+    return runWrk({ ...request, durationSeconds });
+  };
 
-  log('baseline: Express 5 hello-world');
-  const baselineServer = await startBaseline(SERVER_CPU, cores);
-  let baselineRps: number;
-  try {
-    const baseline = await load(`${baselineServer.url}/`, 'GET', {});
-    baselineRps = baseline.requestsPerSecond;
-    results.push(scenarioFrom('baseline: Express 5 GET / (hello-world JSON)', baseline, baselineRps, { kind: 'none' }));
-  } finally {
-    await baselineServer.stop();
-  }
+  // The baseline is measured before and after the pos scenarios and every ratio is to their mean:
+  // these machines drift by a third within minutes, and one early figure would judge late runs.
+  const baselineName = (when: string) => `baseline: Express 5 GET / (hello-world JSON), ${when}`;
+  const measureBaseline = async (when: string): Promise<void> => {
+    log(`baseline: Express 5 hello-world, ${when}`);
+    const baselineServer = await startBaseline(SERVER_CPU, cores);
+    try {
+      results.push(scenarioFrom(baselineName(when), await load(`${baselineServer.url}/`, 'GET', {}), { kind: 'none' }));
+    } finally {
+      await baselineServer.stop();
+    }
+  };
+  await measureBaseline('before');
 
   const dataDir = mkdtempSync(join(tmpdir(), 'pos-bench-'));
   let pos: ServerChild | undefined;
@@ -184,13 +196,25 @@ async function main(): Promise<void> {
       }
     };
 
+    // The floor of any create that calls the processor: see bench/floor-server.ts.
+    const floorName = 'floor: Express + one stripe SDK PaymentIntent create, canned processor in process, no database';
+    await attempt(floorName, { kind: 'none' }, async () => {
+      const floor = await startFloor(SERVER_CPU, cores);
+      try {
+        await preflight(`${floor.url}/`, { method: 'POST', headers: json, body: createBody }, [201]);
+        return scenarioFrom(floorName, await load(`${floor.url}/`, 'POST', json, createBody), { kind: 'none' });
+      } finally {
+        await floor.stop();
+      }
+    });
+
     const createName = `POST /v1/${options.resource}${stand}`;
     const createTarget: Target = { kind: 'ratio+p99', min: 0.35, maxP99Ms: 50 };
     let createdId: string | undefined;
     await attempt(createName, createTarget, async () => {
       const first = await preflight(base, { method: 'POST', headers: { ...auth(payer), ...json }, body: createBody }, [201]);
       createdId = (first.body as { data?: { id?: string } }).data?.id;
-      return scenarioFrom(createName, await load(base, 'POST', { ...auth(payer), ...json }, createBody), baselineRps, createTarget);
+      return scenarioFrom(createName, await load(base, 'POST', { ...auth(payer), ...json }, createBody), createTarget);
     });
 
     const createMissing = results.at(-1)?.outcome === 'missing';
@@ -201,7 +225,7 @@ async function main(): Promise<void> {
       await preflight(base, { method: 'POST', headers, body: createBody }, [201]);
       // Customers have no idempotent replay: the stand-in creates again (201).
       const replay = await preflight(base, { method: 'POST', headers, body: createBody }, options.resource === 'transactions' ? [200] : [200, 201]);
-      const result = scenarioFrom(replayName, await load(base, 'POST', headers, createBody), baselineRps, ratioTarget(0.6));
+      const result = scenarioFrom(replayName, await load(base, 'POST', headers, createBody), ratioTarget(0.6));
       return replay.status === 200 ? result : { ...result, note: appendNote(result.note, `replay answered ${replay.status}, not 200: no idempotent replay on this resource`) };
     });
 
@@ -213,7 +237,7 @@ async function main(): Promise<void> {
       }
       const url = `${base}/${createdId}`;
       await preflight(url, { method: 'GET', headers: auth(payer) }, [200]);
-      return scenarioFrom(getName, await load(url, 'GET', auth(payer)), baselineRps, ratioTarget(0.6));
+      return scenarioFrom(getName, await load(url, 'GET', auth(payer)), ratioTarget(0.6));
     });
 
     const rowsLabel = options.rows.toLocaleString('en-US');
@@ -233,7 +257,7 @@ async function main(): Promise<void> {
         // Server time: the lead's `Server-Timing: app;dur=` when present; else one keep-alive
         // connection, where client latency is server time plus a loopback round trip.
         const single = await load(url, 'GET', auth(lister), undefined, 1, Math.max(1, Math.ceil(options.durationSeconds / 2)), true);
-        const result = scenarioFrom(name, loaded, baselineRps, target);
+        const result = scenarioFrom(name, loaded, target);
         const fromHeader = single.serverMs.length > 0;
         const serverTime = fromHeader
           ? { source: 'Server-Timing' as const, p50Ms: round(percentile(single.serverMs, 50), 3), p99Ms: round(percentile(single.serverMs, 99), 3), samples: single.serverMs.length }
@@ -251,6 +275,10 @@ async function main(): Promise<void> {
     await pos?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+  await measureBaseline('after');
+  const baselines = results.filter((r) => r.name.startsWith('baseline:')).map((r) => r.requestsPerSecond ?? 0);
+  const baselineRps = Math.round(baselines.reduce((a, b) => a + b, 0) / baselines.length);
+  for (const [i, r] of results.entries()) results[i] = withRatio(r, baselineRps);
 
   log('pos --help');
   const help = helpWallTimeMs(HELP_RUNS);
@@ -282,20 +310,26 @@ function appendNote(note: string | undefined, extra: string | undefined): string
   return note ? `${note}; ${extra}` : extra;
 }
 
-function scenarioFrom(name: string, result: WrkResult, baselineRps: number, target: Target): ScenarioResult {
+function scenarioFrom(name: string, result: WrkResult, target: Target): ScenarioResult {
   const problems = wrkProblems(result);
-  const scenario: ScenarioResult = {
+  return {
     name,
     target,
     requestsPerSecond: result.requestsPerSecond,
     p50Ms: result.latencyMs.p50,
     p99Ms: result.latencyMs.p99,
-    ratio: round(result.requestsPerSecond / baselineRps, 3),
     requests: result.requests,
-    outcome: 'pass',
+    // Judged once the ratio is known (`withRatio`); a run with errors stays an error.
+    outcome: problems ? 'error' : 'pass',
     ...(problems ? { note: problems } : {}),
   };
-  return { ...scenario, outcome: problems ? 'error' : judge(target, scenario) };
+}
+
+/** The scenario's ratio to the baseline, and its outcome judged with it. */
+function withRatio(scenario: ScenarioResult, baselineRps: number): ScenarioResult {
+  if (scenario.requestsPerSecond === undefined) return scenario;
+  const rated = { ...scenario, ratio: round(scenario.requestsPerSecond / baselineRps, 3) };
+  return rated.outcome === 'error' || rated.outcome === 'missing' ? rated : { ...rated, outcome: judge(rated.target, rated) };
 }
 
 function judge(target: Target, s: ScenarioResult): Outcome {
