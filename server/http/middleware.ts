@@ -63,7 +63,7 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  * the caller's window is counted. One middleware, not three: each Express layer costs a dispatch.
  */
 export function gate(keys: KeyAuthenticator, limiter: RateLimiter, clock: Clock): RequestHandler {
-  const count = (req: Request, res: Response, next: NextFunction, decision: RateLimitDecision): void => {
+  const count = (res: Response, next: NextFunction, decision: RateLimitDecision): void => {
     res.setHeader('X-RateLimit-Limit', String(decision.limit));
     res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
     res.setHeader('X-RateLimit-Reset', String(decision.resetSeconds));
@@ -72,11 +72,11 @@ export function gate(keys: KeyAuthenticator, limiter: RateLimiter, clock: Clock)
   const limit = (req: Request, res: Response, next: NextFunction): void | Promise<void> => {
     const who = req.principal ? `m:${req.principal.merchantId}:${req.principal.mode}` : `ip:${req.ip ?? 'unknown'}`;
     const decision = limiter.hit(who, clock.now());
-    if (decision instanceof Promise) return decision.then((d) => count(req, res, next, d));
-    count(req, res, next, decision);
+    if (decision instanceof Promise) return decision.then((d) => count(res, next, d));
+    count(res, next, decision);
   };
   return (req, res, next) => {
-    // NUL characters are refused at the edge, in the URL here and in JSON bodies below: no field
+    // NUL characters are refused at the edge, in the URL here and in JSON bodies by apiEntry: no field
     // means anything with one, and PostgreSQL text cannot hold them (SQLite would store them silently).
     if (req.url.includes('%00')) {
       return next(invalid(undefined, 'The request URL contains a NUL character', 'invalid_characters'));
