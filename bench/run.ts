@@ -154,12 +154,14 @@ async function main(): Promise<void> {
 
   // The baseline is measured before and after the pos scenarios and every ratio is to their mean:
   // these machines drift by a third within minutes, and one early figure would judge late runs.
-  const baselineName = (when: string) => `baseline: Express 5 GET / (hello-world JSON), ${when}`;
+  const baselines: number[] = [];
   const measureBaseline = async (when: string): Promise<void> => {
     log(`baseline: Express 5 hello-world, ${when}`);
     const baselineServer = await startBaseline(SERVER_CPU, cores);
     try {
-      results.push(scenarioFrom(baselineName(when), await load(`${baselineServer.url}/`, 'GET', {}), { kind: 'none' }));
+      const baseline = await load(`${baselineServer.url}/`, 'GET', {});
+      baselines.push(baseline.requestsPerSecond);
+      results.push(scenarioFrom(`baseline: Express 5 GET / (hello-world JSON), ${when}`, baseline, { kind: 'none' }));
     } finally {
       await baselineServer.stop();
     }
@@ -276,7 +278,6 @@ async function main(): Promise<void> {
     rmSync(dataDir, { recursive: true, force: true });
   }
   await measureBaseline('after');
-  const baselines = results.filter((r) => r.name.startsWith('baseline:')).map((r) => r.requestsPerSecond ?? 0);
   const baselineRps = Math.round(baselines.reduce((a, b) => a + b, 0) / baselines.length);
   for (const [i, r] of results.entries()) results[i] = withRatio(r, baselineRps);
 
