@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { startStack } from '../cli/stack.js';
 import { createMerchant } from '../server/services/merchants.js';
-import { recordEvent } from '../server/services/outbox.js';
+import { recordEvent } from '../server/webhooks/outbox.js';
 import { loadServerConfig } from '../shared/config.js';
 import { systemClock } from '../shared/time.js';
 

@@ -12,7 +12,7 @@ import { buildServices, type Services } from './services/index.js';
 import { DatabaseRateLimiter } from './http/rate-limit.js';
 import { Leases } from './services/leases.js';
 import { Reconciler } from './services/reconciler.js';
-import { WebhookWorker } from './services/webhooks-worker.js';
+import { WebhookWorker } from './webhooks/worker.js';
 import { attachAgentUpstream, type AgentUpstream } from './routes/agent-upstream.js';
 
 /**

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listenSecret } from '../server/services/webhooks-signing.js';
+import { listenSecret } from '../server/webhooks/signing.js';
 import { client } from './helpers/api.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { POS_BIN, startTestServer, type TestServer } from './helpers/server.js';

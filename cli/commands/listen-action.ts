@@ -1,5 +1,5 @@
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, loadClientConfig } from '../../shared/config.js';
-import { listenSecret, signedHeaders } from '../../server/services/webhooks-signing.js';
+import { listenSecret, signedHeaders } from '../../server/webhooks/signing.js';
 import { createApiClient } from '../api.js';
 import { usageError } from '../errors.js';
 import { createOutput, type Output } from '../output.js';

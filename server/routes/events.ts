@@ -6,8 +6,8 @@ import { dataEnvelope } from '../schemas/common.js';
 import { EventDetailSchema, EventListQuerySchema, EventListSchema, EventSchema, EventStreamQuerySchema, ResendEventSchema } from '../schemas/webhooks.js';
 import { z } from '../schemas/zod.js';
 import { pageRequest } from '../services/pagination.js';
-import { filterMatches } from '../services/webhooks-endpoints.js';
-import type { EventService, EventStreams } from '../services/webhooks-events.js';
+import { filterMatches } from '../webhooks/endpoints.js';
+import type { EventService, EventStreams } from '../webhooks/events.js';
 
 const IdParams = z.object({ id: z.string().openapi({ description: 'evt_ id' }) });
 

@@ -13,7 +13,7 @@ import {
 } from '../schemas/webhooks.js';
 import { z } from '../schemas/zod.js';
 import { pageRequest } from '../services/pagination.js';
-import type { WebhookEndpointService } from '../services/webhooks-endpoints.js';
+import type { WebhookEndpointService } from '../webhooks/endpoints.js';
 
 const IdParams = z.object({ id: UuidParam });
 

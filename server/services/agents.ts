@@ -9,7 +9,7 @@ import { fromProcessorError } from '../processor/errors.js';
 import type { ProcessorGateway } from '../processor/gateway.js';
 import type { z } from '../schemas/zod.js';
 import type { ReaderLiveStateSchema } from '../schemas/agents.js';
-import { recordEvent } from './outbox.js';
+import { recordEvent } from '../webhooks/outbox.js';
 import type { Scope } from './scope.js';
 import { findReaderRow, presentReader } from './terminal.js';
 

@@ -15,10 +15,10 @@ import { PaymentLinkService } from './payment-links.js';
 import { RefundService } from './refunds.js';
 import { TerminalService } from './terminal.js';
 import { TransactionService } from './transactions.js';
-import type { EgressPolicy } from './webhooks-egress.js';
-import { WebhookEndpointService } from './webhooks-endpoints.js';
-import { EventService, EventStreams } from './webhooks-events.js';
-import { WebhookQueue } from './webhooks-queue.js';
+import type { EgressPolicy } from '../webhooks/egress.js';
+import { WebhookEndpointService } from '../webhooks/endpoints.js';
+import { EventService, EventStreams } from '../webhooks/events.js';
+import { WebhookQueue } from '../webhooks/queue.js';
 
 export interface Services {
   customers: CustomerService;

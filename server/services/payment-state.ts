@@ -4,7 +4,7 @@ import { Prepared, updateRows } from '../db/prepared.js';
 import type { Trx } from '../db/store.js';
 import { onPaymentMoved } from './checkout-state.js';
 import { addToCounter } from './counters.js';
-import { type EventType, recordEvent } from './outbox.js';
+import { type EventType, recordEvent } from '../webhooks/outbox.js';
 import { presentTransaction } from './present.js';
 
 /**

@@ -9,7 +9,7 @@ import { fromProcessorError } from '../processor/errors.js';
 import { processorIdempotencyKey, type ProcessorGateway } from '../processor/gateway.js';
 import type { CreateRefundInput, Refund } from '../schemas/transactions.js';
 import type { ExecuteResult, IdempotencyService, Operation, StepContext } from './idempotency.js';
-import { recordEvent } from './outbox.js';
+import { recordEvent } from '../webhooks/outbox.js';
 import { type Page, type PageRequest, toPage } from './pagination.js';
 import { updateTransaction, writeMove } from './payment-state.js';
 import { presentRefund } from './present.js';

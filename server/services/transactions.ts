@@ -13,7 +13,7 @@ import type { CreateTransactionInput, Transaction } from '../schemas/transaction
 import { addToCounter, nextSeq, readCount } from './counters.js';
 import { platformFee } from './fees.js';
 import type { ExecuteResult, FinalResponse, IdempotencyService, Operation } from './idempotency.js';
-import { recordEvent } from './outbox.js';
+import { recordEvent } from '../webhooks/outbox.js';
 import { type Page, type PageRequest, seqPage, toPage } from './pagination.js';
 import { patchFromSnapshot, snapshotOf, transactionById, updateTransaction } from './payment-state.js';
 import { presentTransaction } from './present.js';

@@ -4,11 +4,11 @@ import type { WebhookEndpointsTable } from '../db/schema.js';
 import type { Executor, Store } from '../db/store.js';
 import { invalid, notFound } from '../errors.js';
 import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookEndpoint } from '../schemas/webhooks.js';
-import { readCount } from './counters.js';
-import { type Page, type PageRequest, toPage } from './pagination.js';
-import type { Scope } from './scope.js';
-import { type EgressPolicy, refuseUrl } from './webhooks-egress.js';
-import { newSigningSecret } from './webhooks-signing.js';
+import { readCount } from '../services/counters.js';
+import { type Page, type PageRequest, toPage } from '../services/pagination.js';
+import type { Scope } from '../services/scope.js';
+import { type EgressPolicy, refuseUrl } from './egress.js';
+import { newSigningSecret } from './signing.js';
 
 /** Stripe's limit per account and mode: more endpoints than this is a misconfiguration, not a need. */
 export const MAX_ENDPOINTS = 16;

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { Mode, WebhookDeliveriesTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
-import { filterMatches } from './webhooks-endpoints.js';
-import { nextAttemptAt, retryWindow } from './webhooks-schedule.js';
+import { filterMatches } from './endpoints.js';
+import { nextAttemptAt, retryWindow } from './schedule.js';
 
 /**
  * The database side of webhook delivery. Every step is one transaction, so a process killed at any

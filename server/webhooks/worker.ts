@@ -1,11 +1,11 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/time.js';
-import type { EgressPolicy } from './webhooks-egress.js';
-import { postWebhook } from './webhooks-http.js';
-import { parseRetryAfter } from './webhooks-schedule.js';
-import { signedHeaders } from './webhooks-signing.js';
-import type { AttemptOutcome, ClaimedDelivery, WebhookQueue } from './webhooks-queue.js';
+import type { EgressPolicy } from './egress.js';
+import { postWebhook } from './http.js';
+import { parseRetryAfter } from './schedule.js';
+import { signedHeaders } from './signing.js';
+import type { AttemptOutcome, ClaimedDelivery, WebhookQueue } from './queue.js';
 
 export interface WebhookWorkerOptions {
   timeoutMs: number;

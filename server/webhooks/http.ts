@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { type EgressPolicy, guardedLookup, refuseUrl } from './webhooks-egress.js';
+import { type EgressPolicy, guardedLookup, refuseUrl } from './egress.js';
 
 /** What one POST to an endpoint came to. */
 export interface PostResult {

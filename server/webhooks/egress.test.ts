@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPrivateAddress, refuseUrl } from './webhooks-egress.js';
+import { isPrivateAddress, refuseUrl } from './egress.js';
 
 describe('webhook egress policy', () => {
   it('tells private and loopback addresses from public ones', () => {

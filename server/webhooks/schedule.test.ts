@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { baseDelay, nextAttemptAt, parseRetryAfter, RETRY_WINDOW_MS } from './webhooks-schedule.js';
+import { baseDelay, nextAttemptAt, parseRetryAfter, RETRY_WINDOW_MS } from './schedule.js';
 
 describe('webhook retry schedule', () => {
   it('backs off exponentially from 5 s, capped at 8 h', () => {

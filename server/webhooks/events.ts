@@ -3,11 +3,11 @@ import type { EventsTable } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { conflict, notFound } from '../errors.js';
 import type { EventDetail, WebhookDelivery, WebhookEvent } from '../schemas/webhooks.js';
-import { readCount } from './counters.js';
-import { newestFirstSeqRange, type Page, type PageRequest, toPage } from './pagination.js';
-import type { Scope } from './scope.js';
-import { findEndpointRow } from './webhooks-endpoints.js';
-import { newDelivery } from './webhooks-queue.js';
+import { readCount } from '../services/counters.js';
+import { newestFirstSeqRange, type Page, type PageRequest, toPage } from '../services/pagination.js';
+import type { Scope } from '../services/scope.js';
+import { findEndpointRow } from './endpoints.js';
+import { newDelivery } from './queue.js';
 
 export function presentEvent(row: Pick<EventsTable, 'id' | 'type' | 'created_at' | 'data'>): WebhookEvent {
   return { id: row.id, type: row.type, created_at: toIsoTimestamp(Number(row.created_at)), data: JSON.parse(row.data) as Record<string, unknown> };
