@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { startStack } from '../cli/stack.js';
-import { createMerchant } from '../server/services/merchants.js';
+import { createMerchant } from '../server/accounts/merchants.js';
 import { recordEvent } from '../server/webhooks/outbox.js';
 import { loadServerConfig } from '../shared/config.js';
 import { systemClock } from '../shared/time.js';

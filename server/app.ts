@@ -17,7 +17,7 @@ import { webhookEndpointDocs, webhookEndpointsRouter } from './routes/webhook-en
 import { eventDocs, eventsRouter } from './routes/events.js';
 import { agentReaderDocs, agentReadersRouters } from './routes/agent-readers.js';
 import type { Services } from './services/index.js';
-import { keyAuthenticator } from './services/api-keys.js';
+import { keyAuthenticator } from './accounts/api-keys.js';
 import { processorEventsRouter, type ProcessorEventHandler } from './processor/events-route.js';
 import type { ProcessorGateway } from './processor/gateway.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CreatedMerchant } from '../server/services/merchants.js';
+import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { CounterClient, spawnAgent, type AgentProcess } from './helpers/agent.js';
 import { client } from './helpers/api.js';
 import { openTestDb } from './helpers/db.js';

@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CreatedMerchant } from '../server/services/merchants.js';
+import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { client, type Json } from './helpers/api.js';
 import { json, pos } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../shared/time.js';
-import { rollMerchantKeys, type CreatedMerchant } from '../server/services/merchants.js';
+import { rollMerchantKeys, type CreatedMerchant } from '../server/accounts/merchants.js';
 import { client, type Json } from './helpers/api.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 

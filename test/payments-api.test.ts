@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateTransactionResponseSchema, RefundSchema, TransactionListSchema, TransactionSchema } from '../server/schemas/transactions.js';
-import type { CreatedMerchant } from '../server/services/merchants.js';
+import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { client, type Json } from './helpers/api.js';
 import { eventsOf, simulatorSdk } from './helpers/payments.js';
 import { startTestServer, type TestServer } from './helpers/server.js';

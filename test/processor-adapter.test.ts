@@ -3,7 +3,7 @@ import Stripe from 'stripe';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../cli/stack.js';
 import { loadServerConfig } from '../shared/config.js';
-import { createMerchant } from '../server/services/merchants.js';
+import { createMerchant } from '../server/accounts/merchants.js';
 import { systemClock } from '../shared/time.js';
 import { client, type Json } from './helpers/api.js';
 import { runPos } from './helpers/server.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../server/db/store.js';
 import { backendFlags } from './helpers/db.js';
-import { createMerchant } from '../server/services/merchants.js';
+import { createMerchant } from '../server/accounts/merchants.js';
 import { systemClock } from '../shared/time.js';
 import { client } from './helpers/api.js';
 import { startReceiver } from './helpers/receiver.js';

@@ -1,7 +1,7 @@
 import { loadStoreConfig } from '../../shared/config.js';
 import { toIsoTimestamp, systemClock } from '../../shared/time.js';
 import { openStore, type Store } from '../../server/db/store.js';
-import { createMerchant, listMerchants, rollMerchantKeys } from '../../server/services/merchants.js';
+import { createMerchant, listMerchants, rollMerchantKeys } from '../../server/accounts/merchants.js';
 import { usageError } from '../errors.js';
 import { createOutput } from '../output.js';
 

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { loadServerConfig } from '../../shared/config.js';
 import { systemClock } from '../../shared/time.js';
-import { createMerchant } from '../../server/services/merchants.js';
+import { createMerchant } from '../../server/accounts/merchants.js';
 import { PosClient, ApiRequestError } from '../api.js';
 import type { CliContext } from '../context.js';
 import { CliError, usageError } from '../errors.js';

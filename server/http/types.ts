@@ -1,4 +1,4 @@
-import type { Principal } from '../services/api-keys.js';
+import type { Principal } from '../accounts/api-keys.js';
 
 declare global {
   // Express's request type is extended by declaration merging; this is the one place it is done.

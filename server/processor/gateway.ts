@@ -5,7 +5,7 @@ import type { Mode } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { ApiError } from '../errors.js';
 import { fromProcessorError } from './errors.js';
-import type { ProcessorDirectory } from '../services/merchants.js';
+import type { ProcessorDirectory } from '../accounts/merchants.js';
 import type { ProcessorConnection } from './connection.js';
 
 /**

@@ -6,9 +6,9 @@ import { AgentUpMessageSchema, UPSTREAM_PATH, type AgentUpMessage, type ServerDo
 import type { Clock } from '../../shared/time.js';
 import type { Store } from '../db/store.js';
 import { ApiError } from '../errors.js';
-import { authenticateKey } from '../services/api-keys.js';
+import { authenticateKey } from '../accounts/api-keys.js';
 import type { Services } from '../services/index.js';
-import type { Scope } from '../services/scope.js';
+import type { Scope } from '../accounts/scope.js';
 
 /**
  * How often the server looks for new transaction events to push. 200 ms: a result on the counter

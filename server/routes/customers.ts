@@ -5,7 +5,7 @@ import type { RouteDoc } from '../openapi.js';
 import { dataEnvelope, UuidParam } from '../schemas/common.js';
 import { CreateCustomerSchema, CustomerListQuerySchema, CustomerListSchema, CustomerSchema, UpdateCustomerSchema } from '../schemas/customers.js';
 import { z } from '../schemas/zod.js';
-import type { CustomerService } from '../services/customers.js';
+import type { CustomerService } from '../accounts/customers.js';
 import { pageRequest } from '../services/pagination.js';
 
 const IdParams = z.object({ id: UuidParam });

@@ -3,7 +3,7 @@ import { scopeOf } from '../http/middleware.js';
 import type { RouteDoc } from '../openapi.js';
 import { dataEnvelope } from '../schemas/common.js';
 import { MerchantSchema, type MerchantView } from '../schemas/merchant.js';
-import type { Scope } from '../services/scope.js';
+import type { Scope } from '../accounts/scope.js';
 
 export const merchantDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/merchant', summary: "The key's merchant, with the processor details a front-end needs", response: dataEnvelope(MerchantSchema) },

@@ -10,7 +10,7 @@ import type { ProcessorGateway } from '../processor/gateway.js';
 import type { z } from '../schemas/zod.js';
 import type { ReaderLiveStateSchema } from '../schemas/agents.js';
 import { recordEvent } from '../webhooks/outbox.js';
-import type { Scope } from './scope.js';
+import type { Scope } from '../accounts/scope.js';
 import { findReaderRow, presentReader } from './terminal.js';
 
 type ReaderLiveState = z.infer<typeof ReaderLiveStateSchema>;

@@ -8,7 +8,7 @@ import type { Store } from '../db/store.js';
 import { ApiError, conflict, invalid, notFound } from '../errors.js';
 import type { CheckoutSession, CreateCheckoutSessionInput, PageDetails } from '../schemas/checkout.js';
 import type { FinalResponse } from './idempotency.js';
-import type { Scope } from './scope.js';
+import type { Scope } from '../accounts/scope.js';
 import type { TransactionService } from './transactions.js';
 
 /** The public base URL pages are served under (config `publicUrl`, default the server's own URL). */

@@ -6,7 +6,7 @@ import type { IdempotencyKeysTable, Mode } from '../db/schema.js';
 import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, conflict } from '../errors.js';
 import type { Leases } from './leases.js';
-import type { Scope } from './scope.js';
+import type { Scope } from '../accounts/scope.js';
 
 /**
  * Idempotent requests as named recovery points (after brandur's rocket-rides-atomic). A request

@@ -9,7 +9,7 @@ import { ApiError, invalid, notFound } from '../errors.js';
 import type { CreatePaymentLinkInput, PageDetails, PaymentLink } from '../schemas/checkout.js';
 import { errorOf, gone, type PaymentStart, type PublicUrl } from './checkout.js';
 import type { ExecuteResult, IdempotencyService, Operation } from './idempotency.js';
-import type { Scope } from './scope.js';
+import type { Scope } from '../accounts/scope.js';
 import type { TransactionService } from './transactions.js';
 
 interface CreateLinkState {

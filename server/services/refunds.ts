@@ -13,7 +13,7 @@ import { recordEvent } from '../webhooks/outbox.js';
 import { type Page, type PageRequest, toPage } from './pagination.js';
 import { updateTransaction, writeMove } from './payment-state.js';
 import { presentRefund } from './present.js';
-import type { Scope } from './scope.js';
+import type { Scope } from '../accounts/scope.js';
 import { findTransactionRow } from './transactions.js';
 
 export interface CreateRefundState {

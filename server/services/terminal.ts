@@ -14,7 +14,7 @@ import type { z } from '../schemas/zod.js';
 import type { CreateLocationSchema, LocationSchema, ReaderSchema, RegisterReaderSchema } from '../schemas/terminal.js';
 import type { ExecuteResult } from './idempotency.js';
 import { updateTransaction } from './payment-state.js';
-import type { Scope } from './scope.js';
+import type { Scope } from '../accounts/scope.js';
 import type { ReaderReset, TransactionService } from './transactions.js';
 
 type Location = z.infer<typeof LocationSchema>;

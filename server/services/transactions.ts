@@ -17,7 +17,7 @@ import { recordEvent } from '../webhooks/outbox.js';
 import { type Page, type PageRequest, seqPage, toPage } from './pagination.js';
 import { patchFromSnapshot, snapshotOf, transactionById, updateTransaction } from './payment-state.js';
 import { presentTransaction } from './present.js';
-import type { Scope } from './scope.js';
+import type { Scope } from '../accounts/scope.js';
 
 /** What a create step needs to (re)do its work after a crash: the request as first validated. */
 export interface CreatePaymentState {

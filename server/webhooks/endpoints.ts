@@ -6,7 +6,7 @@ import { invalid, notFound } from '../errors.js';
 import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookEndpoint } from '../schemas/webhooks.js';
 import { readCount } from '../services/counters.js';
 import { type Page, type PageRequest, toPage } from '../services/pagination.js';
-import type { Scope } from '../services/scope.js';
+import type { Scope } from '../accounts/scope.js';
 import { type EgressPolicy, refuseUrl } from './egress.js';
 import { newSigningSecret } from './signing.js';
 

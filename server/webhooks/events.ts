@@ -5,7 +5,7 @@ import { conflict, notFound } from '../errors.js';
 import type { EventDetail, WebhookDelivery, WebhookEvent } from '../schemas/webhooks.js';
 import { readCount } from '../services/counters.js';
 import { newestFirstSeqRange, type Page, type PageRequest, toPage } from '../services/pagination.js';
-import type { Scope } from '../services/scope.js';
+import type { Scope } from '../accounts/scope.js';
 import { findEndpointRow } from './endpoints.js';
 import { newDelivery } from './queue.js';
 

@@ -2,7 +2,7 @@ import { newReference } from '../../shared/ids.js';
 import { insertRow } from '../db/prepared.js';
 import type { Trx } from '../db/store.js';
 import { nextSeq } from '../services/counters.js';
-import type { Scope } from '../services/scope.js';
+import type { Scope } from '../accounts/scope.js';
 
 /**
  * Event kinds we emit (spec §6 plus the refund family). Every event's data carries `is_test`.

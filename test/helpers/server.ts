@@ -4,7 +4,7 @@ import pino from 'pino';
 import { loadServerConfig, type ServerFlags } from '../../shared/config.js';
 import type { RunningServer } from '../../server/main.js';
 import { startStack, type Stack, type StackOptions } from '../../cli/stack.js';
-import { createMerchant, type CreatedMerchant } from '../../server/services/merchants.js';
+import { createMerchant, type CreatedMerchant } from '../../server/accounts/merchants.js';
 import { systemClock } from '../../shared/time.js';
 import { backendEnv, backendFlags, dropSchemaOf } from './db.js';
 import { tempDir } from './tmp.js';
