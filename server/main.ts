@@ -11,7 +11,7 @@ import { ProcessorGateway } from './processor/gateway.js';
 import { buildServices, type Services } from './services/index.js';
 import { DatabaseRateLimiter } from './http/rate-limit.js';
 import { Leases } from './services/leases.js';
-import { Reconciler } from './services/reconciler.js';
+import { Reconciler } from './payments/reconciler.js';
 import { WebhookWorker } from './webhooks/worker.js';
 import { attachAgentUpstream, type AgentUpstream } from './routes/agent-upstream.js';
 

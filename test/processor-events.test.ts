@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
-import { MIN_POLL_INTERVAL_MS } from '../server/services/transactions.js';
+import { MIN_POLL_INTERVAL_MS } from '../server/payments/transactions.js';
 import type { RunningSimulator } from '../simulator/index.js';
 import { client } from './helpers/api.js';
 import { expectErrorBody, openPosDb, paymentsApi, stripeAt, type CreatedJson, type TransactionJson } from './helpers/races.js';

@@ -20,9 +20,9 @@ import {
 } from '../schemas/transactions.js';
 import { z } from '../schemas/zod.js';
 import { pageRequest } from '../services/pagination.js';
-import { presentTransaction } from '../services/present.js';
-import type { RefundService } from '../services/refunds.js';
-import type { TransactionService } from '../services/transactions.js';
+import { presentTransaction } from '../payments/present.js';
+import type { RefundService } from '../payments/refunds.js';
+import type { TransactionService } from '../payments/transactions.js';
 
 const IdParams = z.object({ id: UuidParam });
 

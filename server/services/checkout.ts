@@ -9,7 +9,7 @@ import { ApiError, conflict, invalid, notFound } from '../errors.js';
 import type { CheckoutSession, CreateCheckoutSessionInput, PageDetails } from '../schemas/checkout.js';
 import type { FinalResponse } from './idempotency.js';
 import type { Scope } from '../accounts/scope.js';
-import type { TransactionService } from './transactions.js';
+import type { TransactionService } from '../payments/transactions.js';
 
 /** The public base URL pages are served under (config `publicUrl`, default the server's own URL). */
 export type PublicUrl = () => string;

@@ -10,7 +10,7 @@ import type { CreatePaymentLinkInput, PageDetails, PaymentLink } from '../schema
 import { errorOf, gone, type PaymentStart, type PublicUrl } from './checkout.js';
 import type { ExecuteResult, IdempotencyService, Operation } from './idempotency.js';
 import type { Scope } from '../accounts/scope.js';
-import type { TransactionService } from './transactions.js';
+import type { TransactionService } from '../payments/transactions.js';
 
 interface CreateLinkState {
   input: CreatePaymentLinkInput;

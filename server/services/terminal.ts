@@ -13,9 +13,9 @@ import type { CreateTerminalPaymentInput } from '../schemas/terminal.js';
 import type { z } from '../schemas/zod.js';
 import type { CreateLocationSchema, LocationSchema, ReaderSchema, RegisterReaderSchema } from '../schemas/terminal.js';
 import type { ExecuteResult } from './idempotency.js';
-import { updateTransaction } from './payment-state.js';
+import { updateTransaction } from '../payments/payment-state.js';
 import type { Scope } from '../accounts/scope.js';
-import type { ReaderReset, TransactionService } from './transactions.js';
+import type { ReaderReset, TransactionService } from '../payments/transactions.js';
 
 type Location = z.infer<typeof LocationSchema>;
 type Reader = z.infer<typeof ReaderSchema>;
