@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PageView } from '../services/checkout-pages.js';
+import type { PageView } from '../checkout/pages.js';
 import { contentSecurityPolicy } from '../routes/pages.js';
 import { escape, renderClosedPage, renderPaymentPage } from './render.js';
 

@@ -1,5 +1,5 @@
 import { formatAmount } from '../../shared/money.js';
-import type { PageView } from '../services/checkout-pages.js';
+import type { PageView } from '../checkout/pages.js';
 
 /**
  * HTML of the hosted pages. Everything dynamic goes through `escape`; there is no inline script

@@ -5,7 +5,7 @@ import type { RouteDoc } from '../openapi.js';
 import { CheckoutSessionSchema, CreateCheckoutSessionSchema } from '../schemas/checkout.js';
 import { dataEnvelope, UuidParam } from '../schemas/common.js';
 import { z } from '../schemas/zod.js';
-import type { CheckoutService } from '../services/checkout.js';
+import type { CheckoutService } from '../checkout/sessions.js';
 
 const IdParams = z.object({ id: UuidParam });
 

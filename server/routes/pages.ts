@@ -6,7 +6,7 @@ import { parseInput } from '../http/validate.js';
 import type { Mode } from '../db/schema.js';
 import { type Assets, type Processor, renderClosedPage, renderNotFoundPage, renderPaymentPage } from '../pages/render.js';
 import { PageDetailsSchema } from '../schemas/checkout.js';
-import type { CheckoutPages, PageKind } from '../services/checkout-pages.js';
+import type { CheckoutPages, PageKind } from '../checkout/pages.js';
 
 /** What the pages need of the processor adapter: which processor, its publishable key, where browsers reach it. */
 export interface PageProcessor {

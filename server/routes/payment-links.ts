@@ -6,7 +6,7 @@ import type { RouteDoc } from '../openapi.js';
 import { CreatePaymentLinkSchema, PaymentLinkListQuerySchema, PaymentLinkListSchema, PaymentLinkSchema } from '../schemas/checkout.js';
 import { dataEnvelope, UuidParam } from '../schemas/common.js';
 import { z } from '../schemas/zod.js';
-import type { PaymentLinkService } from '../services/payment-links.js';
+import type { PaymentLinkService } from '../checkout/payment-links.js';
 
 const IdParams = z.object({ id: UuidParam });
 

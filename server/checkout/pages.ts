@@ -1,7 +1,7 @@
 import type { Mode } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import type { PageDetails } from '../schemas/checkout.js';
-import { type CheckoutService, type Collect, collectOf, type PaymentStart } from './checkout.js';
+import { type CheckoutService, type Collect, collectOf, type PaymentStart } from './sessions.js';
 import type { PaymentLinkService } from './payment-links.js';
 
 export type PageKind = 'session' | 'link';
