@@ -5,7 +5,7 @@ import type { RouteDoc } from '../openapi.js';
 import { ReaderLiveStateSchema } from '../schemas/agents.js';
 import { dataEnvelope, ErrorBodySchema, UuidParam } from '../schemas/common.js';
 import { z } from '../schemas/zod.js';
-import type { AgentService } from '../services/agents.js';
+import type { AgentService } from '../terminal/agents.js';
 
 const IdParams = z.object({ id: UuidParam });
 

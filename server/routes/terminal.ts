@@ -19,7 +19,7 @@ import {
   TerminalPaymentSchema,
 } from '../schemas/terminal.js';
 import { z } from '../schemas/zod.js';
-import type { TerminalService } from '../services/terminal.js';
+import type { TerminalService } from '../terminal/readers.js';
 
 const IdParams = z.object({ id: UuidParam });
 

@@ -11,7 +11,7 @@ import type { z } from '../schemas/zod.js';
 import type { ReaderLiveStateSchema } from '../schemas/agents.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import type { Scope } from '../accounts/scope.js';
-import { findReaderRow, presentReader } from './terminal.js';
+import { findReaderRow, presentReader } from './readers.js';
 
 type ReaderLiveState = z.infer<typeof ReaderLiveStateSchema>;
 
