@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import type { CustomersTable, Mode, TransactionsTable } from '../server/db/schema.js';
-import type { CounterName } from '../server/services/counters.js';
+import type { CounterName } from '../server/db/counters.js';
 import { newIdentity } from '../shared/ids.js';
 
 /** Which list the seeded rows belong to: the payments list, or customers while payments are being written. */

@@ -5,8 +5,8 @@ import { findScoped } from '../db/prepared.js';
 import type { Executor, Store } from '../db/store.js';
 import { notFound } from '../errors.js';
 import type { Customer, CreateCustomerInput, UpdateCustomerInput } from '../schemas/customers.js';
-import { nextSeq } from '../services/counters.js';
-import { type Page, type PageRequest, seqPage } from '../services/pagination.js';
+import { nextSeq } from '../db/counters.js';
+import { type Page, type PageRequest, seqPage } from '../pagination.js';
 import type { Scope } from './scope.js';
 
 function present(row: CustomersTable): Customer {

@@ -8,7 +8,7 @@ import type { Store } from '../db/store.js';
 import { ApiError, invalid, notFound } from '../errors.js';
 import type { CreatePaymentLinkInput, PageDetails, PaymentLink } from '../schemas/checkout.js';
 import { errorOf, gone, type PaymentStart, type PublicUrl } from './sessions.js';
-import type { ExecuteResult, IdempotencyService, Operation } from '../services/idempotency.js';
+import type { ExecuteResult, IdempotencyService, Operation } from '../idempotency/keys.js';
 import type { Scope } from '../accounts/scope.js';
 import type { TransactionService } from '../payments/transactions.js';
 

@@ -7,7 +7,7 @@ import { findScoped } from '../db/prepared.js';
 import type { Store } from '../db/store.js';
 import { ApiError, conflict, invalid, notFound } from '../errors.js';
 import type { CheckoutSession, CreateCheckoutSessionInput, PageDetails } from '../schemas/checkout.js';
-import type { FinalResponse } from '../services/idempotency.js';
+import type { FinalResponse } from '../idempotency/keys.js';
 import type { Scope } from '../accounts/scope.js';
 import type { TransactionService } from '../payments/transactions.js';
 

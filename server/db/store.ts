@@ -16,7 +16,7 @@ import {
   type Transaction,
   sql,
 } from 'kysely';
-import { migrationProvider } from './migrations.js';
+import { migrationProvider } from './migrations/index.js';
 import { registerDirectReads } from './prepared.js';
 import type { Tables } from './schema.js';
 

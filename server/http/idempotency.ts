@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { ExecuteResult } from '../services/idempotency.js';
+import type { ExecuteResult } from '../idempotency/keys.js';
 import { IdempotencyKeySchema } from '../schemas/transactions.js';
 import { invalid } from '../errors.js';
 import { sendJson, sendJsonText } from './send.js';

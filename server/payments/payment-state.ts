@@ -3,7 +3,7 @@ import type { TransactionStatus, TransactionsTable } from '../db/schema.js';
 import { Prepared, updateRows } from '../db/prepared.js';
 import type { Trx } from '../db/store.js';
 import { onPaymentMoved } from '../checkout/state.js';
-import { addToCounter } from '../services/counters.js';
+import { addToCounter } from '../db/counters.js';
 import { type EventType, recordEvent } from '../webhooks/outbox.js';
 import { presentTransaction } from './present.js';
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Services } from '../services/index.js';
-import type { Leases } from '../services/leases.js';
+import type { Services } from '../services.js';
+import type { Leases } from '../db/leases.js';
 
 /**
  * The background pass that makes the server converge without help: it finishes idempotent

@@ -7,7 +7,7 @@ import type { Clock } from '../../shared/time.js';
 import type { Store } from '../db/store.js';
 import { ApiError } from '../errors.js';
 import { authenticateKey } from '../accounts/api-keys.js';
-import type { Services } from '../services/index.js';
+import type { Services } from '../services.js';
 import type { Scope } from '../accounts/scope.js';
 
 /**

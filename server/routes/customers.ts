@@ -6,7 +6,7 @@ import { dataEnvelope, UuidParam } from '../schemas/common.js';
 import { CreateCustomerSchema, CustomerListQuerySchema, CustomerListSchema, CustomerSchema, UpdateCustomerSchema } from '../schemas/customers.js';
 import { z } from '../schemas/zod.js';
 import type { CustomerService } from '../accounts/customers.js';
-import { pageRequest } from '../services/pagination.js';
+import { pageRequest } from '../pagination.js';
 
 const IdParams = z.object({ id: UuidParam });
 

@@ -5,7 +5,7 @@ import type { RouteDoc } from '../openapi.js';
 import { dataEnvelope } from '../schemas/common.js';
 import { EventDetailSchema, EventListQuerySchema, EventListSchema, EventSchema, EventStreamQuerySchema, ResendEventSchema } from '../schemas/webhooks.js';
 import { z } from '../schemas/zod.js';
-import { pageRequest } from '../services/pagination.js';
+import { pageRequest } from '../pagination.js';
 import { filterMatches } from '../webhooks/endpoints.js';
 import type { EventService, EventStreams } from '../webhooks/events.js';
 

@@ -19,7 +19,7 @@ import {
   TransactionSchema,
 } from '../schemas/transactions.js';
 import { z } from '../schemas/zod.js';
-import { pageRequest } from '../services/pagination.js';
+import { pageRequest } from '../pagination.js';
 import { presentTransaction } from '../payments/present.js';
 import type { RefundService } from '../payments/refunds.js';
 import type { TransactionService } from '../payments/transactions.js';

@@ -12,7 +12,7 @@ import {
   WebhookEndpointSchema,
 } from '../schemas/webhooks.js';
 import { z } from '../schemas/zod.js';
-import { pageRequest } from '../services/pagination.js';
+import { pageRequest } from '../pagination.js';
 import type { WebhookEndpointService } from '../webhooks/endpoints.js';
 
 const IdParams = z.object({ id: UuidParam });

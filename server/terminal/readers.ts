@@ -12,7 +12,7 @@ import { processorIdempotencyKey, type ProcessorGateway } from '../processor/gat
 import type { CreateTerminalPaymentInput } from '../schemas/terminal.js';
 import type { z } from '../schemas/zod.js';
 import type { CreateLocationSchema, LocationSchema, ReaderSchema, RegisterReaderSchema } from '../schemas/terminal.js';
-import type { ExecuteResult } from '../services/idempotency.js';
+import type { ExecuteResult } from '../idempotency/keys.js';
 import { updateTransaction } from '../payments/payment-state.js';
 import type { Scope } from '../accounts/scope.js';
 import type { ReaderReset, TransactionService } from '../payments/transactions.js';

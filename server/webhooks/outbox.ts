@@ -1,7 +1,7 @@
 import { newReference } from '../../shared/ids.js';
 import { insertRow } from '../db/prepared.js';
 import type { Trx } from '../db/store.js';
-import { nextSeq } from '../services/counters.js';
+import { nextSeq } from '../db/counters.js';
 import type { Scope } from '../accounts/scope.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
-import type { Tables } from '../db/schema.js';
-import type { Executor } from '../db/store.js';
-import { readCount } from './counters.js';
-import type { Scope } from '../accounts/scope.js';
+import type { Tables } from './db/schema.js';
+import type { Executor } from './db/store.js';
+import { readCount } from './db/counters.js';
+import type { Scope } from './accounts/scope.js';
 
 /**
  * The one pagination scheme of every list: `page` (1-based) and `size`, answered with

@@ -1,6 +1,6 @@
-import type { Mode, TransactionStatus } from '../db/schema.js';
-import { Prepared } from '../db/prepared.js';
-import type { Executor } from '../db/store.js';
+import type { Mode, TransactionStatus } from './schema.js';
+import { Prepared } from './prepared.js';
+import type { Executor } from './store.js';
 
 /** `transactions:<status>` counts per status, so filtered lists also answer totalCount without COUNT(*). */
 export type CounterName = 'customers' | 'transactions' | 'events' | `transactions:${TransactionStatus}`;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../shared/time.js';
-import type { Executor, Store } from '../db/store.js';
+import type { Executor, Store } from './store.js';
 
 /**
  * Named leases in the database: of several server instances on one database, only the holder of a

@@ -5,7 +5,7 @@ import { insertRow, Prepared, updateRows } from '../db/prepared.js';
 import type { IdempotencyKeysTable, Mode } from '../db/schema.js';
 import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, conflict } from '../errors.js';
-import type { Leases } from './leases.js';
+import type { Leases } from '../db/leases.js';
 import type { Scope } from '../accounts/scope.js';
 
 /**
