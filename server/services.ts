@@ -1,4 +1,4 @@
-import type Stripe from 'stripe';
+import type { ProcessorCharge, ProcessorPaymentIntent, ProcessorRefund } from './processor/types.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/time.js';
 import type { Store } from './db/store.js';
@@ -67,12 +67,12 @@ export function buildServices(deps: ServiceDeps): Services {
   const paymentLinks = new PaymentLinkService(store, clock, transactions, idempotency, logger, publicUrl);
   const onProcessorEvent: ProcessorEventHandler = async (event, mode) => {
     if (event.type.startsWith('payment_intent.')) {
-      const intent = event.data.object as Stripe.PaymentIntent;
+      const intent = event.data.object as ProcessorPaymentIntent;
       await transactions.onIntentEvent(intent.id, intent.metadata?.pos_transaction_id, mode);
     } else if (event.type.startsWith('refund.')) {
-      await refunds.onRefundEvent((event.data.object as Stripe.Refund).id, mode);
+      await refunds.onRefundEvent((event.data.object as ProcessorRefund).id, mode);
     } else if (event.type === 'charge.refunded') {
-      const charge = event.data.object as Stripe.Charge;
+      const charge = event.data.object as ProcessorCharge;
       const intent = typeof charge.payment_intent === 'string' ? charge.payment_intent : charge.payment_intent?.id;
       if (!intent) return;
       const list = await processor.client(mode).refunds.list({ payment_intent: intent, limit: 100 });

@@ -1,4 +1,4 @@
-import type Stripe from 'stripe';
+import type { ProcessorCharge, ProcessorPaymentIntent, ProcessorPaymentIntentStatus } from '../processor/types.js';
 import type { TransactionStatus, TransactionsTable } from '../db/schema.js';
 import { Prepared, updateRows } from '../db/prepared.js';
 import type { Trx } from '../db/store.js';
@@ -15,7 +15,7 @@ import { presentTransaction } from './present.js';
  */
 
 export interface ProcessorSnapshot {
-  status: Stripe.PaymentIntent.Status;
+  status: ProcessorPaymentIntentStatus;
   amount: number;
   amountReceived: number;
   tip: number;
@@ -28,7 +28,7 @@ export interface ProcessorSnapshot {
   cancellationReason: string | null;
 }
 
-function chargeCard(charge: Stripe.Charge | null): { brand: string | null; last4: string | null } {
+function chargeCard(charge: ProcessorCharge | null): { brand: string | null; last4: string | null } {
   const details = charge?.payment_method_details;
   const card = details?.card ?? details?.card_present ?? null;
   if (card) return { brand: card.brand ?? null, last4: card.last4 ?? null };
@@ -37,7 +37,7 @@ function chargeCard(charge: Stripe.Charge | null): { brand: string | null; last4
   return { brand: null, last4: null };
 }
 
-export function snapshotOf(pi: Stripe.PaymentIntent): ProcessorSnapshot {
+export function snapshotOf(pi: ProcessorPaymentIntent): ProcessorSnapshot {
   const charge = typeof pi.latest_charge === 'object' ? pi.latest_charge : null;
   const card = chargeCard(charge);
   const error = pi.last_payment_error;

@@ -1,11 +1,11 @@
-import Stripe from 'stripe';
+import type { ProcessorRefund, ProcessorRefundReason } from '../processor/types.js';
 import type { Logger } from 'pino';
 import { newIdentity } from '../../shared/ids.js';
 import type { Clock } from '../../shared/time.js';
 import type { Mode, RefundsTable, TransactionsTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { ApiError, conflict, invalid } from '../errors.js';
-import { fromProcessorError } from '../processor/errors.js';
+import { fromProcessorError, ProcessorCardError, ProcessorInvalidRequestError } from '../processor/errors.js';
 import { processorIdempotencyKey, type ProcessorGateway } from '../processor/gateway.js';
 import type { CreateRefundInput, Refund } from '../schemas/transactions.js';
 import type { ExecuteResult, IdempotencyService, Operation, StepContext } from '../idempotency/keys.js';
@@ -103,7 +103,7 @@ export class RefundService {
     if (!refundId) throw new Error('refund step without a refund');
     const refund = await this.store.db.selectFrom('refunds').selectAll().where('id', '=', refundId).executeTakeFirstOrThrow();
     const txn = await this.store.db.selectFrom('transactions').selectAll().where('id', '=', refund.transaction_id).executeTakeFirstOrThrow();
-    let processorRefund: Stripe.Refund;
+    let processorRefund: ProcessorRefund;
     try {
       processorRefund = await this.processor.client(ctx.scope.mode).refunds.create(
         {
@@ -112,13 +112,13 @@ export class RefundService {
           // Destination charges: give back the merchant's share and our fee with the money.
           reverse_transfer: true,
           refund_application_fee: true,
-          ...(refund.reason && PROCESSOR_REASONS.has(refund.reason) ? { reason: refund.reason as Stripe.RefundCreateParams.Reason } : {}),
+          ...(refund.reason && PROCESSOR_REASONS.has(refund.reason) ? { reason: refund.reason as ProcessorRefundReason } : {}),
           metadata: { pos_refund_id: refund.id, pos_transaction_id: txn.id },
         },
         { idempotencyKey: processorIdempotencyKey(ctx.scope.merchantId, ctx.scope.mode, ctx.key, 'create_refund') },
       );
     } catch (err) {
-      if (err instanceof Stripe.errors.StripeCardError || err instanceof Stripe.errors.StripeInvalidRequestError) {
+      if (err instanceof ProcessorCardError || err instanceof ProcessorInvalidRequestError) {
         const refusal = fromProcessorError(err);
         return ctx.commit(async (trx) => {
           await this.#settle(trx, refund.id, 'failed', null, refusal.message);
@@ -194,7 +194,7 @@ export class RefundService {
   }
 
   /** Processor news about a refund (events or polling): apply its status. */
-  async onProcessorRefund(processorRefund: Stripe.Refund): Promise<void> {
+  async onProcessorRefund(processorRefund: ProcessorRefund): Promise<void> {
     const local = processorRefund.metadata?.pos_refund_id;
     const row = await this.store.db
       .selectFrom('refunds')

@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type { ProcessorCancellationReason, ProcessorPaymentIntent, ProcessorPaymentMethodTypes } from '../processor/types.js';
 import type { Logger } from 'pino';
 import { isUuid, newIdentity, randomBase62 } from '../../shared/ids.js';
 import { sql } from 'kysely';
@@ -7,7 +7,7 @@ import type { Mode, PaymentMethodType, TransactionsTable } from '../db/schema.js
 import { findScoped, insertRow, Prepared } from '../db/prepared.js';
 import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, conflict, invalid, notFound } from '../errors.js';
-import { fromProcessorError, processorErrorCode } from '../processor/errors.js';
+import { fromProcessorError, ProcessorCardError, ProcessorInvalidRequestError, processorErrorCode } from '../processor/errors.js';
 import { processorIdempotencyKey, type ProcessorGateway } from '../processor/gateway.js';
 import type { CreateTransactionInput, Transaction } from '../schemas/transactions.js';
 import { addToCounter, nextSeq, readCount } from '../db/counters.js';
@@ -200,7 +200,7 @@ export class TransactionService {
       const capability = await this.processor.client(scope.mode).accounts.retrieveCapability(account, 'us_bank_account_ach_payments');
       status = capability.status;
     } catch (err) {
-      if (err instanceof Stripe.errors.StripeInvalidRequestError) status = 'inactive';
+      if (err instanceof ProcessorInvalidRequestError) status = 'inactive';
       else throw fromProcessorError(err);
     }
     if (status !== 'active') {
@@ -221,14 +221,14 @@ export class TransactionService {
     const destination = await this.processor.ensureConnectedAccount(scope.merchantId, scope.mode);
     const client = this.processor.client(scope.mode);
     const isAch = input.payment_method_type === 'ach' || input.payment_method_type === 'bank_transfer';
-    let intent: Stripe.PaymentIntent;
+    let intent: ProcessorPaymentIntent;
     let cardError: ApiError | undefined;
     try {
       intent = await client.paymentIntents.create(
         {
           amount: row.amount,
           currency: row.currency,
-          allowed_payment_method_types: PROCESSOR_METHODS[row.payment_method_type] as Stripe.PaymentIntentCreateParams['allowed_payment_method_types'],
+          allowed_payment_method_types: PROCESSOR_METHODS[row.payment_method_type] as ProcessorPaymentMethodTypes,
           capture_method: row.capture_method,
           application_fee_amount: row.platform_fee_cents,
           transfer_data: { destination },
@@ -244,11 +244,11 @@ export class TransactionService {
         { idempotencyKey: processorIdempotencyKey(scope.merchantId, scope.mode, key, 'create_payment_intent') },
       );
     } catch (err) {
-      if (err instanceof Stripe.errors.StripeCardError && err.payment_intent) {
+      if (err instanceof ProcessorCardError && err.payment_intent) {
         // Declined on creation: the intent exists and carries the failure.
         intent = await client.paymentIntents.retrieve(err.payment_intent.id, { expand: ['latest_charge'] });
         cardError = fromProcessorError(err);
-      } else if (err instanceof Stripe.errors.StripeInvalidRequestError) {
+      } else if (err instanceof ProcessorInvalidRequestError) {
         const refusal = fromProcessorError(err);
         return ctx.commit(async (trx) => {
           const now = this.clock.now();
@@ -267,7 +267,7 @@ export class TransactionService {
   }
 
   /** Brings the row in line with a PaymentIntent inside a transaction; returns the row as stored. */
-  async #applyIntent(trx: Trx, transactionId: string, intent: Stripe.PaymentIntent): Promise<TransactionsTable> {
+  async #applyIntent(trx: Trx, transactionId: string, intent: ProcessorPaymentIntent): Promise<TransactionsTable> {
     const now = this.clock.now();
     return updateTransaction(
       trx,
@@ -373,8 +373,8 @@ export class TransactionService {
   }
 
   async #cancelIntent(scope: Scope, row: TransactionsTable, intentId: string, reason: string | undefined): Promise<TransactionsTable> {
-    const processorReason = reason && PROCESSOR_CANCEL_REASONS.has(reason) ? (reason as Stripe.PaymentIntentCancelParams.CancellationReason) : undefined;
-    let intent: Stripe.PaymentIntent;
+    const processorReason = reason && PROCESSOR_CANCEL_REASONS.has(reason) ? (reason as ProcessorCancellationReason) : undefined;
+    let intent: ProcessorPaymentIntent;
     try {
       intent = await this.processor
         .client(scope.mode)

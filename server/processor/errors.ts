@@ -32,3 +32,8 @@ export function fromProcessorError(err: unknown): ApiError {
 export function processorErrorCode(err: unknown): string | undefined {
   return err instanceof Stripe.errors.StripeError ? err.code : undefined;
 }
+
+/** The processor's error classes the domain tells apart (with `instanceof`). */
+export const ProcessorError = Stripe.errors.StripeError;
+export const ProcessorCardError = Stripe.errors.StripeCardError;
+export const ProcessorInvalidRequestError = Stripe.errors.StripeInvalidRequestError;

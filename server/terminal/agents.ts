@@ -1,4 +1,4 @@
-import type Stripe from 'stripe';
+import type { ProcessorDeletedReader, ProcessorReader } from '../processor/types.js';
 import type { Logger } from 'pino';
 import type { PresenceReader, ReaderRef, Report } from '../../shared/agent-upstream.js';
 import { toIsoOrNull, type Clock } from '../../shared/time.js';
@@ -266,14 +266,14 @@ export class AgentService {
   /** One reader's live processor state (agent-facing: the /v1 API otherwise never reports it). */
   async readerState(scope: Scope, id: string): Promise<ReaderLiveState> {
     const row = await findReaderRow(this.store.db, scope, id);
-    let reader: Stripe.Terminal.Reader | Stripe.Terminal.DeletedReader;
+    let reader: ProcessorReader | ProcessorDeletedReader;
     try {
       reader = await this.processor.client(scope.mode).terminal.readers.retrieve(row.processor_reader_id);
     } catch (err) {
       throw fromProcessorError(err);
     }
     if ('deleted' in reader && reader.deleted) return { id: row.id, processor_terminal_id: row.processor_reader_id, name: row.name, serial_number: row.serial_number, processor_status: 'offline', action: null };
-    const [state] = await this.#liveStates(scope, [[row, reader as Stripe.Terminal.Reader]]);
+    const [state] = await this.#liveStates(scope, [[row, reader as ProcessorReader]]);
     return state!;
   }
 
@@ -287,7 +287,7 @@ export class AgentService {
       .where('id', 'in', [...new Set(rows.map((r) => r.location_id))])
       .execute();
     const client = this.processor.client(scope.mode);
-    const seen = new Map<string, Stripe.Terminal.Reader>();
+    const seen = new Map<string, ProcessorReader>();
     try {
       for (const location of locations) {
         for await (const reader of client.terminal.readers.list({ location: location.processor_location_id, limit: 100 })) seen.set(reader.id, reader);
@@ -295,11 +295,11 @@ export class AgentService {
     } catch (err) {
       throw fromProcessorError(err);
     }
-    const pairs: [TerminalReadersTable, Stripe.Terminal.Reader | null][] = rows.map((row) => [row, seen.get(row.processor_reader_id) ?? null]);
+    const pairs: [TerminalReadersTable, ProcessorReader | null][] = rows.map((row) => [row, seen.get(row.processor_reader_id) ?? null]);
     return this.#liveStates(scope, pairs);
   }
 
-  async #liveStates(scope: Scope, pairs: readonly [TerminalReadersTable, Stripe.Terminal.Reader | null][]): Promise<ReaderLiveState[]> {
+  async #liveStates(scope: Scope, pairs: readonly [TerminalReadersTable, ProcessorReader | null][]): Promise<ReaderLiveState[]> {
     const intents = pairs.flatMap(([, r]) => {
       const pi = r?.action?.process_payment_intent?.payment_intent;
       return typeof pi === 'string' ? [pi] : pi ? [pi.id] : [];

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Stripe from 'stripe';
+import type { ProcessorReader } from '../processor/types.js';
 import type { Logger } from 'pino';
 import { isUuid } from '../../shared/ids.js';
 import { toIsoOrNull, toIsoTimestamp, type Clock } from '../../shared/time.js';
@@ -7,7 +7,7 @@ import type { TerminalLocationsTable, TerminalReadersTable, TransactionsTable } 
 import { findScoped } from '../db/prepared.js';
 import type { Executor, Store } from '../db/store.js';
 import { ApiError, conflict, invalid } from '../errors.js';
-import { fromProcessorError, processorErrorCode } from '../processor/errors.js';
+import { fromProcessorError, ProcessorError, processorErrorCode } from '../processor/errors.js';
 import { processorIdempotencyKey, type ProcessorGateway } from '../processor/gateway.js';
 import type { CreateTerminalPaymentInput } from '../schemas/terminal.js';
 import type { z } from '../schemas/zod.js';
@@ -149,7 +149,7 @@ export class TerminalService {
         'location_required',
       );
     }
-    let reader: Stripe.Terminal.Reader;
+    let reader: ProcessorReader;
     try {
       reader = await this.processor.client(scope.mode).terminal.readers.create(
         { registration_code: input.registration_code, location: place.processor_location_id, label: input.name, metadata: { pos_merchant_id: scope.merchantId } },
@@ -268,7 +268,7 @@ export class TerminalService {
     if (txn.status !== 'pending' && txn.status !== 'failed') {
       throw conflict('transaction_not_processable', `This payment is ${txn.status}; only a pending payment can be sent to a reader`);
     }
-    let result: Stripe.Terminal.Reader;
+    let result: ProcessorReader;
     try {
       result = await this.processor.client(scope.mode).terminal.readers.processPaymentIntent(reader.processor_reader_id, { payment_intent: paymentIntentId });
     } catch (err) {
@@ -291,7 +291,7 @@ export class TerminalService {
     if (scope.mode !== 'test') throw invalid(undefined, 'simulate-payment is only available with a test key (sk_test_…)', 'livemode_not_allowed');
     const reader = await this.readerByProcessorId(scope, readerId);
     const client = this.processor.client(scope.mode);
-    let presented: Stripe.Terminal.Reader;
+    let presented: ProcessorReader;
     try {
       presented = await client.testHelpers.terminal.readers.presentPaymentMethod(reader.processor_reader_id, {
         type: 'card_present',
@@ -356,7 +356,7 @@ export class TerminalService {
       return { reset: true };
     } catch (err) {
       if (processorErrorCode(err) === 'terminal_reader_busy') throw this.#authorizing();
-      if (err instanceof Stripe.errors.StripeError || err instanceof Error) {
+      if (err instanceof ProcessorError || err instanceof Error) {
         this.logger.warn({ err, reader: row.reader_id }, 'reader reset failed; canceling the payment anyway');
         return {
           reset: false,
