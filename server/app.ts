@@ -13,6 +13,7 @@ import { paymentLinkDocs, paymentLinksRouter } from './routes/payment-links.js';
 import { transactionDocs, transactionsRouters } from './routes/transactions.js';
 import { terminalDocs, terminalRouters } from './routes/terminal.js';
 import { receiptsRouter } from './routes/receipts.js';
+import { findReceipt } from './payments/receipts.js';
 import { webhookEndpointDocs, webhookEndpointsRouter } from './routes/webhook-endpoints.js';
 import { eventDocs, eventsRouter } from './routes/events.js';
 import { agentReaderDocs, agentReadersRouters } from './routes/agent-readers.js';
@@ -20,6 +21,7 @@ import type { Services } from './services.js';
 import { keyAuthenticator } from './accounts/api-keys.js';
 import { processorEventsRouter, type ProcessorEventHandler } from './processor/events-route.js';
 import type { ProcessorGateway } from './processor/gateway.js';
+import { ProcessorEventLog } from './processor/event-log.js';
 
 /**
  * Largest accepted request body. The biggest legitimate body is a create with 50 metadata pairs of
@@ -74,7 +76,7 @@ export function createApp(deps: AppDeps): Express {
   // limited: throttling the processor would only delay outcomes it retries anyway.
   app.use(
     '/processor/webhooks',
-    processorEventsRouter({ gateway: deps.processor, store, clock, logger, handlers: [services.onProcessorEvent, ...(deps.processorEventHandlers ?? [])] }),
+    processorEventsRouter({ gateway: deps.processor, log: new ProcessorEventLog(store, clock), logger, handlers: [services.onProcessorEvent, ...(deps.processorEventHandlers ?? [])] }),
   );
   app.use(gate(keyAuthenticator(store), limiter, clock));
 
@@ -106,7 +108,7 @@ export function createApp(deps: AppDeps): Express {
     await ping(store.db);
     res.json({ status: 'ok' });
   });
-  app.use('/receipts', receiptsRouter(store));
+  app.use('/receipts', receiptsRouter((token) => findReceipt(store.db, token)));
   // Hosted checkout and payment-link pages: public, outside /v1.
   app.use(pagesRouter(services.pages, deps.processor));
 

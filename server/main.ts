@@ -14,6 +14,7 @@ import { Leases } from './db/leases.js';
 import { Reconciler } from './payments/reconciler.js';
 import { WebhookWorker } from './webhooks/worker.js';
 import { attachAgentUpstream, type AgentUpstream } from './routes/agent-upstream.js';
+import { authenticateKey } from './accounts/api-keys.js';
 
 /**
  * How long SIGTERM waits for in-flight requests before cutting connections. Orchestrators
@@ -88,7 +89,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     ...(options.processorEventHandlers ? { processorEventHandlers: options.processorEventHandlers } : {}),
   });
   const server: Server = createServer(app);
-  const agentUpstream = attachAgentUpstream(server, { store, clock, logger, services });
+  const agentUpstream = attachAgentUpstream(server, { keys: { authenticate: (presented, now) => authenticateKey(store.db, presented, now) }, clock, logger, services });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

@@ -132,4 +132,10 @@ export class MerchantService {
       },
     };
   }
+
+  /** The merchant's id and name, as the agent's welcome message carries them. */
+  async identity(scope: Scope): Promise<{ id: string; business_name: string }> {
+    const merchant = await getMerchant(this.store.db, scope.merchantId);
+    return { id: merchant.id, business_name: merchant.businessName };
+  }
 }

@@ -4,9 +4,8 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { AgentUpMessageSchema, UPSTREAM_PATH, type AgentUpMessage, type ServerDownMessage } from '../../shared/agent-upstream.js';
 import type { Clock } from '../../shared/time.js';
-import type { Store } from '../db/store.js';
 import { ApiError } from '../errors.js';
-import { authenticateKey } from '../accounts/api-keys.js';
+import type { KeyAuthenticator } from '../accounts/api-keys.js';
 import type { Services } from '../services.js';
 import type { Scope } from '../accounts/scope.js';
 
@@ -47,7 +46,7 @@ interface Connection {
 }
 
 export interface AgentUpstreamDeps {
-  store: Store;
+  keys: KeyAuthenticator;
   clock: Clock;
   logger: Logger;
   services: Services;
@@ -72,7 +71,7 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  * /v1/agent/connect` upgraded to a websocket, authenticated with the merchant's secret key.
  */
 export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): AgentUpstream {
-  const { store, clock, logger, services } = deps;
+  const { keys, clock, logger, services } = deps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const connections = new Set<Connection>();
   let closed = false;
@@ -88,7 +87,7 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     void (async () => {
       if (closed) return rejectUpgrade(socket, new ApiError(503, 'api_error', 'The server is shutting down'));
       const key = BEARER.exec(req.headers.authorization ?? '')?.[1];
-      const principal = key ? await authenticateKey(store.db, key, clock.now()) : null;
+      const principal = key ? await keys.authenticate(key, clock.now()) : null;
       if (!principal) return rejectUpgrade(socket, new ApiError(401, 'authentication_error', key ? 'Invalid API key provided' : 'No API key provided: send `Authorization: Bearer sk_…`'));
       if (principal.kind !== 'secret') return rejectUpgrade(socket, new ApiError(403, 'permission_error', 'The agent needs a secret key (sk_…)', { code: 'secret_key_required' }));
       wss.handleUpgrade(req, socket, head, (ws) => accept(ws, { merchantId: principal.merchantId, mode: principal.mode }));
@@ -148,7 +147,7 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     }
     if (message.type === 'hello') {
       const { agent, cursor } = await services.agents.connect(conn.scope, message);
-      const merchant = await store.db.selectFrom('merchants').select(['id', 'business_name']).where('id', '=', conn.scope.merchantId).executeTakeFirstOrThrow();
+      const merchant = await services.merchants.identity(conn.scope);
       conn.agentId = agent.id;
       conn.heartbeatMs = message.heartbeat_ms;
       conn.cursor = cursor;

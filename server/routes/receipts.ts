@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Router } from 'express';
 import { formatAmount } from '../../shared/money.js';
-import type { Store } from '../db/store.js';
+import type { Receipt } from '../payments/receipts.js';
 
 const STYLE =
   'body{font-family:system-ui,sans-serif;max-width:26rem;margin:2rem auto;padding:0 1rem;color:#111}dl{display:grid;grid-template-columns:auto 1fr;gap:.4rem 1rem}dt{color:#555}dd{margin:0;text-align:right}.total{font-size:1.4rem;font-weight:600}';
@@ -16,29 +16,11 @@ function escapeHtml(text: string): string {
  * Receipt pages (`receipt_url` of completed terminal payments): readable without an API key, found
  * only through an unguessable token, and carrying nothing a customer could not see on paper.
  */
-export function receiptsRouter(store: Store): Router {
+export function receiptsRouter(findReceipt: (token: string) => Promise<Receipt | undefined>): Router {
   const router = Router();
   router.get('/:token', async (req, res) => {
     const token = req.params.token;
-    const row = /^[0-9A-Za-z]{32}$/.test(token)
-      ? await store.db
-          .selectFrom('transactions')
-          .innerJoin('merchants', 'merchants.id', 'transactions.merchant_id')
-          .select([
-            'merchants.business_name',
-            'transactions.reference',
-            'transactions.amount',
-            'transactions.tip_amount',
-            'transactions.currency',
-            'transactions.card_brand',
-            'transactions.card_last_four',
-            'transactions.captured_at',
-            'transactions.amount_refunded',
-            'transactions.mode',
-          ])
-          .where('transactions.receipt_token', '=', token)
-          .executeTakeFirst()
-      : undefined;
+    const row = await findReceipt(token);
     res.set({ 'Content-Security-Policy': CSP, 'Cache-Control': 'private, no-store', 'Referrer-Policy': 'no-referrer' });
     if (!row) {
       res.status(404).type('html').send('<!doctype html><meta charset="utf-8"><title>Receipt not found</title><p>Receipt not found.</p>');

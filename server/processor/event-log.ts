@@ -1,0 +1,29 @@
+import type { Clock } from '../../shared/time.js';
+import type { Mode } from '../db/schema.js';
+import type { Store } from '../db/store.js';
+import type { ProcessorEvent } from './types.js';
+
+function objectId(event: ProcessorEvent): string | null {
+  const object = event.data.object as { id?: unknown };
+  return typeof object.id === 'string' ? object.id : null;
+}
+
+/** The processor events already applied, so that a redelivered event is acknowledged, not applied again. */
+export class ProcessorEventLog {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  async seen(id: string): Promise<boolean> {
+    return (await this.store.db.selectFrom('processor_events').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+  }
+
+  async record(event: ProcessorEvent, mode: Mode): Promise<void> {
+    await this.store.db
+      .insertInto('processor_events')
+      .values({ id: event.id, mode, type: event.type, object_id: objectId(event), received_at: this.clock.now() })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+  }
+}
