@@ -16,7 +16,7 @@ import { receiptsRouter } from './routes/receipts.js';
 import { findReceipt } from './payments/receipts.js';
 import { webhookEndpointDocs, webhookEndpointsRouter } from './routes/webhook-endpoints.js';
 import { eventDocs, eventsRouter } from './routes/events.js';
-import { agentReaderDocs, agentReadersRouters } from './routes/agent-readers.js';
+import { agentDocs, agentRouter } from './routes/agent-readers.js';
 import type { Services } from './services.js';
 import { keyAuthenticator } from './accounts/api-keys.js';
 import { processorEventsRouter, type ProcessorEventHandler } from './processor/events-route.js';
@@ -55,7 +55,7 @@ export const routeDocs: readonly RouteDoc[] = [
   ...paymentLinkDocs,
   ...webhookEndpointDocs,
   ...eventDocs,
-  ...agentReaderDocs,
+  ...agentDocs,
 ];
 
 /** Builds the HTTP application from explicit dependencies; only the `pos server` entry point listens. */
@@ -92,12 +92,10 @@ export function createApp(deps: AppDeps): Express {
   v1.use('/payment-intents', payments.paymentIntents);
   v1.use('/merchant', merchantRouter(services.merchants));
   v1.use('/customers', customersRouter(services.customers));
-  const agentReaders = agentReadersRouters(services.agents);
-  v1.use('/terminal', agentReaders.terminal);
-  v1.use('/agent', agentReaders.agent);
-  const terminal = terminalRouters(services.terminal);
+  const terminal = terminalRouters(services.terminal, services.agents);
   v1.use('/terminal', terminal.terminal);
   v1.use('/terminals', terminal.terminals);
+  v1.use('/agent', agentRouter());
   v1.use('/checkout/sessions', checkoutSessionsRouter(services.checkout));
   v1.use('/payment-links', paymentLinksRouter(services.paymentLinks));
   v1.use('/webhook-endpoints', webhookEndpointsRouter(services.webhookEndpoints));
