@@ -16,7 +16,7 @@ import { receiptsRouter } from './routes/receipts.js';
 import { findReceipt } from './payments/receipts.js';
 import { webhookEndpointDocs, webhookEndpointsRouter } from './routes/webhook-endpoints.js';
 import { eventDocs, eventsRouter } from './routes/events.js';
-import { agentDocs, agentRouter } from './routes/agent-readers.js';
+import { agentDocs, agentRouter } from './routes/agent.js';
 import type { Services } from './services.js';
 import { keyAuthenticator } from './accounts/api-keys.js';
 import { processorEventsRouter, type ProcessorEventHandler } from './processor/events-route.js';
