@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import express, { type Request, type Response, Router } from 'express';
 import { ApiError } from '../errors.js';
 import { parseInput } from '../http/validate.js';
-import type { Mode } from '../db/schema.js';
+import type { Scope } from '../accounts/scope.js';
 import { type Assets, type Processor, renderClosedPage, renderNotFoundPage, renderPaymentPage } from '../pages/render.js';
 import { PageDetailsSchema } from '../schemas/checkout.js';
 import type { CheckoutPages, PageKind } from '../checkout/pages.js';
@@ -11,7 +11,7 @@ import type { CheckoutPages, PageKind } from '../checkout/pages.js';
 /** What the pages need of the processor adapter: which processor, its publishable key, where browsers reach it. */
 export interface PageProcessor {
   readonly kind: 'simulator' | 'stripe';
-  publishableKey(mode: Mode): string | null;
+  publishableKey(mode: Scope['mode']): string | null;
   browserUrl(): string | null;
 }
 

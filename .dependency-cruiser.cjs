@@ -1,0 +1,69 @@
+/**
+ * The dependency rules of docs/architecture.md, checked by `npm run check:deps` (part of `npm test`).
+ * @type {import('dependency-cruiser').IConfiguration}
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment:
+        'Modules load one way: a cycle of runtime imports makes load order fragile. Cycles through a type-only ' +
+        'import (the store and its prepared statements) or a lazy import() (a CLI command and its action) do not load in a cycle.',
+      from: {},
+      to: {
+        circular: true,
+        dependencyTypesNot: ['type-only', 'type-import', 'dynamic-import'],
+        viaOnly: { dependencyTypesNot: ['type-only', 'type-import', 'dynamic-import'] },
+      },
+    },
+    {
+      name: 'routes-not-to-store',
+      severity: 'error',
+      comment: 'A route parses, calls a domain module and responds; reading or writing the store is the domain’s job.',
+      from: { path: '^server/routes/' },
+      to: { path: '^server/db/' },
+    },
+    {
+      name: 'domain-not-to-http',
+      severity: 'error',
+      comment: 'Domain modules return data and throw ApiError; requests, responses and middleware belong to server/http/ and the routes.',
+      from: { path: ['^server/(accounts|checkout|payments|terminal|webhooks|idempotency|processor|db)/', '^server/(pagination|services)[.]ts$'] },
+      to: { path: '^server/(http|routes)/' },
+    },
+    {
+      name: 'stripe-only-in-processor',
+      severity: 'error',
+      comment: 'The stripe package is the processor port’s implementation: the rest of the product names processor types through server/processor/.',
+      from: { path: '^(server|cli|agent|shared)/', pathNot: '^server/processor/' },
+      to: { path: '^node_modules/stripe/' },
+    },
+    {
+      name: 'server-not-to-simulator',
+      severity: 'error',
+      comment: 'The server reaches the simulator over HTTP, as it would reach Stripe, never by importing it.',
+      from: { path: '^server/' },
+      to: { path: '^simulator/' },
+    },
+    {
+      name: 'ink-only-in-tui',
+      severity: 'error',
+      comment: 'Ink and React load only for the interactive UI, when stdout is a TTY; everything else stays plain Node.',
+      from: { pathNot: '^cli/tui/' },
+      to: { path: '^node_modules/(ink|ink-testing-library|react|react-reconciler)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: '^node_modules' },
+    exclude: { path: '^dist/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.d.ts'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+    skipAnalysisNotInRules: true,
+  },
+};
