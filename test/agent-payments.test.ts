@@ -43,7 +43,7 @@ afterAll(async () => {
   agentDir.cleanup();
 });
 
-describe('the local websocket (issue 8.5)', () => {
+describe('the local websocket', () => {
   it('needs the token in hello when it has one, and validates every message', async () => {
     const stranger = await CounterClient.connect(agent.url);
     stranger.send({ type: 'subscribe', topics: ['readers'] });
@@ -60,7 +60,7 @@ describe('the local websocket (issue 8.5)', () => {
   });
 });
 
-describe('a payment through the agent (issue 8.4, 8.5)', () => {
+describe('a payment through the agent', () => {
   it('starts a payment, follows the simulated tap through every reader state, and pushes the transaction', async () => {
     const from = counter.messages.length;
     const started = await counter.command({ type: 'start_payment', request_id: 'sale-1', reader, amount: 4750, metadata: { order: 'A-1' } });

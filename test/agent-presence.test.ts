@@ -41,7 +41,7 @@ afterAll(async () => {
   agentDir.cleanup();
 });
 
-describe('reader presence from the agent (issue 8.2)', () => {
+describe('reader presence from the agent', () => {
   it('registers the simulated readers once and has them online within one heartbeat', async () => {
     agent = await spawnAgent(agentArgs());
     const connected = await agent.logged('upstream connected');
