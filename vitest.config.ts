@@ -8,7 +8,7 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Nested store transactions throw instead of hanging (server/db/store.ts); children inherit it.
+    // Nested store transactions throw instead of hanging (server/db/sqlite.ts); children inherit it.
     env: { POS_CHECK_UNITS: '1' },
   },
 });

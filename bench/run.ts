@@ -3,7 +3,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { sqlitePath } from '../server/db/store.js';
+import { sqlitePath } from '../server/db/sqlite.js';
 import { createMerchant, helpWallTimeMs, startBaseline, startFloor, startPos, type ServerChild } from './processes.js';
 import { machineFacts, renderMarkdown, round, type Outcome, type RunReport, type ScenarioResult, type Target } from './report.js';
 import { seedList, type SeededList } from './seed.js';

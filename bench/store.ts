@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import { openSqliteStore, type BatchReport } from '../server/db/store.js';
+import { openSqliteStore, type BatchReport } from '../server/db/sqlite.js';
 
 /** What the group commit achieved for one arrival pattern. */
 export interface StoreBenchResult {

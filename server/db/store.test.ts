@@ -2,7 +2,8 @@ import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/tmp.js';
 import { Prepared } from './prepared.js';
-import { openSqliteStore, type BatchReport, type Executor, type Store } from './store.js';
+import { openSqliteStore, type BatchReport } from './sqlite.js';
+import type { Executor, Store } from './store.js';
 
 interface Scratch {
   kv: { k: string; v: number };

@@ -1,0 +1,322 @@
+import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  Kysely,
+  SqliteDialect,
+  SqliteDriver,
+  type Driver,
+  type SqliteDatabase,
+  type SqliteStatement,
+  type ControlledTransaction,
+} from 'kysely';
+import { registerDirectReads } from './prepared.js';
+import type { Tables } from './schema.js';
+
+import { type Db, migrateToLatest, type Store, type Trx } from './store.js';
+
+/**
+ * How long a writer waits for another process's write lock (the admin CLI writing while the server
+ * runs) before SQLite gives up with SQLITE_BUSY. Our own transactions are milliseconds long, so
+ * five seconds is only reached when something is badly wrong.
+ */
+const BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * Prepared statements kept per connection. Kysely compiles each query shape to the same SQL text,
+ * so the working set is the number of distinct query shapes in the code (a few hundred at most);
+ * the bound stops a pathological caller (e.g. IN lists of varying length) from growing it forever.
+ */
+const STATEMENT_CACHE_SIZE = 500;
+
+/** better-sqlite3 wrapped so that each SQL text is prepared once and reused. */
+function cachingDatabase(raw: Database.Database): SqliteDatabase {
+  const cache = new Map<string, SqliteStatement>();
+  return {
+    close: () => raw.close(),
+    prepare(text: string): SqliteStatement {
+      const hit = cache.get(text);
+      if (hit) {
+        // Refresh recency: Map iteration order is insertion order, so the first key is the oldest.
+        cache.delete(text);
+        cache.set(text, hit);
+        return hit;
+      }
+      const stmt = raw.prepare(text) as unknown as SqliteStatement;
+      cache.set(text, stmt);
+      if (cache.size > STATEMENT_CACHE_SIZE) {
+        const oldest = cache.keys().next().value;
+        if (oldest !== undefined) cache.delete(oldest);
+      }
+      return stmt;
+    },
+  };
+}
+
+/**
+ * Every write transaction starts with BEGIN IMMEDIATE: it takes the write lock up front, so two
+ * processes never both read under a deferred transaction and then deadlock upgrading to write.
+ */
+class ImmediateSqliteDriver extends SqliteDriver implements Driver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #database: SqliteDatabase;
+  constructor(database: SqliteDatabase) {
+    super({ database });
+    this.#database = database;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver({ database: this.#database });
+  }
+}
+
+export function sqlitePath(dataDir: string): string {
+  return join(dataDir, 'pos.db');
+}
+
+export function openSqliteDatabase(file: string): Database.Database {
+  const raw = new Database(file);
+  raw.pragma('journal_mode = WAL');
+  // The bundled build defaults to NORMAL in WAL mode, which can lose acknowledged commits on
+  // power loss; a payments ledger acknowledges only what is on disk.
+  raw.pragma('synchronous = FULL');
+  raw.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  raw.pragma('foreign_keys = ON');
+  return raw;
+}
+
+/** What one group commit did; reported to `SqliteStoreOptions.onBatch`. */
+export interface BatchReport {
+  /** Units that ran in the batch's transaction (including ones that failed or must run again). */
+  readonly units: number;
+  /** Units that threw and were rolled back to their savepoint alone. */
+  readonly failed: number;
+  /** Units sent back to the queue because SQLite abandoned the shared transaction under them. */
+  readonly requeued: number;
+  /** Whether a COMMIT reached the disk (false: BEGIN or COMMIT failed, or the transaction was lost). */
+  readonly committed: boolean;
+}
+
+export interface SqliteStoreOptions {
+  /** Observes every batch; tests and the benchmark count commits with it. */
+  onBatch?: (report: BatchReport) => void;
+  /**
+   * Turn a `transaction` call made inside a running unit (which would wait forever for the batch
+   * holding it) into an error. It needs AsyncLocalStorage, which makes Node track every promise
+   * (about a tenth of a payment's CPU, measured), so it is for development and tests: on when
+   * POS_CHECK_UNITS=1, which the test suite sets.
+   */
+  checkNesting?: boolean;
+}
+
+/**
+ * Units per shared transaction. A batch runs synchronously on the event loop (better-sqlite3 blocks)
+ * and holds the write lock, so the cap bounds how long requests and the admin CLI can be stalled by
+ * one batch. Measured here (`npm run bench`, group commit table): a payment-shaped unit (counter bump, insert,
+ * savepoint pair) costs ~70 us inside a batch and the COMMIT's fsync ~0.5 ms, so 128 units stall the
+ * loop ~10 ms and the fsync adds ~4 us (5%) to each; doubling the cap would save ~2 us per unit and
+ * double the stall. 50 connections never fill it; it matters for bursts (imports, replays).
+ */
+const MAX_BATCH_UNITS = 128;
+
+/** Savepoint name for the unit running now; units run one at a time, so one name suffices. */
+const UNIT_SAVEPOINT = 'unit' as const;
+
+/** Marks the async context of a running unit (with `checkNesting`); made on first use. */
+let insideUnit: AsyncLocalStorage<true> | undefined;
+
+interface QueuedUnit {
+  readonly run: (trx: Trx) => Promise<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit: units that arrive together share one BEGIN IMMEDIATE ... COMMIT, so one fsync
+ * acknowledges many of them. Each unit runs inside its own SAVEPOINT, so a unit that throws is
+ * rolled back alone (its caller gets the error at once) and the units after it never see its
+ * writes; every other unit's promise settles only after the COMMIT returned.
+ *
+ * A batch starts from `setImmediate`, not at once: better-sqlite3 is synchronous, so a batch started
+ * the moment the first unit arrives would run and commit before the event loop could read the next
+ * request, and no two units would ever share a commit. Waiting for the check phase lets every
+ * request the poll phase just read enqueue its unit first; when idle, that costs one loop turn.
+ */
+class GroupCommitter {
+  readonly #db: Db;
+  readonly #inTransaction: () => boolean;
+  readonly #onBatch: ((report: BatchReport) => void) | undefined;
+  readonly #nesting: AsyncLocalStorage<true> | undefined;
+  #queue: QueuedUnit[] = [];
+  #scheduled = false;
+  #closed = false;
+  #drained: Promise<void> = Promise.resolve();
+  #markDrained: () => void = () => {};
+
+  constructor(db: Db, inTransaction: () => boolean, onBatch: ((report: BatchReport) => void) | undefined, checkNesting: boolean) {
+    this.#db = db;
+    this.#inTransaction = inTransaction;
+    this.#onBatch = onBatch;
+    this.#nesting = checkNesting ? (insideUnit ??= new AsyncLocalStorage<true>()) : undefined;
+  }
+
+  transaction<T>(work: (trx: Trx) => Promise<T>): Promise<T> {
+    const nesting = this.#nesting;
+    if (nesting?.getStore()) {
+      return Promise.reject(new Error('store.transaction called inside another unit of work: units cannot nest (the connection is held by the outer unit); pass its trx down instead'));
+    }
+    if (this.#closed) return Promise.reject(new Error('store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      // Checking nesting, each unit runs in its caller's async context, marked as inside a unit.
+      const run = nesting ? AsyncResource.bind((trx: Trx) => nesting.run(true, () => work(trx))) : work;
+      this.#queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      this.#schedule();
+    });
+  }
+
+  /** Refuses new units, lets the queued ones commit, then resolves. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#drained;
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    this.#drained = new Promise((resolve) => (this.#markDrained = resolve));
+    setImmediate(() => void this.#next());
+  }
+
+  async #next(): Promise<void> {
+    const batch = this.#queue.splice(0, MAX_BATCH_UNITS);
+    await this.#runBatch(batch);
+    this.#scheduled = false;
+    // Units that arrived meanwhile (e.g. a request's next step) go in the next batch, again after
+    // the event loop has read whatever else is waiting.
+    if (this.#queue.length > 0) this.#schedule();
+    else this.#markDrained();
+  }
+
+  async #runBatch(batch: QueuedUnit[]): Promise<void> {
+    let trx: ControlledTransaction<Tables>;
+    try {
+      trx = await this.#db.startTransaction().execute();
+    } catch (error) {
+      for (const unit of batch) unit.reject(error);
+      this.#report({ units: 0, failed: 0, requeued: 0, committed: false });
+      return;
+    }
+    const succeeded: Array<{ unit: QueuedUnit; value: unknown }> = [];
+    let failed = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const unit = batch[i]!;
+      const outcome = await this.#runUnit(trx, unit);
+      if (outcome.ok) {
+        succeeded.push({ unit, value: outcome.value });
+        continue;
+      }
+      failed++;
+      unit.reject(outcome.error);
+      if (outcome.contained) continue;
+      // SQLite abandoned the whole transaction (an OR ROLLBACK conflict, a full disk, an I/O error):
+      // the units before this one lost their writes through no fault of their own. They were never
+      // acknowledged and touch only the database, so they simply run again, first in the next
+      // batch, followed by the units not yet started.
+      this.#queue.unshift(...succeeded.map((s) => s.unit), ...batch.slice(i + 1));
+      await trx.rollback().execute().catch(() => undefined);
+      this.#report({ units: i + 1, failed, requeued: succeeded.length, committed: false });
+      return;
+    }
+    try {
+      await trx.commit().execute();
+    } catch (error) {
+      // Nothing in the batch is on disk: every unit that had succeeded fails with the COMMIT's error.
+      await trx.rollback().execute().catch(() => undefined);
+      for (const { unit } of succeeded) unit.reject(error);
+      this.#report({ units: batch.length, failed, requeued: 0, committed: false });
+      return;
+    }
+    for (const { unit, value } of succeeded) unit.resolve(value);
+    this.#report({ units: batch.length, failed, requeued: 0, committed: true });
+  }
+
+  /**
+   * Runs one unit inside its savepoint. `contained` says whether a failure was rolled back to the
+   * savepoint with the shared transaction intact; when it is false the transaction is gone.
+   */
+  async #runUnit(
+    trx: ControlledTransaction<Tables>,
+    unit: QueuedUnit,
+  ): Promise<{ ok: true; value: unknown } | { ok: false; error: unknown; contained: boolean }> {
+    let inSavepoint: ControlledTransaction<Tables, [typeof UNIT_SAVEPOINT]>;
+    try {
+      inSavepoint = await trx.savepoint(UNIT_SAVEPOINT).execute();
+    } catch (error) {
+      return { ok: false, error, contained: false };
+    }
+    try {
+      const value = await unit.run(inSavepoint);
+      await inSavepoint.releaseSavepoint(UNIT_SAVEPOINT).execute();
+      return { ok: true, value };
+    } catch (error) {
+      if (!this.#inTransaction()) return { ok: false, error, contained: false };
+      try {
+        await inSavepoint.rollbackToSavepoint(UNIT_SAVEPOINT).execute();
+        // ROLLBACK TO keeps the savepoint on the stack; release it so the stack stays one deep.
+        await inSavepoint.releaseSavepoint(UNIT_SAVEPOINT).execute();
+        return { ok: false, error, contained: true };
+      } catch {
+        return { ok: false, error, contained: false };
+      }
+    }
+  }
+
+  #report(report: BatchReport): void {
+    try {
+      this.#onBatch?.(report);
+    } catch {
+      // An observer that throws must not leave the committer stuck with every writer waiting.
+    }
+  }
+}
+
+/** Opens (creating if needed) the embedded SQLite store under the data dir and migrates it. */
+export async function openSqliteStore(dataDir: string, options: SqliteStoreOptions = {}): Promise<Store> {
+  mkdirSync(dataDir, { recursive: true });
+  const raw = openSqliteDatabase(sqlitePath(dataDir));
+  const statements = cachingDatabase(raw);
+  const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect(statements) });
+  await migrateToLatest(db);
+  registerDirectReads(db, (text, parameters) => (raw.inTransaction ? undefined : (statements.prepare(text).all(parameters) as unknown[])));
+  const committer = new GroupCommitter(db, () => raw.inTransaction, options.onBatch, options.checkNesting ?? false);
+  // SQLite bumps data_version when a commit by another connection becomes visible to this one.
+  // Read at most once a millisecond: at thousands of requests a second the pragma showed up.
+  const dataVersion = raw.prepare('pragma data_version').pluck();
+  let version = 0;
+  let readAt = -Infinity;
+  const externalChanges = (): number => {
+    const now = performance.now();
+    if (now - readAt >= 1) {
+      version = dataVersion.get() as number;
+      readAt = now;
+    }
+    return version;
+  };
+  return {
+    dialect: 'sqlite',
+    db,
+    transaction: (work) => committer.transaction(work),
+    externalChanges,
+    close: async () => {
+      await committer.close();
+      await db.destroy();
+    },
+  };
+}
