@@ -80,9 +80,9 @@ export const serverConfigSchema = z.object({
    * terminator, the address customers reach); default the server's own listening URL.
    */
   publicUrl: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, '')).optional(),
-  /** See server/services/reconciler.ts for why 5 s. */
+  /** See server/payments/reconciler.ts for why 5 s. */
   reconcileIntervalMs: z.coerce.number().int().min(50).max(600_000).default(5_000),
-  /** See server/services/terminal.ts for why ten minutes. */
+  /** See server/terminal/readers.ts for why ten minutes. */
   terminalStaleMs: z.coerce.number().int().min(1_000).max(24 * 60 * 60 * 1000).default(10 * 60 * 1000),
   /** See docs/webhooks.md: a receiver must answer within this; 15 s is Standard Webhooks' advice. */
   webhookTimeoutMs: z.coerce.number().int().min(50).max(30_000).default(DEFAULT_WEBHOOK_TIMEOUT_MS),
@@ -92,7 +92,7 @@ export const serverConfigSchema = z.object({
   webhookEgress: z.enum(['any', 'public']).default('any'),
   /** How often the webhook worker looks for new events and due retries when nothing woke it. */
   webhookPollMs: z.coerce.number().int().min(5).max(60_000).default(DEFAULT_WEBHOOK_POLL_MS),
-  /** Agent presence TTL; unset = three of each agent's heartbeat intervals (server/services/agents.ts). */
+  /** Agent presence TTL; unset = three of each agent's heartbeat intervals (server/terminal/agents.ts). */
   presenceTtlMs: z.coerce.number().int().min(100).max(24 * 60 * 60 * 1000).optional(),
 });
 
