@@ -66,7 +66,7 @@ export function collectOf(row: CheckoutSessionsTable): Collect {
 /**
  * Hosted checkout sessions (spec §2.2, §4.5). A session owns one payment, created with it; the
  * page confirms that payment in the browser, the processor's outcome moves it, and the payment
- * state machine completes the session (checkout-state.ts). Open sessions expire at `expires_at`:
+ * state machine completes the session (state.ts). Open sessions expire at `expires_at`:
  * checked when read and by the reconciler's sweep, which also cancels the unpaid PaymentIntent.
  */
 export class CheckoutService {

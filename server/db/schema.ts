@@ -154,7 +154,7 @@ export interface IdempotencyKeysTable {
   /** JSON the steps pass along (e.g. the id of the object being made). */
   state: string | null;
   locked_at: number | null;
-  /** The instance (its lease holder id) running the request; see server/services/leases.ts. */
+  /** The instance (its lease holder id) running the request; see server/db/leases.ts. */
   locked_by: string | null;
   response_status: number | null;
   response_body: string | null;

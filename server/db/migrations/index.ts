@@ -160,7 +160,7 @@ const migrations: Record<string, Migration> = {
         .execute();
       await db.schema.createIndex('refunds_transaction').on('refunds').columns(['transaction_id', 'created_at']).execute();
 
-      // Idempotent requests as recovery points (see server/services/idempotency.ts).
+      // Idempotent requests as recovery points (see server/idempotency/keys.ts).
       await db.schema
         .createTable('idempotency_keys')
         .addColumn('id', 'text', (c) => c.primaryKey())
