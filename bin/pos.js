@@ -9,5 +9,10 @@ if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write('pos: dist/ is missing; run `npm install` (or `npm run build`) in the repository first\n');
   process.exit(2);
 }
-const { main } = await import(entry.href);
-await main(process.argv);
+// Past this import, cli/main.ts turns every failure into one line; a build too broken to load is
+// reported the same way, the stack being of no use to whoever runs the command.
+const loaded = await import(entry.href).catch((err) => {
+  process.stderr.write(`pos: cannot load dist/cli/main.js (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); run \`npm run build\`\n`);
+  process.exit(2);
+});
+await loaded.main(process.argv);

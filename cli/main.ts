@@ -58,7 +58,32 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** The exit code set so far: 0 unless the command has already failed. */
+function exitCodeSoFar(): number {
+  return Number(process.exitCode ?? ExitCode.ok);
+}
+
+/**
+ * Every way out of `pos` that is not the command's own ends as one line on stderr (the stack only
+ * with DEBUG): an error escaping from a callback, a rejection nobody awaited, a failed write.
+ * A reader that stops early (`pos transactions list | head -1`) closes stdout: `pos` then stops
+ * quietly with the exit code so far, as a Unix tool killed by SIGPIPE would without the noise.
+ */
+export function installProcessHandlers(debug: boolean): void {
+  const write = (line: string) => process.stderr.write(`${line}\n`);
+  const fail = (err: unknown) => {
+    process.exit(reportError(err, debug, write));
+  };
+  process.on('uncaughtException', fail);
+  process.on('unhandledRejection', fail);
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' ? process.exit(exitCodeSoFar()) : fail(err)));
+  // With stderr gone there is nowhere left to report anything; the exit code still tells.
+  process.stderr.on('error', () => undefined);
+}
+
 export async function main(argv: readonly string[]): Promise<void> {
+  const debug = debugEnabled();
+  installProcessHandlers(debug);
   const program = buildProgram();
   try {
     await program.parseAsync([...argv]);
@@ -68,6 +93,6 @@ export async function main(argv: readonly string[]): Promise<void> {
       process.exitCode = err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
       return;
     }
-    process.exitCode = reportError(err, debugEnabled(), (line) => process.stderr.write(`${line}\n`));
+    process.exitCode = reportError(err, debug, (line) => process.stderr.write(`${line}\n`));
   }
 }

@@ -32,6 +32,12 @@ export const BODY_LIMIT = '256kb';
 export interface AppConfig {
   rateLimit: number;
   rateWindowSeconds: number;
+  /**
+   * Proxies whose X-Forwarded-For decides `req.ip` (and so the rate-limit bucket of requests
+   * without a key): a hop count or addresses/CIDRs. Unset trusts none: the header is ignored, since
+   * without a proxy any client could write it.
+   */
+  trustProxy?: number | string[] | undefined;
 }
 
 export interface AppDeps {
@@ -69,6 +75,7 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'extended');
+  app.set('trust proxy', config.trustProxy ?? false);
   timeResponses(app);
 
   app.use(requestContext(logger));

@@ -56,6 +56,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   let url = '';
   const publicUrl = (): string => config.publicUrl ?? url;
   const leases = new Leases(store, clock);
+  const egress = { egress: config.webhookEgress, liveEndpointsFollowTestRule: config.liveEndpointsFollowTestRule };
   const services = buildServices({
     leases,
     store,
@@ -65,7 +66,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     publicUrl,
     idempotencyTtlMs: config.idempotencyTtlHours * 3_600_000,
     terminalStaleMs: config.terminalStaleMs,
-    webhookEgress: config.webhookEgress,
+    webhookEgress: egress,
     webhookRetryScale: config.webhookRetryScale,
     ...(config.presenceTtlMs !== undefined ? { presenceTtlMs: config.presenceTtlMs } : {}),
   });
@@ -100,7 +101,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   if (processor.kind === 'simulator') await processor.registerWebhookEndpoint(`${url}/processor/webhooks`);
   // Merchants made by the admin CLI get their connected accounts now rather than on first use.
   await reconciler.start();
-  const webhooks = new WebhookWorker(services.webhookQueue, clock, logger, { timeoutMs: config.webhookTimeoutMs, pollMs: config.webhookPollMs, egress: config.webhookEgress });
+  const webhooks = new WebhookWorker(services.webhookQueue, clock, logger, { timeoutMs: config.webhookTimeoutMs, pollMs: config.webhookPollMs, egress });
   await webhooks.start();
   processor.provisionMissingAccounts().catch((err: unknown) => logger.warn({ err }, 'connected-account provisioning failed; retried on first use'));
   logger.info({ url, data_dir: config.dataDir, processor: processor.name }, 'pos server listening');

@@ -15,7 +15,7 @@ import { PaymentLinkService } from './checkout/payment-links.js';
 import { RefundService } from './payments/refunds.js';
 import { TerminalService } from './terminal/readers.js';
 import { TransactionService } from './payments/transactions.js';
-import type { EgressPolicy } from './webhooks/egress.js';
+import { DEFAULT_EGRESS, type EgressOptions } from './webhooks/egress.js';
 import { WebhookEndpointService } from './webhooks/endpoints.js';
 import { EventService, EventStreams } from './webhooks/events.js';
 import { WebhookQueue } from './webhooks/queue.js';
@@ -51,7 +51,7 @@ export interface ServiceDeps {
   /** Instance identity and leases (shared with the reconciler). */
   leases?: Leases;
   terminalStaleMs?: number;
-  webhookEgress?: EgressPolicy;
+  webhookEgress?: EgressOptions;
   webhookRetryScale?: number;
   /** Agent presence TTL; default three of each agent's heartbeat intervals. */
   presenceTtlMs?: number;
@@ -91,7 +91,7 @@ export function buildServices(deps: ServiceDeps): Services {
     pages: new CheckoutPages(store, checkout, paymentLinks),
     agents: new AgentService(store, clock, processor, logger, deps.presenceTtlMs),
     onProcessorEvent,
-    webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? 'any'),
+    webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? DEFAULT_EGRESS),
     events: new EventService(store, clock),
     eventStreams: new EventStreams(),
     webhookQueue: new WebhookQueue(store, clock, deps.webhookRetryScale ?? 1),

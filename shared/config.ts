@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 /**
@@ -36,6 +37,31 @@ export const DEFAULT_WEBHOOK_TIMEOUT_MS = 15_000;
  * new event waits. 200 ms is unnoticeable for a webhook and costs two indexed queries.
  */
 export const DEFAULT_WEBHOOK_POLL_MS = 200;
+
+/** The subnet names Express (proxy-addr) knows besides addresses and CIDRs. */
+const PROXY_SUBNET_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * Which proxies' X-Forwarded-For to believe: a hop count (`1`: the address the nearest proxy saw),
+ * or a comma-separated list of addresses, CIDRs and Express's names (`10.0.0.0/8,fd00::/8`,
+ * `loopback`). Trusting every proxy (`true`) is not offered: any client could then pick its own IP.
+ */
+const trustProxySchema = z.string().transform((value, ctx): number | string[] => {
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops < 1) ctx.addIssue({ code: 'custom', message: 'a hop count is at least 1 (leave --trust-proxy out to trust no proxy)' });
+    return hops;
+  }
+  const parts = value.split(',').map((part) => part.trim());
+  const valid = (p: string) =>
+    PROXY_SUBNET_NAMES.has(p) || ipaddr.IPv4.isValidFourPartDecimal(p) || ipaddr.IPv4.isValidCIDRFourPartDecimal(p) || ipaddr.IPv6.isValid(p) || ipaddr.IPv6.isValidCIDR(p);
+  const bad = parts.find((p) => !valid(p));
+  if (bad !== undefined) {
+    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(bad)} is not a hop count (1), an address, a CIDR (10.0.0.0/8) or one of loopback, linklocal, uniquelocal` });
+    return z.NEVER;
+  }
+  return parts;
+});
 
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
@@ -88,8 +114,16 @@ export const serverConfigSchema = z.object({
   webhookTimeoutMs: z.coerce.number().int().min(50).max(30_000).default(DEFAULT_WEBHOOK_TIMEOUT_MS),
   /** Multiplies every webhook retry delay and the 3-day retry window; below 1 only to test. */
   webhookRetryScale: z.coerce.number().positive().max(1).default(1),
-  /** `any` lets endpoints target private and loopback addresses (a shop's own server); `public` refuses them (SSRF). */
+  /**
+   * `any` lets test-mode endpoints target private and loopback addresses (a developer's receiver);
+   * `public` refuses them (SSRF). Live endpoints must be public `https://` URLs either way
+   * (server/webhooks/egress.ts).
+   */
   webhookEgress: z.enum(['any', 'public']).default('any'),
+  /** Live endpoints follow the test-mode egress rule: for a server whose live mode moves no real money. */
+  liveEndpointsFollowTestRule: z.boolean().default(false),
+  /** Which proxies in front of the server to believe about the client's address; unset trusts none. */
+  trustProxy: trustProxySchema.optional(),
   /** How often the webhook worker looks for new events and due retries when nothing woke it. */
   webhookPollMs: z.coerce.number().int().min(5).max(60_000).default(DEFAULT_WEBHOOK_POLL_MS),
   /** Agent presence TTL; unset = three of each agent's heartbeat intervals (server/terminal/agents.ts). */
@@ -115,6 +149,8 @@ export interface ServerFlags {
   webhookTimeoutMs?: string | number | undefined;
   webhookRetryScale?: string | number | undefined;
   webhookEgress?: string | undefined;
+  liveEndpointsFollowTestRule?: boolean | undefined;
+  trustProxy?: string | undefined;
   webhookPollMs?: string | number | undefined;
   presenceTtlMs?: string | number | undefined;
 }
@@ -152,6 +188,8 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
     webhookTimeoutMs: pick(flags.webhookTimeoutMs, env.POS_WEBHOOK_TIMEOUT_MS),
     webhookRetryScale: pick(flags.webhookRetryScale, env.POS_WEBHOOK_RETRY_SCALE),
     webhookEgress: pick(flags.webhookEgress, env.POS_WEBHOOK_EGRESS),
+    liveEndpointsFollowTestRule: flags.liveEndpointsFollowTestRule,
+    trustProxy: pick(flags.trustProxy, env.POS_TRUST_PROXY),
     webhookPollMs: pick(flags.webhookPollMs, env.POS_WEBHOOK_POLL_MS),
     presenceTtlMs: pick(flags.presenceTtlMs, env.POS_PRESENCE_TTL_MS),
     stripe: {

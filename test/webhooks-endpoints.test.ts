@@ -97,7 +97,7 @@ describe('webhook endpoints (spec §4.8)', () => {
       for (const url of ['http://127.0.0.1:3000/hooks', 'http://localhost/hooks', 'http://10.0.0.5/hooks', 'http://[::1]/x', 'http://169.254.169.254/latest']) {
         const res = await api.post<{ error: Json }>('/v1/webhook-endpoints', { url });
         expect(res.status, url).toBe(400);
-        expect(res.body.error).toMatchObject({ param: 'url', code: 'url_invalid' });
+        expect(res.body.error).toMatchObject({ param: 'url', code: 'parameter_invalid' });
       }
       expect((await api.post('/v1/webhook-endpoints', { url: 'https://shop.example.com/hooks' })).status).toBe(201);
     } finally {

@@ -26,7 +26,8 @@ export function requestContext(logger: Logger): RequestHandler {
           {
             req_id: req.requestId,
             method: req.method,
-            path: req.path,
+            // The whole path: inside a router req.path is only the part after its mount point.
+            path: pathOf(req),
             status: res.statusCode,
             ms: performance.now() - req.startedAt,
             merchant_id: req.principal?.merchantId,
@@ -160,8 +161,15 @@ function nulParam(value: unknown, path: string): string | undefined {
   return undefined;
 }
 
+/** The request's full path, without the query string (which can carry customers' data). */
+function pathOf(req: Request): string {
+  const url = req.originalUrl;
+  const query = url.indexOf('?');
+  return query < 0 ? url : url.slice(0, query);
+}
+
 export function notFoundHandler(): RequestHandler {
-  return (req, _res, next) => next(routeNotFound(req.method, req.originalUrl.split('?')[0] ?? req.path));
+  return (req, _res, next) => next(routeNotFound(req.method, pathOf(req)));
 }
 
 interface BodyParserError {

@@ -7,7 +7,7 @@ import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookEnd
 import { readCount } from '../db/counters.js';
 import { type Page, type PageRequest, toPage } from '../pagination.js';
 import type { Scope } from '../accounts/scope.js';
-import { type EgressPolicy, refuseUrl } from './egress.js';
+import { type EgressOptions, endpointRule, refuseUrl } from './egress.js';
 import { newSigningSecret } from './signing.js';
 
 /** Stripe's limit per account and mode: more endpoints than this is a misconfiguration, not a need. */
@@ -59,16 +59,17 @@ export class WebhookEndpointService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly egress: EgressPolicy,
+    private readonly egress: EgressOptions,
   ) {}
 
-  #checkUrl(url: string): void {
-    const why = refuseUrl(url, this.egress);
-    if (why) throw invalid('url', `Invalid url: ${why}`, 'url_invalid');
+  /** A broken URL is `url_invalid`; a valid one this server will not deliver to is `parameter_invalid`. */
+  #checkUrl(scope: Scope, url: string): void {
+    const refused = refuseUrl(url, endpointRule(scope.mode, this.egress));
+    if (refused) throw invalid('url', `Invalid url: it ${refused.why}`, refused.malformed ? 'url_invalid' : 'parameter_invalid');
   }
 
   async create(scope: Scope, input: CreateWebhookEndpointInput): Promise<WebhookEndpoint> {
-    this.#checkUrl(input.url);
+    this.#checkUrl(scope, input.url);
     const secret = newSigningSecret();
     const row = await this.store.transaction(async (trx) => {
       const existing = await trx
@@ -132,7 +133,7 @@ export class WebhookEndpointService {
   }
 
   async update(scope: Scope, idOrReference: string, input: UpdateWebhookEndpointInput): Promise<WebhookEndpoint> {
-    if (input.url !== undefined) this.#checkUrl(input.url);
+    if (input.url !== undefined) this.#checkUrl(scope, input.url);
     const row = await this.store.transaction(async (trx) => {
       const current = await findEndpointRow(trx, scope, idOrReference);
       if (!current) throw notFound('id', 'webhook endpoint');

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { type EgressPolicy, guardedLookup, refuseUrl } from './egress.js';
+import { type EndpointRule, publicOnlyLookup, refuseUrl } from './egress.js';
 
 /** What one POST to an endpoint came to. */
 export interface PostResult {
@@ -13,11 +13,13 @@ export interface PostResult {
 /**
  * Keep-alive connections make repeated deliveries to one receiver cheap. No per-origin socket cap:
  * the worker already bounds concurrency per endpoint, and a cap here would make two endpoints on
- * one host queue behind each other.
+ * one host queue behind each other. Public-only deliveries get agents of their own: a pooled socket
+ * is reused by host name, and one opened without the address check (a test endpoint's, to a name
+ * that resolved to 127.0.0.1) must never carry a delivery that requires the check.
  */
 const agents = {
-  'http:': new http.Agent({ keepAlive: true }),
-  'https:': new https.Agent({ keepAlive: true }),
+  open: { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) },
+  publicOnly: { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) },
 };
 
 /** Longest error text kept per attempt: enough for a message, not for a receiver's HTML page. */
@@ -34,14 +36,16 @@ function describe(err: unknown, timeoutMs: number, timedOut: boolean): string {
 }
 
 /**
- * POSTs one signed body. Redirects are not followed (a 3xx is a failure, as on Stripe: the merchant
- * should register the final URL). Everything, connection and answer, must happen within `timeoutMs`.
+ * POSTs one signed body, if the endpoint's rule allows its URL: a literal address is checked here,
+ * a name at connect time by the public-only lookup. Redirects are not followed (a 3xx is a failure,
+ * as on Stripe: the merchant should register the final URL; following one would also reach an
+ * address nobody checked). Everything, connection and answer, must happen within `timeoutMs`.
  */
-export function postWebhook(url: string, headers: Record<string, string>, body: string, timeoutMs: number, egress: EgressPolicy, signal?: AbortSignal): Promise<PostResult> {
+export function postWebhook(url: string, headers: Record<string, string>, body: string, timeoutMs: number, rule: EndpointRule, signal?: AbortSignal): Promise<PostResult> {
   const started = performance.now();
   const elapsed = () => performance.now() - started;
-  const refused = refuseUrl(url, egress);
-  if (refused) return Promise.resolve({ statusCode: null, latencyMs: 0, error: `url ${refused}` });
+  const refused = refuseUrl(url, rule);
+  if (refused) return Promise.resolve({ statusCode: null, latencyMs: 0, error: `url ${refused.why}` });
   return new Promise<PostResult>((resolve) => {
     let settled = false;
     let timedOut = false;
@@ -55,9 +59,9 @@ export function postWebhook(url: string, headers: Record<string, string>, body: 
     const target = new URL(url);
     const req = (target.protocol === 'https:' ? https : http).request(target, {
       method: 'POST',
-      agent: agents[target.protocol as 'http:' | 'https:'],
+      agent: agents[rule.publicOnly ? 'publicOnly' : 'open'][target.protocol as 'http:' | 'https:'],
       headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'pos-webhooks/1' },
-      ...(egress === 'public' ? { lookup: guardedLookup(egress) as unknown as typeof import('node:dns').lookup } : {}),
+      ...(rule.publicOnly ? { lookup: publicOnlyLookup as unknown as typeof import('node:dns').lookup } : {}),
     });
     const timer = setTimeout(() => {
       timedOut = true;

@@ -31,6 +31,8 @@ const CANDIDATES_PER_SLOT = 4;
 export interface ClaimedDelivery {
   deliveryId: string;
   endpointId: string;
+  /** The endpoint's mode: which egress rule its URL must satisfy. */
+  mode: Mode;
   url: string;
   /** Current secret first; the previous one during a roll. */
   secrets: string[];
@@ -224,6 +226,7 @@ export class WebhookQueue {
           'd.manual',
           'd.attempts',
           'e.url',
+          'e.mode',
           'e.secret',
           'e.previous_secret',
           'e.previous_secret_expires_at',
@@ -244,6 +247,7 @@ export class WebhookQueue {
           {
             deliveryId: r.delivery_id,
             endpointId: r.endpoint_id,
+            mode: r.mode,
             url: r.url,
             secrets,
             eventId: r.event_id,

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/time.js';
-import type { EgressPolicy } from './egress.js';
+import { type EgressOptions, endpointRule } from './egress.js';
 import { postWebhook } from './http.js';
 import { parseRetryAfter } from './schedule.js';
 import { signedHeaders } from './signing.js';
@@ -10,7 +10,7 @@ import type { AttemptOutcome, ClaimedDelivery, WebhookQueue } from './queue.js';
 export interface WebhookWorkerOptions {
   timeoutMs: number;
   pollMs: number;
-  egress: EgressPolicy;
+  egress: EgressOptions;
   /** Requests in flight in all. */
   maxInFlight?: number;
   /** Requests in flight to one endpoint: a dead or slow endpoint ties up only these. */
@@ -126,7 +126,7 @@ export class WebhookWorker {
     this.#perEndpoint.set(delivery.endpointId, (this.#perEndpoint.get(delivery.endpointId) ?? 0) + 1);
     // A fresh timestamp and signature on every attempt; the id (the event's) never changes.
     const headers = signedHeaders(delivery.secrets, delivery.eventId, attemptedAt, delivery.body);
-    const done = postWebhook(delivery.url, { ...headers }, delivery.body, this.options.timeoutMs, this.options.egress, this.#abort.signal).then((result) => {
+    const done = postWebhook(delivery.url, { ...headers }, delivery.body, this.options.timeoutMs, endpointRule(delivery.mode, this.options.egress), this.#abort.signal).then((result) => {
       this.#inFlight.delete(delivery.deliveryId);
       const n = (this.#perEndpoint.get(delivery.endpointId) ?? 1) - 1;
       if (n <= 0) this.#perEndpoint.delete(delivery.endpointId);

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadServerConfig } from './config.js';
+
+describe('--trust-proxy', () => {
+  it('trusts no proxy by default', () => {
+    expect(loadServerConfig({}, {}).trustProxy).toBeUndefined();
+  });
+
+  it('takes a hop count or a list of addresses, CIDRs and names, from the flag or POS_TRUST_PROXY', () => {
+    expect(loadServerConfig({ trustProxy: '1' }, {}).trustProxy).toBe(1);
+    expect(loadServerConfig({}, { POS_TRUST_PROXY: '10.0.0.0/8, fd00::/8' }).trustProxy).toEqual(['10.0.0.0/8', 'fd00::/8']);
+    expect(loadServerConfig({ trustProxy: 'loopback,192.168.1.10' }, { POS_TRUST_PROXY: '2' }).trustProxy).toEqual(['loopback', '192.168.1.10']);
+  });
+
+  it('refuses anything else, naming the setting', () => {
+    for (const value of ['0', 'true', 'everything', '10.0.0.0/33', '10.1', '1.5']) {
+      expect(() => loadServerConfig({ trustProxy: value }, {}), value).toThrow(ConfigError);
+    }
+    expect(() => loadServerConfig({ trustProxy: 'nope' }, {})).toThrow(/trustProxy: "nope" is not a hop count/);
+  });
+});
+
+describe('the webhook egress settings', () => {
+  it('default to any, with live endpoints on their own rule', () => {
+    expect(loadServerConfig({}, {})).toMatchObject({ webhookEgress: 'any', liveEndpointsFollowTestRule: false });
+    expect(loadServerConfig({}, { POS_WEBHOOK_EGRESS: 'public' }).webhookEgress).toBe('public');
+  });
+});
