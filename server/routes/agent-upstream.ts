@@ -6,6 +6,7 @@ import { AgentUpMessageSchema, UPSTREAM_PATH, type AgentUpMessage, type ServerDo
 import type { Clock } from '../../shared/time.js';
 import type { Store } from '../db/store.js';
 import { ApiError } from '../errors.js';
+import { inputProblem } from '../http/input.js';
 import { authenticateKey } from '../services/api-keys.js';
 import type { Services } from '../services/index.js';
 import type { Scope } from '../services/scope.js';
@@ -134,7 +135,10 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     let message: AgentUpMessage;
     try {
       if (isBinary) throw new Error('binary');
-      const parsed = AgentUpMessageSchema.safeParse(JSON.parse(data.toString()));
+      const raw: unknown = JSON.parse(data.toString());
+      const problem = inputProblem(raw, 'message');
+      if (problem) throw new Error(problem.message);
+      const parsed = AgentUpMessageSchema.safeParse(raw);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
         throw new Error(`${issue?.path.join('.') || 'message'}: ${issue?.message ?? 'invalid'}`);
