@@ -5,7 +5,8 @@ import { MAX_INPUT_DEPTH } from '../server/http/input.js';
 import { ErrorBodySchema } from '../server/schemas/common.js';
 import { UPSTREAM_PATH } from '../shared/agent-upstream.js';
 import { call, client, type Json } from './helpers/api.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { runPos, spawnServer, startTestServer, type TestServer } from './helpers/server.js';
+import { tempDir } from './helpers/tmp.js';
 
 /**
  * Input an attacker sends with any merchant's key: bodies nested thousands deep, path ids that are
@@ -112,7 +113,10 @@ describe('deeply nested bodies', () => {
     for (const reply of replies) expect(reply).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', code: 'invalid_message' } });
     expect(JSON.stringify(replies[3])).toMatch(/name/);
     expect(ws.readyState).toBe(WebSocket.OPEN);
-    ws.close();
+    // Past the 1 MB message cap the socket is closed (1009, message too big); nothing else is.
+    const closed = new Promise<number>((resolve) => ws.once('close', (code: number) => resolve(code)));
+    ws.send('x'.repeat(2 * 1024 * 1024));
+    expect(await closed).toBe(1009);
     await stillAnswers();
   });
 });
@@ -231,5 +235,30 @@ describe('strings that are not well-formed text', () => {
     const res = await raw('POST', '/checkout/cs_doesnotexist/start', JSON.stringify({ name: LONE }));
     expect(res.status).toBe(400);
     expect((res.body as ErrorBody).error).toMatchObject({ code: 'parameter_invalid', param: 'name' });
+  });
+});
+
+describe('the real `pos server` process', () => {
+  it('is still running and answering after a nested body, a malformed id and a lone surrogate', async () => {
+    const dir = tempDir('pos-hostile-');
+    const made = runPos(['admin', 'merchant', 'create', '--business-name', 'Hostile Shop', '--json', '--data-dir', dir.path]);
+    expect(made.status, made.stderr).toBe(0);
+    const sk = (JSON.parse(made.stdout) as { api_keys: { sk_test: string } }).api_keys.sk_test;
+    const server = await spawnServer(dir.path);
+    try {
+      let exited = false;
+      void server.exited.then(() => (exited = true));
+      const api = client(server.url, sk);
+      const nest = await api.raw('POST', '/v1/customers', { rawBody: '['.repeat(4_000) + ']'.repeat(4_000), headers: { 'content-type': 'application/json' } });
+      expect(nest.status).toBe(400);
+      expect((await api.get('/v1/customers/%ff')).status).toBe(404);
+      expect((await api.post('/v1/transactions', { amount: 1000, confirm: true, payment_method: LONE })).status).toBe(400);
+      expect((await api.get('/v1/merchant')).status).toBe(200);
+      expect(exited).toBe(false);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+      dir.cleanup();
+    }
   });
 });
