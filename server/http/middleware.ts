@@ -6,6 +6,7 @@ import { ApiError, forbidden, internal, invalid, rateLimited, routeNotFound, una
 import type { KeyAuthenticator } from '../accounts/api-keys.js';
 import type { Scope } from '../accounts/scope.js';
 import type { RateLimitDecision, RateLimiter } from './rate-limit.js';
+import { inputProblem } from './input.js';
 import { sendJson } from './send.js';
 import './types.js';
 
@@ -98,17 +99,18 @@ export function gate(keys: KeyAuthenticator, limiter: RateLimiter, clock: Clock)
 
 /**
  * What every /v1 call passes before its route, as one layer: a secret key (the key alone picks the
- * merchant and the mode), a body only as JSON, parsed by `parseJson`, with no NUL characters in it.
+ * merchant and the mode), a body only as JSON, parsed by `parseJson`, and a body and query that
+ * pass `inputProblem` (shallow, well-formed text, no stray control characters) before any route,
+ * store or processor sees them.
  */
 export function apiEntry(parseJson: RequestHandler): RequestHandler {
   return (req, res, next) => {
-    const refused = secretKeyProblem(req) ?? bodyTypeProblem(req);
+    const refused = secretKeyProblem(req) ?? bodyTypeProblem(req) ?? (req.url.includes('?') ? inputProblem(req.query, 'query') : undefined);
     if (refused) return next(refused);
     if (!hasBody(req)) return next();
     parseJson(req, res, (err?: unknown) => {
       if (err) return next(err);
-      const param = nulParam(req.body, '');
-      next(param ? invalid(param, `${param} contains a NUL character`, 'invalid_characters') : undefined);
+      next(inputProblem(req.body, 'body'));
     });
   };
 }
@@ -139,26 +141,6 @@ export function scopeOf(req: Request): Scope {
   const principal = req.principal;
   if (!principal) throw unauthenticated('Invalid API key provided');
   return { merchantId: principal.merchantId, mode: principal.mode };
-}
-
-/** The first string in a parsed body that holds a NUL character, as a param path. */
-function nulParam(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path || 'body' : undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = nulParam(value[i], `${path}[${i}]`);
-      if (found) return found;
-    }
-    return undefined;
-  }
-  if (value && typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value)) {
-      if (key.includes('\u0000')) return path ? `${path}[${key}]` : key;
-      const found = nulParam(inner, path ? `${path}[${key}]` : key);
-      if (found) return found;
-    }
-  }
-  return undefined;
 }
 
 /** The request's full path, without the query string (which can carry customers' data). */
@@ -200,10 +182,24 @@ function fromBodyParser(err: BodyParserError): ApiError | undefined {
   }
 }
 
+/**
+ * Express decodes path parameters with decodeURIComponent and passes on its URIError when a
+ * segment is not valid percent-encoded UTF-8 (`%`, `%ff`, `%C3%28`). Every path parameter of this
+ * server is an identifier, and no identifier has such a spelling: the answer is the unknown-id
+ * 404. Any other URIError is a malformed request.
+ */
+function fromUriError(err: unknown): ApiError | undefined {
+  if (!(err instanceof URIError)) return undefined;
+  if (err.message.startsWith('Failed to decode param')) {
+    return new ApiError(404, 'invalid_request_error', 'No such object: the id in the URL is not valid percent-encoded UTF-8', { code: 'resource_missing' });
+  }
+  return invalid(undefined, 'The request URL is not valid percent-encoded UTF-8', 'invalid_url');
+}
+
 /** The one error renderer: known errors as they are, anything else as a generic 500 with no internals. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    let apiError = err instanceof ApiError ? err : fromBodyParser(err as BodyParserError);
+    let apiError = err instanceof ApiError ? err : (fromUriError(err) ?? fromBodyParser(err as BodyParserError));
     if (!apiError) {
       logger.error({ req_id: req.requestId, err }, 'unhandled error');
       apiError = internal();

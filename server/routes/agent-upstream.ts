@@ -8,6 +8,7 @@ import { ApiError } from '../errors.js';
 import type { KeyAuthenticator } from '../accounts/api-keys.js';
 import type { Services } from '../services.js';
 import type { Scope } from '../accounts/scope.js';
+import { inputProblem } from '../http/input.js';
 
 /**
  * How often the server looks for new transaction events to push. 200 ms: a result on the counter
@@ -133,7 +134,10 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     let message: AgentUpMessage;
     try {
       if (isBinary) throw new Error('binary');
-      const parsed = AgentUpMessageSchema.safeParse(JSON.parse(data.toString()));
+      const raw: unknown = JSON.parse(data.toString());
+      const problem = inputProblem(raw, 'message');
+      if (problem) throw new Error(problem.message);
+      const parsed = AgentUpMessageSchema.safeParse(raw);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
         throw new Error(`${issue?.path.join('.') || 'message'}: ${issue?.message ?? 'invalid'}`);

@@ -60,6 +60,12 @@ export function eventsRouter(events: EventService, streams: EventStreams): Route
     let seq = (lastId ? await events.seqOf(scope, lastId) : undefined) ?? (await events.currentSeq(scope));
 
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    // A HEAD has no body to stream, and Node sends its head only with the body's first byte or its
+    // end: without this, a HEAD would hold a stream open and its caller would never be answered.
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
     res.write(`event: ready\ndata: ${JSON.stringify({ mode: scope.mode })}\n\n`);
 
     let closed = false;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import express, { type Request, type Response, Router } from 'express';
 import { ApiError } from '../errors.js';
+import { inputProblem } from '../http/input.js';
 import { parseInput } from '../http/validate.js';
 import type { Scope } from '../accounts/scope.js';
 import { type Assets, type Processor, renderClosedPage, renderNotFoundPage, renderPaymentPage } from '../pages/render.js';
@@ -112,6 +113,8 @@ export function pagesRouter(pages: CheckoutPages, processor: PageProcessor): Rou
     // JSON only: a cross-site form cannot send it, and a cross-site fetch of it needs a CORS
     // preflight this server never grants.
     if (!req.is('application/json')) throw new ApiError(415, 'invalid_request_error', 'Request bodies must be JSON', { code: 'unsupported_media_type' });
+    const problem = inputProblem(req.body, 'body');
+    if (problem) throw problem;
     const details = parseInput(PageDetailsSchema, req.body ?? {});
     res.json({ data: await pages.startPayment(kind, String(req.params.reference), details) });
   };

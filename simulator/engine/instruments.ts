@@ -108,7 +108,7 @@ const CARD_TOKENS: Record<string, string> = {
 };
 
 export function cardTokenNumber(token: string): string | undefined {
-  return CARD_TOKENS[token];
+  return Object.hasOwn(CARD_TOKENS, token) ? CARD_TOKENS[token] : undefined;
 }
 
 export function luhnValid(number: string): boolean {
@@ -137,7 +137,7 @@ export function brandOf(number: string): string {
 }
 
 export function testCard(number: string): TestCard {
-  const known = NUMBER_OUTCOMES[number];
+  const known = Object.hasOwn(NUMBER_OUTCOMES, number) ? NUMBER_OUTCOMES[number] : undefined;
   return { number, brand: brandOf(number), funding: known?.funding ?? 'credit', outcome: known?.outcome ?? approve };
 }
 
@@ -183,7 +183,7 @@ const ACH_FAILURES: Record<string, { code: string; message: string }> = {
 };
 
 export function achOutcome(accountNumber: string): AchOutcome {
-  const failure = ACH_FAILURES[accountNumber];
+  const failure = Object.hasOwn(ACH_FAILURES, accountNumber) ? ACH_FAILURES[accountNumber] : undefined;
   return failure ? { succeeds: false, ...failure } : { succeeds: true };
 }
 
@@ -200,5 +200,5 @@ const ACH_TOKENS: Record<string, string> = {
 };
 
 export function achTokenAccount(token: string): string | undefined {
-  return ACH_TOKENS[token];
+  return Object.hasOwn(ACH_TOKENS, token) ? ACH_TOKENS[token] : undefined;
 }

@@ -146,7 +146,7 @@ export class Payments {
   }
 
   private validateAmount(amount: number, currency: string, param = 'amount'): void {
-    const minimum = MINIMUM_AMOUNT[currency] ?? DEFAULT_MINIMUM_AMOUNT;
+    const minimum = (Object.hasOwn(MINIMUM_AMOUNT, currency) ? MINIMUM_AMOUNT[currency] : undefined) ?? DEFAULT_MINIMUM_AMOUNT;
     if (amount < minimum) {
       throw invalidRequest(`Amount must be at least ${formatAmount(minimum, currency)}`, param, 'amount_too_small');
     }

@@ -166,7 +166,8 @@ export class Terminal {
 
   registerReader(scope: Scope, input: ReaderCreateInput): Stripe.Terminal.Reader {
     const code = input.registration_code;
-    const simulated = SIMULATED_CODES[code];
+    // Own keys only: a code such as `valueOf` or `constructor` must not find Object.prototype.
+    const simulated = Object.hasOwn(SIMULATED_CODES, code) ? SIMULATED_CODES[code] : undefined;
     if (simulated && scope.livemode) {
       throw invalidRequest(
         `The registration code '${code}' registers a simulated reader, which is only available in test mode. Use the code displayed on a physical reader to register it in live mode.`,
