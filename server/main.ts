@@ -66,6 +66,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     terminalStaleMs: config.terminalStaleMs,
     webhookEgress: config.webhookEgress,
     webhookRetryScale: config.webhookRetryScale,
+    recoveryRetryScale: config.recoveryRetryScale,
     ...(config.presenceTtlMs !== undefined ? { presenceTtlMs: config.presenceTtlMs } : {}),
   });
   const reconciler = new Reconciler(services, logger, {

@@ -88,6 +88,8 @@ export const serverConfigSchema = z.object({
   webhookTimeoutMs: z.coerce.number().int().min(50).max(30_000).default(DEFAULT_WEBHOOK_TIMEOUT_MS),
   /** Multiplies every webhook retry delay and the 3-day retry window; below 1 only to test. */
   webhookRetryScale: z.coerce.number().positive().max(1).default(1),
+  /** Multiplies the recovery backoff and its age limit (server/services/recovery-schedule.ts); below 1 only to test. */
+  recoveryRetryScale: z.coerce.number().positive().max(1).default(1),
   /** `any` lets endpoints target private and loopback addresses (a shop's own server); `public` refuses them (SSRF). */
   webhookEgress: z.enum(['any', 'public']).default('any'),
   /** How often the webhook worker looks for new events and due retries when nothing woke it. */
@@ -114,6 +116,7 @@ export interface ServerFlags {
   terminalStaleMs?: string | number | undefined;
   webhookTimeoutMs?: string | number | undefined;
   webhookRetryScale?: string | number | undefined;
+  recoveryRetryScale?: string | number | undefined;
   webhookEgress?: string | undefined;
   webhookPollMs?: string | number | undefined;
   presenceTtlMs?: string | number | undefined;
@@ -151,6 +154,7 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
     terminalStaleMs: pick(flags.terminalStaleMs, env.POS_TERMINAL_STALE_MS),
     webhookTimeoutMs: pick(flags.webhookTimeoutMs, env.POS_WEBHOOK_TIMEOUT_MS),
     webhookRetryScale: pick(flags.webhookRetryScale, env.POS_WEBHOOK_RETRY_SCALE),
+    recoveryRetryScale: pick(flags.recoveryRetryScale, env.POS_RECOVERY_RETRY_SCALE),
     webhookEgress: pick(flags.webhookEgress, env.POS_WEBHOOK_EGRESS),
     webhookPollMs: pick(flags.webhookPollMs, env.POS_WEBHOOK_POLL_MS),
     presenceTtlMs: pick(flags.presenceTtlMs, env.POS_PRESENCE_TTL_MS),

@@ -19,6 +19,7 @@ export function registerServerCommands(program: Command): void {
     .option('--webhook-timeout-ms <ms>', 'how long a webhook receiver has to answer, up to 30000 (env POS_WEBHOOK_TIMEOUT_MS, default 15000)')
     .option('--webhook-egress <policy>', 'any (default: endpoints may be private or loopback addresses) or public (refuse them: platform deployments) (env POS_WEBHOOK_EGRESS)')
     .option('--webhook-retry-scale <factor>', 'compress the webhook retry schedule and 3-day window, for tests only (env POS_WEBHOOK_RETRY_SCALE, default 1)')
+    .option('--recovery-retry-scale <factor>', 'compress the backoff and age limit of retried half-done requests, for tests only (env POS_RECOVERY_RETRY_SCALE, default 1)')
     .option('--webhook-poll-ms <ms>', 'how often the webhook worker looks for new events (env POS_WEBHOOK_POLL_MS, default 200)')
     .option('--presence-ttl-ms <ms>', 'mark agent-reported readers offline after this long without a heartbeat (env POS_PRESENCE_TTL_MS, default 3 agent heartbeats)')
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env POS_LOG_LEVEL)')

@@ -137,7 +137,7 @@ function bodyTypeProblem(req: Request): ApiError | undefined {
 export function scopeOf(req: Request): Scope {
   const principal = req.principal;
   if (!principal) throw unauthenticated('Invalid API key provided');
-  return { merchantId: principal.merchantId, mode: principal.mode };
+  return { merchantId: principal.merchantId, mode: principal.mode, requestId: req.requestId };
 }
 
 /** The first string in a parsed body that holds a NUL character, as a param path. */
