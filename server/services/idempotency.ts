@@ -340,11 +340,17 @@ export class IdempotencyService {
       return undefined;
     }
     const scope: Scope = { merchantId: row.merchant_id, mode: row.mode };
-    const final = await this.store.transaction(async (trx) => {
-      const answer = operation.giveUp ? await operation.giveUp(state, trx, { scope, point }) : { status: 503, body: retriesExhausted().toBody() };
-      await updateRows(trx, 'idempotency_keys', { ...this.#recordFields({ final: answer }), attempts, next_attempt_at: null }, { id: row.id });
-      return answer;
-    });
+    const final = await this.store
+      .transaction(async (trx) => {
+        const answer = operation.giveUp ? await operation.giveUp(state, trx, { scope, point }) : { status: 503, body: retriesExhausted().toBody() };
+        await updateRows(trx, 'idempotency_keys', { ...this.#recordFields({ final: answer }), attempts, next_attempt_at: null }, { id: row.id });
+        return answer;
+      })
+      .catch((giveUpErr: unknown) => {
+        // The key stays locked until LOCK_TIMEOUT_MS, then the next attempt gives it up again.
+        this.logger.error({ ...context, err: giveUpErr, cause: err }, 'giving up an idempotent request failed');
+        throw giveUpErr;
+      });
     this.logger.error({ ...context, err, status: final.status }, 'an idempotent request was given up after its retries; its key keeps the final answer');
     return final;
   }
