@@ -68,6 +68,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     terminalStaleMs: config.terminalStaleMs,
     webhookEgress: egress,
     webhookRetryScale: config.webhookRetryScale,
+    recoveryRetryScale: config.recoveryRetryScale,
     ...(config.presenceTtlMs !== undefined ? { presenceTtlMs: config.presenceTtlMs } : {}),
   });
   const reconciler = new Reconciler(services, logger, {

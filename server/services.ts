@@ -53,13 +53,15 @@ export interface ServiceDeps {
   terminalStaleMs?: number;
   webhookEgress?: EgressOptions;
   webhookRetryScale?: number;
+  /** Compresses the recovery backoff (server/services/recovery-schedule.ts); tests only. */
+  recoveryRetryScale?: number;
   /** Agent presence TTL; default three of each agent's heartbeat intervals. */
   presenceTtlMs?: number;
 }
 
 export function buildServices(deps: ServiceDeps): Services {
   const { store, clock, logger, processor } = deps;
-  const idempotency = new IdempotencyService(store, clock, logger, deps.idempotencyTtlMs ?? DEFAULT_KEY_TTL_MS, deps.leases);
+  const idempotency = new IdempotencyService(store, clock, logger, deps.idempotencyTtlMs ?? DEFAULT_KEY_TTL_MS, deps.leases, deps.recoveryRetryScale ?? 1);
   const transactions = new TransactionService(store, clock, processor, idempotency, logger, deps.publicUrl);
   const refunds = new RefundService(store, clock, processor, idempotency, logger);
   const publicUrl = deps.publicUrl;

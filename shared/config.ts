@@ -114,6 +114,8 @@ export const serverConfigSchema = z.object({
   webhookTimeoutMs: z.coerce.number().int().min(50).max(30_000).default(DEFAULT_WEBHOOK_TIMEOUT_MS),
   /** Multiplies every webhook retry delay and the 3-day retry window; below 1 only to test. */
   webhookRetryScale: z.coerce.number().positive().max(1).default(1),
+  /** Multiplies the recovery backoff and its age limit (server/idempotency/recovery-schedule.ts); below 1 only to test. */
+  recoveryRetryScale: z.coerce.number().positive().max(1).default(1),
   /**
    * `any` lets test-mode endpoints target private and loopback addresses (a developer's receiver);
    * `public` refuses them (SSRF). Live endpoints must be public `https://` URLs either way
@@ -148,6 +150,7 @@ export interface ServerFlags {
   terminalStaleMs?: string | number | undefined;
   webhookTimeoutMs?: string | number | undefined;
   webhookRetryScale?: string | number | undefined;
+  recoveryRetryScale?: string | number | undefined;
   webhookEgress?: string | undefined;
   liveEndpointsFollowTestRule?: boolean | undefined;
   trustProxy?: string | undefined;
@@ -187,6 +190,7 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
     terminalStaleMs: pick(flags.terminalStaleMs, env.POS_TERMINAL_STALE_MS),
     webhookTimeoutMs: pick(flags.webhookTimeoutMs, env.POS_WEBHOOK_TIMEOUT_MS),
     webhookRetryScale: pick(flags.webhookRetryScale, env.POS_WEBHOOK_RETRY_SCALE),
+    recoveryRetryScale: pick(flags.recoveryRetryScale, env.POS_RECOVERY_RETRY_SCALE),
     webhookEgress: pick(flags.webhookEgress, env.POS_WEBHOOK_EGRESS),
     liveEndpointsFollowTestRule: flags.liveEndpointsFollowTestRule,
     trustProxy: pick(flags.trustProxy, env.POS_TRUST_PROXY),

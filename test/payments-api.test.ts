@@ -133,6 +133,32 @@ describe('state transitions (spec §3)', () => {
     }
   });
 
+  it('a decline names its payment: error.transaction is the GET object, the replay is identical, payment.failed names it', async () => {
+    for (const path of ['/v1/transactions', '/v1/payment-intents']) {
+      const key = `decline-${path}-${Date.now()}`;
+      const body = { amount: 1_250, payment_method: 'pm_card_visa_chargeDeclined', confirm: true, metadata: { order: key } };
+      const res = await api.post<{ error: Json & { transaction?: Txn } }>(path, body, { 'Idempotency-Key': key });
+      expect(res.status, path).toBe(402);
+      expect(res.body.error).toMatchObject({ type: 'card_error', code: 'card_declined', decline_code: 'generic_decline' });
+      const failed = res.body.error.transaction;
+      expect(failed, path).toMatchObject({ status: 'failed', failure_code: 'card_declined', amount: 1_250, metadata: { order: key } });
+      expect(TransactionSchema.parse(failed)).toBeTruthy();
+      const read = await api.get<{ data: Txn }>(`/v1/transactions/${failed?.id}`);
+      // The same object; only updated_at may have moved, when the processor's own event re-synced it.
+      expect({ ...read.body.data, updated_at: failed?.updated_at }).toEqual(failed);
+
+      const replay = await api.post<{ error: Json }>(path, body, { 'Idempotency-Key': key });
+      expect(replay.status).toBe(402);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(replay.body).toEqual(res.body);
+
+      const events = await api.get<{ data: { type: string; data: Json }[] }>('/v1/events?type=payment.failed&size=100');
+      const named = events.body.data.filter((e) => e.data.reference === failed?.reference);
+      expect(named).toHaveLength(1);
+      expect(named[0]?.data).toMatchObject({ id: failed?.id, reference: failed?.reference, status: 'failed', failure_code: 'card_declined' });
+    }
+  });
+
   it('pending → canceled with reason; a repeat is 200; a captured payment answers 409 already_captured', async () => {
     const created = await api.post<Created>('/v1/transactions', { amount: 900 });
     const cancel = await api.post<{ data: Txn }>(`/v1/transactions/${created.body.data.id}/cancel`, { reason: 'customer left' });

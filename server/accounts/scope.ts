@@ -4,4 +4,6 @@ import type { Mode } from '../db/schema.js';
 export interface Scope {
   merchantId: string;
   mode: Mode;
+  /** The HTTP request acting in this scope (its Request-Id), when there is one: named in logs of work it leaves behind. */
+  requestId?: string;
 }

@@ -161,6 +161,12 @@ export interface IdempotencyKeysTable {
   created_at: number;
   updated_at: number;
   expires_at: number;
+  /** Failed attempts so far (a retry with the key or the recovery pass); see services/recovery-schedule.ts. */
+  attempts: number;
+  /** The recovery pass leaves the request alone until then (backoff); null: no failure yet. */
+  next_attempt_at: number | null;
+  /** The HTTP request that started the work (its Request-Id), for the log line if it is given up. */
+  request_id: string | null;
 }
 
 export interface EventsTable {

@@ -140,7 +140,7 @@ function bodyTypeProblem(req: Request): ApiError | undefined {
 export function scopeOf(req: Request): Scope {
   const principal = req.principal;
   if (!principal) throw unauthenticated('Invalid API key provided');
-  return { merchantId: principal.merchantId, mode: principal.mode };
+  return { merchantId: principal.merchantId, mode: principal.mode, requestId: req.requestId };
 }
 
 /** The request's full path, without the query string (which can carry customers' data). */

@@ -7,6 +7,7 @@ import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, conflict } from '../errors.js';
 import type { Leases } from '../db/leases.js';
 import type { Scope } from '../accounts/scope.js';
+import { recoveryDelay, recoveryExhausted } from './recovery-schedule.js';
 
 /**
  * Idempotent requests as named recovery points (after brandur's rocket-rides-atomic). A request
@@ -45,6 +46,25 @@ export interface Operation<S> {
    * one whose commit inserts the key second is rolled back whole and waits for, or replays, the first.
    */
   readonly steps: Readonly<Record<string, Step<S>>>;
+  /**
+   * Ends a request whose failures ran past the retry cap (server/services/recovery-schedule.ts):
+   * database work that leaves what the request made in a final state, and the answer the key keeps.
+   * Without it the key keeps `retriesExhausted()`.
+   */
+  readonly giveUp?: (state: S, trx: Trx, at: GiveUpContext) => Promise<FinalResponse>;
+}
+
+export interface GiveUpContext {
+  readonly scope: Scope;
+  /** The recovery point the request could not get past. */
+  readonly point: string;
+}
+
+/** The answer kept by a request given up after its retries, when its operation has no better one. */
+export function retriesExhausted(): ApiError {
+  return new ApiError(503, 'api_error', 'The request was given up after repeated failures reaching the payment processor; send it again with a new Idempotency-Key', {
+    code: 'retries_exhausted',
+  });
 }
 
 export interface ExecuteResult {
@@ -108,6 +128,8 @@ export class IdempotencyService {
     private readonly ttlMs: number = DEFAULT_KEY_TTL_MS,
     /** Tells whether the instance holding a lock is alive; without it only LOCK_TIMEOUT_MS frees a lock. */
     private readonly leases?: Leases,
+    /** Compresses the recovery backoff and age limit; below 1 only in tests. */
+    private readonly recoveryScale: number = 1,
   ) {}
 
   register<S>(operation: Operation<S>): void {
@@ -203,6 +225,9 @@ export class IdempotencyService {
       created_at: now,
       updated_at: now,
       expires_at: now + this.ttlMs,
+      attempts: 0,
+      next_attempt_at: null,
+      request_id: scope.requestId ?? null,
     };
   }
 
@@ -284,8 +309,11 @@ export class IdempotencyService {
           await this.store.transaction((trx) => save(trx, { final }));
           return final;
         }
-        // Our failure or the processor's: not remembered, so a retry resumes from this point.
-        if (!unsaved) await this.store.db.updateTable('idempotency_keys').set({ locked_at: null }).where('id', '=', row.id).execute();
+        // Our failure or the processor's, perhaps passing: no answer is kept, so a retry (or the
+        // recovery pass, after a backoff) resumes from this point, until the cap gives it up.
+        if (unsaved) throw err;
+        const final = await this.#failedAttempt(operation, row, point, state, err);
+        if (final) return final;
         throw err;
       }
       if (!recorded) await this.store.transaction((trx) => save(trx, outcome));
@@ -294,6 +322,37 @@ export class IdempotencyService {
       point = outcome.next;
       state = outcome.state;
     }
+  }
+
+  /**
+   * Counts a failed attempt. Below the cap: unlocks the key and sets when the recovery pass may try
+   * again. At the cap: gives the request up, keeping its operation's final answer, and says so in
+   * one log line naming the request that started it.
+   */
+  async #failedAttempt(operation: Operation<unknown>, row: IdempotencyKeysTable, point: string, state: unknown, err: unknown): Promise<FinalResponse | undefined> {
+    const now = this.clock.now();
+    const attempts = Number(row.attempts ?? 0) + 1;
+    const context = { key_id: row.id, key: row.client_supplied === 1 ? row.key : undefined, request_id: row.request_id, operation: row.operation, point, attempts };
+    if (!recoveryExhausted({ attempts, createdAt: Number(row.created_at), now, scale: this.recoveryScale })) {
+      const nextAttemptAt = now + recoveryDelay(attempts, this.recoveryScale);
+      await updateRows(this.store.db, 'idempotency_keys', { locked_at: null, attempts, next_attempt_at: nextAttemptAt, updated_at: now }, { id: row.id });
+      this.logger.warn({ ...context, err, next_attempt_at: new Date(nextAttemptAt).toISOString() }, 'an idempotent request failed; it will be tried again');
+      return undefined;
+    }
+    const scope: Scope = { merchantId: row.merchant_id, mode: row.mode };
+    const final = await this.store
+      .transaction(async (trx) => {
+        const answer = operation.giveUp ? await operation.giveUp(state, trx, { scope, point }) : { status: 503, body: retriesExhausted().toBody() };
+        await updateRows(trx, 'idempotency_keys', { ...this.#recordFields({ final: answer }), attempts, next_attempt_at: null }, { id: row.id });
+        return answer;
+      })
+      .catch((giveUpErr: unknown) => {
+        // The key stays locked until LOCK_TIMEOUT_MS, then the next attempt gives it up again.
+        this.logger.error({ ...context, err: giveUpErr, cause: err }, 'giving up an idempotent request failed');
+        throw giveUpErr;
+      });
+    this.logger.error({ ...context, err, status: final.status }, 'an idempotent request was given up after its retries; its key keeps the final answer');
+    return final;
   }
 
   /** The columns that record an outcome on a key row. */
@@ -319,7 +378,13 @@ export class IdempotencyService {
     // open requests rather than a scan of a day's worth of finished keys.
     const open = [...new Set([...this.#operations.values()].flatMap((op) => Object.keys(op.steps)))];
     if (open.length === 0) return 0;
-    let query = this.store.db.selectFrom('idempotency_keys').selectAll().where('recovery_point', 'in', open);
+    let query = this.store.db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('recovery_point', 'in', open)
+      .where('operation', 'in', [...this.#operations.keys()])
+      // Backoff after a failed attempt (recovery-schedule.ts): not before it is due.
+      .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)]));
     if (!options.includeLocked) {
       query = query.where((eb) => eb.or([eb('locked_at', 'is', null), eb('locked_at', '<', now - LOCK_TIMEOUT_MS)]));
     }
@@ -341,7 +406,8 @@ export class IdempotencyService {
         await this.#drive({ ...row, locked_at: now });
         finished += 1;
       } catch (err) {
-        this.logger.warn({ err, key_id: row.id, operation: row.operation, point: row.recovery_point }, 'recovery of an idempotent request failed; will retry');
+        // A failed attempt was logged, and scheduled or given up, where it failed.
+        this.logger.debug({ err, key_id: row.id, operation: row.operation, point: row.recovery_point }, 'recovery of an idempotent request failed');
       }
     }
     return finished;

@@ -5,10 +5,10 @@ import type { Clock } from '../../shared/time.js';
 import type { Mode, RefundsTable, TransactionsTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { ApiError, conflict, invalid } from '../errors.js';
-import { fromProcessorError, ProcessorCardError, ProcessorInvalidRequestError } from '../processor/errors.js';
+import { fromProcessorError, permanentProcessorRefusal } from '../processor/errors.js';
 import { processorIdempotencyKey, type ProcessorGateway } from '../processor/gateway.js';
 import type { CreateRefundInput, Refund } from '../schemas/transactions.js';
-import type { ExecuteResult, IdempotencyService, Operation, StepContext } from '../idempotency/keys.js';
+import { type ExecuteResult, type FinalResponse, type IdempotencyService, type Operation, retriesExhausted, type StepContext } from '../idempotency/keys.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { type Page, type PageRequest, toPage } from '../pagination.js';
 import { updateTransaction, writeMove } from './payment-state.js';
@@ -51,6 +51,7 @@ export class RefundService {
         started: (state, ctx) => this.#reserve(state, ctx),
         refund_created: (state, ctx) => this.#callProcessor(state, ctx),
       },
+      giveUp: (state, trx) => this.#giveUp(state, trx),
     };
     idempotency.register(this.operation);
   }
@@ -118,8 +119,9 @@ export class RefundService {
         { idempotencyKey: processorIdempotencyKey(ctx.scope.merchantId, ctx.scope.mode, ctx.key, 'create_refund') },
       );
     } catch (err) {
-      if (err instanceof ProcessorCardError || err instanceof ProcessorInvalidRequestError) {
-        const refusal = fromProcessorError(err);
+      // Refused for good: the refund fails and releases its reservation; anything else is retried.
+      const refusal = permanentProcessorRefusal(err);
+      if (refusal) {
         return ctx.commit(async (trx) => {
           await this.#settle(trx, refund.id, 'failed', null, refusal.message);
           return { final: { status: refusal.status, body: refusal.toBody() } };
@@ -131,6 +133,16 @@ export class RefundService {
       const settled = await this.#settle(trx, refund.id, mapStatus(processorRefund.status), processorRefund.id, processorRefund.failure_reason ?? null);
       return { final: { status: 201, body: { data: presentRefund(settled) } } };
     });
+  }
+
+  /**
+   * A refund whose processor call kept failing past the retry cap fails and releases the amount it
+   * reserved, so the payment's refundable balance is whole again for a new refund.
+   */
+  async #giveUp(state: CreateRefundState, trx: Trx): Promise<FinalResponse> {
+    const exhausted = retriesExhausted();
+    if (state.refundId) await this.#settle(trx, state.refundId, 'failed', null, 'processor_unavailable');
+    return { status: exhausted.status, body: exhausted.toBody() };
   }
 
   /**

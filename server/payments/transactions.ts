@@ -7,7 +7,7 @@ import type { Mode, PaymentMethodType, TransactionsTable } from '../db/schema.js
 import { findScoped, insertRow, Prepared } from '../db/prepared.js';
 import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, conflict, invalid, notFound } from '../errors.js';
-import { fromProcessorError, ProcessorCardError, ProcessorInvalidRequestError, processorErrorCode } from '../processor/errors.js';
+import { fromProcessorError, permanentProcessorRefusal, ProcessorCardError, ProcessorInvalidRequestError, processorErrorCode } from '../processor/errors.js';
 import { processorIdempotencyKey, type ProcessorGateway } from '../processor/gateway.js';
 import type { CreateTransactionInput, Transaction } from '../schemas/transactions.js';
 import { addToCounter, nextSeq, readCount } from '../db/counters.js';
@@ -76,6 +76,15 @@ export async function findTransactionRow(db: Executor, scope: Scope, idOrReferen
 
 const merchantCurrency = new Prepared<{ id: string }, { default_currency: string }>((db, arg) => db.selectFrom('merchants').select('default_currency').where('id', '=', arg('id')));
 
+/**
+ * The answer to a create that left its payment failed: the error, carrying the failed transaction
+ * as `GET /v1/transactions/{id}` shows it, as Stripe's card errors carry their `payment_intent`, so
+ * the caller can match it to the `payment.failed` event.
+ */
+function failedAnswer(error: ApiError, row: TransactionsTable): FinalResponse {
+  return { status: error.status, body: { error: { ...error.toBody().error, transaction: presentTransaction(row) } } };
+}
+
 /** Receipt tokens: 32 base62 characters (≈190 bits) make a receipt URL unguessable. */
 const RECEIPT_TOKEN_LENGTH = 32;
 
@@ -114,6 +123,7 @@ export class TransactionService {
         started: (state, ctx) => this.#stepCreateRow(state, ctx.scope, ctx),
         transaction_created: (state, ctx) => this.#stepCreateIntent(state, ctx.scope, ctx.key, ctx),
       },
+      giveUp: (state, trx) => this.#giveUpCreate(state, trx),
     };
     idempotency.register(this.createOperation);
   }
@@ -248,22 +258,48 @@ export class TransactionService {
         // Declined on creation: the intent exists and carries the failure.
         intent = await client.paymentIntents.retrieve(err.payment_intent.id, { expand: ['latest_charge'] });
         cardError = fromProcessorError(err);
-      } else if (err instanceof ProcessorInvalidRequestError) {
-        const refusal = fromProcessorError(err);
+      } else {
+        // Refused for good (the processor's 4xx, or the SDK refusing to send it): the payment fails
+        // here and the key keeps that answer. Anything else may pass and is retried.
+        const refusal = permanentProcessorRefusal(err);
+        if (!refusal) throw fromProcessorError(err);
         return ctx.commit(async (trx) => {
           const now = this.clock.now();
-          await updateTransaction(trx, transactionId, () => ({ status: 'failed', failed_at: now, failure_code: refusal.code ?? 'processor_invalid_request', failure_message: refusal.message }), now);
-          return { final: { status: refusal.status, body: refusal.toBody() } };
+          const failed = await updateTransaction(
+            trx,
+            transactionId,
+            (current) => (current.status === 'pending' ? { status: 'failed', failed_at: now, failure_code: refusal.code ?? 'processor_invalid_request', failure_message: refusal.message } : null),
+            now,
+          );
+          return { final: failedAnswer(refusal, failed) };
         });
-      } else {
-        throw fromProcessorError(err);
       }
     }
     return ctx.commit(async (trx) => {
       const synced = await this.#applyIntent(trx, transactionId, intent);
-      if (cardError) return { final: { status: cardError.status, body: cardError.toBody() } satisfies FinalResponse };
+      if (cardError) return { final: failedAnswer(cardError, synced) };
       return { final: { status: 201, body: this.#responders[state.response](synced) } };
     });
+  }
+
+  /**
+   * A create whose processor call kept failing past the retry cap. A payment the processor never
+   * acknowledged (no PaymentIntent known) fails with `processing_error` and the key keeps a 402
+   * naming it. One the processor's events made known meanwhile is left to them: its answer is what
+   * it is now.
+   */
+  async #giveUpCreate(state: CreatePaymentState, trx: Trx): Promise<FinalResponse> {
+    const message = 'The payment could not be processed: the payment processor stayed unreachable through repeated attempts; try again with a new Idempotency-Key';
+    if (!state.transactionId) return { status: 402, body: new ApiError(402, 'card_error', message, { code: 'processing_error' }).toBody() };
+    const now = this.clock.now();
+    const row = await updateTransaction(
+      trx,
+      state.transactionId,
+      (current) => (current.status === 'pending' && !current.processor_payment_intent_id ? { status: 'failed', failed_at: now, failure_code: 'processing_error', failure_message: message } : null),
+      now,
+    );
+    if (row.status === 'failed') return failedAnswer(new ApiError(402, 'card_error', row.failure_message ?? message, { code: row.failure_code ?? 'processing_error' }), row);
+    return { status: 201, body: this.#responders[state.response](row) };
   }
 
   /** Brings the row in line with a PaymentIntent inside a transaction; returns the row as stored. */
