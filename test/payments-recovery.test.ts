@@ -190,15 +190,18 @@ describe('a processor that refuses for good ends the key', () => {
     const before = creates.length;
     const res = await api.post<ErrorAnswer>('/v1/transactions', { amount: 900, confirm: true, payment_method: 'pm_card_visa\ud800' }, { 'Idempotency-Key': 'lone-surrogate' });
     expect(res.status).toBe(400);
-    // Refused at the edge, or by the SDK before sending: either way nothing reached the processor.
-    if (res.body.error.transaction) expect(res.body.error.transaction).toMatchObject({ status: 'failed', failure_code: 'processor_request_unsendable' });
+    // Refused at the edge, before a row or a key is written and before the SDK sees it.
+    expect(res.body.error).toMatchObject({ code: 'parameter_invalid', param: 'payment_method' });
+    expect(res.body.error.transaction).toBeUndefined();
     await settle();
     expect(creates.length).toBe(before);
     expect(await openKeys(m.merchant.id)).toBe(0);
     const pending = await api.get<{ data: Txn[] }>('/v1/transactions?status=pending');
     expect(pending.body.data).toEqual([]);
-    const replay = await api.post<ErrorAnswer>('/v1/transactions', { amount: 900 }, { 'Idempotency-Key': 'lone-surrogate' });
-    expect(replay.status).toBe(400);
+    // Refused at the edge, the request never ran, so (as at Stripe) its key holds no answer and a
+    // corrected retry with the same key goes ahead.
+    const retry = await api.post<ErrorAnswer>('/v1/transactions', { amount: 900 }, { 'Idempotency-Key': 'lone-surrogate' });
+    expect(retry.status).toBe(201);
   });
 });
 
