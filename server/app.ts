@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../shared/time.js';
 import { ping, type Store } from './db/store.js';
 import { apiEntry, errorHandler, gate, notFoundHandler, requestContext, timeResponses } from './http/middleware.js';
+import { liveMoneyGate, liveMoneyOf } from './http/live-money.js';
 import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.js';
 import { buildOpenApiDocument, type RouteDoc } from './openapi.js';
 import { checkoutSessionDocs, checkoutSessionsRouter } from './routes/checkout-sessions.js';
@@ -32,6 +33,8 @@ export const BODY_LIMIT = '256kb';
 export interface AppConfig {
   rateLimit: number;
   rateWindowSeconds: number;
+  /** With the simulator, whether live mode takes simulated payments (`--simulate-live`). */
+  simulateLive: boolean;
   /**
    * Proxies whose X-Forwarded-For decides `req.ip` (and so the rate-limit bucket of requests
    * without a key): a hop count or addresses/CIDRs. Unset trusts none: the header is ignored, since
@@ -64,6 +67,9 @@ export const routeDocs: readonly RouteDoc[] = [
   ...agentDocs,
 ];
 
+/** The terminal routes that take money; readers and locations are set up in live mode as in test. */
+const TERMINAL_PAYMENT_PATHS = ['/terminal/create-payment', '/terminal/process-payment', '/terminal/simulate-payment'];
+
 /** Builds the HTTP application from explicit dependencies; only the `pos server` entry point listens. */
 export function createApp(deps: AppDeps): Express {
   const { store, clock, logger, config } = deps;
@@ -94,6 +100,8 @@ export function createApp(deps: AppDeps): Express {
     res.json(openApiDocument);
   });
   v1.use(apiEntry(express.json({ limit: BODY_LIMIT })));
+  const liveMoney = liveMoneyOf(deps.processor.kind, config.simulateLive);
+  v1.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', ...TERMINAL_PAYMENT_PATHS], liveMoneyGate(liveMoney));
   const payments = transactionsRouters(services.transactions, services.refunds);
   v1.use('/transactions', payments.transactions);
   v1.use('/payment-intents', payments.paymentIntents);
@@ -113,9 +121,9 @@ export function createApp(deps: AppDeps): Express {
     await ping(store.db);
     res.json({ status: 'ok' });
   });
-  app.use('/receipts', receiptsRouter((token) => findReceipt(store.db, token)));
+  app.use('/receipts', receiptsRouter((token) => findReceipt(store.db, token), deps.processor.kind === 'simulator'));
   // Hosted checkout and payment-link pages: public, outside /v1.
-  app.use(pagesRouter(services.pages, deps.processor));
+  app.use(pagesRouter(services.pages, deps.processor, liveMoney));
 
   app.use(notFoundHandler());
   app.use(errorHandler(logger));

@@ -4,6 +4,7 @@ import pino, { type Logger } from 'pino';
 import type { ServerConfig } from '../shared/config.js';
 import { type Clock, systemClock } from '../shared/time.js';
 import { createApp } from './app.js';
+import { liveMoneyOf } from './http/live-money.js';
 import { openStore, type Store } from './db/store.js';
 import type { ProcessorConnection } from './processor/connection.js';
 import type { ProcessorEventHandler } from './processor/events-route.js';
@@ -105,7 +106,10 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const webhooks = new WebhookWorker(services.webhookQueue, clock, logger, { timeoutMs: config.webhookTimeoutMs, pollMs: config.webhookPollMs, egress });
   await webhooks.start();
   processor.provisionMissingAccounts().catch((err: unknown) => logger.warn({ err }, 'connected-account provisioning failed; retried on first use'));
-  logger.info({ url, data_dir: config.dataDir, processor: processor.name }, 'pos server listening');
+  const liveMoney = liveMoneyOf(processor.kind, config.simulateLive);
+  if (liveMoney === 'simulated') logger.warn('live mode is SIMULATED (--simulate-live): live keys take simulated payments and no money moves');
+  if (liveMoney === 'unavailable') logger.info('live mode takes no payments on the simulator: run with --processor stripe for real ones, or --simulate-live to try them');
+  logger.info({ url, data_dir: config.dataDir, processor: processor.name, live_mode: liveMoney }, 'pos server listening');
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -122,6 +122,12 @@ export const serverConfigSchema = z.object({
    * (server/webhooks/egress.ts).
    */
   webhookEgress: z.enum(['any', 'public']).default('any'),
+  /**
+   * With the simulator as processor, live mode moves no money, so live requests that would are
+   * refused (`live_mode_unavailable`) unless this is set: then live mode runs on the simulator too,
+   * for development and tests, and every live page, receipt and the start-up log says so.
+   */
+  simulateLive: z.boolean().default(false),
   /** Live endpoints follow the test-mode egress rule: for a server whose live mode moves no real money. */
   liveEndpointsFollowTestRule: z.boolean().default(false),
   /** Which proxies in front of the server to believe about the client's address; unset trusts none. */
@@ -152,6 +158,7 @@ export interface ServerFlags {
   webhookRetryScale?: string | number | undefined;
   recoveryRetryScale?: string | number | undefined;
   webhookEgress?: string | undefined;
+  simulateLive?: boolean | undefined;
   liveEndpointsFollowTestRule?: boolean | undefined;
   trustProxy?: string | undefined;
   webhookPollMs?: string | number | undefined;
@@ -192,7 +199,8 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
     webhookRetryScale: pick(flags.webhookRetryScale, env.POS_WEBHOOK_RETRY_SCALE),
     recoveryRetryScale: pick(flags.recoveryRetryScale, env.POS_RECOVERY_RETRY_SCALE),
     webhookEgress: pick(flags.webhookEgress, env.POS_WEBHOOK_EGRESS),
-    liveEndpointsFollowTestRule: flags.liveEndpointsFollowTestRule,
+    simulateLive: flags.simulateLive ?? env.POS_SIMULATE_LIVE === '1',
+    liveEndpointsFollowTestRule: flags.liveEndpointsFollowTestRule ?? (flags.simulateLive ?? env.POS_SIMULATE_LIVE === '1'),
     trustProxy: pick(flags.trustProxy, env.POS_TRUST_PROXY),
     webhookPollMs: pick(flags.webhookPollMs, env.POS_WEBHOOK_POLL_MS),
     presenceTtlMs: pick(flags.presenceTtlMs, env.POS_PRESENCE_TTL_MS),

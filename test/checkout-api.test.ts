@@ -16,7 +16,7 @@ let m: CreatedMerchant;
 let api: ReturnType<typeof client>;
 
 beforeAll(async () => {
-  t = await startTestServer({ reconcileIntervalMs: 200 }, { clock });
+  t = await startTestServer({ reconcileIntervalMs: 200, simulateLive: true }, { clock });
   m = await t.merchant('Checkout Shop');
   api = client(t.url, m.keys.sk_test);
 });

@@ -11,7 +11,7 @@ let m: CreatedMerchant;
 let api: ReturnType<typeof client>;
 
 beforeAll(async () => {
-  t = await startTestServer({ reconcileIntervalMs: 200 }, { simulator: { achSettlementDelayMs: 300 } });
+  t = await startTestServer({ reconcileIntervalMs: 200, simulateLive: true }, { simulator: { achSettlementDelayMs: 300 } });
   m = await t.merchant('Payments Shop');
   api = client(t.url, m.keys.sk_test);
 });

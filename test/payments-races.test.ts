@@ -17,7 +17,7 @@ let t: TestServer;
 let processor: { test: Stripe; live: Stripe };
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ simulateLive: true });
   const sim = t.stack.simulator as RunningSimulator;
   processor = { test: stripeAt(sim.url, sim.keys.secretTest), live: stripeAt(sim.url, sim.keys.secretLive) };
 });

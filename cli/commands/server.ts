@@ -12,6 +12,7 @@ export function registerServerCommands(program: Command): void {
     .option('--rate-limit <n>', 'requests per merchant and mode per window (env POS_RATE_LIMIT, default 6000)')
     .option('--rate-window <seconds>', 'rate-limit window in seconds (env POS_RATE_WINDOW, default 60)')
     .option('--processor <name>', 'simulator (default, offline) or stripe (env POS_PROCESSOR; keys from STRIPE_* env, see docs/processor.md)')
+    .option('--simulate-live', 'with the simulator: let live-mode keys take simulated payments too, for development and tests (env POS_SIMULATE_LIVE=1); every live page and receipt then says payments are simulated')
     .option('--idempotency-ttl-hours <hours>', 'how long idempotency keys are kept, 24–720 (env POS_IDEMPOTENCY_TTL_HOURS, default 24)')
     .option('--reconcile-interval-ms <ms>', 'how often the reconciler runs: recovery, polling fallback (each payment at most every 10 s), sweeps (default 5000)')
     .option('--public-url <url>', 'where customers reach this server, for receipt and checkout links (env POS_PUBLIC_URL; default its own URL)')
@@ -25,7 +26,7 @@ export function registerServerCommands(program: Command): void {
     .option('--presence-ttl-ms <ms>', 'mark agent-reported readers offline after this long without a heartbeat (env POS_PRESENCE_TTL_MS, default 3 agent heartbeats)')
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env POS_LOG_LEVEL)')
     .addHelpText('after', '\nExamples:\n  pos server\n  pos server --port 8080 --data-dir /var/lib/pos')
-    .action(async (options: Record<string, string | undefined>) => {
+    .action(async (options: Record<string, string | boolean | undefined>) => {
       const { runServer } = await import('./server-action.js');
       await runServer(options);
     });

@@ -9,6 +9,7 @@ export function registerUpCommands(program: Command): void {
     .option('--host <host>', 'address to bind (env POS_HOST, default 127.0.0.1)')
     .option('--data-dir <dir>', 'where the database lives (env POS_DATA_DIR, default ./.pos)')
     .option('--no-tui', 'keep serving and log, even on a terminal')
+    .option('--simulate-live', 'let live-mode keys take simulated payments too (env POS_SIMULATE_LIVE=1); pages and receipts say so')
     .addHelpText(
       'after',
       '\nOn first run it creates a demo merchant, a test location and a simulated reader, prints the\ntest keys once and saves them to the profile, so `pos pay 10 --reader "Till 1" --wait` works\nfrom another shell. `npm start` runs this.',

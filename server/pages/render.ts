@@ -92,6 +92,15 @@ function cardFields(processor: Processor): string {
 </fieldset>`;
 }
 
+/**
+ * On the simulator nothing is charged, whatever the mode: the page says so first, with the card
+ * to use, and never claims the card goes to a processor.
+ */
+function simulatorNotice(view: PageView): string {
+  const what = view.mode === 'live' ? 'Simulated payment' : 'Test page';
+  return `<p class="notice" id="simulator-notice" role="note"><strong>${what}:</strong> no real payment is made and no card is charged. Use the test card 4242 4242 4242 4242 with any future expiry date and any security code.</p>`;
+}
+
 /** The payable page: summary, the fields the session collects, the card form, pay and cancel. */
 export function renderPaymentPage(view: PageView, processor: Processor, assets: Assets, startUrl: string): string {
   const pay = `Pay ${formatAmount(view.amount, view.currency)}`;
@@ -116,6 +125,7 @@ export function renderPaymentPage(view: PageView, processor: Processor, assets: 
     `Pay ${view.merchantName}`,
     assets,
     `<main id="checkout" class="card" ${attrs}>
+${processor.kind === 'simulator' ? simulatorNotice(view) : ''}
 ${header(view, 'h1')}
 <form id="pay-form" novalidate>
 ${contactFields(view)}
@@ -126,21 +136,25 @@ ${cardFields(processor)}
 </form>
 <div id="done" class="done" role="status" tabindex="-1" hidden></div>
 ${view.cancelUrl ? `<p class="cancel"><a id="cancel-link" href="${escape(view.cancelUrl)}">Cancel and return to ${escape(view.merchantName)}</a></p>` : ''}
-<p class="secure">Card details go straight to our payment processor; ${escape(view.merchantName)} never sees them.</p>
+${
+  processor.kind === 'simulator'
+    ? '<p class="secure">This page runs on a payment simulator: card details stay on this test system and nothing is charged.</p>'
+    : `<p class="secure">Card details go straight to our payment processor; ${escape(view.merchantName)} never sees them.</p>`
+}
 </main>`,
     `${stripeJs}<script type="module" src="${escape(assets.script)}"></script>\n`,
   );
 }
 
 /** Expired, deactivated or already paid: no form, only what happened and the way back. */
-export function renderClosedPage(view: PageView, assets: Assets): string {
+export function renderClosedPage(view: PageView, assets: Assets, simulated = false): string {
   const messages: Record<Exclude<PageView['state'], 'payable'>, [string, string]> = {
     expired: [
       view.kind === 'session' ? 'This checkout session has expired' : 'This payment link has expired',
       'No payment can be made here any more. Ask the merchant for a new link.',
     ],
     deactivated: ['This payment link is no longer active', 'The merchant has deactivated this link, so it cannot take payments.'],
-    complete: ['This payment is complete', 'Thank you: the payment was received.'],
+    complete: ['This payment is complete', simulated ? 'Thank you: the simulated payment was received. No money moved.' : 'Thank you: the payment was received.'],
   };
   const [title, text] = messages[view.state === 'payable' ? 'complete' : view.state];
   const back = view.state === 'complete' ? view.successUrl : view.cancelUrl;

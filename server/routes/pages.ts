@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import express, { type Request, type Response, Router } from 'express';
 import { ApiError } from '../errors.js';
 import { inputProblem } from '../http/input.js';
+import { type LiveMoney, liveModeUnavailable } from '../http/live-money.js';
 import { parseInput } from '../http/validate.js';
 import type { Scope } from '../accounts/scope.js';
 import { type Assets, type Processor, renderClosedPage, renderNotFoundPage, renderPaymentPage } from '../pages/render.js';
@@ -75,7 +76,7 @@ function pageHeaders(res: Response, csp: string): void {
  * `POST …/start` (same-origin JSON) checks the page can still be paid, keeps what the customer
  * typed and hands the script the client_secret to confirm with, in the browser, at the processor.
  */
-export function pagesRouter(pages: CheckoutPages, processor: PageProcessor): Router {
+export function pagesRouter(pages: CheckoutPages, processor: PageProcessor, liveMoney: LiveMoney): Router {
   const script = loadAsset('checkout.js', 'text/javascript; charset=utf-8');
   const style = loadAsset('checkout.css', 'text/css; charset=utf-8');
   const assets: Assets = { script: `/checkout-assets/checkout.js?v=${script.hash}`, style: `/checkout-assets/checkout.css?v=${style.hash}` };
@@ -99,7 +100,7 @@ export function pagesRouter(pages: CheckoutPages, processor: PageProcessor): Rou
       return;
     }
     if (view.state !== 'payable') {
-      res.status(view.state === 'complete' ? 200 : 410).type('html').send(renderClosedPage(view, assets));
+      res.status(view.state === 'complete' ? 200 : 410).type('html').send(renderClosedPage(view, assets, processor.kind === 'simulator'));
       return;
     }
     const publishableKey = processor.publishableKey(view.mode);
@@ -116,6 +117,7 @@ export function pagesRouter(pages: CheckoutPages, processor: PageProcessor): Rou
     const problem = inputProblem(req.body, 'body');
     if (problem) throw problem;
     const details = parseInput(PageDetailsSchema, req.body ?? {});
+    if (liveMoney === 'unavailable' && (await pages.view(kind, String(req.params.reference)))?.mode === 'live') throw liveModeUnavailable();
     res.json({ data: await pages.startPayment(kind, String(req.params.reference), details) });
   };
 

@@ -13,10 +13,12 @@ function escapeHtml(text: string): string {
 }
 
 /**
+ * `simulated`: the processor is the simulator, so even a live receipt records no real payment.
+ *
  * Receipt pages (`receipt_url` of completed terminal payments): readable without an API key, found
  * only through an unguessable token, and carrying nothing a customer could not see on paper.
  */
-export function receiptsRouter(findReceipt: (token: string) => Promise<Receipt | undefined>): Router {
+export function receiptsRouter(findReceipt: (token: string) => Promise<Receipt | undefined>, simulated: boolean): Router {
   const router = Router();
   router.get('/:token', async (req, res) => {
     const token = req.params.token;
@@ -36,7 +38,7 @@ export function receiptsRouter(findReceipt: (token: string) => Promise<Receipt |
 <style>${STYLE}</style>
 </head><body>
 <h1>${escapeHtml(row.business_name)}</h1>
-${row.mode === 'test' ? '<p><strong>Test payment: no money moved.</strong></p>' : ''}
+${row.mode === 'test' ? '<p><strong>Test payment: no money moved.</strong></p>' : simulated ? '<p><strong>Simulated payment: no money moved.</strong></p>' : ''}
 <dl>
 <dt>Amount</dt><dd>${money(amount - tip)}</dd>
 <dt>Tip</dt><dd>${money(tip)}</dd>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { achOutcome, brandOf, cardPresentAmountOutcome, cardTokenNumber, luhnValid, testCard } from './instruments.js';
+import { achOutcome, brandOf, cardPresentAmountOutcome, cardTokenNumber, isTestCardNumber, luhnValid, testCard } from './instruments.js';
 
 describe('test instruments', () => {
   it('validates Luhn', () => {
@@ -24,6 +24,20 @@ describe('test instruments', () => {
     });
     expect(testCard(cardTokenNumber('pm_card_threeDSecure2Required')!).outcome.kind).toBe('authenticate');
     expect(testCard('4242424242424242').outcome.kind).toBe('approve');
+  });
+
+  it("takes only Stripe's published test numbers: any other card is declined test_mode_live_card", () => {
+    for (const number of ['4242424242424242', '4012888888881881', '2223003122003222', '371449635398431', '6205500000000000004']) {
+      expect(isTestCardNumber(number)).toBe(true);
+      expect(testCard(number).outcome.kind).toBe('approve');
+    }
+    // Luhn-valid numbers outside the list: a common processor's test number, and a made-up one.
+    for (const number of ['4111111111111111', '4916338506082832']) {
+      expect(luhnValid(number)).toBe(true);
+      expect(testCard(number).outcome).toMatchObject({ kind: 'decline', decline: { code: 'card_declined', declineCode: 'test_mode_live_card' } });
+    }
+    // Every token stands for a listed number.
+    expect(isTestCardNumber(cardTokenNumber('pm_card_unionpay')!)).toBe(true);
   });
 
   it('chooses card-present outcomes by the last two digits of the amount', () => {

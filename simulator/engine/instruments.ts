@@ -34,6 +34,11 @@ export const DECLINES = {
   pin_try_exceeded: decline('card_declined', 'pin_try_exceeded', 'The allowable number of PIN tries has been exceeded.'),
   offline_pin_required: decline('card_declined', 'offline_pin_required', DECLINED),
   online_or_offline_pin_required: decline('card_declined', 'online_or_offline_pin_required', DECLINED),
+  test_mode_live_card: decline(
+    'card_declined',
+    'test_mode_live_card',
+    'Your card was declined. Your request was in test mode, but used a non test (live) card. For a list of valid test cards, visit: https://stripe.com/docs/testing.',
+  ),
 } as const satisfies Record<string, Decline>;
 
 export type DeclineName = keyof typeof DECLINES;
@@ -55,11 +60,43 @@ const approve: CardOutcome = { kind: 'approve' };
 const declined = (name: DeclineName): CardOutcome => ({ kind: 'decline', decline: DECLINES[name] });
 const authenticate: CardOutcome = { kind: 'authenticate' };
 
-/** Card numbers with a documented behaviour; every other Luhn-valid number is approved. */
+/**
+ * The card numbers of Stripe's testing documentation, each with its documented behaviour. Like
+ * Stripe's test mode, these are the only numbers the simulator takes: any other number, real or
+ * made up, is declined `test_mode_live_card` (see `testCard`).
+ */
 const NUMBER_OUTCOMES: Record<string, { funding?: Funding; outcome: CardOutcome }> = {
+  // By brand.
+  '4242424242424242': { outcome: approve },
+  '4012888888881881': { outcome: approve },
   '4000056655665556': { funding: 'debit', outcome: approve },
+  '5555555555554444': { outcome: approve },
+  '2223003122003222': { outcome: approve },
   '5200828282828210': { funding: 'debit', outcome: approve },
   '5105105105105100': { funding: 'prepaid', outcome: approve },
+  '378282246310005': { outcome: approve },
+  '371449635398431': { outcome: approve },
+  '6011111111111117': { outcome: approve },
+  '6011000990139424': { outcome: approve },
+  '6011981111111113': { funding: 'debit', outcome: approve },
+  '3056930009020004': { outcome: approve },
+  '36227206271667': { outcome: approve },
+  '30569309025904': { outcome: approve },
+  '38520000023237': { outcome: approve },
+  '6555900000604105': { outcome: approve },
+  '3566002020360505': { outcome: approve },
+  '3530111333300000': { outcome: approve },
+  '6200000000000005': { outcome: approve },
+  '6200000000000047': { funding: 'debit', outcome: approve },
+  '6205500000000000004': { outcome: approve },
+  // Successful payments with a particular effect elsewhere (balance, pricing, address and CVC checks).
+  '4000000000000077': { outcome: approve },
+  '4000000000000093': { outcome: approve },
+  '4000000000000010': { outcome: approve },
+  '4000000000000028': { outcome: approve },
+  '4000000000000036': { outcome: approve },
+  '4000000000000044': { outcome: approve },
+  // Declines.
   '4000000000000002': { outcome: declined('generic_decline') },
   '4000000000000341': { outcome: declined('generic_decline') },
   '4000000000009995': { outcome: declined('insufficient_funds') },
@@ -68,6 +105,7 @@ const NUMBER_OUTCOMES: Record<string, { funding?: Funding; outcome: CardOutcome 
   '4000000000000069': { outcome: declined('expired_card') },
   '4000000000000127': { outcome: declined('incorrect_cvc') },
   '4000000000000119': { outcome: declined('processing_error') },
+  // Authentication (3D Secure).
   '4000002500003155': { outcome: authenticate },
   '4000002760003184': { outcome: authenticate },
   '4000000000003220': { outcome: authenticate },
@@ -136,9 +174,14 @@ export function brandOf(number: string): string {
   return 'unknown';
 }
 
+export function isTestCardNumber(number: string): boolean {
+  return Object.hasOwn(NUMBER_OUTCOMES, number);
+}
+
+/** A number outside Stripe's list is, to a test-mode processor, somebody's real card: declined. */
 export function testCard(number: string): TestCard {
-  const known = Object.hasOwn(NUMBER_OUTCOMES, number) ? NUMBER_OUTCOMES[number] : undefined;
-  return { number, brand: brandOf(number), funding: known?.funding ?? 'credit', outcome: known?.outcome ?? approve };
+  const known = isTestCardNumber(number) ? NUMBER_OUTCOMES[number] : undefined;
+  return { number, brand: brandOf(number), funding: known?.funding ?? 'credit', outcome: known?.outcome ?? declined('test_mode_live_card') };
 }
 
 /** Stable per card number, like Stripe's fingerprints, without revealing the number. */

@@ -1,0 +1,35 @@
+import type { RequestHandler } from 'express';
+import { ApiError } from '../errors.js';
+
+/**
+ * What live mode means on this server: `real` on Stripe; `simulated` on the simulator started
+ * with `--simulate-live` (development and tests: every live page and receipt says so); and
+ * `unavailable` on the simulator otherwise, where a live payment would only pretend to move money.
+ */
+export type LiveMoney = 'real' | 'simulated' | 'unavailable';
+
+export function liveMoneyOf(processorKind: 'simulator' | 'stripe', simulateLive: boolean): LiveMoney {
+  if (processorKind === 'stripe') return 'real';
+  return simulateLive ? 'simulated' : 'unavailable';
+}
+
+export function liveModeUnavailable(): ApiError {
+  return new ApiError(
+    400,
+    'invalid_request_error',
+    'Live mode is unavailable: this server runs on the payment simulator, which moves no real money. Run `pos server --processor stripe` with live Stripe keys to take live payments (or `--simulate-live` to try live mode on the simulator).',
+    { code: 'live_mode_unavailable' },
+  );
+}
+
+/**
+ * Mounted in front of the routes that create or move money (payments and their capture, cancel
+ * and refunds, terminal payments, checkout sessions, payment links): a live-mode key's writes
+ * there are refused before anything is written when live mode is `unavailable`. Reads pass.
+ */
+export function liveMoneyGate(liveMoney: LiveMoney): RequestHandler {
+  return (req, _res, next) => {
+    if (liveMoney === 'unavailable' && req.principal?.mode === 'live' && req.method !== 'GET' && req.method !== 'HEAD') return next(liveModeUnavailable());
+    next();
+  };
+}
