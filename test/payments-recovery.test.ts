@@ -37,6 +37,9 @@ let proxy: Server;
 let server: RunningServer;
 let dir: { path: string; cleanup(): void };
 let mode: Mode = { kind: 'pass' };
+/** When set, refund creates reach the simulator but the server is answered 503. */
+let refundsLost = false;
+let refundCalls = 0;
 /** When each PaymentIntent create reached the proxy. */
 const creates: number[] = [];
 const logs: Json[] = [];
@@ -49,6 +52,19 @@ const UNAVAILABLE: Mode = {
 
 function startProxy(target: { host: string; port: number }): Promise<Server> {
   const s = createServer((req, res) => {
+    const isRefund = req.method === 'POST' && req.url?.split('?')[0] === '/v1/refunds';
+    if (isRefund && refundsLost) {
+      // The refund reaches the processor, but its answer never reaches the server.
+      const upstream = request({ host: target.host, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        answer.resume();
+        refundCalls++;
+        res.writeHead(503, { 'content-type': 'application/json', 'stripe-should-retry': 'false' });
+        res.end(JSON.stringify(UNAVAILABLE.kind === 'answer' ? UNAVAILABLE.body : {}));
+      });
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+      return;
+    }
     const isCreate = req.method === 'POST' && req.url?.split('?')[0] === '/v1/payment_intents';
     if (isCreate) creates.push(Date.now());
     if (isCreate && mode.kind === 'answer') {
@@ -100,6 +116,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   mode = { kind: 'pass' };
+  refundsLost = false;
 });
 
 async function shop(name: string): Promise<{ m: CreatedMerchant; api: ReturnType<typeof client> }> {
@@ -251,4 +268,39 @@ describe('a processor that stays down', () => {
     expect(creates.length - before).toBe(calls.length);
     expect(await openKeys(m.merchant.id)).toBe(0);
   }, 30_000);
+});
+
+describe('a refund given up while its answers were lost', () => {
+  it('fails and frees its amount, then succeeds when the processor’s late news says it went through', async () => {
+    const { api } = await shop('Lost Refund Shop');
+    const paid = await api.post<{ data: Txn }>('/v1/transactions', { amount: 3_000, confirm: true, payment_method: 'pm_card_visa' });
+    expect(paid.body.data.status).toBe('succeeded');
+    // Processor events wait until the refund has been given up, as a delayed webhook would.
+    await sim.control.setWebhookFaults({ hold: true });
+    refundsLost = true;
+    try {
+      const first = await api.post<ErrorAnswer>(`/v1/transactions/${paid.body.data.id}/refunds`, { amount: 1_000 }, { 'Idempotency-Key': 'lost-refund' });
+      expect(first.status).toBe(502);
+      const given = await eventually(async () => {
+        const list = await api.get<{ data: (Json & { status: string; failure_reason: string | null })[] }>(`/v1/transactions/${paid.body.data.id}/refunds`);
+        return list.body.data[0]?.status === 'failed' ? list.body.data[0] : undefined;
+      }, 15_000);
+      expect(given.failure_reason).toBe('processor_unavailable');
+      expect(refundCalls).toBeGreaterThanOrEqual(2);
+      const freed = await api.get<{ data: Txn & { amount_refunded: number } }>(`/v1/transactions/${paid.body.data.id}`);
+      expect(freed.body.data).toMatchObject({ status: 'succeeded', amount_refunded: 0 });
+    } finally {
+      refundsLost = false;
+      await sim.control.setWebhookFaults({ hold: false });
+      await sim.control.releaseHeldWebhooks();
+    }
+    // The money did go back: the processor's events move the refund and the payment on.
+    const after = await eventually(async () => {
+      const res = await api.get<{ data: Txn & { amount_refunded: number } }>(`/v1/transactions/${paid.body.data.id}`);
+      return res.body.data.amount_refunded === 1_000 ? res.body.data : undefined;
+    }, 15_000);
+    expect(after.status).toBe('partially_refunded');
+    const refunds = await api.get<{ data: (Json & { status: string })[] }>(`/v1/transactions/${paid.body.data.id}/refunds`);
+    expect(refunds.body.data.map((r) => r.status)).toEqual(['succeeded']);
+  }, 40_000);
 });

@@ -35,6 +35,9 @@ export function refundableBalance(row: TransactionsTable): number {
  * creates the refund row, so any number of racing refunds can never exceed what was paid; the
  * reservation becomes `amount_refunded` when the processor confirms, or is released if it fails.
  */
+/** The failure reason of a refund given up after its retries: its outcome at the processor is unknown. */
+const GIVEN_UP = 'processor_unavailable';
+
 export class RefundService {
   readonly operation: Operation<CreateRefundState>;
 
@@ -137,11 +140,13 @@ export class RefundService {
 
   /**
    * A refund whose processor call kept failing past the retry cap fails and releases the amount it
-   * reserved, so the payment's refundable balance is whole again for a new refund.
+   * reserved, so the payment's refundable balance is whole again for a new refund. If the call did
+   * reach the processor, its later news moves the refund on (see `#settle`); a second refund of the
+   * same money meanwhile is refused by the processor, which holds the charge's refundable balance.
    */
   async #giveUp(state: CreateRefundState, trx: Trx): Promise<FinalResponse> {
     const exhausted = retriesExhausted();
-    if (state.refundId) await this.#settle(trx, state.refundId, 'failed', null, 'processor_unavailable');
+    if (state.refundId) await this.#settle(trx, state.refundId, 'failed', null, GIVEN_UP);
     return { status: exhausted.status, body: exhausted.toBody() };
   }
 
@@ -154,17 +159,20 @@ export class RefundService {
     const refund = await trx.selectFrom('refunds').selectAll().where('id', '=', refundId).executeTakeFirstOrThrow();
     const now = this.clock.now();
     const idPatch = processorId && !refund.processor_refund_id ? { processor_refund_id: processorId } : {};
-    if (refund.status !== 'pending' || status === 'pending') {
+    // A refund given up while the processor was unreachable may have reached it all the same: when
+    // the processor later says it succeeded, that is what happened to the money, so it moves on.
+    const lateSuccess = refund.status === 'failed' && refund.failure_reason === GIVEN_UP && status === 'succeeded';
+    if ((refund.status !== 'pending' && !lateSuccess) || status === 'pending') {
       if (Object.keys(idPatch).length) await trx.updateTable('refunds').set(idPatch).where('id', '=', refundId).execute();
       return { ...refund, ...idPatch };
     }
     const next: RefundsTable = { ...refund, ...idPatch, status, failure_reason: failureReason, updated_at: now };
-    // Guarded on `pending`: of two settlements racing (the processor's answer and its event), one moves it.
+    // Guarded on the status read: of two settlements racing (the processor's answer and its event), one moves it.
     const moved = await trx
       .updateTable('refunds')
       .set({ ...idPatch, status, failure_reason: failureReason, updated_at: now })
       .where('id', '=', refundId)
-      .where('status', '=', 'pending')
+      .where('status', '=', refund.status)
       .executeTakeFirst();
     if (Number(moved.numUpdatedRows) !== 1) return trx.selectFrom('refunds').selectAll().where('id', '=', refundId).executeTakeFirstOrThrow();
     const scope = { merchantId: refund.merchant_id, mode: refund.mode };
@@ -173,7 +181,8 @@ export class RefundService {
       trx,
       refund.transaction_id,
       (txn) => {
-        const patch: Partial<TransactionsTable> = { amount_refund_pending: Number(txn.amount_refund_pending) - amount };
+        // A late success's reservation was already released when it was given up.
+        const patch: Partial<TransactionsTable> = lateSuccess ? {} : { amount_refund_pending: Number(txn.amount_refund_pending) - amount };
         if (status === 'succeeded') {
           const refunded = Number(txn.amount_refunded) + amount;
           patch.amount_refunded = refunded;
