@@ -5,6 +5,7 @@ import { newSecret } from './ids.js';
 import type { Kernel, RuntimeConfig } from './engine/kernel.js';
 import { Accounts } from './engine/accounts.js';
 import { PaymentMethods } from './engine/paymentMethods.js';
+import { Charges } from './engine/charges.js';
 import { Payments } from './engine/payments.js';
 import { Refunds } from './engine/refunds.js';
 import { Terminal } from './engine/terminal.js';
@@ -98,8 +99,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
 
   const accounts = new Accounts(kernel);
   const paymentMethods = new PaymentMethods(kernel);
-  const payments = new Payments(kernel, accounts, paymentMethods);
-  const refunds = new Refunds(kernel, payments);
+  const charges = new Charges(kernel);
+  const payments = new Payments(kernel, accounts, paymentMethods, charges);
+  const refunds = new Refunds(kernel, payments, charges);
   const terminal = new Terminal(kernel, payments, paymentMethods);
   const endpoints = new WebhookEndpoints(kernel);
   timers.on('ach_settlement', (payload) => payments.settleAch(payload as { paymentIntent: string; apiVersion: string }));
@@ -110,6 +112,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     accounts,
     paymentMethods,
     payments,
+    charges,
     refunds,
     terminal,
     endpoints,

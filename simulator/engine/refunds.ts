@@ -4,7 +4,8 @@ import { invalidRequest } from '../errors.js';
 import type { Scope, StoredObject } from '../store.js';
 import { type Kernel, type Origin, getScoped, unixSeconds } from './kernel.js';
 import { list, type ListEnvelope, type Metadata, mergeMetadata } from './shapes.js';
-import type { ChargeRow, Payments } from './payments.js';
+import type { ChargeRow, Charges } from './charges.js';
+import type { Payments } from './payments.js';
 
 /**
  * Refunds of captured charges. The money rule is Stripe's: refunds never exceed what was captured
@@ -32,6 +33,7 @@ export class Refunds {
   constructor(
     private readonly kernel: Kernel,
     private readonly payments: Payments,
+    private readonly charges: Charges,
   ) {}
 
   private now(): number {
@@ -42,7 +44,7 @@ export class Refunds {
     const scope = origin.scope;
     let chargeRow: ChargeRow;
     if (input.charge) {
-      chargeRow = this.payments.getCharge(scope, input.charge);
+      chargeRow = this.charges.get(scope, input.charge);
       if (input.payment_intent && chargeRow.body.payment_intent !== input.payment_intent) {
         throw invalidRequest(`Charge ${input.charge} does not belong to PaymentIntent ${input.payment_intent}.`, 'charge');
       }
@@ -55,7 +57,7 @@ export class Refunds {
           'charge_not_refundable',
         );
       }
-      chargeRow = this.payments.getCharge(scope, pi.latest_charge);
+      chargeRow = this.charges.get(scope, pi.latest_charge);
     } else {
       throw invalidRequest('One of the following params should be provided for this request: payment_intent or charge.', undefined, 'parameter_missing');
     }

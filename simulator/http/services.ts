@@ -2,6 +2,7 @@ import type { Accounts } from '../engine/accounts.js';
 import type { EventLog, WebhookEndpoints } from '../engine/events.js';
 import type { Kernel } from '../engine/kernel.js';
 import type { PaymentMethods } from '../engine/paymentMethods.js';
+import type { Charges } from '../engine/charges.js';
 import type { Payments } from '../engine/payments.js';
 import type { Refunds } from '../engine/refunds.js';
 import type { Terminal } from '../engine/terminal.js';
@@ -14,6 +15,7 @@ export interface Services {
   accounts: Accounts;
   paymentMethods: PaymentMethods;
   payments: Payments;
+  charges: Charges;
   refunds: Refunds;
   terminal: Terminal;
   endpoints: WebhookEndpoints;

@@ -171,7 +171,7 @@ export function paymentIntentsRouter(s: Services): Router {
   }));
   r.get('/v1/charges/:id', handle(s, ({ ctx, params, path }) => {
     parse(expandOnly, params);
-    return s.payments.getCharge(ctx.scope, String(path.id)).body;
+    return s.charges.get(ctx.scope, String(path.id)).body;
   }));
   r.get('/v1/transfers/:id', handle(s, ({ ctx, params, path }) => {
     parse(expandOnly, params);

@@ -1,0 +1,236 @@
+import type Stripe from 'stripe';
+import { newId } from '../ids.js';
+import type { Scope, StoredObject } from '../store.js';
+import { type Kernel, type Origin, getScoped, unixSeconds } from './kernel.js';
+import { emptyBillingDetails, list } from './shapes.js';
+import type { PaymentMethodRow } from './paymentMethods.js';
+import type { PaymentIntentRow } from './payments.js';
+
+export type ChargeRow = StoredObject<Stripe.Charge, Record<string, never>>;
+
+/**
+ * Charges and the money a captured charge moves on Connect: with a destination, a transfer of the
+ * merchant's share to the connected account and the platform's application fee, each with its
+ * balance transaction, as Stripe's destination charges do. PaymentIntents (payments.ts) decide
+ * when; this module writes what.
+ */
+export class Charges {
+  constructor(private readonly kernel: Kernel) {}
+
+  private now(): number {
+    return unixSeconds(this.kernel.now());
+  }
+
+  get(scope: Scope, id: string): ChargeRow {
+    return getScoped<Stripe.Charge, Record<string, never>>(this.kernel, 'charge', scope, id, 'charge', 'id');
+  }
+
+  /** Charges live where their intent lives: the platform, or the account it was made on. */
+  scopeOf(row: PaymentIntentRow): Scope {
+    return { livemode: row.livemode, account: row.account };
+  }
+
+  /** A new charge for an attempt on `pi` with `pm`, before its outcome is known. */
+  build(scope: Scope, pi: Stripe.PaymentIntent, pm: PaymentMethodRow, amount: number): Stripe.Charge {
+    const id = newId('ch');
+    return {
+      id,
+      object: 'charge',
+      amount,
+      amount_captured: 0,
+      amount_refunded: 0,
+      application: null,
+      application_fee: null,
+      application_fee_amount: pi.application_fee_amount,
+      balance_transaction: null,
+      billing_details: (pm.body.billing_details as Stripe.Charge.BillingDetails | undefined) ?? emptyBillingDetails(),
+      calculated_statement_descriptor: 'POS SIMULATOR',
+      captured: false,
+      created: this.now(),
+      currency: pi.currency,
+      customer: typeof pi.customer === 'string' ? pi.customer : null,
+      description: pi.description,
+      disputed: false,
+      failure_balance_transaction: null,
+      failure_code: null,
+      failure_message: null,
+      fraud_details: {},
+      livemode: scope.livemode,
+      metadata: { ...pi.metadata },
+      on_behalf_of: pi.on_behalf_of,
+      outcome: null,
+      paid: false,
+      payment_intent: pi.id,
+      payment_method: pm.id,
+      payment_method_details: this.methodDetails(pm, amount),
+      receipt_email: pi.receipt_email,
+      receipt_number: null,
+      receipt_url: `${this.kernel.config.baseUrl}/_sim/receipts/${id}`,
+      refunded: false,
+      refunds: list(`/v1/charges/${id}/refunds`, []),
+      review: null,
+      shipping: null,
+      source: null,
+      source_transfer: null,
+      statement_descriptor: pi.statement_descriptor,
+      statement_descriptor_suffix: pi.statement_descriptor_suffix,
+      status: 'pending',
+      transfer_data: pi.transfer_data ? { amount: pi.transfer_data.amount ?? null, destination: pi.transfer_data.destination } : null,
+      transfer_group: pi.transfer_group,
+    };
+  }
+
+  private methodDetails(pm: PaymentMethodRow, amount: number): Stripe.Charge.PaymentMethodDetails {
+    const body = pm.body;
+    if (body.type === 'card' && body.card) {
+      const card = body.card;
+      return {
+        type: 'card',
+        card: {
+          amount_authorized: amount,
+          authorization_code: String(100000 + (amount % 900000)),
+          brand: card.brand,
+          checks: card.checks,
+          country: card.country,
+          electronic_commerce_indicator: null,
+          exp_month: card.exp_month,
+          exp_year: card.exp_year,
+          extended_authorization: { status: 'disabled' },
+          fingerprint: card.fingerprint ?? null,
+          funding: card.funding,
+          incremental_authorization: { status: 'unavailable' },
+          installments: null,
+          last4: card.last4,
+          mandate: null,
+          multicapture: { status: 'unavailable' },
+          network: card.brand,
+          network_token: { used: false },
+          network_transaction_id: newId('ntx').slice(4, 19),
+          overcapture: { maximum_amount_capturable: amount, status: 'unavailable' },
+          regulated_status: 'unregulated',
+          three_d_secure: null,
+          transaction_link_id: null,
+          wallet: null,
+        },
+      } as Stripe.Charge.PaymentMethodDetails;
+    }
+    if ((body.type === 'card_present' || body.type === 'interac_present') && (body.card_present ?? body.interac_present)) {
+      const card = (body.card_present ?? body.interac_present)!;
+      const details = {
+        amount_authorized: amount,
+        brand: card.brand,
+        brand_product: null,
+        cardholder_name: null,
+        country: card.country,
+        emv_auth_data: '8A023030',
+        exp_month: card.exp_month,
+        exp_year: card.exp_year,
+        fingerprint: card.fingerprint,
+        funding: card.funding,
+        generated_card: null,
+        incremental_authorization_supported: false,
+        last4: card.last4,
+        network: card.brand,
+        network_transaction_id: newId('ntx').slice(4, 19),
+        offline: null,
+        overcapture_supported: false,
+        preferred_locales: ['en'],
+        read_method: 'contactless_emv',
+        receipt: {
+          account_type: 'credit',
+          application_cryptogram: 'EFC6F5C2D4E9A3B1',
+          application_preferred_name: card.brand?.toUpperCase() ?? 'CARD',
+          authorization_code: String(100000 + (amount % 900000)),
+          authorization_response_code: '3030',
+          cardholder_verification_method: 'approval',
+          dedicated_file_name: 'A0000000031010',
+          terminal_verification_results: '0000000000',
+          transaction_status_information: '0000',
+        },
+      };
+      return (body.type === 'card_present' ? { type: 'card_present', card_present: details } : { type: 'interac_present', interac_present: details }) as Stripe.Charge.PaymentMethodDetails;
+    }
+    const bank = body.us_bank_account;
+    return {
+      type: 'us_bank_account',
+      us_bank_account: {
+        account_holder_type: bank?.account_holder_type ?? 'individual',
+        account_type: bank?.account_type ?? 'checking',
+        bank_name: bank?.bank_name ?? null,
+        fingerprint: bank?.fingerprint ?? null,
+        last4: bank?.last4 ?? null,
+        payment_reference: null,
+        routing_number: bank?.routing_number ?? null,
+      },
+    } as Stripe.Charge.PaymentMethodDetails;
+  }
+
+  /** Moves captured money: the charge, the application fee and the destination transfer. */
+  capture(origin: Origin, row: PaymentIntentRow, chargeRow: ChargeRow, amount: number): void {
+    const pi = row.body;
+    const charge = chargeRow.body;
+    const platform: Scope = { livemode: row.livemode, account: null };
+    charge.captured = true;
+    charge.paid = true;
+    charge.status = 'succeeded';
+    charge.amount_captured = amount;
+    if (amount < charge.amount) charge.amount_refunded = charge.amount - amount;
+    charge.balance_transaction = newId('txn');
+    charge.application_fee_amount = pi.application_fee_amount;
+    const fee = pi.application_fee_amount ?? 0;
+    const destination = typeof pi.transfer_data?.destination === 'string' ? pi.transfer_data.destination : null;
+    if (destination) {
+      const group = pi.transfer_group ?? `group_${pi.id}`;
+      pi.transfer_group = group;
+      charge.transfer_group = group;
+      const transferAmount = pi.transfer_data?.amount ?? amount - fee;
+      const transferId = newId('tr');
+      const transfer: Stripe.Transfer = {
+        id: transferId,
+        object: 'transfer',
+        amount: Math.max(0, Math.min(transferAmount, amount)),
+        amount_reversed: 0,
+        balance_transaction: newId('txn'),
+        created: this.now(),
+        currency: pi.currency,
+        description: null,
+        destination,
+        destination_payment: newId('py'),
+        livemode: row.livemode,
+        metadata: {},
+        reversals: list(`/v1/transfers/${transferId}/reversals`, []),
+        reversed: false,
+        source_transaction: charge.id,
+        source_type: charge.payment_method_details?.type === 'us_bank_account' ? 'bank_account' : 'card',
+        transfer_group: group,
+      };
+      this.kernel.store.insert('transfer', platform, transfer, {});
+      charge.transfer = transferId;
+      this.kernel.events.emit({ ...origin, scope: platform }, 'transfer.created', transfer);
+    }
+    if (fee > 0 && (destination || row.account)) {
+      const feeId = newId('fee');
+      const applicationFee: Stripe.ApplicationFee = {
+        id: feeId,
+        object: 'application_fee',
+        account: destination ?? row.account ?? '',
+        amount: fee,
+        amount_refunded: 0,
+        application: 'ca_simulator',
+        balance_transaction: newId('txn'),
+        charge: charge.id,
+        created: this.now(),
+        currency: pi.currency,
+        fee_source: { charge: charge.id, type: 'charge' },
+        livemode: row.livemode,
+        originating_transaction: null,
+        refunded: false,
+        refunds: list(`/v1/application_fees/${feeId}/refunds`, []),
+      };
+      this.kernel.store.insert('application_fee', platform, applicationFee, {});
+      charge.application_fee = feeId;
+      this.kernel.events.emit({ ...origin, scope: platform }, 'application_fee.created', applicationFee);
+    }
+    this.kernel.store.save(chargeRow);
+  }
+}
