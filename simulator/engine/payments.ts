@@ -60,21 +60,24 @@ export interface PaymentIntentCreateInput {
   transfer_group?: string | undefined;
 }
 
-export interface PaymentIntentUpdateInput {
-  amount?: number | undefined;
-  currency?: string | undefined;
-  payment_method?: string | undefined;
-  payment_method_types?: string[] | undefined;
-  capture_method?: 'automatic' | 'automatic_async' | 'manual' | undefined;
-  application_fee_amount?: number | null | undefined;
-  metadata?: Metadata | '' | undefined;
-  description?: string | null | undefined;
-  receipt_email?: string | null | undefined;
-  setup_future_usage?: 'off_session' | 'on_session' | null | undefined;
-  statement_descriptor?: string | null | undefined;
-  statement_descriptor_suffix?: string | null | undefined;
-  transfer_group?: string | undefined;
-}
+/** What an update may change: the create fields that stay editable until the intent settles, and clearing the fee. */
+export type PaymentIntentUpdateInput = Partial<
+  Pick<
+    PaymentIntentCreateInput,
+    | 'amount'
+    | 'currency'
+    | 'payment_method'
+    | 'payment_method_types'
+    | 'capture_method'
+    | 'metadata'
+    | 'description'
+    | 'receipt_email'
+    | 'setup_future_usage'
+    | 'statement_descriptor'
+    | 'statement_descriptor_suffix'
+    | 'transfer_group'
+  >
+> & { application_fee_amount?: number | null | undefined };
 
 export interface PaymentIntentConfirmInput {
   payment_method?: string | undefined;
