@@ -234,7 +234,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       await processor.start();
     } catch (err) {
       if (stopped) return;
-      logger.warn({ err: err instanceof ApiCallError ? err.info : err }, 'could not start the reader drivers; retrying');
+      logger.warn({ err: err instanceof ApiCallError ? err.error : err }, 'could not start the reader drivers; retrying');
       await new Promise<void>((resolve) => {
         retryTimer = setTimeout(resolve, DRIVER_RETRY_MS);
       });

@@ -135,7 +135,7 @@ export class LocalServer {
       (err: unknown) => {
         const error =
           err instanceof ApiCallError
-            ? err.info
+            ? { type: err.error.type, ...(err.error.code ? { code: err.error.code } : {}), message: err.error.message }
             : { type: 'api_error', message: err instanceof Error ? err.message : 'The command failed' };
         if (!(err instanceof ApiCallError)) this.logger.error({ err, command: message.type }, 'command failed');
         this.#send(client, { type: 'result', request_id: message.request_id, ok: false, error });

@@ -1,24 +1,34 @@
 import { randomUUID } from 'node:crypto';
+import {
+  ApiCallError,
+  ApiClient as V1Client,
+  ApiConnectionError,
+  type ApiErrorBody,
+  type CheckoutSession,
+  type Location,
+  type Merchant,
+  type Page,
+  type PaymentLink,
+  type Reader,
+  type RequestOptions,
+  type StreamMessage,
+  type TerminalPayment,
+  type Transaction,
+} from '../shared/api-client.js';
 import type { ClientConfig } from '../shared/config.js';
 import { CliError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 
-/**
- * Two clients share this file: `PosClient`, a typed method per operation for the payments, terminal,
- * links, report and TUI commands, and `createApiClient`, the generic get/post/delete plus the
- * Server-Sent Events stream that `pos listen`, `pos events` and `pos trigger` use.
- *
- * PosClient: a small typed client for the /v1 API: one request layer (auth, JSON, idempotency keys, errors)
- * and one method per operation the CLI and the TUI use. API errors become `ApiRequestError`, a
- * CliError whose one line is "type code: message", exit code 1.
- */
+export { findReader } from '../shared/api-client.js';
+export type { ApiErrorBody, Location, Merchant, Page, PaymentLink, Reader, StreamMessage, Transaction };
 
-export interface ApiErrorBody {
-  type: string;
-  code?: string;
-  message: string;
-  param?: string;
-}
+/**
+ * The CLI's and the TUI's view of the /v1 API, over the one client in shared/api-client.ts:
+ * `PosClient`, a typed method per operation for the payments, terminal, links, report and TUI
+ * commands, and `createApiClient`, the generic get/post/delete plus the Server-Sent Events stream
+ * that `pos listen`, `pos events` and `pos trigger` use. Both turn the client's errors into
+ * CliErrors: API errors into `ApiRequestError` ("type code: message", exit code 1).
+ */
 
 export class ApiRequestError extends CliError {
   constructor(
@@ -39,85 +49,7 @@ export class ConnectionError extends CliError {
   }
 }
 
-export interface Transaction {
-  id: string;
-  reference: string;
-  status: string;
-  status_badge?: string;
-  amount: number;
-  amount_captured?: number;
-  amount_refunded: number;
-  currency: string;
-  payment_method_type: string;
-  description: string | null;
-  is_test: boolean;
-  card_brand: string | null;
-  card_last_four: string | null;
-  platform_fee_cents: number;
-  tip_amount: number;
-  failure_code: string | null;
-  failure_message?: string | null;
-  receipt_url: string | null;
-  terminal_id: string | null;
-  reader_id: string | null;
-  created_at: string;
-  [key: string]: unknown;
-}
-
-export interface Reader {
-  id: string;
-  name: string;
-  serial_number: string;
-  model: string;
-  status: 'online' | 'offline';
-  processor_terminal_id: string;
-  location_id: string;
-  last_seen_at: string | null;
-  is_test: boolean;
-  [key: string]: unknown;
-}
-
-export interface Location {
-  id: string;
-  display_name: string;
-  address: Record<string, string>;
-  is_test: boolean;
-  [key: string]: unknown;
-}
-
-export interface Merchant {
-  id: string;
-  business_name: string;
-  default_currency: string;
-  is_test: boolean;
-  processor: { name: string; publishable_key: string | null; connected_account_id: string | null };
-}
-
-export interface Page<T> {
-  data: T[];
-  totalCount: number;
-  page: number;
-  size: number;
-  lastPage: number;
-}
-
-export interface PaymentLink {
-  id: string;
-  reference: string;
-  url: string;
-  amount: number;
-  currency: string;
-  status: string;
-  is_test: boolean;
-  expires_at: string;
-  created_at: string;
-  [key: string]: unknown;
-}
-
 export type Json = Record<string, unknown>;
-
-/** How long one API call may take: a terminal simulate-payment answers after the authorisation, a few seconds at most. */
-const REQUEST_TIMEOUT_MS = 30_000;
 
 export interface PosClientOptions {
   server: string;
@@ -128,12 +60,12 @@ export interface PosClientOptions {
 export class PosClient {
   readonly server: string;
   private readonly apiKey: string | undefined;
-  private readonly fetchImpl: typeof fetch;
+  private readonly client: V1Client | undefined;
 
   constructor(options: PosClientOptions) {
     this.server = options.server.replace(/\/+$/, '');
     this.apiKey = options.apiKey;
-    this.fetchImpl = options.fetch ?? fetch;
+    this.client = options.apiKey ? new V1Client({ server: options.server, apiKey: options.apiKey, ...(options.fetch ? { fetch: options.fetch } : {}) }) : undefined;
   }
 
   get mode(): 'test' | 'live' | undefined {
@@ -142,32 +74,15 @@ export class PosClient {
     return undefined;
   }
 
-  async request<T>(method: string, path: string, body?: unknown, options: { idempotencyKey?: string; query?: Record<string, string | number | undefined> } = {}): Promise<T> {
-    if (!this.apiKey) throw new CliError('no API key: run `pos login --api-key sk_test_…`, pass --api-key, or set POS_API_KEY', ExitCode.usage);
-    const headers: Record<string, string> = { authorization: `Bearer ${this.apiKey}`, accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
-    const qs = new URLSearchParams();
-    for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) qs.set(k, String(v));
-    const url = `${this.server}${path}${qs.size ? `?${qs}` : ''}`;
-    let res: Response;
+  async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, options: Omit<RequestOptions, 'body'> = {}): Promise<T> {
+    if (!this.client) throw new CliError('no API key: run `pos login --api-key sk_test_…`, pass --api-key, or set POS_API_KEY', ExitCode.usage);
     try {
-      res = await this.fetchImpl(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      return await this.client.request<T>(method, path, { ...options, ...(body !== undefined ? { body } : {}) });
     } catch (err) {
-      throw new ConnectionError(this.server, err);
+      if (err instanceof ApiCallError) throw new ApiRequestError(err.status, err.error);
+      if (err instanceof ApiConnectionError) throw new ConnectionError(this.server, err.cause);
+      throw err;
     }
-    const text = await res.text();
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    if (!res.ok) {
-      const error = (parsed as { error?: ApiErrorBody } | undefined)?.error;
-      throw new ApiRequestError(res.status, error ?? { type: 'api_error', message: `HTTP ${res.status} from ${url}` });
-    }
-    return parsed as T;
   }
 
   merchant = () => this.request<{ data: Merchant }>('GET', '/v1/merchant');
@@ -185,11 +100,9 @@ export class PosClient {
   deleteReader = (id: string) => this.request<{ data: Reader }>('DELETE', `/v1/terminal/readers/${encodeURIComponent(id)}`);
   listLocations = () => this.request<{ data: Location[] }>('GET', '/v1/terminal/locations');
   createLocation = (body: Json) => this.request<{ data: Location }>('POST', '/v1/terminal/locations', body);
-  createTerminalPayment = (body: Json) =>
-    this.request<{ data: { id: string; reference: string; payment_intent_id: string; amount: number; currency: string; status: string } }>('POST', '/v1/terminal/create-payment', body, {
-      idempotencyKey: randomUUID(),
-    });
-  processPayment = (paymentIntentId: string, readerId: string) =>
+  createTerminalPayment = (body: Json) => this.request<{ data: TerminalPayment }>('POST', '/v1/terminal/create-payment', body, { idempotencyKey: randomUUID() });
+  /** `paymentIntentId` as a terminal create answered it: null (no PaymentIntent) is the server's to refuse. */
+  processPayment = (paymentIntentId: string | null, readerId: string) =>
     this.request<{ data: { reader_id: string; status: string; action_type: string } }>('POST', '/v1/terminal/process-payment', { payment_intent_id: paymentIntentId, reader_id: readerId });
   simulatePayment = (body: Json) =>
     this.request<{ data: { reader_id: string; status: string; transaction_id: string | null; failure_code: string | null } }>('POST', '/v1/terminal/simulate-payment', body);
@@ -200,22 +113,12 @@ export class PosClient {
   getPaymentLink = (id: string) => this.request<{ data: PaymentLink }>('GET', `/v1/payment-links/${encodeURIComponent(id)}`);
   deactivatePaymentLink = (id: string) => this.request<{ data: PaymentLink }>('DELETE', `/v1/payment-links/${encodeURIComponent(id)}`);
 
-  createCheckoutSession = (body: Json) => this.request<{ data: Json & { url: string } }>('POST', '/v1/checkout/sessions', body);
-  getCheckoutSession = (id: string) => this.request<{ data: Json }>('GET', `/v1/checkout/sessions/${encodeURIComponent(id)}`);
+  createCheckoutSession = (body: Json) => this.request<{ data: CheckoutSession }>('POST', '/v1/checkout/sessions', body);
+  getCheckoutSession = (id: string) => this.request<{ data: CheckoutSession }>('GET', `/v1/checkout/sessions/${encodeURIComponent(id)}`);
 
   createWebhookEndpoint = (body: Json) => this.request<{ data: Json }>('POST', '/v1/webhook-endpoints', body);
   listWebhookEndpoints = () => this.request<{ data: Json[] }>('GET', '/v1/webhook-endpoints');
   deleteWebhookEndpoint = (id: string) => this.request<{ data: Json }>('DELETE', `/v1/webhook-endpoints/${encodeURIComponent(id)}`);
-}
-
-/** Resolves a reader named by the user (name, tmr_ id or uuid) among the mode's readers. */
-export function findReader(readers: readonly Reader[], wanted: string): Reader | undefined {
-  const w = wanted.trim();
-  return (
-    readers.find((r) => r.id === w || r.processor_terminal_id === w) ??
-    readers.find((r) => r.name === w) ??
-    readers.find((r) => r.name.toLowerCase() === w.toLowerCase())
-  );
 }
 
 /**
@@ -231,88 +134,39 @@ export interface ApiClient {
   stream(path: string, onMessage: (message: StreamMessage) => Promise<void> | void, options: { signal: AbortSignal; lastEventId?: string | undefined }): Promise<void>;
 }
 
-export interface StreamMessage {
-  id?: string | undefined;
-  event: string;
-  data: string;
-}
-
-interface ErrorBody {
-  error?: { message?: string; code?: string; param?: string };
-}
-
 export function createApiClient(config: ClientConfig): ApiClient {
-  const base = config.serverUrl;
-  const headers = { authorization: `Bearer ${config.apiKey}` };
-
-  async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let res: Response;
+  const client = new V1Client({ server: config.serverUrl, apiKey: config.apiKey });
+  const base = client.server;
+  /** One line per failure, in the words `pos listen` and `pos events` have always used. */
+  const oneLine = (err: unknown, path: string): unknown => {
+    if (err instanceof ApiConnectionError) {
+      const cause = err.cause as { cause?: { code?: string }; message?: string } | undefined;
+      return new CliError(`cannot reach the server at ${base}: ${cause?.cause?.code ?? cause?.message ?? err.reason}`);
+    }
+    if (err instanceof ApiCallError) {
+      if (err.error.message.endsWith('was not JSON')) return new CliError(`unexpected answer from ${base}${path}: HTTP ${err.status}`);
+      return new CliError(`${err.error.message}${err.error.code ? ` (${err.error.code})` : ''}`);
+    }
+    return err;
+  };
+  const call = async <T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> => {
     try {
-      res = await fetch(base + path, {
-        method,
-        headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
+      return await client.request<T>(method, path, body === undefined ? {} : { body });
     } catch (err) {
-      throw new CliError(`cannot reach the server at ${base}: ${(err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message}`);
+      throw oneLine(err, path);
     }
-    const text = await res.text();
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      throw new CliError(`unexpected answer from ${base}${path}: HTTP ${res.status}`);
-    }
-    if (!res.ok) {
-      const e = (parsed as ErrorBody | undefined)?.error;
-      throw new CliError(`${e?.message ?? `HTTP ${res.status}`}${e?.code ? ` (${e.code})` : ''}`);
-    }
-    return parsed as T;
-  }
-
+  };
   return {
     serverUrl: base,
-    get: (path) => request('GET', path),
-    post: (path, body) => request('POST', path, body ?? {}),
-    delete: (path) => request('DELETE', path),
-    async stream(path, onMessage, { signal, lastEventId }) {
-      let res: Response;
+    get: (path) => call('GET', path),
+    post: (path, body) => call('POST', path, body ?? {}),
+    delete: (path) => call('DELETE', path),
+    async stream(path, onMessage, options) {
       try {
-        res = await fetch(base + path, { headers: { ...headers, accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) }, signal });
+        await client.stream(path, onMessage, options);
       } catch (err) {
-        if (signal.aborted) return;
-        throw new CliError(`cannot reach the server at ${base}: ${(err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message}`);
-      }
-      if (!res.ok || !res.body) {
-        const e = ((await res.json().catch(() => undefined)) as ErrorBody | undefined)?.error;
-        throw new CliError(`${e?.message ?? `HTTP ${res.status}`}${e?.code ? ` (${e.code})` : ''}`);
-      }
-      const decoder = new TextDecoder();
-      let buffer = '';
-      let message: StreamMessage = { event: 'message', data: '' };
-      try {
-        for await (const chunk of res.body) {
-          buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-          let newline = buffer.indexOf('\n');
-          while (newline >= 0) {
-            const line = buffer.slice(0, newline).replace(/\r$/, '');
-            buffer = buffer.slice(newline + 1);
-            newline = buffer.indexOf('\n');
-            if (line === '') {
-              if (message.data !== '' || message.event !== 'message') await onMessage(message);
-              message = { event: 'message', data: '' };
-            } else if (!line.startsWith(':')) {
-              const colon = line.indexOf(':');
-              const field = colon < 0 ? line : line.slice(0, colon);
-              const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-              if (field === 'event') message.event = value;
-              else if (field === 'data') message.data = message.data ? `${message.data}\n${value}` : value;
-              else if (field === 'id') message.id = value;
-            }
-          }
-        }
-      } catch (err) {
-        if (!signal.aborted) throw new CliError(`the event stream broke: ${(err as Error).message}`);
+        if (err instanceof ApiConnectionError && options.signal.aborted) return;
+        throw err instanceof ApiConnectionError && err.reason && !/fetch failed|ECONNREFUSED/.test(err.reason) ? new CliError(`the event stream broke: ${err.reason}`) : oneLine(err, path);
       }
     },
   };

@@ -44,7 +44,7 @@ export class SimulatedDriver implements ReaderDriver {
         this.ctx.state.data.simulated.push(reader.processor_terminal_id);
         this.ctx.state.save();
       } catch (err) {
-        this.ctx.logger.error({ err: (err as ApiCallError).info ?? err }, 'could not register a simulated reader');
+        this.ctx.logger.error({ err: (err as ApiCallError).error ?? err }, 'could not register a simulated reader');
         throw err;
       }
     }

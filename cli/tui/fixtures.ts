@@ -1,4 +1,4 @@
-import type { Transaction } from '../api.js';
+import type { Location, Reader, Transaction } from '../api.js';
 import type { CounterSource } from './source.js';
 import type { Action, CounterReader } from './state.js';
 
@@ -9,25 +9,80 @@ export function reader(over: Partial<CounterReader> = {}): CounterReader {
 }
 
 export function txn(over: Partial<Transaction> = {}): Transaction {
+  const created = over.created_at ?? '2026-11-21T12:00:00.000Z';
+  // What the server reports: a paid payment has captured its amount, an unpaid one nothing.
+  const paid = ['succeeded', 'partially_refunded', 'refunded'].includes(over.status ?? 'pending');
   return {
     id: 't-1',
+    object: 'transaction',
     reference: 'txn_0001',
+    type: 'payment',
     status: 'pending',
+    status_badge: 'Pending',
     amount: 1000,
+    amount_captured: paid ? (over.amount ?? 1000) : 0,
     amount_refunded: 0,
     currency: 'usd',
     payment_method_type: 'terminal',
+    capture_method: 'automatic',
     description: null,
+    receipt_email: null,
+    source: 'terminal',
+    customer_id: null,
     is_test: true,
+    metadata: {},
+    payment_intent_id: null,
     card_brand: null,
     card_last_four: null,
     platform_fee_cents: 30,
     tip_amount: 0,
     failure_code: null,
+    decline_code: null,
+    failure_message: null,
+    cancellation_reason: null,
     receipt_url: null,
     terminal_id: 'r-1',
     reader_id: 'tmr_Till1',
-    created_at: '2026-11-21T12:00:00.000Z',
+    checkout_session_id: null,
+    payment_link_id: null,
+    created_at: created,
+    updated_at: created,
+    captured_at: null,
+    failed_at: null,
+    canceled_at: null,
+    refunded_at: null,
+    disputed_at: null,
+    ...over,
+  };
+}
+
+/** A reader as `GET /v1/terminal/readers` lists it. */
+export function apiReader(over: Partial<Reader> = {}): Reader {
+  return {
+    id: 'r-1',
+    object: 'terminal.reader',
+    name: 'Till 1',
+    serial_number: 's',
+    model: 'm',
+    status: 'online',
+    processor_terminal_id: 'tmr_Till1',
+    location_id: 'loc-1',
+    last_seen_at: null,
+    is_test: true,
+    ...over,
+  };
+}
+
+/** A location as `GET /v1/terminal/locations` lists it. */
+export function apiLocation(over: Partial<Location> = {}): Location {
+  return {
+    id: 'loc-1',
+    object: 'terminal.location',
+    display_name: 'Front',
+    address: {},
+    processor_location_id: 'tml_1',
+    is_test: true,
+    created_at: '2026-11-21T09:00:00.000Z',
     ...over,
   };
 }
