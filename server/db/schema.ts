@@ -149,7 +149,6 @@ export interface IdempotencyKeysTable {
   /** 1 when the client sent the key; 0 for the internal key every unkeyed request gets. */
   client_supplied: number;
   operation: string;
-  request_hash: string;
   recovery_point: string;
   /** JSON the steps pass along (e.g. the id of the object being made). */
   state: string | null;

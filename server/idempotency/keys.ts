@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/time.js';
 import { insertRow, Prepared, updateRows } from '../db/prepared.js';
@@ -97,10 +97,6 @@ const PURGE_BATCH = 1_000;
 export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown };
   return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
-}
-
-export function requestHash(operation: string, params: unknown): string {
-  return createHash('sha256').update(operation).update('\u0000').update(JSON.stringify(params)).digest('hex');
 }
 
 const keyRow = new Prepared<{ merchantId: string; mode: Mode; key: string }, IdempotencyKeysTable>((db, arg) =>
@@ -215,7 +211,6 @@ export class IdempotencyService {
       key,
       client_supplied: clientSupplied ? 1 : 0,
       operation: operation.name,
-      request_hash: requestHash(operation.name, initialState),
       recovery_point: 'started',
       state: JSON.stringify(initialState),
       locked_at: now,
