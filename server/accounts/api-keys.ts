@@ -140,7 +140,7 @@ async function lookUpKey(db: Executor, presented: string): Promise<CachedKey | n
   const row = await keyByHash.first(db, { digest });
   if (!row) return null;
   if (!timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(digest, 'hex'))) return null;
-  return { principal: { merchantId: row.merchant_id, mode: row.mode, kind: row.kind, keyId: row.id }, expiresAt: row.expires_at === null ? null : Number(row.expires_at) };
+  return { principal: { merchantId: row.merchant_id, mode: row.mode, kind: row.kind, keyId: row.id }, expiresAt: row.expires_at };
 }
 
 export interface RolledKey extends IssuedKey {

@@ -20,8 +20,8 @@ function present(row: CustomersTable): Customer {
     description: row.description,
     metadata: JSON.parse(row.metadata) as Record<string, string>,
     is_test: row.mode === 'test',
-    created_at: toIsoTimestamp(Number(row.created_at)),
-    updated_at: toIsoTimestamp(Number(row.updated_at)),
+    created_at: toIsoTimestamp(row.created_at),
+    updated_at: toIsoTimestamp(row.updated_at),
   };
 }
 

@@ -71,7 +71,7 @@ export async function createMerchant(store: Store, clock: Clock, input: { busine
 }
 
 function toMerchant(row: { id: string; business_name: string; default_currency: string; created_at: number }): Merchant {
-  return { id: row.id, businessName: row.business_name, defaultCurrency: row.default_currency, createdAt: Number(row.created_at) };
+  return { id: row.id, businessName: row.business_name, defaultCurrency: row.default_currency, createdAt: row.created_at };
 }
 
 export async function getMerchant(db: Executor, id: string): Promise<Merchant> {

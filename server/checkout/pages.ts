@@ -57,7 +57,7 @@ export class CheckoutPages {
       mode: row.mode,
       merchantName: await this.#merchantName(row.merchant_id),
       description: row.description,
-      amount: Number(row.amount),
+      amount: row.amount,
       currency: row.currency,
       collect: collectOf(row),
       prefill: { email: row.customer_email, name: row.customer_name },
@@ -78,7 +78,7 @@ export class CheckoutPages {
       mode: row.mode,
       merchantName: await this.#merchantName(row.merchant_id),
       description: row.description,
-      amount: Number(row.amount),
+      amount: row.amount,
       currency: row.currency,
       // A link always asks for the email the receipt goes to, as Stripe's payment links do.
       collect: { email: true, name: false, phone: false, address: false },

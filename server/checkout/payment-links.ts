@@ -140,7 +140,7 @@ export class PaymentLinkService {
 
   /** Whether the page may take a payment now: open and not past its expiry. */
   payable(row: PaymentLinksTable): boolean {
-    return row.status === 'open' && Number(row.expires_at) > this.clock.now();
+    return row.status === 'open' && row.expires_at > this.clock.now();
   }
 
   /**
@@ -169,7 +169,7 @@ export class PaymentLinkService {
       scope,
       {
         input: {
-          amount: Number(link.amount),
+          amount: link.amount,
           currency: link.currency,
           payment_method_type: 'card',
           confirm: false,
@@ -191,13 +191,13 @@ export class PaymentLinkService {
   }
 
   present(row: PaymentLinksTable): PaymentLink {
-    const expiresAt = Number(row.expires_at);
+    const expiresAt = row.expires_at;
     return {
       id: row.id,
       object: 'payment_link',
       reference: row.reference,
       url: linkUrl(this.publicUrl(), row.reference),
-      amount: Number(row.amount),
+      amount: row.amount,
       currency: row.currency.toUpperCase(),
       status: row.status === 'open' && expiresAt <= this.clock.now() ? 'expired' : row.status,
       is_test: row.mode === 'test',
@@ -207,7 +207,7 @@ export class PaymentLinkService {
       cancel_url: row.cancel_url,
       metadata: JSON.parse(row.metadata) as Record<string, string>,
       expires_at: toIsoTimestamp(expiresAt),
-      created_at: toIsoTimestamp(Number(row.created_at)),
+      created_at: toIsoTimestamp(row.created_at),
       deactivated_at: toIsoOrNull(row.deactivated_at),
     };
   }

@@ -194,7 +194,7 @@ export class CheckoutService {
   /** Moves an open session past its expiry to expired, then cancels its unpaid payment. */
   async #settle(row: CheckoutSessionsTable): Promise<CheckoutSessionsTable> {
     const now = this.clock.now();
-    if (row.status !== 'open' || Number(row.expires_at) > now) return row;
+    if (row.status !== 'open' || row.expires_at > now) return row;
     // Expired first, so the page refuses at once; a payment that still gets through completes it.
     await this.store.db
       .updateTable('checkout_sessions')
@@ -224,10 +224,10 @@ export class CheckoutService {
       object: 'checkout.session',
       reference: row.reference,
       url: sessionUrl(this.publicUrl(), row.reference),
-      amount: Number(row.amount),
+      amount: row.amount,
       currency: row.currency,
       status: row.status,
-      expires_at: toIsoTimestamp(Number(row.expires_at)),
+      expires_at: toIsoTimestamp(row.expires_at),
       transaction_id: row.transaction_id,
       description: row.description,
       customer_email: row.customer_email,
@@ -242,7 +242,7 @@ export class CheckoutService {
       customer_details: row.customer_details ? (JSON.parse(row.customer_details) as CheckoutSession['customer_details']) : null,
       metadata: JSON.parse(row.metadata) as Record<string, string>,
       is_test: row.mode === 'test',
-      created_at: toIsoTimestamp(Number(row.created_at)),
+      created_at: toIsoTimestamp(row.created_at),
       completed_at: toIsoOrNull(row.completed_at),
       expired_at: toIsoOrNull(row.expired_at),
     };

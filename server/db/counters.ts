@@ -23,12 +23,12 @@ const readCounter = new Prepared<Omit<CounterArgs, 'delta'>, { value: number }>(
 export async function nextSeq(trx: Executor, merchantId: string, mode: Mode, name: CounterName): Promise<number> {
   const row = await bump.first(trx, { merchantId, mode, name, delta: 1 });
   if (!row) throw new Error(`counter ${name} returned no row`);
-  return Number(row.value);
+  return row.value;
 }
 
 export async function readCount(db: Executor, merchantId: string, mode: Mode, name: CounterName): Promise<number> {
   const row = await readCounter.first(db, { merchantId, mode, name });
-  return row ? Number(row.value) : 0;
+  return row ? row.value : 0;
 }
 
 /** Adds `delta` (possibly negative) to a counter, creating it at `delta` when missing. */

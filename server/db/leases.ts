@@ -45,7 +45,7 @@ export class Leases {
   async isAlive(holder: string, db: Executor = this.store.db): Promise<boolean> {
     if (holder === this.holder) return true;
     const row = await db.selectFrom('leases').select('expires_at').where('name', '=', `instance:${holder}`).executeTakeFirst();
-    return row !== undefined && Number(row.expires_at) >= this.clock.now();
+    return row !== undefined && row.expires_at >= this.clock.now();
   }
 
   async release(name: string): Promise<void> {

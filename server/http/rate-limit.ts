@@ -89,7 +89,7 @@ export class DatabaseRateLimiter implements RateLimiter {
     if (++this.#hits % PRUNE_EVERY_HITS === 0) {
       await this.db.deleteFrom('rate_limit_windows').where('window_start', '<', start - windowMs).execute();
     }
-    const count = Number(row.count);
+    const count = row.count;
     return {
       allowed: count <= this.limit,
       limit: this.limit,

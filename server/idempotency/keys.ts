@@ -178,7 +178,7 @@ export class IdempotencyService {
       }
       if (row.recovery_point === FINISHED) return { kind: 'replay', row };
       if (this.#inflight.has(row.id)) return { kind: 'wait', row };
-      if (row.locked_at !== null && now - Number(row.locked_at) < LOCK_TIMEOUT_MS) {
+      if (row.locked_at !== null && now - row.locked_at < LOCK_TIMEOUT_MS) {
         // A fresh lock is honoured unless its instance is gone (killed mid-request): then it is taken over at once.
         const holder = row.locked_by;
         const alive = holder === null || !this.leases || holder === this.leases.holder || (await this.leases.isAlive(holder, trx));
@@ -328,7 +328,7 @@ export class IdempotencyService {
     const now = this.clock.now();
     const attempts = Number(row.attempts ?? 0) + 1;
     const context = { key_id: row.id, key: row.client_supplied === 1 ? row.key : undefined, request_id: row.request_id, operation: row.operation, point, attempts };
-    if (!recoveryExhausted({ attempts, createdAt: Number(row.created_at), now, scale: this.recoveryScale })) {
+    if (!recoveryExhausted({ attempts, createdAt: row.created_at, now, scale: this.recoveryScale })) {
       const nextAttemptAt = now + recoveryDelay(attempts, this.recoveryScale);
       await updateRows(this.store.db, 'idempotency_keys', { locked_at: null, attempts, next_attempt_at: nextAttemptAt, updated_at: now }, { id: row.id });
       this.logger.warn({ ...context, err, next_attempt_at: new Date(nextAttemptAt).toISOString() }, 'an idempotent request failed; it will be tried again');

@@ -106,7 +106,7 @@ const EVENT_FOR: Partial<Record<TransactionStatus, EventType>> = {
  */
 export async function writeMove(trx: Trx, row: TransactionsTable, patch: Partial<TransactionsTable>, now: number): Promise<TransactionsTable | null> {
   // Strictly increasing per row even within one millisecond: it doubles as the row's version.
-  const updatedAt = Math.max(now, Number(row.updated_at) + 1);
+  const updatedAt = Math.max(now, row.updated_at + 1);
   const next: TransactionsTable = { ...row, ...patch, updated_at: updatedAt };
   const written = await updateRows(trx, 'transactions', { ...patch, updated_at: updatedAt }, { id: row.id, updated_at: row.updated_at });
   if (written !== 1) return null;

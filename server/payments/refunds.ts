@@ -27,7 +27,7 @@ const PROCESSOR_REASONS = new Set(['duplicate', 'fraudulent', 'requested_by_cust
 
 /** What can still be refunded: captured money less what is refunded or being refunded. */
 export function refundableBalance(row: TransactionsTable): number {
-  return Number(row.amount_captured) - Number(row.amount_refunded) - Number(row.amount_refund_pending);
+  return row.amount_captured - row.amount_refunded - row.amount_refund_pending;
 }
 
 /**
@@ -95,7 +95,7 @@ export class RefundService {
         updated_at: now,
       };
       await trx.insertInto('refunds').values(refund).execute();
-      const reserved = await writeMove(trx, row, { amount_refund_pending: Number(row.amount_refund_pending) + amount }, now);
+      const reserved = await writeMove(trx, row, { amount_refund_pending: row.amount_refund_pending + amount }, now);
       if (!reserved) throw new Error('a locked transaction changed while reserving a refund');
       await recordEvent(trx, ctx.scope, 'refund.created', id, presentRefund(refund), now);
       return { next: 'refund_created', state: { ...state, refundId: id } };
@@ -112,7 +112,7 @@ export class RefundService {
       processorRefund = await this.processor.client(ctx.scope.mode).refunds.create(
         {
           payment_intent: txn.processor_payment_intent_id ?? '',
-          amount: Number(refund.amount),
+          amount: refund.amount,
           // Destination charges: give back the merchant's share and our fee with the money.
           reverse_transfer: true,
           refund_application_fee: true,
@@ -176,17 +176,17 @@ export class RefundService {
       .executeTakeFirst();
     if (Number(moved.numUpdatedRows) !== 1) return trx.selectFrom('refunds').selectAll().where('id', '=', refundId).executeTakeFirstOrThrow();
     const scope = { merchantId: refund.merchant_id, mode: refund.mode };
-    const amount = Number(refund.amount);
+    const amount = refund.amount;
     await updateTransaction(
       trx,
       refund.transaction_id,
       (txn) => {
         // A late success's reservation was already released when it was given up.
-        const patch: Partial<TransactionsTable> = lateSuccess ? {} : { amount_refund_pending: Number(txn.amount_refund_pending) - amount };
+        const patch: Partial<TransactionsTable> = lateSuccess ? {} : { amount_refund_pending: txn.amount_refund_pending - amount };
         if (status === 'succeeded') {
-          const refunded = Number(txn.amount_refunded) + amount;
+          const refunded = txn.amount_refunded + amount;
           patch.amount_refunded = refunded;
-          const fully = refunded >= Number(txn.amount_captured);
+          const fully = refunded >= txn.amount_captured;
           if (fully) patch.refunded_at = now;
           const target = fully ? 'refunded' : 'partially_refunded';
           if (target !== txn.status) patch.status = target;

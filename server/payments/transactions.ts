@@ -111,7 +111,7 @@ export class TransactionService {
           reference: row.reference,
           payment_intent_id: row.processor_payment_intent_id,
           client_secret: row.client_secret,
-          amount: Number(row.amount),
+          amount: row.amount,
           currency: row.currency,
           status: row.status,
         },
@@ -363,7 +363,7 @@ export class TransactionService {
     if (row.status !== 'requires_capture') {
       throw conflict('transaction_not_capturable', `Only an authorised manual-capture payment can be captured; this one is ${row.status}`);
     }
-    if (amountToCapture !== undefined && amountToCapture > Number(row.amount)) {
+    if (amountToCapture !== undefined && amountToCapture > row.amount) {
       throw invalid('amount_to_capture', `amount_to_capture cannot exceed the authorised ${row.amount}`);
     }
     const intentId = row.processor_payment_intent_id;

@@ -28,10 +28,10 @@ export function receiptsRouter(findReceipt: (token: string) => Promise<Receipt |
       res.status(404).type('html').send('<!doctype html><meta charset="utf-8"><title>Receipt not found</title><p>Receipt not found.</p>');
       return;
     }
-    const amount = Number(row.amount);
-    const tip = Number(row.tip_amount);
+    const amount = row.amount;
+    const tip = row.tip_amount;
     const money = (n: number) => escapeHtml(formatAmount(n, row.currency));
-    const when = row.captured_at === null ? '' : new Date(Number(row.captured_at)).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
+    const when = row.captured_at === null ? '' : new Date(row.captured_at).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
     res.type('html').send(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Receipt from ${escapeHtml(row.business_name)}</title>
@@ -43,7 +43,7 @@ ${row.mode === 'test' ? '<p><strong>Test payment: no money moved.</strong></p>' 
 <dt>Amount</dt><dd>${money(amount - tip)}</dd>
 <dt>Tip</dt><dd>${money(tip)}</dd>
 <dt class="total">Total</dt><dd class="total">${money(amount)}</dd>
-${Number(row.amount_refunded) > 0 ? `<dt>Refunded</dt><dd>${money(Number(row.amount_refunded))}</dd>` : ''}
+${row.amount_refunded > 0 ? `<dt>Refunded</dt><dd>${money(row.amount_refunded)}</dd>` : ''}
 <dt>Card</dt><dd>${escapeHtml((row.card_brand ?? 'card').toUpperCase())} •••• ${escapeHtml(row.card_last_four ?? '')}</dd>
 <dt>Time</dt><dd>${escapeHtml(when)}</dd>
 <dt>Reference</dt><dd>${escapeHtml(row.reference)}</dd>

@@ -92,7 +92,7 @@ export class AgentService {
         await trx.insertInto('agents').values(agent).execute();
       }
       const cursor = hello.cursor ?? (await this.#latestSeq(trx, scope));
-      return { agent: { ...agent, last_report_seq: Number(agent.last_report_seq) }, cursor };
+      return { agent: { ...agent, last_report_seq: agent.last_report_seq }, cursor };
     });
   }
 
@@ -105,7 +105,7 @@ export class AgentService {
       .orderBy('seq', 'desc')
       .limit(1)
       .executeTakeFirst();
-    return row ? Number(row.seq) : 0;
+    return row ? row.seq : 0;
   }
 
   /**
@@ -223,7 +223,7 @@ export class AgentService {
     const now = this.clock.now();
     return this.store.transaction(async (trx) => {
       const agent = await trx.selectFrom('agents').select('last_report_seq').where('id', '=', agentId).executeTakeFirstOrThrow();
-      let last = Number(agent.last_report_seq);
+      let last = agent.last_report_seq;
       for (const report of [...reports].sort((a, b) => a.seq - b.seq)) {
         if (report.seq <= last) continue;
         await trx
@@ -259,8 +259,8 @@ export class AgentService {
       .orderBy('seq')
       .limit(limit)
       .execute();
-    const events = rows.filter((r) => r.type.startsWith('payment.')).map((r) => ({ seq: Number(r.seq), type: r.type, data: JSON.parse(r.data) as Record<string, unknown> }));
-    return { events, scanned: rows.length ? Number(rows[rows.length - 1]!.seq) : cursor };
+    const events = rows.filter((r) => r.type.startsWith('payment.')).map((r) => ({ seq: r.seq, type: r.type, data: JSON.parse(r.data) as Record<string, unknown> }));
+    return { events, scanned: rows.length ? rows[rows.length - 1]!.seq : cursor };
   }
 
   /** One reader's live processor state (agent-facing: the /v1 API otherwise never reports it). */

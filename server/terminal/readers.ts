@@ -45,7 +45,7 @@ function presentLocation(row: TerminalLocationsTable): Location {
     address: JSON.parse(row.address) as Record<string, string>,
     processor_location_id: row.processor_location_id,
     is_test: row.mode === 'test',
-    created_at: toIsoTimestamp(Number(row.created_at)),
+    created_at: toIsoTimestamp(row.created_at),
   };
 }
 
@@ -195,7 +195,7 @@ export class TerminalService {
           if (!fresh || row.status_source !== 'processor') continue;
           const status = fresh.status === 'online' ? 'online' : 'offline';
           const lastSeen = fresh.last_seen_at ?? null;
-          if (status !== row.status || lastSeen !== (row.last_seen_at === null ? null : Number(row.last_seen_at))) {
+          if (status !== row.status || lastSeen !== row.last_seen_at) {
             await this.store.db.updateTable('terminal_readers').set({ status, last_seen_at: lastSeen }).where('id', '=', row.id).where('status_source', '=', 'processor').execute();
           }
         }

@@ -34,8 +34,8 @@ export function presentEndpoint(row: WebhookEndpointsTable, secret?: string): We
     failing_since: toIsoOrNull(row.failing_since),
     previous_secret_expires_at: toIsoOrNull(row.previous_secret_expires_at),
     ...(secret ? { secret } : {}),
-    created_at: toIsoTimestamp(Number(row.created_at)),
-    updated_at: toIsoTimestamp(Number(row.updated_at)),
+    created_at: toIsoTimestamp(row.created_at),
+    updated_at: toIsoTimestamp(row.updated_at),
   };
 }
 
@@ -79,7 +79,7 @@ export class WebhookEndpointService {
         .where('mode', '=', scope.mode)
         .where('deleted_at', 'is', null)
         .executeTakeFirstOrThrow();
-      if (Number(existing.n) >= MAX_ENDPOINTS) throw invalid(undefined, `At most ${MAX_ENDPOINTS} webhook endpoints per mode`, 'webhook_endpoint_limit');
+      if (existing.n >= MAX_ENDPOINTS) throw invalid(undefined, `At most ${MAX_ENDPOINTS} webhook endpoints per mode`, 'webhook_endpoint_limit');
       const now = this.clock.now();
       const { id, reference } = newIdentity('webhookEndpoint');
       const values: WebhookEndpointsTable = {
@@ -123,7 +123,7 @@ export class WebhookEndpointService {
       .limit(request.size)
       .offset((request.page - 1) * request.size)
       .execute();
-    return toPage(rows.map((r) => presentEndpoint(r)), Number(total.n), request);
+    return toPage(rows.map((r) => presentEndpoint(r)), total.n, request);
   }
 
   async get(scope: Scope, idOrReference: string): Promise<WebhookEndpoint> {

@@ -10,7 +10,7 @@ import { findEndpointRow } from './endpoints.js';
 import { newDelivery } from './queue.js';
 
 export function presentEvent(row: Pick<EventsTable, 'id' | 'type' | 'created_at' | 'data'>): WebhookEvent {
-  return { id: row.id, type: row.type, created_at: toIsoTimestamp(Number(row.created_at)), data: JSON.parse(row.data) as Record<string, unknown> };
+  return { id: row.id, type: row.type, created_at: toIsoTimestamp(row.created_at), data: JSON.parse(row.data) as Record<string, unknown> };
 }
 
 /** Events are looked up by their `evt_` id only: anything else cannot be one. */
@@ -88,14 +88,14 @@ export class EventService {
       endpoint_url: d.url,
       status: d.status,
       manual: Boolean(d.manual),
-      attempt_count: Number(d.attempts),
+      attempt_count: d.attempts,
       next_attempt_at: d.status === 'pending' ? toIsoOrNull(d.next_attempt_at) : null,
       attempts: attempts
         .filter((a) => a.delivery_id === d.id)
         .map((a) => ({
-          attempted_at: toIsoTimestamp(Number(a.attempted_at)),
-          status_code: a.status_code === null ? null : Number(a.status_code),
-          latency_ms: Number(a.latency_ms),
+          attempted_at: toIsoTimestamp(a.attempted_at),
+          status_code: a.status_code,
+          latency_ms: a.latency_ms,
           error: a.error,
         })),
     }));
@@ -109,7 +109,7 @@ export class EventService {
       const endpoint = await findEndpointRow(trx, scope, endpointIdOrReference);
       if (!endpoint) throw notFound('endpoint_id', 'webhook endpoint');
       if (endpoint.status !== 'active') throw conflict('endpoint_disabled', 'The webhook endpoint is disabled: enable it first');
-      await trx.insertInto('webhook_deliveries').values(newDelivery(event.id, endpoint.id, event.object_id, Number(event.seq), true, this.clock.now())).execute();
+      await trx.insertInto('webhook_deliveries').values(newDelivery(event.id, endpoint.id, event.object_id, event.seq, true, this.clock.now())).execute();
     });
     return this.get(scope, id);
   }
@@ -123,7 +123,7 @@ export class EventService {
   async seqOf(scope: Scope, id: string): Promise<number | undefined> {
     if (!EVENT_ID.test(id)) return undefined;
     const row = await this.store.db.selectFrom('events').select('seq').where('id', '=', id).where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).executeTakeFirst();
-    return row ? Number(row.seq) : undefined;
+    return row ? row.seq : undefined;
   }
 
   async after(scope: Scope, seq: number, limit: number): Promise<(WebhookEvent & { seq: number })[]> {
@@ -136,7 +136,7 @@ export class EventService {
       .orderBy('seq')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ ...presentEvent(r), seq: Number(r.seq) }));
+    return rows.map((r) => ({ ...presentEvent(r), seq: r.seq }));
   }
 }
 

@@ -60,7 +60,7 @@ export function isSuccess(statusCode: number | null): boolean {
 
 /** The body of every delivery of an event: `{id, type, created_at, data}`. */
 export function eventBody(row: { id: string; type: string; created_at: number; data: string }): string {
-  return JSON.stringify({ id: row.id, type: row.type, created_at: toIsoTimestamp(Number(row.created_at)), data: JSON.parse(row.data) as unknown });
+  return JSON.stringify({ id: row.id, type: row.type, created_at: toIsoTimestamp(row.created_at), data: JSON.parse(row.data) as unknown });
 }
 
 export class WebhookQueue {
@@ -98,7 +98,7 @@ export class WebhookQueue {
       .where('mode', '=', mode)
       .$if(this.store.dialect === 'postgres', (qb) => qb.forUpdate())
       .executeTakeFirstOrThrow();
-    const from = Number(cursor.last_seq);
+    const from = cursor.last_seq;
     const endpoints = await trx
       .selectFrom('webhook_endpoints')
       .select(['id', 'events', 'from_seq'])
@@ -128,7 +128,7 @@ export class WebhookQueue {
       const now = this.clock.now();
       const filters = endpoints.map((e) => ({ id: e.id, fromSeq: Number(e.from_seq), filter: JSON.parse(e.events) as string[] }));
       for (const event of events) {
-        const seq = Number(event.seq);
+        const seq = event.seq;
         for (const endpoint of filters) {
           if (seq <= endpoint.fromSeq || !filterMatches(endpoint.filter, event.type)) continue;
           rows.push(newDelivery(event.id, endpoint.id, event.object_id, seq, false, now));
@@ -192,7 +192,7 @@ export class WebhookQueue {
           .where('object_id', 'in', [...new Set(ordered.map((c) => c.object_id as string))])
           .groupBy(['endpoint_id', 'object_id'])
           .execute();
-        for (const h of heads) firstPending.set(`${h.endpoint_id}|${h.object_id}`, Number(h.first_seq));
+        for (const h of heads) firstPending.set(`${h.endpoint_id}|${h.object_id}`, h.first_seq);
       }
 
       const taken: string[] = [];
@@ -201,7 +201,7 @@ export class WebhookQueue {
       for (const c of candidates) {
         if (taken.length >= slots) break;
         const head = c.manual || c.object_id === null ? undefined : firstPending.get(`${c.endpoint_id}|${c.object_id}`);
-        if (head !== undefined && head < Number(c.event_seq)) {
+        if (head !== undefined && head < c.event_seq) {
           waiting.push(c.id);
           continue;
         }
@@ -242,7 +242,7 @@ export class WebhookQueue {
         const r = byId.get(id);
         if (!r) return [];
         const secrets = [r.secret];
-        if (r.previous_secret && Number(r.previous_secret_expires_at) > now) secrets.push(r.previous_secret);
+        if (r.previous_secret && r.previous_secret_expires_at !== null && r.previous_secret_expires_at > now) secrets.push(r.previous_secret);
         return [
           {
             deliveryId: r.delivery_id,
@@ -251,11 +251,11 @@ export class WebhookQueue {
             url: r.url,
             secrets,
             eventId: r.event_id,
-            eventCreatedAt: Number(r.created_at),
+            eventCreatedAt: r.created_at,
             objectId: r.object_id,
             manual: Boolean(r.manual),
-            attempts: Number(r.attempts),
-            body: eventBody({ id: r.event_id, type: r.type, created_at: Number(r.created_at), data: r.data }),
+            attempts: r.attempts,
+            body: eventBody({ id: r.event_id, type: r.type, created_at: r.created_at, data: r.data }),
           },
         ];
       });
@@ -302,7 +302,7 @@ export class WebhookQueue {
       // 410 Gone: the receiver says this endpoint no longer exists.
       await this.#disable(trx, d.endpointId, `the endpoint answered 410 Gone at ${toIsoTimestamp(o.attemptedAt)}`, now);
     } else if (endpoint && endpoint.status === 'active') {
-      const since = endpoint.failing_since === null ? o.attemptedAt : Number(endpoint.failing_since);
+      const since = endpoint.failing_since === null ? o.attemptedAt : endpoint.failing_since;
       if (endpoint.failing_since === null) await trx.updateTable('webhook_endpoints').set({ failing_since: since }).where('id', '=', d.endpointId).execute();
       if (o.attemptedAt - since >= retryWindow(this.scale)) {
         await this.#disable(trx, d.endpointId, `every delivery failed since ${toIsoTimestamp(since)}; last attempt: ${what}`, now);
@@ -317,8 +317,8 @@ export class WebhookQueue {
         // Given up after its whole retry window, and the endpoint failed every attempt since this
         // delivery's first: the endpoint has been failing for the window too.
         const first = await trx.selectFrom('webhook_attempts').select((eb) => eb.fn.min('attempted_at').as('at')).where('delivery_id', '=', d.deliveryId).executeTakeFirst();
-        if (first?.at !== null && first?.at !== undefined && Number(endpoint.failing_since) <= Number(first.at)) {
-          await this.#disable(trx, d.endpointId, `every delivery failed since ${toIsoTimestamp(Number(endpoint.failing_since))}; last attempt: ${what}`, now);
+        if (first?.at !== null && first?.at !== undefined && endpoint.failing_since <= first.at) {
+          await this.#disable(trx, d.endpointId, `every delivery failed since ${toIsoTimestamp(endpoint.failing_since)}; last attempt: ${what}`, now);
         }
       }
     } else {
