@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { Selectable, SelectQueryBuilder } from 'kysely';
 import type { Tables } from './db/schema.js';
 import type { Executor } from './db/store.js';
 import { readCount } from './db/counters.js';
@@ -49,7 +49,7 @@ export function newestFirstSeqRange(totalCount: number, request: PageRequest): {
 }
 
 /** Tables numbered by `seq` within a merchant and mode, with a counter of the same name. */
-type SeqTable = 'customers' | 'transactions';
+type SeqTable = 'customers' | 'transactions' | 'events';
 
 /**
  * A newest-first page of a seq-numbered list: the count comes from the maintained counter and the
@@ -75,4 +75,26 @@ export async function seqPage<T extends SeqTable, R>(
     .orderBy('seq', 'desc')
     .execute();
   return toPage((rows as Selectable<Tables[T]>[]).map(present), total, request);
+}
+
+/**
+ * A page of a list filtered beyond what a maintained counter covers (a payment's refunds, an
+ * event type, endpoints): COUNT(*) of `base`, then `rows` of it (selection and order) over
+ * LIMIT/OFFSET. For lists that stay short or filtered; long ones use `seqPage`.
+ */
+export async function offsetPage<DB, TB extends keyof DB, O, Row, R>(
+  base: SelectQueryBuilder<DB, TB, O>,
+  rows: (query: SelectQueryBuilder<DB, TB, O>) => SelectQueryBuilder<DB, TB, Row>,
+  request: PageRequest,
+  present: (row: Row) => R,
+): Promise<Page<R>> {
+  const counted = await base
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .$castTo<{ n: number }>()
+    .executeTakeFirstOrThrow();
+  const found = await rows(base)
+    .limit(request.size)
+    .offset((request.page - 1) * request.size)
+    .execute();
+  return toPage(found.map(present), counted.n, request);
 }

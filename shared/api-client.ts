@@ -28,13 +28,7 @@ export type TerminalPayment = z.output<typeof TerminalPaymentSchema>;
 export type ApiErrorBody = Omit<z.output<typeof ErrorBodySchema>['error'], 'type'> & { type: string };
 
 /** The envelope of every list (docs/api-choices.md, "Lists"). */
-export interface Page<T> {
-  data: T[];
-  totalCount: number;
-  page: number;
-  size: number;
-  lastPage: number;
-}
+export type { Page } from '../server/pagination.js';
 
 /**
  * How long one call may take before it is abandoned: a terminal simulate-payment answers after the

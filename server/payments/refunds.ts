@@ -10,7 +10,7 @@ import { processorIdempotencyKey, type ProcessorGateway } from '../processor/gat
 import type { CreateRefundInput, Refund } from '../schemas/transactions.js';
 import { type ExecuteResult, type FinalResponse, type IdempotencyService, type Operation, retriesExhausted, type StepContext } from '../idempotency/keys.js';
 import { recordEvent } from '../webhooks/outbox.js';
-import { type Page, type PageRequest, toPage } from '../pagination.js';
+import { offsetPage, type Page, type PageRequest } from '../pagination.js';
 import { updateTransaction, writeMove } from './payment-state.js';
 import { presentRefund } from './present.js';
 import type { Scope } from '../accounts/scope.js';
@@ -203,15 +203,7 @@ export class RefundService {
     const txn = await findTransactionRow(this.store.db, scope, transactionRef);
     if (!txn) throw new ApiError(404, 'invalid_request_error', 'No such transaction', { code: 'resource_missing', param: 'id' });
     const base = this.store.db.selectFrom('refunds').where('transaction_id', '=', txn.id);
-    const { count } = await base.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
-    const rows = await base
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id')
-      .limit(request.size)
-      .offset((request.page - 1) * request.size)
-      .execute();
-    return toPage(rows.map(presentRefund), Number(count), request);
+    return offsetPage(base, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id'), request, presentRefund);
   }
 
   /** Processor news about a refund (events or polling): apply its status. */

@@ -5,7 +5,7 @@ import type { Executor, Store } from '../db/store.js';
 import { invalid, notFound } from '../errors.js';
 import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookEndpoint } from '../schemas/webhooks.js';
 import { readCount } from '../db/counters.js';
-import { type Page, type PageRequest, toPage } from '../pagination.js';
+import { offsetPage, type Page, type PageRequest } from '../pagination.js';
 import type { Scope } from '../accounts/scope.js';
 import { type EgressOptions, endpointRule, refuseUrl } from './egress.js';
 import { newSigningSecret } from './signing.js';
@@ -115,15 +115,7 @@ export class WebhookEndpointService {
       .where('merchant_id', '=', scope.merchantId)
       .where('mode', '=', scope.mode)
       .where('deleted_at', 'is', null);
-    const total = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const rows = await base
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id')
-      .limit(request.size)
-      .offset((request.page - 1) * request.size)
-      .execute();
-    return toPage(rows.map((r) => presentEndpoint(r)), total.n, request);
+    return offsetPage(base, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id'), request, (r) => presentEndpoint(r));
   }
 
   async get(scope: Scope, idOrReference: string): Promise<WebhookEndpoint> {

@@ -4,7 +4,7 @@ import type { Store } from '../db/store.js';
 import { conflict, notFound } from '../errors.js';
 import type { EventDetail, WebhookDelivery, WebhookEvent } from '../schemas/webhooks.js';
 import { readCount } from '../db/counters.js';
-import { newestFirstSeqRange, type Page, type PageRequest, toPage } from '../pagination.js';
+import { offsetPage, type Page, type PageRequest, seqPage } from '../pagination.js';
 import type { Scope } from '../accounts/scope.js';
 import { findEndpointRow } from './endpoints.js';
 import { newDelivery } from './queue.js';
@@ -25,30 +25,9 @@ export class EventService {
 
   async list(scope: Scope, request: PageRequest, type?: string): Promise<Page<WebhookEvent>> {
     const db = this.store.db;
-    if (type === undefined) {
-      const total = await readCount(db, scope.merchantId, scope.mode, 'events');
-      const range = newestFirstSeqRange(total, request);
-      if (!range) return toPage([], total, request);
-      const rows = await db
-        .selectFrom('events')
-        .select(['id', 'type', 'created_at', 'data'])
-        .where('merchant_id', '=', scope.merchantId)
-        .where('mode', '=', scope.mode)
-        .where('seq', '>=', range.from)
-        .where('seq', '<=', range.to)
-        .orderBy('seq', 'desc')
-        .execute();
-      return toPage(rows.map(presentEvent), total, request);
-    }
+    if (type === undefined) return seqPage(db, 'events', scope, request, presentEvent);
     const base = db.selectFrom('events').where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).where('type', '=', type);
-    const total = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-    const rows = await base
-      .select(['id', 'type', 'created_at', 'data'])
-      .orderBy('seq', 'desc')
-      .limit(request.size)
-      .offset((request.page - 1) * request.size)
-      .execute();
-    return toPage(rows.map(presentEvent), total, request);
+    return offsetPage(base, (q) => q.select(['id', 'type', 'created_at', 'data']).orderBy('seq', 'desc'), request, presentEvent);
   }
 
   async #row(scope: Scope, id: string): Promise<EventsTable> {
