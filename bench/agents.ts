@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * Agent benchmark (issue 8), standalone: `npm run build && node dist/bench/agents.js [--quick]
+ * Agent benchmark, standalone: `npm run build && node dist/bench/agents.js [--quick]
  * [--duration 20]`. Two scenarios on this machine, each with a real `pos server` (embedded
  * simulator, SQLite in a temporary data dir) and real `pos agent` processes on loopback:
  *   one agent following 200 simulated readers;

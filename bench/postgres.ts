@@ -12,7 +12,7 @@ import { machineFacts, round, type MachineFacts } from './report.js';
 import { ensureWrk, runWrk, type WrkResult } from './wrk.js';
 
 /**
- * Issue 10's benchmark: `POST /v1/transactions` throughput on one and two `pos server` instances on
+ * The multi-instance benchmark: `POST /v1/transactions` throughput on one and two `pos server` instances on
  * PostgreSQL, next to one on SQLite and an Express hello-world baseline, in one run.
  */
 

@@ -86,7 +86,7 @@ afterAll(async () => {
   dir.cleanup();
 });
 
-describe.skipIf(!socatAvailable)('serial readers on a pty pair (issue 8.3b)', () => {
+describe.skipIf(!socatAvailable)('serial readers on a pty pair', () => {
   it('notices a plugged reader within 2 s, identifies it and follows its states', async () => {
     await plug();
     const reader = await playReader('SN-0001');

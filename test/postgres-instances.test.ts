@@ -8,7 +8,7 @@ import { runPos, spawnServer, type ServerProcess } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
 /**
- * Several `pos server` processes on one PostgreSQL database (issue 10), sharing one standalone
+ * Several `pos server` processes on one PostgreSQL database, sharing one standalone
  * processor simulator, as a platform behind a load balancer would share Stripe. Runs only on the
  * PostgreSQL pass of the suite (POS_TEST_DATABASE_URL); the SQLite pass skips it and says so.
  */
