@@ -26,3 +26,15 @@ describe('the webhook egress settings', () => {
     expect(loadServerConfig({}, { POS_WEBHOOK_EGRESS: 'public' }).webhookEgress).toBe('public');
   });
 });
+
+describe('--simulate-live', () => {
+  it('is off by default; the flag or POS_SIMULATE_LIVE turns it on, and live endpoints then follow the test rule', () => {
+    expect(loadServerConfig({}, {})).toMatchObject({ simulateLive: false, liveEndpointsFollowTestRule: false });
+    expect(loadServerConfig({ simulateLive: true }, {})).toMatchObject({ simulateLive: true, liveEndpointsFollowTestRule: true });
+    expect(loadServerConfig({}, { POS_SIMULATE_LIVE: 'true' }).simulateLive).toBe(true);
+  });
+
+  it('is refused with --processor stripe, where live payments are real', () => {
+    expect(() => loadServerConfig({ simulateLive: true, processor: 'stripe' }, {})).toThrow(/live payments are real/);
+  });
+});

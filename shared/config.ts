@@ -180,7 +180,8 @@ function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown): z.infer<S
 }
 
 export function loadServerConfig(flags: ServerFlags, env: Env = process.env): ServerConfig {
-  return parseOrThrow(serverConfigSchema, {
+  const simulateLive = flags.simulateLive ?? (env.POS_SIMULATE_LIVE === '1' || env.POS_SIMULATE_LIVE === 'true');
+  const config = parseOrThrow(serverConfigSchema, {
     host: pick(flags.host, env.POS_HOST),
     port: pick(flags.port, env.POS_PORT, env.PORT),
     dataDir: pick(flags.dataDir, env.POS_DATA_DIR),
@@ -199,8 +200,8 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
     webhookRetryScale: pick(flags.webhookRetryScale, env.POS_WEBHOOK_RETRY_SCALE),
     recoveryRetryScale: pick(flags.recoveryRetryScale, env.POS_RECOVERY_RETRY_SCALE),
     webhookEgress: pick(flags.webhookEgress, env.POS_WEBHOOK_EGRESS),
-    simulateLive: flags.simulateLive ?? env.POS_SIMULATE_LIVE === '1',
-    liveEndpointsFollowTestRule: flags.liveEndpointsFollowTestRule ?? (flags.simulateLive ?? env.POS_SIMULATE_LIVE === '1'),
+    simulateLive,
+    liveEndpointsFollowTestRule: flags.liveEndpointsFollowTestRule ?? simulateLive,
     trustProxy: pick(flags.trustProxy, env.POS_TRUST_PROXY),
     webhookPollMs: pick(flags.webhookPollMs, env.POS_WEBHOOK_POLL_MS),
     presenceTtlMs: pick(flags.presenceTtlMs, env.POS_PRESENCE_TTL_MS),
@@ -216,6 +217,9 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
       ),
     },
   });
+  // With Stripe, live payments are real: a flag saying they are simulated would mislead whoever set it.
+  if (config.simulateLive && config.processor === 'stripe') throw new ConfigError('--simulate-live needs the simulator: with --processor stripe, live payments are real');
+  return config;
 }
 
 export interface StoreConfig {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { achOutcome, brandOf, cardPresentAmountOutcome, cardTokenNumber, isTestCardNumber, luhnValid, testCard } from './instruments.js';
+import { achOutcome, brandOf, cardPresentAmountOutcome, cardTokenNumber, isTestCardNumber, luhnValid, publishedTestNumbers, testCard } from './instruments.js';
 
 describe('test instruments', () => {
   it('validates Luhn', () => {
@@ -24,6 +24,18 @@ describe('test instruments', () => {
     });
     expect(testCard(cardTokenNumber('pm_card_threeDSecure2Required')!).outcome.kind).toBe('authenticate');
     expect(testCard('4242424242424242').outcome.kind).toBe('approve');
+  });
+
+  it('every published test number is a valid card number', () => {
+    for (const number of publishedTestNumbers()) expect(luhnValid(number), number).toBe(true);
+  });
+
+  it('looks nothing up on the prototype chain', () => {
+    for (const key of ['constructor', 'toString', '__proto__', 'valueOf']) {
+      expect(cardTokenNumber(key)).toBeUndefined();
+      expect(testCard(key).outcome).toMatchObject({ kind: 'decline' });
+      expect(achOutcome(key).succeeds).toBe(true);
+    }
   });
 
   it("takes only Stripe's published test numbers: any other card is declined test_mode_live_card", () => {

@@ -34,6 +34,9 @@ export const DECLINES = {
   pin_try_exceeded: decline('card_declined', 'pin_try_exceeded', 'The allowable number of PIN tries has been exceeded.'),
   offline_pin_required: decline('card_declined', 'offline_pin_required', DECLINED),
   online_or_offline_pin_required: decline('card_declined', 'online_or_offline_pin_required', DECLINED),
+  fraudulent: decline('card_declined', 'fraudulent', DECLINED),
+  card_velocity_exceeded: decline('card_declined', 'card_velocity_exceeded', DECLINED),
+  /** Stripe's answer to a real card in test mode; the simulator never takes a real card, in either mode. */
   test_mode_live_card: decline(
     'card_declined',
     'test_mode_live_card',
@@ -60,43 +63,11 @@ const approve: CardOutcome = { kind: 'approve' };
 const declined = (name: DeclineName): CardOutcome => ({ kind: 'decline', decline: DECLINES[name] });
 const authenticate: CardOutcome = { kind: 'authenticate' };
 
-/**
- * The card numbers of Stripe's testing documentation, each with its documented behaviour. Like
- * Stripe's test mode, these are the only numbers the simulator takes: any other number, real or
- * made up, is declined `test_mode_live_card` (see `testCard`).
- */
+/** Card numbers with a documented behaviour other than a plain approval. */
 const NUMBER_OUTCOMES: Record<string, { funding?: Funding; outcome: CardOutcome }> = {
-  // By brand.
-  '4242424242424242': { outcome: approve },
-  '4012888888881881': { outcome: approve },
   '4000056655665556': { funding: 'debit', outcome: approve },
-  '5555555555554444': { outcome: approve },
-  '2223003122003222': { outcome: approve },
   '5200828282828210': { funding: 'debit', outcome: approve },
   '5105105105105100': { funding: 'prepaid', outcome: approve },
-  '378282246310005': { outcome: approve },
-  '371449635398431': { outcome: approve },
-  '6011111111111117': { outcome: approve },
-  '6011000990139424': { outcome: approve },
-  '6011981111111113': { funding: 'debit', outcome: approve },
-  '3056930009020004': { outcome: approve },
-  '36227206271667': { outcome: approve },
-  '30569309025904': { outcome: approve },
-  '38520000023237': { outcome: approve },
-  '6555900000604105': { outcome: approve },
-  '3566002020360505': { outcome: approve },
-  '3530111333300000': { outcome: approve },
-  '6200000000000005': { outcome: approve },
-  '6200000000000047': { funding: 'debit', outcome: approve },
-  '6205500000000000004': { outcome: approve },
-  // Successful payments with a particular effect elsewhere (balance, pricing, address and CVC checks).
-  '4000000000000077': { outcome: approve },
-  '4000000000000093': { outcome: approve },
-  '4000000000000010': { outcome: approve },
-  '4000000000000028': { outcome: approve },
-  '4000000000000036': { outcome: approve },
-  '4000000000000044': { outcome: approve },
-  // Declines.
   '4000000000000002': { outcome: declined('generic_decline') },
   '4000000000000341': { outcome: declined('generic_decline') },
   '4000000000009995': { outcome: declined('insufficient_funds') },
@@ -105,12 +76,61 @@ const NUMBER_OUTCOMES: Record<string, { funding?: Funding; outcome: CardOutcome 
   '4000000000000069': { outcome: declined('expired_card') },
   '4000000000000127': { outcome: declined('incorrect_cvc') },
   '4000000000000119': { outcome: declined('processing_error') },
-  // Authentication (3D Secure).
   '4000002500003155': { outcome: authenticate },
   '4000002760003184': { outcome: authenticate },
   '4000000000003220': { outcome: authenticate },
   '4000000000003063': { outcome: authenticate },
+  '4100000000000019': { outcome: declined('fraudulent') },
+  '4000000000004954': { outcome: declined('fraudulent') },
+  '4000000000006975': { outcome: declined('card_velocity_exceeded') },
 };
+
+/**
+ * The numbers Stripe's testing page publishes that approve: by brand (with the numbers of its older
+ * pages, still accepted), co-branded, by country, and the cards whose special behaviour (balance,
+ * address and risk checks, later disputes and refunds) follows an approval. Any other number is a
+ * real card, which the simulator declines as Stripe's test mode does.
+ */
+const APPROVING_NUMBERS: ReadonlySet<string> = new Set([
+  // By brand.
+  '4242424242424242', '4012888888881881', '5555555555554444', '2223003122003222', '378282246310005', '371449635398431',
+  '6011111111111117', '6011000990139424', '6011981111111113', '3056930009020004', '36227206271667', '30569309025904',
+  '38520000023237', '6555900000604105', '3566002020360505', '3530111333300000', '6200000000000005', '6200000000000047',
+  '6205500000000000004',
+  // Co-branded (Cartes Bancaires with Visa and Mastercard, eftpos with Mastercard) and Interac (card present).
+  '4000002500001001', '5555552500001001', '5555050360000080', '4506445006931933',
+  // By country: the Americas.
+  '4000000760000002', '4000000320000021', '4000001240000000', '4000001520000001', '4000001700000003', '4000001880000005',
+  '4000002180000000', '4000004840008001', '5062210000000009', '4000005910000000', '4000006000000066', '4000006040000068',
+  '4000008580000003',
+  // Europe and the Middle East.
+  '4000000400000008', '4000000560000004', '4000001000000000', '4000001120000005', '4000001910000009', '4000001960000008',
+  '4000002030000002', '4000002080000001', '4000002330000009', '4000002460000001', '4000002500000003', '4000002760000016',
+  '4000002920000005', '4000003000000030', '4000003480000005', '4000003720000005', '4000003800000008', '4000004280000005',
+  '4000004380000004', '4000004400000000', '4000004420000006', '4000004700000007', '4000005280000002', '4000005780000007',
+  '4000006160000005', '4000006200000007', '4000006420000001', '4000006820000007', '4000007050000006', '4000007030000001',
+  '4000007240000007', '4000007520000008', '4000007560000009', '4000008260000000', '4000058260000005', '5555558265554449',
+  '4000007840000001', '5200007840000022',
+  // Asia and the Pacific.
+  '4000000360000006', '4000001560000002', '4000003440000004', '4000003560000008', '4000003920000003', '4000004580000002',
+  '4000005540000008', '4000007020000003', '4000001580000008', '4000007640000003',
+  // Special behaviour after an approval.
+  '4000000000000077', '4000003720000278', '4000000000000093', '4000000000000010', '4000000000000028', '4000000000000036',
+  '4000000000000044', '4000000000000259', '4000000000002685', '4000000000001976', '4000000000005423', '4000000000007726',
+  '4000000000005126', '4000000000009235', '4000000000003055',
+]);
+
+/** Whether Stripe publishes this number as a test card (every other number is a real card). */
+export function isTestCardNumber(number: string): boolean {
+  return APPROVING_NUMBERS.has(number) || Object.hasOwn(NUMBER_OUTCOMES, number);
+}
+
+/** Every number with a documented behaviour, for checks of the list itself. */
+export function publishedTestNumbers(): string[] {
+  return [...APPROVING_NUMBERS, ...Object.keys(NUMBER_OUTCOMES)];
+}
+
+const liveCard: CardOutcome = declined('test_mode_live_card');
 
 /** `pm_card_*` tokens and the test number each one stands for. */
 const CARD_TOKENS: Record<string, string> = {
@@ -174,14 +194,10 @@ export function brandOf(number: string): string {
   return 'unknown';
 }
 
-export function isTestCardNumber(number: string): boolean {
-  return Object.hasOwn(NUMBER_OUTCOMES, number);
-}
-
-/** A number outside Stripe's list is, to a test-mode processor, somebody's real card: declined. */
 export function testCard(number: string): TestCard {
-  const known = isTestCardNumber(number) ? NUMBER_OUTCOMES[number] : undefined;
-  return { number, brand: brandOf(number), funding: known?.funding ?? 'credit', outcome: known?.outcome ?? declined('test_mode_live_card') };
+  const known = Object.hasOwn(NUMBER_OUTCOMES, number) ? NUMBER_OUTCOMES[number] : undefined;
+  const outcome = known?.outcome ?? (APPROVING_NUMBERS.has(number) ? approve : liveCard);
+  return { number, brand: brandOf(number), funding: known?.funding ?? 'credit', outcome };
 }
 
 /** Stable per card number, like Stripe's fingerprints, without revealing the number. */

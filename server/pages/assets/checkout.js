@@ -284,6 +284,7 @@ function declineMessage(error) {
     expired_card: 'Your card has expired. Try another card.',
     incorrect_cvc: 'The security code is incorrect. Check it and try again.',
     payment_intent_authentication_failure: 'We could not confirm the payment with your bank. Try again or use another card.',
+    test_mode_live_card: 'This is a test page: real cards are declined. Use the test card 4242 4242 4242 4242.',
   };
   return known[code] || error.message || 'Your payment could not be completed. Try another card.';
 }
