@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -12,18 +12,13 @@ import { nodeSerialBinding, type SerialConnection } from '../agent/ports.js';
 import { ReaderBook } from '../agent/readers.js';
 import { AgentState } from '../agent/state.js';
 import { eventually, tempDir } from './helpers/tmp.js';
+import { haveSocat } from './helpers/tools.js';
 
 /**
  * The serial driver against a pseudo-terminal pair (socat): the driver opens one end as it would
  * a USB reader, the test plays the reader on the other end. Killing socat is unplugging it.
  */
-function haveSocat(): boolean {
-  if (spawnSync('sh', ['-c', 'command -v socat']).status === 0) return true;
-  spawnSync('sh', ['-c', 'apt-get install -y socat >/dev/null 2>&1'], { timeout: 120_000 });
-  return spawnSync('sh', ['-c', 'command -v socat']).status === 0;
-}
 const socatAvailable = haveSocat();
-if (!socatAvailable) console.warn('agent-serial: socat is missing and could not be installed (apt-get install -y socat); serial tests skipped');
 
 const dir = tempDir('pos-serial-');
 const agentEnd = join(dir.path, 'reader');

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './helpers/api.js';
 import { pos } from './helpers/cli.js';
-import { POS_BIN, startTestServer, type TestServer } from './helpers/server.js';
+import { POS_BIN, startTestServer, THROWAWAY_CONFIG_DIR, type TestServer } from './helpers/server.js';
 
 /** A page of 100 payments as pretty JSON is about 150 KB: more than a 64 KB pipe buffer holds. */
 const PAYMENTS = 100;
@@ -28,7 +28,7 @@ function piped(args: string[], extraEnv: Record<string, string> = {}): Promise<{
   // the shell's stderr, which the test reads.
   const script = `exec 3>&1; { ${quoted}; echo "$?" >&3; } | head -1 >/dev/null`;
   const child = spawn('sh', ['-c', script], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', ...env, ...extraEnv },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', POS_CONFIG_DIR: THROWAWAY_CONFIG_DIR, ...env, ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

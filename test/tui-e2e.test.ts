@@ -5,12 +5,13 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POS_BIN } from './helpers/server.js';
 import { tempDir } from './helpers/tmp.js';
+import { haveTmux } from './helpers/tools.js';
 
 /**
  * The newcomer's path, for real: `pos up` in an 80×24 pseudo-terminal (tmux, on a private socket),
  * driven by key presses. With POS_WRITE_SCREENS=1 the captured screens are written to docs/screens/.
  */
-const hasTmux = spawnSync('tmux', ['-V']).status === 0;
+const hasTmux = haveTmux();
 const SOCKET = `pos-e2e-${process.pid}`;
 const SCREENS = fileURLToPath(new URL('../docs/screens/', import.meta.url));
 const dir = tempDir('pos-e2e-');

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenSecret } from '../server/webhooks/signing.js';
 import { client } from './helpers/api.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
-import { POS_BIN, startTestServer, type TestServer } from './helpers/server.js';
+import { POS_BIN, startTestServer, THROWAWAY_CONFIG_DIR, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';
 
 let t: TestServer;
@@ -26,7 +26,7 @@ afterAll(async () => {
 /** Runs `pos` without blocking this process: the server under test lives in it. */
 function pos(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [POS_BIN, ...args], { env: { ...process.env, POS_API_KEY: '', POS_SERVER_URL: '', ...env } });
+    const child = spawn(process.execPath, [POS_BIN, ...args], { env: { ...process.env, POS_CONFIG_DIR: THROWAWAY_CONFIG_DIR, POS_API_KEY: '', POS_SERVER_URL: '', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -37,7 +37,7 @@ function pos(args: string[], env: Record<string, string> = {}): Promise<{ status
 
 describe('pos listen, pos trigger, pos events', () => {
   it('forwards each event as it happens, signed with the listen secret, one line per event', async () => {
-    const listen = spawn(process.execPath, [POS_BIN, 'listen', '--forward-to', r.url, '--server', t.url], { env: { ...process.env, POS_API_KEY: key } });
+    const listen = spawn(process.execPath, [POS_BIN, 'listen', '--forward-to', r.url, '--server', t.url], { env: { ...process.env, POS_CONFIG_DIR: THROWAWAY_CONFIG_DIR, POS_API_KEY: key } });
     let stdout = '';
     let stderr = '';
     listen.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import WebSocket from 'ws';
 import { AgentMessageSchema, type AgentMessage, type ReaderState } from '../../shared/agent-protocol.js';
-import { POS_BIN } from './server.js';
+import { POS_BIN, THROWAWAY_CONFIG_DIR } from './server.js';
 import { eventually } from './tmp.js';
 
 export interface AgentProcess {
@@ -19,7 +19,7 @@ export interface AgentProcess {
 export async function spawnAgent(args: string[], env: Record<string, string> = {}): Promise<AgentProcess> {
   const child = spawn(process.execPath, [POS_BIN, 'agent', '--listen', '127.0.0.1:0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
+    env: { ...process.env, POS_CONFIG_DIR: THROWAWAY_CONFIG_DIR, ...env },
   });
   const logs: string[] = [];
   const entries: Record<string, unknown>[] = [];

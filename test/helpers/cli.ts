@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { POS_BIN } from './server.js';
+import { POS_BIN, THROWAWAY_CONFIG_DIR } from './server.js';
 
 export interface PosResult {
   status: number | null;
@@ -10,10 +10,11 @@ export interface PosResult {
 /**
  * Runs the real `pos` binary without blocking the event loop, so a server started in this same
  * process (startTestServer) keeps answering it. NO_COLOR and a clean environment keep the output
- * stable; `env` adds POS_CONFIG_DIR, POS_API_KEY and the like.
+ * stable; `env` adds POS_CONFIG_DIR, POS_API_KEY and the like. Without a POS_CONFIG_DIR of its own a
+ * command gets a throwaway one: a test never reads or writes the developer's own profiles.
  */
 export function pos(args: string[], env: Record<string, string> = {}, options: { onStdout?: (chunk: string) => void } = {}): Promise<PosResult> {
-  const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1' };
+  const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NO_COLOR: '1', POS_CONFIG_DIR: THROWAWAY_CONFIG_DIR };
   const child = spawn(process.execPath, [POS_BIN, ...args], { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { loadServerConfig, type ServerFlags } from '../../shared/config.js';
@@ -10,6 +13,13 @@ import { backendEnv, backendFlags, dropSchemaOf } from './db.js';
 import { tempDir } from './tmp.js';
 
 export const POS_BIN = fileURLToPath(new URL('../../bin/pos.js', import.meta.url));
+
+/**
+ * The `pos` profile directory of every CLI a test spawns unless the test names its own: empty and
+ * this worker's, so no test reads the developer's ~/.config/pos (a `pos up` run before `npm test`
+ * leaves a profile there) or writes to it.
+ */
+export const THROWAWAY_CONFIG_DIR = mkdtempSync(join(tmpdir(), 'pos-test-config-'));
 
 export interface TestServer {
   url: string;
@@ -49,7 +59,7 @@ function dataDirBackend(args: string[]): Record<string, string> {
 
 /** Runs the real `pos` executable to completion. */
 export function runPos(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [POS_BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...dataDirBackend(args), ...env }, timeout: 20_000 });
+  const result = spawnSync(process.execPath, [POS_BIN, ...args], { encoding: 'utf8', env: { ...process.env, POS_CONFIG_DIR: THROWAWAY_CONFIG_DIR, ...dataDirBackend(args), ...env }, timeout: 20_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
