@@ -54,7 +54,6 @@ export async function listenAction(flags: ListenFlags, out: Output = createOutpu
     ?.split(',')
     .map((t) => t.trim())
     .filter(Boolean);
-  const query = types?.length ? `?types=${encodeURIComponent(types.join(','))}` : '';
 
   const stop = new AbortController();
   const onSignal = () => stop.abort();
@@ -65,8 +64,7 @@ export async function listenAction(flags: ListenFlags, out: Output = createOutpu
   let connected = false;
   try {
     while (!stop.signal.aborted) {
-      const stream = api.stream(
-        `/v1/events/stream${query}`,
+      const stream = api.streamEvents(
         async (message) => {
           if (message.event === 'ready') {
             if (announced && !connected) out.error('Reconnected.');
@@ -83,7 +81,7 @@ export async function listenAction(flags: ListenFlags, out: Output = createOutpu
           const result = flags.forwardTo ? `  ${await forward(flags.forwardTo, secret, event, message.data)}` : '';
           out.line(`${event.created_at}  --> ${event.type} [${event.id}]${result}`);
         },
-        { signal: stop.signal, lastEventId },
+        { signal: stop.signal, lastEventId, types },
       );
       try {
         await stream;

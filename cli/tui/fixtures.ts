@@ -1,4 +1,4 @@
-import type { Transaction } from '../api.js';
+import type { Transaction } from '../../shared/api/types.js';
 import type { CounterSource } from './source.js';
 import type { Action, CounterReader } from './state.js';
 
@@ -9,27 +9,51 @@ export function reader(over: Partial<CounterReader> = {}): CounterReader {
 }
 
 export function txn(over: Partial<Transaction> = {}): Transaction {
-  return {
+  const t: Transaction = {
     id: 't-1',
+    object: 'transaction',
     reference: 'txn_0001',
+    type: 'payment',
     status: 'pending',
+    status_badge: 'Pending',
     amount: 1000,
+    amount_captured: 0,
     amount_refunded: 0,
     currency: 'usd',
     payment_method_type: 'terminal',
+    capture_method: 'automatic',
     description: null,
+    receipt_email: null,
+    source: 'terminal',
+    customer_id: null,
     is_test: true,
+    metadata: {},
+    payment_intent_id: null,
     card_brand: null,
     card_last_four: null,
     platform_fee_cents: 30,
     tip_amount: 0,
     failure_code: null,
+    decline_code: null,
+    failure_message: null,
+    cancellation_reason: null,
     receipt_url: null,
     terminal_id: 'r-1',
     reader_id: 'tmr_Till1',
+    checkout_session_id: null,
+    payment_link_id: null,
     created_at: '2026-11-21T12:00:00.000Z',
+    updated_at: '2026-11-21T12:00:00.000Z',
+    captured_at: null,
+    failed_at: null,
+    canceled_at: null,
+    refunded_at: null,
+    disputed_at: null,
     ...over,
   };
+  // As on the wire: a paid payment has captured its amount unless the test says otherwise.
+  const paid = t.status === 'succeeded' || t.status === 'partially_refunded' || t.status === 'refunded';
+  return over.amount_captured === undefined && paid ? { ...t, amount_captured: t.amount } : t;
 }
 
 /** A source driven by the test: `emit` pushes actions, commands are recorded and answered by `answers`. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PosClient } from '../api.js';
+import type { Transaction } from '../../shared/api/types.js';
 import { txn } from './fixtures.js';
 import { PollingSource } from './source.js';
 import type { Action } from './state.js';
@@ -8,7 +9,7 @@ const READER = { id: 'r-1', name: 'Till 1', processor_terminal_id: 'tmr_1', stat
 
 /** A fake /v1 that can be switched off, as a server restart or a pulled cable would. */
 function fakeApi() {
-  const state = { up: true, paths: [] as string[], status: 'pending' };
+  const state = { up: true, paths: [] as string[], status: 'pending' as Transaction['status'] };
   const fetch = async (url: string | URL | Request) => {
     const path = new URL(String(url)).pathname;
     state.paths.push(path);
