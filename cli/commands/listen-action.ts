@@ -1,5 +1,6 @@
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, loadClientConfig } from '../../shared/config.js';
 import { listenSecret, signedHeaders } from '../../server/webhooks/signing.js';
+import type { WebhookEvent } from '../../shared/api/types.js';
 import { createApiClient } from '../api.js';
 import { usageError } from '../errors.js';
 import { createOutput, type Output } from '../output.js';
@@ -8,11 +9,8 @@ import type { ListenFlags } from './listen.js';
 /** After the stream drops (server restart), wait this long before reconnecting: quick, without spinning. */
 const RECONNECT_DELAY_MS = 1_000;
 
-interface StreamedEvent {
-  id: string;
-  type: string;
-  created_at: string;
-}
+/** The fields of a streamed event this command reads; the message body is forwarded untouched. */
+type StreamedEvent = Pick<WebhookEvent, 'id' | 'type' | 'created_at'>;
 
 async function forward(url: string, secret: string, event: StreamedEvent, body: string): Promise<string> {
   const started = performance.now();
