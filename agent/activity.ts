@@ -1,14 +1,8 @@
 import type { ReaderActivity } from '../shared/agent-protocol.js';
+import type { ReaderActionState } from '../shared/api/types.js';
 
 /** A reader's action as the server's agent-facing state endpoint reports it from the processor. */
-export interface ProcessorAction {
-  type: string;
-  status: 'in_progress' | 'succeeded' | 'failed';
-  failure_code: string | null;
-  payment_intent_id: string | null;
-  transaction_id: string | null;
-  payment_intent_status: string | null;
-}
+export type ProcessorAction = ReaderActionState;
 
 export interface Observation {
   activity: ReaderActivity;

@@ -2,9 +2,10 @@ import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
 import { PROTOCOL_VERSION, TransactionSummarySchema, type AgentMessage } from '../shared/agent-protocol.js';
 import { MAX_REPORTS_PER_MESSAGE, UPSTREAM_PROTOCOL_VERSION, type AgentUpMessage, type ServerDownMessage } from '../shared/agent-upstream.js';
+import { PosApi } from '../shared/api/client.js';
+import { ApiRequestError } from '../shared/api/errors.js';
 import type { AgentConfig } from '../shared/config.js';
 import { systemClock } from '../shared/time.js';
-import { ApiCallError, ServerApi } from './api.js';
 import { LocalServer, type Command } from './local-server.js';
 import { nodeSerialBinding, wsTransport, type AgentPorts } from './ports.js';
 import { ReaderBook, refOf } from './readers.js';
@@ -33,8 +34,9 @@ export interface AgentOptions {
   logger?: Logger;
 }
 
-function fail(status: number, type: string, code: string, message: string): ApiCallError {
-  return new ApiCallError(status, { type, code, message });
+/** The agent's own refusals take the API's error shape, so the counter shows them like the server's. */
+function fail(status: number, type: string, code: string, message: string): ApiRequestError {
+  return new ApiRequestError(status, { type, code, message });
 }
 
 /** Starts the on-premise agent: drivers, the upstream link, the local websocket. */
@@ -44,7 +46,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const state = await AgentState.open(config.dataDir);
   const agentId = state.data.agent_id;
   const mode = config.apiKey.startsWith('sk_live_') ? 'live' : 'test';
-  const api = new ServerApi(config.serverUrl, config.apiKey);
+  const api = new PosApi({ server: config.serverUrl, apiKey: config.apiKey });
   let local: LocalServer | undefined;
   let link: UpstreamLink | undefined;
 
@@ -137,8 +139,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     switch (cmd.type) {
       case 'start_payment': {
         const { key, reader } = resolveReader(cmd.reader);
-        const created = await api.post<{ id: string; payment_intent_id: string; amount: number; currency: string }>(
-          '/v1/terminal/create-payment',
+        const { data: created } = await api.createTerminalPayment(
           {
             amount: cmd.amount,
             ...(cmd.currency ? { currency: cmd.currency } : {}),
@@ -147,17 +148,18 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
             ...(/^[0-9a-f-]{36}$/.test(reader.id) ? { terminal_id: reader.id } : {}),
           },
           // A counter retrying the same request_id gets the same payment, not a second one.
-          { 'Idempotency-Key': `agent_${agentId}_${cmd.request_id}` },
+          { idempotencyKey: `agent_${agentId}_${cmd.request_id}` },
         );
+        if (!created.payment_intent_id) throw fail(502, 'api_error', 'payment_intent_missing', `Payment ${created.reference} has no processor payment to send to the reader`);
         book.rememberTransaction(created.id, created.amount, created.currency);
         const tick = book.nextTick();
-        const action = await api.post<unknown>('/v1/terminal/process-payment', { payment_intent_id: created.payment_intent_id, reader_id: reader.processor_terminal_id });
+        const { data: action } = await api.processPayment(created.payment_intent_id, reader.processor_terminal_id);
         book.observe(key, { activity: 'waiting_for_card', transaction_id: created.id, failure_code: null, outcome_key: null }, tick);
         driverOf(key)?.paymentStarted(key, { transaction_id: created.id, amount: created.amount, currency: created.currency });
         return { transaction: created, reader_action: action };
       }
       case 'cancel_payment': {
-        const canceled = await api.post<{ reader_id: string | null }>(`/v1/transactions/${encodeURIComponent(cmd.transaction_id)}/cancel`, { reason: cmd.reason ?? 'requested_by_customer' });
+        const { data: canceled } = await api.cancelTransaction(cmd.transaction_id, { reason: cmd.reason ?? 'requested_by_customer' });
         const key = canceled.reader_id ? book.find(canceled.reader_id) : undefined;
         if (key) {
           driverOf(key)?.watch(key);
@@ -172,11 +174,12 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         if (reader.activity === 'waiting_for_card') book.mark(key, 'processing', reader.transaction_id);
         driverOf(key)?.watch(key);
         try {
-          return await api.post<unknown>('/v1/terminal/simulate-payment', {
+          const { data } = await api.simulatePayment({
             reader_id: reader.processor_terminal_id,
             ...(cmd.amount_tip !== undefined ? { amount_tip: cmd.amount_tip } : {}),
             ...(cmd.card_number ? { card_number: cmd.card_number } : {}),
           });
+          return data;
         } finally {
           driverOf(key)?.watch(key);
         }
@@ -234,7 +237,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       await processor.start();
     } catch (err) {
       if (stopped) return;
-      logger.warn({ err: err instanceof ApiCallError ? err.error : err }, 'could not start the reader drivers; retrying');
+      logger.warn({ err: err instanceof ApiRequestError ? err.error : err }, 'could not start the reader drivers; retrying');
       await new Promise<void>((resolve) => {
         retryTimer = setTimeout(resolve, DRIVER_RETRY_MS);
       });

@@ -2,8 +2,8 @@ import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { AgentMessageSchema, ClientMessageSchema, type AgentMessage, type ClientMessage } from '../shared/agent-protocol.js';
-import { ApiCallError } from './api.js';
+import { AgentMessageSchema, ClientMessageSchema, type AgentMessage, type ClientMessage, type ErrorInfo } from '../shared/agent-protocol.js';
+import { ApiConnectionError, ApiRequestError } from '../shared/api/errors.js';
 
 /** The biggest legitimate client message is a start_payment with metadata: 64 KB is ample. */
 const MAX_CLIENT_MESSAGE_BYTES = 64 * 1024;
@@ -133,12 +133,9 @@ export class LocalServer {
     this.handlers.command(message).then(
       (data) => this.#send(client, { type: 'result', request_id: message.request_id, ok: true, data }),
       (err: unknown) => {
-        const error =
-          err instanceof ApiCallError
-            ? { type: err.error.type, ...(err.error.code ? { code: err.error.code } : {}), message: err.error.message }
-            : { type: 'api_error', message: err instanceof Error ? err.message : 'The command failed' };
-        if (!(err instanceof ApiCallError)) this.logger.error({ err, command: message.type }, 'command failed');
-        this.#send(client, { type: 'result', request_id: message.request_id, ok: false, error });
+        const error = errorInfo(err);
+        if (!error) this.logger.error({ err, command: message.type }, 'command failed');
+        this.#send(client, { type: 'result', request_id: message.request_id, ok: false, error: error ?? { type: 'api_error', message: err instanceof Error ? err.message : 'The command failed' } });
       },
     );
   }
@@ -153,4 +150,11 @@ export class LocalServer {
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
     clearTimeout(cut);
   }
+}
+
+/** What the counter is told of a failed command: the API's error as it came, or that the server is out of reach; undefined for a bug. */
+function errorInfo(err: unknown): ErrorInfo | undefined {
+  if (err instanceof ApiRequestError) return { type: err.error.type, ...(err.error.code ? { code: err.error.code } : {}), message: err.error.message };
+  if (err instanceof ApiConnectionError) return { type: 'api_connection_error', code: 'server_unreachable', message: `The server is unreachable: ${err.detail}` };
+  return undefined;
 }

@@ -1,5 +1,5 @@
 import { formatAmount } from '../shared/money.js';
-import type { Reader, Transaction } from './api.js';
+import type { Reader, Transaction } from '../shared/api/types.js';
 
 /** Human renderings shared by the CLI tables and the TUI: no Ink, no colours. */
 

@@ -1,4 +1,5 @@
-import type { PosClient, Location, Reader, Transaction } from './api.js';
+import type { PosApi } from '../shared/api/client.js';
+import type { Location, Reader, Transaction } from '../shared/api/types.js';
 import { formatPlain } from './amount.js';
 import { money } from './format.js';
 
@@ -164,7 +165,7 @@ export function reportCsv(r: DayReport): string {
 const PAGE_SIZE = 100;
 
 /** Lists are newest first, so pages are read until one reaches back before the day. */
-export async function transactionsSince(api: PosClient, start: number): Promise<Transaction[]> {
+export async function transactionsSince(api: PosApi, start: number): Promise<Transaction[]> {
   const all: Transaction[] = [];
   for (let page = 1; ; page += 1) {
     const res = await api.listTransactions({ page, size: PAGE_SIZE });
@@ -174,7 +175,7 @@ export async function transactionsSince(api: PosClient, start: number): Promise<
   }
 }
 
-export async function loadDayReport(api: PosClient, date: string, location?: string): Promise<DayReport> {
+export async function loadDayReport(api: PosApi, date: string, location?: string): Promise<DayReport> {
   const { start } = dayBounds(date);
   const [merchant, transactions, readers, locations] = await Promise.all([api.merchant(), transactionsSince(api, start), api.listReaders(), api.listLocations()]);
   return computeDayReport({ date, currency: merchant.data.default_currency, transactions, readers: readers.data, locations: locations.data, location });

@@ -87,6 +87,7 @@ export const ClientMessageSchema = z.discriminatedUnion('type', [
 export type ClientMessage = z.infer<typeof ClientMessageSchema>;
 
 export const ErrorInfoSchema = z.object({ type: z.string(), code: z.string().optional(), message: z.string() });
+export type ErrorInfo = z.infer<typeof ErrorInfoSchema>;
 
 export const AgentMessageSchema = z.discriminatedUnion('type', [
   z.object({

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReaderState } from '../shared/agent-protocol.js';
 import { systemClock } from '../shared/time.js';
-import { ServerApi } from '../agent/api.js';
+import { PosApi } from '../shared/api/client.js';
 import { SerialDriver } from '../agent/drivers/serial.js';
 import { LineSplitter } from '../agent/drivers/line-protocol.js';
 import { nodeSerialBinding, type SerialConnection } from '../agent/ports.js';
@@ -70,7 +70,7 @@ beforeAll(async () => {
   if (!socatAvailable) return;
   state = await AgentState.open(join(dir.path, 'agent'));
   book = new ReaderBook(systemClock, { reader: (r) => changes.push(r), readers: () => undefined });
-  const ctx = { book, api: new ServerApi('http://127.0.0.1:9', 'sk_test_x'), state, logger: pino({ level: 'silent' }), serial: nodeSerialBinding };
+  const ctx = { book, api: new PosApi({ server: 'http://127.0.0.1:9', apiKey: 'sk_test_x' }), state, logger: pino({ level: 'silent' }), serial: nodeSerialBinding };
   driver = new SerialDriver(ctx, [{ path: agentEnd }], 9600);
   await driver.start();
 });

@@ -23,6 +23,12 @@ const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-
 const PHONE = { width: 390, height: 844 };
 
 const hasChromium = haveChromium();
+/**
+ * A browser test walks several pages (checkout, a 3-D Secure challenge, the shop's return page)
+ * with Chromium sharing two cores with the servers; 60 s leaves room on a loaded machine where the
+ * suite's 30 s did not.
+ */
+const BROWSER_TEST_TIMEOUT_MS = 60_000;
 
 let offset = 0;
 const clock = { now: () => Date.now() + offset };
@@ -112,7 +118,7 @@ async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
 }
 
-describe.skipIf(!hasChromium)('hosted checkout in a browser', () => {
+describe.skipIf(!hasChromium)('hosted checkout in a browser', { timeout: BROWSER_TEST_TIMEOUT_MS }, () => {
   it('pays with 4242: collects every field, redirects to success_url, and only the webhook fulfils', async () => {
     const s = await session({ customer_email: 'ada@example.com', customer_name: 'Ada Lovelace', collect_email: true, collect_name: true, collect_phone: true, collect_address: true });
     const page = await phonePage();
@@ -263,7 +269,7 @@ describe.skipIf(!hasChromium)('hosted checkout in a browser', () => {
   });
 });
 
-describe.skipIf(!hasChromium)('payment links in a browser', () => {
+describe.skipIf(!hasChromium)('payment links in a browser', { timeout: BROWSER_TEST_TIMEOUT_MS }, () => {
   it('is paid twice, each a transaction of its own; deactivated, the page refuses payment (410)', async () => {
     const res = await api.post<{ data: Link }>('/v1/payment-links', { amount: 1200, currency: 'eur', description: 'Tote bag', customer_email: 'fan@example.com' });
     const l = res.body.data;

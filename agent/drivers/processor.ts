@@ -1,16 +1,7 @@
-import { activityOf, isBusy, type ProcessorAction } from '../activity.js';
+import type { ReaderLiveState } from '../../shared/api/types.js';
+import { activityOf, isBusy } from '../activity.js';
 import type { DriverKind } from '../readers.js';
 import type { DriverContext, ReaderDriver } from './types.js';
-
-/** What GET /v1/terminal/reader-states and /readers/{id}/state answer. */
-export interface ReaderLiveState {
-  id: string;
-  processor_terminal_id: string;
-  name: string;
-  serial_number: string;
-  processor_status: 'online' | 'offline';
-  action: ProcessorAction | null;
-}
 
 /**
  * A reader with an action in progress is polled this often: a tap and its result show on the
@@ -86,7 +77,7 @@ export class ProcessorDriver implements ReaderDriver {
     const tick = this.ctx.book.nextTick();
     let states: ReaderLiveState[];
     try {
-      states = await this.ctx.api.get<ReaderLiveState[]>('/v1/terminal/reader-states');
+      states = (await this.ctx.api.readerStates()).data;
     } catch (err) {
       this.ctx.logger.warn({ err: err instanceof Error ? err.message : err }, 'could not read reader states from the server');
       return;
@@ -129,8 +120,8 @@ export class ProcessorDriver implements ReaderDriver {
       this.#inFlight.add(key);
       const tick = this.ctx.book.nextTick();
       this.ctx.api
-        .get<ReaderLiveState>(`/v1/terminal/readers/${encodeURIComponent(key)}/state`)
-        .then((s) => this.#apply(key, s, tick))
+        .readerState(key)
+        .then((s) => this.#apply(key, s.data, tick))
         .catch((err: unknown) => this.ctx.logger.debug({ err: err instanceof Error ? err.message : err, reader: key }, 'reader state poll failed'))
         .finally(() => this.#inFlight.delete(key));
     }

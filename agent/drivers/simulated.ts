@@ -1,8 +1,9 @@
-import type { ApiCallError } from '../api.js';
+import { ApiRequestError } from '../../shared/api/errors.js';
+import type { CreateLocationParams } from '../../shared/api/types.js';
 import type { DriverContext, ReaderDriver } from './types.js';
 
 /** The location simulated readers attach to when the merchant has no test location yet. */
-const SIMULATED_LOCATION = {
+const SIMULATED_LOCATION: CreateLocationParams = {
   display_name: 'Simulated readers',
   address: { line1: '1 Test Street', city: 'San Francisco', state: 'CA', postal_code: '94105', country: 'US' },
 };
@@ -30,21 +31,21 @@ export class SimulatedDriver implements ReaderDriver {
 
   async start(): Promise<void> {
     if (this.count === 0) return;
-    const existing = new Set((await this.ctx.api.get<{ processor_terminal_id: string }[]>('/v1/terminal/readers')).map((r) => r.processor_terminal_id));
+    const existing = new Set((await this.ctx.api.listReaders()).data.map((r) => r.processor_terminal_id));
     // Readers deleted on the server since are forgotten and replaced.
     this.ctx.state.data.simulated = this.ctx.state.data.simulated.filter((id) => existing.has(id));
     const missing = this.count - this.ctx.state.data.simulated.length;
     if (missing <= 0) return;
-    const locations = await this.ctx.api.get<{ id: string }[]>('/v1/terminal/locations');
-    const location = locations[0] ?? (await this.ctx.api.post<{ id: string }>('/v1/terminal/locations', SIMULATED_LOCATION));
+    const locations = (await this.ctx.api.listLocations()).data;
+    const location = locations[0] ?? (await this.ctx.api.createLocation(SIMULATED_LOCATION)).data;
     for (let i = 0; i < missing; i += 1) {
       const n = this.ctx.state.data.simulated.length + 1;
       try {
-        const reader = await this.ctx.api.post<{ processor_terminal_id: string }>('/v1/terminals', { name: `Simulated ${n}`, registration_code: 'simulated-wpe', location_id: location.id });
+        const reader = (await this.ctx.api.registerReader({ name: `Simulated ${n}`, registration_code: 'simulated-wpe', location_id: location.id })).data;
         this.ctx.state.data.simulated.push(reader.processor_terminal_id);
         this.ctx.state.save();
       } catch (err) {
-        this.ctx.logger.error({ err: (err as ApiCallError).error ?? err }, 'could not register a simulated reader');
+        this.ctx.logger.error({ err: err instanceof ApiRequestError ? err.error : err }, 'could not register a simulated reader');
         throw err;
       }
     }

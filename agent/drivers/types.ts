@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
-import type { ServerApi } from '../api.js';
+import type { PosApi } from '../../shared/api/client.js';
 import type { DriverKind, ReaderBook } from '../readers.js';
 import type { AgentState } from '../state.js';
 import type { SerialBinding } from '../ports.js';
 
 export interface DriverContext {
   book: ReaderBook;
-  api: ServerApi;
+  api: PosApi;
   state: AgentState;
   logger: Logger;
   serial: SerialBinding;

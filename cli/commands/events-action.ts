@@ -1,5 +1,5 @@
 import { loadClientConfig } from '../../shared/config.js';
-import type { EventDetail, WebhookEvent } from '../../server/schemas/webhooks.js';
+import type { EventDetail } from '../../shared/api/types.js';
 import { createApiClient } from '../api.js';
 import { usageError } from '../errors.js';
 import { createOutput } from '../output.js';
@@ -22,8 +22,7 @@ export async function listEventsAction(flags: EventsListFlags): Promise<void> {
   const size = positiveInt('--size', flags.size ?? '10', 100);
   const api = createApiClient(loadClientConfig(flags));
   const out = createOutput(Boolean(flags.json));
-  const query = new URLSearchParams({ page: String(page), size: String(size), ...(flags.type ? { type: flags.type } : {}) });
-  const list = await api.get<{ data: WebhookEvent[]; totalCount: number; page: number; lastPage: number }>(`/v1/events?${query}`);
+  const list = await api.listEvents({ page, size, type: flags.type });
   if (out.json) {
     out.printJson(list);
     return;
@@ -51,7 +50,7 @@ function printDetail(event: EventDetail, out: ReturnType<typeof createOutput>): 
 export async function getEventAction(id: string, flags: ApiFlags & { json?: boolean }): Promise<void> {
   const api = createApiClient(loadClientConfig(flags));
   const out = createOutput(Boolean(flags.json));
-  const { data } = await api.get<{ data: EventDetail }>(`/v1/events/${encodeURIComponent(eventId(id))}`);
+  const { data } = await api.getEvent(eventId(id));
   if (out.json) out.printJson({ data });
   else printDetail(data, out);
 }
@@ -59,7 +58,7 @@ export async function getEventAction(id: string, flags: ApiFlags & { json?: bool
 export async function resendEventAction(id: string, flags: ApiFlags & { endpoint: string; json?: boolean }): Promise<void> {
   const api = createApiClient(loadClientConfig(flags));
   const out = createOutput(Boolean(flags.json));
-  const { data } = await api.post<{ data: EventDetail }>(`/v1/events/${encodeURIComponent(eventId(id))}/resend`, { endpoint_id: flags.endpoint });
+  const { data } = await api.resendEvent(eventId(id), { endpoint_id: flags.endpoint });
   if (out.json) out.printJson({ data });
   else out.line(`Queued ${data.type} ${data.id} for ${flags.endpoint}: see \`pos events get ${data.id}\` for the attempt.`);
 }

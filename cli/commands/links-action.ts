@@ -1,5 +1,5 @@
 import type { CliContext } from '../context.js';
-import type { PaymentLink } from '../api.js';
+import type { PaymentLink } from '../../shared/api/types.js';
 import { parseAmount } from '../amount.js';
 import { usageError } from '../errors.js';
 import { money } from '../format.js';

@@ -1,5 +1,6 @@
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, loadClientConfig } from '../../shared/config.js';
 import { listenSecret, signedHeaders } from '../../server/webhooks/signing.js';
+import type { WebhookEvent } from '../../shared/api/types.js';
 import { createApiClient } from '../api.js';
 import { usageError } from '../errors.js';
 import { createOutput, type Output } from '../output.js';
@@ -8,11 +9,8 @@ import type { ListenFlags } from './listen.js';
 /** After the stream drops (server restart), wait this long before reconnecting: quick, without spinning. */
 const RECONNECT_DELAY_MS = 1_000;
 
-interface StreamedEvent {
-  id: string;
-  type: string;
-  created_at: string;
-}
+/** The fields of a streamed event this command reads; the message body is forwarded untouched. */
+type StreamedEvent = Pick<WebhookEvent, 'id' | 'type' | 'created_at'>;
 
 async function forward(url: string, secret: string, event: StreamedEvent, body: string): Promise<string> {
   const started = performance.now();
@@ -54,7 +52,6 @@ export async function listenAction(flags: ListenFlags, out: Output = createOutpu
     ?.split(',')
     .map((t) => t.trim())
     .filter(Boolean);
-  const query = types?.length ? `?types=${encodeURIComponent(types.join(','))}` : '';
 
   const stop = new AbortController();
   const onSignal = () => stop.abort();
@@ -65,8 +62,7 @@ export async function listenAction(flags: ListenFlags, out: Output = createOutpu
   let connected = false;
   try {
     while (!stop.signal.aborted) {
-      const stream = api.stream(
-        `/v1/events/stream${query}`,
+      const stream = api.streamEvents(
         async (message) => {
           if (message.event === 'ready') {
             if (announced && !connected) out.error('Reconnected.');
@@ -83,7 +79,7 @@ export async function listenAction(flags: ListenFlags, out: Output = createOutpu
           const result = flags.forwardTo ? `  ${await forward(flags.forwardTo, secret, event, message.data)}` : '';
           out.line(`${event.created_at}  --> ${event.type} [${event.id}]${result}`);
         },
-        { signal: stop.signal, lastEventId },
+        { signal: stop.signal, lastEventId, types },
       );
       try {
         await stream;

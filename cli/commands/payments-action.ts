@@ -1,5 +1,7 @@
 import type { CliContext } from '../context.js';
-import { ApiRequestError, findReader, type Reader, type Transaction } from '../api.js';
+import { findReader } from '../../shared/api/client.js';
+import { ApiRequestError } from '../../shared/api/errors.js';
+import type { Reader, Transaction } from '../../shared/api/types.js';
 import { parseAmount } from '../amount.js';
 import { CliError, usageError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -83,7 +85,9 @@ export async function pay([amountText]: [string], options: { reader: string; cur
   const amount = parseAmount(amountText, currency);
   const reader = await resolveReader(ctx, options.reader);
   const created = await ctx.api.createTerminalPayment({ amount, currency, terminal_id: reader.id, ...(options.description ? { description: options.description } : {}) });
-  await ctx.api.processPayment(created.data.payment_intent_id, reader.processor_terminal_id).catch(explain);
+  const intent = created.data.payment_intent_id;
+  if (!intent) throw new CliError(`payment ${created.data.reference} has no processor payment to send to ${reader.name}`);
+  await ctx.api.processPayment(intent, reader.processor_terminal_id).catch(explain);
   if (!options.wait) {
     const t = (await ctx.api.getTransaction(created.data.id)).data;
     if (ctx.out.json) ctx.out.printJson({ data: t });

@@ -1,6 +1,7 @@
 import { loadClientConfig } from '../../shared/config.js';
-import type { Transaction } from '../../server/schemas/transactions.js';
-import { type ApiClient, createApiClient } from '../api.js';
+import type { PosApi } from '../../shared/api/client.js';
+import type { CreateTransactionParams, Transaction } from '../../shared/api/types.js';
+import { createApiClient } from '../api.js';
 import { CliError, usageError } from '../errors.js';
 import { createOutput } from '../output.js';
 import type { ApiFlags } from './api-options.js';
@@ -11,11 +12,11 @@ const SUCCEEDS = 'pm_card_visa';
 const DECLINES = 'pm_card_chargeDeclined';
 const AMOUNT = 2000;
 
-async function createPayment(api: ApiClient, body: Record<string, unknown>): Promise<Transaction> {
-  return (await api.post<{ data: Transaction }>('/v1/transactions', { amount: AMOUNT, currency: 'usd', description: 'pos trigger', metadata: { pos_trigger: 'true' }, ...body })).data;
+async function createPayment(api: PosApi, body: Partial<CreateTransactionParams>): Promise<Transaction> {
+  return (await api.createTransaction({ amount: AMOUNT, currency: 'usd', description: 'pos trigger', metadata: { pos_trigger: 'true' }, ...body })).data;
 }
 
-async function trigger(api: ApiClient, event: Triggerable): Promise<Transaction> {
+async function trigger(api: PosApi, event: Triggerable): Promise<Transaction> {
   switch (event) {
     case 'payment.created':
       return createPayment(api, {});
@@ -25,12 +26,12 @@ async function trigger(api: ApiClient, event: Triggerable): Promise<Transaction>
       return createPayment(api, { payment_method: SUCCEEDS, confirm: true, capture_method: 'manual' });
     case 'payment.canceled': {
       const created = await createPayment(api, {});
-      return (await api.post<{ data: Transaction }>(`/v1/transactions/${created.id}/cancel`, { reason: 'requested_by_customer' })).data;
+      return (await api.cancelTransaction(created.id, { reason: 'requested_by_customer' })).data;
     }
     case 'payment.refunded': {
       const paid = await createPayment(api, { payment_method: SUCCEEDS, confirm: true });
-      await api.post(`/v1/transactions/${paid.id}/refunds`, {});
-      return (await api.get<{ data: Transaction }>(`/v1/transactions/${paid.id}`)).data;
+      await api.refund(paid.id);
+      return (await api.getTransaction(paid.id)).data;
     }
     case 'payment.failed': {
       // The decline is the point: a 402 here is success for the trigger.
@@ -39,7 +40,7 @@ async function trigger(api: ApiClient, event: Triggerable): Promise<Transaction>
       } catch (err) {
         if (!(err instanceof CliError) || !/declin/i.test(err.message)) throw err;
       }
-      const list = await api.get<{ data: Transaction[] }>('/v1/transactions?status=failed&size=1');
+      const list = await api.listTransactions({ status: 'failed', size: 1 });
       const failed = list.data[0];
       if (!failed) throw new CliError('the declined payment was not found');
       return failed;

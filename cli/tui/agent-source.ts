@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import { AgentMessageSchema, PROTOCOL_VERSION, type AgentMessage, type ClientMessage, type ReaderState } from '../../shared/agent-protocol.js';
-import { ApiRequestError, type PosClient, type Transaction } from '../api.js';
+import type { PosApi } from '../../shared/api/client.js';
+import { ApiRequestError } from '../../shared/api/errors.js';
+import type { Transaction } from '../../shared/api/types.js';
 import type { CounterSource } from './source.js';
 import type { Action, CounterReader } from './state.js';
 
@@ -41,7 +43,7 @@ export class AgentSource implements CounterSource {
   constructor(
     private readonly url: string,
     /** For what the protocol does not carry: the merchant's currency and the initial recent payments. */
-    private readonly api: PosClient,
+    private readonly api: PosApi,
     private readonly token?: string,
   ) {}
 

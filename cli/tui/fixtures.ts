@@ -1,4 +1,4 @@
-import type { Location, Reader, Transaction } from '../api.js';
+import type { Transaction } from '../../shared/api/types.js';
 import type { CounterSource } from './source.js';
 import type { Action, CounterReader } from './state.js';
 
@@ -9,10 +9,7 @@ export function reader(over: Partial<CounterReader> = {}): CounterReader {
 }
 
 export function txn(over: Partial<Transaction> = {}): Transaction {
-  const created = over.created_at ?? '2026-11-21T12:00:00.000Z';
-  // What the server reports: a paid payment has captured its amount, an unpaid one nothing.
-  const paid = ['succeeded', 'partially_refunded', 'refunded'].includes(over.status ?? 'pending');
-  return {
+  const t: Transaction = {
     id: 't-1',
     object: 'transaction',
     reference: 'txn_0001',
@@ -20,7 +17,7 @@ export function txn(over: Partial<Transaction> = {}): Transaction {
     status: 'pending',
     status_badge: 'Pending',
     amount: 1000,
-    amount_captured: paid ? (over.amount ?? 1000) : 0,
+    amount_captured: 0,
     amount_refunded: 0,
     currency: 'usd',
     payment_method_type: 'terminal',
@@ -45,8 +42,8 @@ export function txn(over: Partial<Transaction> = {}): Transaction {
     reader_id: 'tmr_Till1',
     checkout_session_id: null,
     payment_link_id: null,
-    created_at: created,
-    updated_at: created,
+    created_at: '2026-11-21T12:00:00.000Z',
+    updated_at: '2026-11-21T12:00:00.000Z',
     captured_at: null,
     failed_at: null,
     canceled_at: null,
@@ -54,37 +51,9 @@ export function txn(over: Partial<Transaction> = {}): Transaction {
     disputed_at: null,
     ...over,
   };
-}
-
-/** A reader as `GET /v1/terminal/readers` lists it. */
-export function apiReader(over: Partial<Reader> = {}): Reader {
-  return {
-    id: 'r-1',
-    object: 'terminal.reader',
-    name: 'Till 1',
-    serial_number: 's',
-    model: 'm',
-    status: 'online',
-    processor_terminal_id: 'tmr_Till1',
-    location_id: 'loc-1',
-    last_seen_at: null,
-    is_test: true,
-    ...over,
-  };
-}
-
-/** A location as `GET /v1/terminal/locations` lists it. */
-export function apiLocation(over: Partial<Location> = {}): Location {
-  return {
-    id: 'loc-1',
-    object: 'terminal.location',
-    display_name: 'Front',
-    address: {},
-    processor_location_id: 'tml_1',
-    is_test: true,
-    created_at: '2026-11-21T09:00:00.000Z',
-    ...over,
-  };
+  // As on the wire: a paid payment has captured its amount unless the test says otherwise.
+  const paid = t.status === 'succeeded' || t.status === 'partially_refunded' || t.status === 'refunded';
+  return over.amount_captured === undefined && paid ? { ...t, amount_captured: t.amount } : t;
 }
 
 /** A source driven by the test: `emit` pushes actions, commands are recorded and answered by `answers`. */

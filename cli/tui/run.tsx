@@ -1,11 +1,11 @@
 import { render } from 'ink';
-import type { PosClient } from '../api.js';
+import type { PosApi } from '../../shared/api/client.js';
 import { AgentSource } from './agent-source.js';
 import { App } from './components/App.js';
 import { PollingSource, type CounterSource } from './source.js';
 
 export interface TuiOptions {
-  api: PosClient;
+  api: PosApi;
   /** The agent's websocket; without one the counter polls the API. */
   agentUrl?: string | undefined;
   color: boolean;

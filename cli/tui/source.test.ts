@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PosClient, type Transaction } from '../api.js';
+import { PosClient } from '../api.js';
+import type { Transaction } from '../../shared/api/types.js';
 import { txn } from './fixtures.js';
 import { PollingSource } from './source.js';
 import type { Action } from './state.js';

@@ -1,4 +1,5 @@
-import type { PosClient, Reader } from '../api.js';
+import type { PosApi } from '../../shared/api/client.js';
+import type { Reader } from '../../shared/api/types.js';
 import type { Action, CounterReader } from './state.js';
 
 /**
@@ -42,7 +43,7 @@ export class PollingSource implements CounterSource {
   private haveMerchant = false;
   private running = false;
 
-  constructor(private readonly api: PosClient) {}
+  constructor(private readonly api: PosApi) {}
 
   start(dispatch: (action: Action) => void): void {
     this.dispatch = dispatch;
@@ -105,7 +106,9 @@ export class PollingSource implements CounterSource {
   async startPayment(reader: CounterReader, amount: number, currency: string): Promise<{ transactionId: string }> {
     const created = await this.api.createTerminalPayment({ amount, currency, terminal_id: reader.id });
     try {
-      await this.api.processPayment(created.data.payment_intent_id, reader.processor_terminal_id);
+      const intent = created.data.payment_intent_id;
+      if (!intent) throw new Error(`payment ${created.data.reference} has no processor payment to send to the reader`);
+      await this.api.processPayment(intent, reader.processor_terminal_id);
     } catch (err) {
       // The payment exists but never reached the reader: cancel it so it does not linger as pending.
       await this.api.cancelTransaction(created.data.id, { reason: 'abandoned' }).catch(() => undefined);

@@ -1,4 +1,4 @@
-import type { Transaction } from '../api.js';
+import type { Transaction } from '../../shared/api/types.js';
 import { declineWords } from '../format.js';
 import type { DayReport } from '../report.js';
 import type { ReaderActivity } from '../../shared/agent-protocol.js';

@@ -1,4 +1,9 @@
-/** A thin fetch wrapper for tests: real HTTP, JSON in and out, headers kept for assertions. */
+import { Transport } from '../../shared/api/transport.js';
+
+/**
+ * The tests' view of the /v1 API: real HTTP through the shared client's transport, every answer
+ * returned as it came (status, headers, body) so tests can assert on errors as well as successes.
+ */
 export interface ApiResponse<T = unknown> {
   status: number;
   headers: Headers;
@@ -13,23 +18,16 @@ export async function call<T = Json>(
   path: string,
   options: { key?: string | undefined; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
 ): Promise<ApiResponse<T>> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.key) headers.authorization = `Bearer ${options.key}`;
-  let body: string | undefined;
-  if (options.rawBody !== undefined) body = options.rawBody;
-  else if (options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    headers['content-type'] ??= 'application/json';
-  }
-  const res = await fetch(baseUrl + path, { method, headers, body });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    // Non-JSON answers are returned as text so a test can say what it got.
-  }
-  return { status: res.status, headers: res.headers, body: parsed as T };
+  // No timeout: the test runner's own timeout says when a test has waited too long.
+  const transport = new Transport({ baseUrl, apiKey: options.key, timeoutMs: null });
+  const res = await transport.send(method, path, {
+    ...(options.body !== undefined ? { body: options.body } : {}),
+    ...(options.rawBody !== undefined ? { rawBody: options.rawBody } : {}),
+    ...(options.headers ? { headers: options.headers } : {}),
+  });
+  // Non-JSON answers are returned as text so a test can say what it got.
+  const body = res.isJson ? res.json : res.text || undefined;
+  return { status: res.status, headers: res.headers, body: body as T };
 }
 
 export function client(baseUrl: string, key?: string) {

@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
-import { PosClient, ApiRequestError } from '../../api.js';
+import { ApiRequestError } from '../../../shared/api/errors.js';
+import { PosClient } from '../../api.js';
 import { FakeSource, reader, txn } from '../fixtures.js';
 import { App } from './App.js';
 

@@ -1,5 +1,5 @@
 import { Box, Text, useApp, useInput } from 'ink';
-import type { PosClient } from '../../api.js';
+import type { PosApi } from '../../../shared/api/client.js';
 import { useCounter } from '../hooks/useCounter.js';
 import { hintsFor } from '../keys.js';
 import type { CounterSource } from '../source.js';
@@ -12,7 +12,7 @@ import { TransactionsView } from './TransactionsView.js';
 
 export interface AppProps {
   source: CounterSource;
-  api: PosClient;
+  api: PosApi;
   color: boolean;
   notice?: string | undefined;
 }

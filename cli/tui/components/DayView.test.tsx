@@ -1,7 +1,7 @@
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import { computeDayReport } from '../../report.js';
-import { txn, apiLocation, apiReader } from '../fixtures.js';
+import { txn } from '../fixtures.js';
 import { initialState, reduce } from '../state.js';
 import { DayView } from './DayView.js';
 
@@ -12,8 +12,8 @@ describe('DayView', () => {
       date: '2026-11-21',
       currency: 'usd',
       transactions: [txn({ status: 'succeeded', amount: 1200, tip_amount: 200, platform_fee_cents: 36, created_at: at }), txn({ id: 't-2', status: 'failed', created_at: at })],
-      readers: [apiReader()],
-      locations: [apiLocation()],
+      readers: [{ id: 'r-1', name: 'Till 1', processor_terminal_id: 'tmr_Till1', location_id: 'loc-1', status: 'online', serial_number: 's', model: 'm', last_seen_at: null, is_test: true, object: 'terminal.reader' }],
+      locations: [{ id: 'loc-1', display_name: 'Front', address: {}, is_test: true, object: 'terminal.location', processor_location_id: 'tml_1', created_at: at }],
     });
     const f = render(<DayView state={reduce(initialState({ via: 'polling' }), { type: 'report', report })} />).lastFrame() ?? '';
     expect(f).toContain('Close-out 2026-11-21 · fees $0.36 · pending 0');

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useReducer, useRef } from 'react';
-import { ApiRequestError, type PosClient } from '../../api.js';
+import type { PosApi } from '../../../shared/api/client.js';
+import { ApiRequestError } from '../../../shared/api/errors.js';
 import { parseAmount } from '../../amount.js';
 import { CONFLICT_WORDS, money } from '../../format.js';
 import { loadDayReport, localDate } from '../../report.js';
@@ -24,7 +25,7 @@ export interface Counter {
 }
 
 /** The counter's behaviour: the reducer, the live source, and the commands behind each key. */
-export function useCounter(source: CounterSource, api: PosClient, options: { notice?: string | undefined; onQuit?: () => void } = {}): Counter {
+export function useCounter(source: CounterSource, api: PosApi, options: { notice?: string | undefined; onQuit?: () => void } = {}): Counter {
   const [state, dispatch] = useReducer(reduce, { via: source.via, notice: options.notice }, initialState);
   const latest = useRef(state);
   latest.current = state;

@@ -1,0 +1,97 @@
+import type { z } from 'zod';
+import type { ReaderActionStateSchema, ReaderLiveStateSchema } from '../../server/schemas/agents.js';
+import type { CheckoutSessionSchema, CreateCheckoutSessionSchema, CreatePaymentLinkSchema, PaymentLinkListSchema, PaymentLinkSchema } from '../../server/schemas/checkout.js';
+import type { ErrorBodySchema } from '../../server/schemas/common.js';
+import type { MerchantSchema } from '../../server/schemas/merchant.js';
+import type {
+  CancelActionResultSchema,
+  CreateLocationSchema,
+  CreateTerminalPaymentSchema,
+  LocationSchema,
+  ReaderActionSchema,
+  ReaderSchema,
+  RegisterReaderSchema,
+  SimulatePaymentSchema,
+  SimulateResultSchema,
+  TerminalPaymentSchema,
+} from '../../server/schemas/terminal.js';
+import type {
+  CancelResponseSchema,
+  CancelSchema,
+  CaptureSchema,
+  CreateRefundSchema,
+  CreateTransactionResponseSchema,
+  CreateTransactionSchema,
+  RefundSchema,
+  TransactionListSchema,
+  TransactionSchema,
+} from '../../server/schemas/transactions.js';
+import type {
+  CreateWebhookEndpointSchema,
+  DeletedWebhookEndpointSchema,
+  EventDetailSchema,
+  EventListSchema,
+  EventSchema,
+  ResendEventSchema,
+  WebhookEndpointListSchema,
+  WebhookEndpointSchema,
+} from '../../server/schemas/webhooks.js';
+
+/**
+ * The /v1 wire types, inferred from the server's zod schemas (the same ones that generate
+ * /v1/openapi.json). Type-only imports: nothing of the server loads with the client. Responses are
+ * the schemas' output; request bodies their input, so fields with a server default stay optional.
+ */
+
+export type Merchant = z.output<typeof MerchantSchema>;
+
+export type Transaction = z.output<typeof TransactionSchema>;
+export type TransactionList = z.output<typeof TransactionListSchema>;
+export type CreateTransactionResponse = z.output<typeof CreateTransactionResponseSchema>;
+export type CancelTransactionResponse = z.output<typeof CancelResponseSchema>;
+export type Refund = z.output<typeof RefundSchema>;
+export type CreateTransactionParams = z.input<typeof CreateTransactionSchema>;
+export type CaptureParams = z.input<typeof CaptureSchema>;
+export type CancelParams = z.input<typeof CancelSchema>;
+export type CreateRefundParams = z.input<typeof CreateRefundSchema>;
+
+export type Reader = z.output<typeof ReaderSchema>;
+export type ReaderLiveState = z.output<typeof ReaderLiveStateSchema>;
+export type ReaderActionState = z.output<typeof ReaderActionStateSchema>;
+export type Location = z.output<typeof LocationSchema>;
+export type TerminalPayment = z.output<typeof TerminalPaymentSchema>;
+export type ReaderAction = z.output<typeof ReaderActionSchema>;
+export type SimulateResult = z.output<typeof SimulateResultSchema>;
+export type CancelActionResult = z.output<typeof CancelActionResultSchema>;
+export type RegisterReaderParams = z.input<typeof RegisterReaderSchema>;
+export type CreateLocationParams = z.input<typeof CreateLocationSchema>;
+export type CreateTerminalPaymentParams = z.input<typeof CreateTerminalPaymentSchema>;
+export type SimulatePaymentParams = z.input<typeof SimulatePaymentSchema>;
+
+export type PaymentLink = z.output<typeof PaymentLinkSchema>;
+export type PaymentLinkList = z.output<typeof PaymentLinkListSchema>;
+export type CheckoutSession = z.output<typeof CheckoutSessionSchema>;
+export type CreatePaymentLinkParams = z.input<typeof CreatePaymentLinkSchema>;
+export type CreateCheckoutSessionParams = z.input<typeof CreateCheckoutSessionSchema>;
+
+export type WebhookEndpoint = z.output<typeof WebhookEndpointSchema>;
+export type WebhookEndpointList = z.output<typeof WebhookEndpointListSchema>;
+export type DeletedWebhookEndpoint = z.output<typeof DeletedWebhookEndpointSchema>;
+export type CreateWebhookEndpointParams = z.input<typeof CreateWebhookEndpointSchema>;
+export type WebhookEvent = z.output<typeof EventSchema>;
+export type EventDetail = z.output<typeof EventDetailSchema>;
+export type EventList = z.output<typeof EventListSchema>;
+export type ResendEventParams = z.input<typeof ResendEventSchema>;
+
+/** Most answers are one object under `data`. */
+export interface Data<T> {
+  data: T;
+}
+
+type WireError = z.output<typeof ErrorBodySchema>['error'];
+
+/**
+ * The `error` object of a non-2xx answer. `type` is open: a proxy in front of the server, or a
+ * newer server, may say something this client does not know; extra fields are kept as they came.
+ */
+export type ApiErrorBody = Omit<WireError, 'type'> & { type: WireError['type'] | (string & {}); [field: string]: unknown };
