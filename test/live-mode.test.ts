@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { call, client, type Json } from './helpers/api.js';
-import { spawnServer, startTestServer, type TestServer } from './helpers/server.js';
+import { runPos, spawnServer, startTestServer, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';
 
 type ErrorBody = { error: Json & { code?: string; message?: string; decline_code?: string } };
@@ -200,6 +200,38 @@ describe('pos server start-up', () => {
         await server.exited;
         rmSync(dir, { recursive: true, force: true });
       }
+    }
+  });
+});
+
+describe('a live page made under --simulate-live, after a restart without it', () => {
+  it('answers 503 with words for the customer, and its submit refuses', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pos-live-restart-'));
+    try {
+      const made = runPos(['admin', 'merchant', 'create', '--business-name', 'Restart Shop', '--json', '--data-dir', dir]);
+      expect(made.status, made.stderr).toBe(0);
+      const key = (JSON.parse(made.stdout) as { api_keys: { sk_live: string } }).api_keys.sk_live;
+      let server = await spawnServer(dir, ['--simulate-live']);
+      const link = await client(server.url, key).post<{ data: { url: string; reference: string } }>('/v1/payment-links', { amount: 1500 });
+      expect(link.status, JSON.stringify(link.body)).toBe(201);
+      server.child.kill('SIGTERM');
+      await server.exited;
+      server = await spawnServer(dir, []);
+      try {
+        const page = await fetch(`${server.url}/pay/${link.body.data.reference}`);
+        expect(page.status).toBe(503);
+        const html = await page.text();
+        expect(html).toContain('cannot take payments');
+        expect(html).not.toContain('id="pay-form"');
+        const start = await call<ErrorBody>(server.url, 'POST', `/pay/${link.body.data.reference}/start`, { body: CUSTOMER });
+        expect(start.status).toBe(400);
+        expect(start.body.error.code).toBe('live_mode_unavailable');
+      } finally {
+        server.child.kill('SIGTERM');
+        await server.exited;
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

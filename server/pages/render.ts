@@ -170,6 +170,19 @@ ${back ? `<p><a href="${escape(back)}">Return to ${escape(view.merchantName)}</a
   );
 }
 
+/** A live page on a server whose live mode takes no payments (the simulator without --simulate-live). */
+export function renderUnavailablePage(view: PageView, assets: Assets): string {
+  return layout(
+    'Payments unavailable',
+    assets,
+    `<main class="card closed">
+${header(view, 'p')}
+<h1>This page cannot take payments right now</h1>
+<p>${escape(view.merchantName)} is not connected to a payment processor for live payments. Nothing was charged. Please contact ${escape(view.merchantName)}.</p>
+</main>`,
+  );
+}
+
 export function renderNotFoundPage(assets: Assets): string {
   return layout('Page not found', assets, `<main class="card closed"><h1>Page not found</h1><p>There is no checkout page at this address. Check the link you were given.</p></main>`);
 }

@@ -6,7 +6,7 @@ import { inputProblem } from '../http/input.js';
 import { type LiveMoney, liveModeUnavailable } from '../http/live-money.js';
 import { parseInput } from '../http/validate.js';
 import type { Scope } from '../accounts/scope.js';
-import { type Assets, type Processor, renderClosedPage, renderNotFoundPage, renderPaymentPage } from '../pages/render.js';
+import { type Assets, type Processor, renderClosedPage, renderNotFoundPage, renderPaymentPage, renderUnavailablePage } from '../pages/render.js';
 import { PageDetailsSchema } from '../schemas/checkout.js';
 import type { CheckoutPages, PageKind } from '../checkout/pages.js';
 
@@ -101,6 +101,11 @@ export function pagesRouter(pages: CheckoutPages, processor: PageProcessor, live
     }
     if (view.state !== 'payable') {
       res.status(view.state === 'complete' ? 200 : 410).type('html').send(renderClosedPage(view, assets, processor.kind === 'simulator'));
+      return;
+    }
+    if (view.mode === 'live' && liveMoney === 'unavailable') {
+      // A live page made under --simulate-live, shown by a server without it: no form that cannot pay.
+      res.status(503).type('html').send(renderUnavailablePage(view, assets));
       return;
     }
     const publishableKey = processor.publishableKey(view.mode);
