@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 /**
@@ -20,7 +24,40 @@ async function dropTestSchemas(prefix: string): Promise<void> {
 
 let prefix = '';
 
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** What `npm run build` compiles (tsconfig.build.json) and copies (the pages' assets). */
+const SOURCES = ['cli', 'server', 'shared', 'agent', 'simulator', 'bench'];
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
+    else if (!/\.test\.tsx?$/.test(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Tests that spawn `pos` run the compiled dist/. A test run alone after an edit
+ * (`npx vitest run test/x.test.ts`) would otherwise exercise yesterday's code: when any source is
+ * newer than the build, build first, saying so.
+ */
+function buildIfStale(): void {
+  let built = 0;
+  try {
+    built = statSync(join(ROOT, 'dist', 'cli', 'main.js')).mtimeMs;
+  } catch {
+    built = 0;
+  }
+  const newest = Math.max(...SOURCES.map((dir) => newestSource(join(ROOT, dir))));
+  if (newest <= built) return;
+  console.log('dist/ is older than the sources: running `npm run build` first');
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+}
+
 export function setup(): void {
+  buildIfStale();
   // Workers are started after this and inherit the environment.
   prefix = `t${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}_`;
   process.env.POS_TEST_SCHEMA_PREFIX = prefix;
