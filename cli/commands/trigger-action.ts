@@ -10,6 +10,7 @@ import { TRIGGERABLE, type Triggerable } from './trigger.js';
 /** Test cards of the processor's test mode (Stripe's names, which the simulator knows too). */
 const SUCCEEDS = 'pm_card_visa';
 const DECLINES = 'pm_card_chargeDeclined';
+/** 20.00: a round test amount clear of the minimum and of the card-present test amounts whose cents pick a decline. */
 const AMOUNT = 2000;
 
 async function createPayment(api: PosApi, body: Partial<CreateTransactionParams>): Promise<Transaction> {
