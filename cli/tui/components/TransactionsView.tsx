@@ -3,7 +3,7 @@ import { cardOf, money } from '../../format.js';
 import type { CounterState } from '../state.js';
 import type { Theme } from '../theme.js';
 
-/** Wide enough for the longest status badge ("Partially refunded") and a space. */
+/** The longest status badge, "Partially refunded", is 18 characters. */
 const STATUS_WIDTH = 18;
 
 export function TransactionsView({ state, theme }: { state: CounterState; theme: Theme }) {
