@@ -3,7 +3,7 @@ import { cardOf, money } from '../../format.js';
 import type { CounterState } from '../state.js';
 import type { Theme } from '../theme.js';
 
-/** The longest status badge, "Partially refunded", is 18 characters. */
+/** The longest status, `partially_refunded`, is 18 characters. */
 const STATUS_WIDTH = 18;
 
 export function TransactionsView({ state, theme }: { state: CounterState; theme: Theme }) {
