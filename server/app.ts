@@ -21,7 +21,7 @@ import { agentDocs, agentRouter } from './routes/agent.js';
 import type { Services } from './services.js';
 import { keyAuthenticator } from './accounts/api-keys.js';
 import { processorEventsRouter, type ProcessorEventHandler } from './processor/events-route.js';
-import type { ProcessorGateway } from './processor/gateway.js';
+import type { PaymentProcessor } from './processor/port.js';
 import { ProcessorEventLog } from './processor/event-log.js';
 
 /**
@@ -48,7 +48,7 @@ export interface AppDeps {
   clock: Clock;
   logger: Logger;
   config: AppConfig;
-  processor: ProcessorGateway;
+  processor: PaymentProcessor;
   services: Services;
   rateLimiter?: RateLimiter;
   /** Extra consumers of processor events (tests observe with these). */
@@ -89,7 +89,7 @@ export function createApp(deps: AppDeps): Express {
   // limited: throttling the processor would only delay outcomes it retries anyway.
   app.use(
     '/processor/webhooks',
-    processorEventsRouter({ gateway: deps.processor, log: new ProcessorEventLog(store, clock), logger, handlers: [services.onProcessorEvent, ...(deps.processorEventHandlers ?? [])] }),
+    processorEventsRouter({ processor: deps.processor, log: new ProcessorEventLog(store, clock), logger, handlers: [services.onProcessorEvent, ...(deps.processorEventHandlers ?? [])] }),
   );
   app.use(gate(keyAuthenticator(store), limiter, clock));
 

@@ -8,7 +8,8 @@ import { liveMoneyOf } from './http/live-money.js';
 import { openStore, type Store } from './db/store.js';
 import type { ProcessorConnection } from './processor/connection.js';
 import type { ProcessorEventHandler } from './processor/events-route.js';
-import { ProcessorGateway } from './processor/gateway.js';
+import { StripeProcessor } from './processor/stripe.js';
+import type { PaymentProcessor } from './processor/port.js';
 import { buildServices, type Services } from './services.js';
 import { DatabaseRateLimiter } from './http/rate-limit.js';
 import { Leases } from './db/leases.js';
@@ -31,7 +32,7 @@ export interface RunningServer {
   port: number;
   store: Store;
   logger: Logger;
-  processor: ProcessorGateway;
+  processor: PaymentProcessor;
   services: Services;
   reconciler: Reconciler;
   webhooks: WebhookWorker;
@@ -52,7 +53,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const logger = options.logger ?? pino({ level: config.logLevel });
   const clock = options.clock ?? systemClock;
   const store = await openStore(config);
-  const processor = new ProcessorGateway(options.processor, store, clock);
+  const processor = new StripeProcessor(options.processor, store, clock);
   // Page and receipt URLs default to the address the server is about to listen on; no request arrives before it does.
   let url = '';
   const publicUrl = (): string => config.publicUrl ?? url;

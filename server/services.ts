@@ -1,11 +1,14 @@
-import type { ProcessorCharge, ProcessorPaymentIntent, ProcessorRefund } from './processor/types.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/time.js';
 import type { Store } from './db/store.js';
 import type { ProcessorEventHandler } from './processor/events-route.js';
-import type { ProcessorGateway } from './processor/gateway.js';
+import type { PaymentProcessor } from './processor/port.js';
 import { CheckoutService, type PublicUrl } from './checkout/sessions.js';
 import { CheckoutPages } from './checkout/pages.js';
+import { completeCheckoutSession } from './checkout/state.js';
+import { paymentEventHandler } from './payments/processor-events.js';
+import { PaymentState, recordPaymentEvent } from './payments/payment-state.js';
+import { ReaderResets } from './terminal/reader-reset.js';
 import { AgentService } from './terminal/agents.js';
 import { CustomerService } from './accounts/customers.js';
 import { DEFAULT_KEY_TTL_MS, IdempotencyService } from './idempotency/keys.js';
@@ -44,7 +47,7 @@ export interface ServiceDeps {
   store: Store;
   clock: Clock;
   logger: Logger;
-  processor: ProcessorGateway;
+  processor: PaymentProcessor;
   /** This server's public base URL (receipt and page links); known only once it listens. */
   publicUrl: () => string;
   idempotencyTtlMs?: number;
@@ -59,40 +62,37 @@ export interface ServiceDeps {
   presenceTtlMs?: number;
 }
 
+/**
+ * The composition root: every service, and every dependency between them, is made here and only
+ * here: what listens to payment moves, who resets a reader before a cancel, which operations the
+ * idempotency engine can resume after a crash, and what applies the processor's events.
+ */
 export function buildServices(deps: ServiceDeps): Services {
-  const { store, clock, logger, processor } = deps;
+  const { store, clock, logger, processor, publicUrl } = deps;
   const idempotency = new IdempotencyService(store, clock, logger, deps.idempotencyTtlMs ?? DEFAULT_KEY_TTL_MS, deps.leases, deps.recoveryRetryScale ?? 1);
-  const transactions = new TransactionService(store, clock, processor, idempotency, logger, deps.publicUrl);
-  const refunds = new RefundService(store, clock, processor, idempotency, logger);
-  const publicUrl = deps.publicUrl;
+  // Inside the transaction of every payment move: its event, then a checkout session it completes.
+  const payments = new PaymentState([recordPaymentEvent, completeCheckoutSession]);
+  const readerResets = new ReaderResets(processor, logger);
+  const transactions = new TransactionService(store, clock, processor, payments, readerResets, idempotency, logger, publicUrl);
+  const refunds = new RefundService(store, clock, processor, payments, idempotency, logger);
   const checkout = new CheckoutService(store, clock, transactions, logger, publicUrl);
   const paymentLinks = new PaymentLinkService(store, clock, transactions, idempotency, logger, publicUrl);
-  const onProcessorEvent: ProcessorEventHandler = async (event, mode) => {
-    if (event.type.startsWith('payment_intent.')) {
-      const intent = event.data.object as ProcessorPaymentIntent;
-      await transactions.onIntentEvent(intent.id, intent.metadata?.pos_transaction_id, mode);
-    } else if (event.type.startsWith('refund.')) {
-      await refunds.onRefundEvent((event.data.object as ProcessorRefund).id, mode);
-    } else if (event.type === 'charge.refunded') {
-      const charge = event.data.object as ProcessorCharge;
-      const intent = typeof charge.payment_intent === 'string' ? charge.payment_intent : charge.payment_intent?.id;
-      if (!intent) return;
-      const list = await processor.client(mode).refunds.list({ payment_intent: intent, limit: 100 });
-      for (const refund of list.data) await refunds.onProcessorRefund(refund);
-    }
-  };
+  // The operations a crash can leave half-done; the recovery pass resumes only these.
+  idempotency.register(transactions.createOperation);
+  idempotency.register(refunds.operation);
+  idempotency.register(paymentLinks.createOperation);
   return {
     customers: new CustomerService(store, clock),
     merchants: new MerchantService(store, processor),
     idempotency,
     transactions,
     refunds,
-    terminal: new TerminalService(store, clock, processor, transactions, logger, deps.terminalStaleMs),
+    terminal: new TerminalService(store, clock, processor, transactions, payments, logger, deps.terminalStaleMs),
     checkout,
     paymentLinks,
     pages: new CheckoutPages(store, checkout, paymentLinks),
     agents: new AgentService(store, clock, processor, logger, deps.presenceTtlMs),
-    onProcessorEvent,
+    onProcessorEvent: paymentEventHandler(transactions, refunds),
     webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? DEFAULT_EGRESS),
     events: new EventService(store, clock),
     eventStreams: new EventStreams(),

@@ -108,7 +108,7 @@ export interface ProcessorDirectory {
   publishableKey(mode: Mode): string | null;
   /** Where a browser reaches the processor's client-side API; null means Stripe.js's default. */
   browserUrl(): string | null;
-  connectedAccountId(merchantId: string, mode: Mode): Promise<string | null>;
+  connectedAccount(merchantId: string, mode: Mode): Promise<string>;
 }
 
 export class MerchantService {
@@ -128,7 +128,7 @@ export class MerchantService {
         name: this.processor.name,
         publishable_key: this.processor.publishableKey(scope.mode),
         api_base: this.processor.browserUrl(),
-        connected_account_id: await this.processor.connectedAccountId(scope.merchantId, scope.mode),
+        connected_account_id: await this.processor.connectedAccount(scope.merchantId, scope.mode),
       },
     };
   }

@@ -5,9 +5,9 @@ import type { Clock } from '../../shared/time.js';
 import type { PaymentLinksTable } from '../db/schema.js';
 import { findScoped } from '../db/prepared.js';
 import type { Store } from '../db/store.js';
-import { ApiError, invalid, notFound } from '../errors.js';
+import { ApiError, conflict, invalid, notFound } from '../errors.js';
 import type { CreatePaymentLinkInput, PageDetails, PaymentLink } from '../schemas/checkout.js';
-import { errorOf, gone, type PaymentStart, type PublicUrl } from './sessions.js';
+import { gone, type PaymentStart, type PublicUrl } from './sessions.js';
 import type { ExecuteResult, IdempotencyService, Operation } from '../idempotency/keys.js';
 import type { Scope } from '../accounts/scope.js';
 import type { TransactionService } from '../payments/transactions.js';
@@ -44,7 +44,6 @@ export class PaymentLinkService {
       // One atomic step: the link and the stored answer commit together.
       steps: { started: (state, ctx) => ctx.commit(async (trx) => ({ final: { status: 201, body: { data: this.present(await this.#insert(trx, ctx.scope, state.input)) } } })) },
     };
-    idempotency.register(this.createOperation);
   }
 
   async create(scope: Scope, input: CreatePaymentLinkInput, clientKey: string | undefined): Promise<ExecuteResult> {
@@ -165,7 +164,7 @@ export class PaymentLinkService {
         return { client_secret: earlier.client_secret, payment_intent: earlier.processor_payment_intent_id, transaction: earlier.reference };
       }
     }
-    const result = await this.transactions.create(
+    const payment = await this.transactions.createFor(
       scope,
       {
         input: {
@@ -183,11 +182,9 @@ export class PaymentLinkService {
         linkId: link.id,
         response: 'transaction',
       },
-      undefined,
     );
-    if (result.response.status !== 201) throw errorOf(result.response);
-    const body = result.response.body as { data: { reference: string; payment_intent_id: string }; client_secret: string };
-    return { client_secret: body.client_secret, payment_intent: body.data.payment_intent_id, transaction: body.data.reference };
+    if (!payment.client_secret || !payment.processor_payment_intent_id) throw conflict('transaction_being_created', 'The payment is still being created; retry in a moment');
+    return { client_secret: payment.client_secret, payment_intent: payment.processor_payment_intent_id, transaction: payment.reference };
   }
 
   present(row: PaymentLinksTable): PaymentLink {

@@ -7,7 +7,6 @@ import { findScoped } from '../db/prepared.js';
 import type { Store } from '../db/store.js';
 import { ApiError, conflict, invalid, notFound } from '../errors.js';
 import type { CheckoutSession, CreateCheckoutSessionInput, PageDetails } from '../schemas/checkout.js';
-import type { FinalResponse } from '../idempotency/keys.js';
 import type { Scope } from '../accounts/scope.js';
 import type { TransactionService } from '../payments/transactions.js';
 
@@ -41,16 +40,6 @@ export function gone(code: string, message: string): ApiError {
   return new ApiError(410, 'invalid_request_error', message, { code });
 }
 
-/** A create that ran through the idempotent payment operation answers with a response; a refusal becomes an error again. */
-export function errorOf(final: FinalResponse): ApiError {
-  const body = final.body as { error?: { type?: ApiError['type']; message?: string; code?: string; param?: string; decline_code?: string } };
-  const e = body.error ?? {};
-  return new ApiError(final.status, e.type ?? 'api_error', e.message ?? 'The payment could not be created', {
-    ...(e.code ? { code: e.code } : {}),
-    ...(e.param ? { param: e.param } : {}),
-  });
-}
-
 /** The page asks for the fields the session collects; each one it asks for is required. */
 export function requireCollected(collect: Collect, details: PageDetails): void {
   if (collect.email && !details.email) throw invalid('email', 'Enter your email address', 'parameter_missing');
@@ -81,7 +70,7 @@ export class CheckoutService {
   async create(scope: Scope, input: CreateCheckoutSessionInput): Promise<CheckoutSession> {
     const { id, reference } = newIdentity('checkoutSession');
     // Sessions are not idempotent (spec §8), so the payment gets an internal key of its own.
-    const result = await this.transactions.create(
+    const payment = await this.transactions.createFor(
       scope,
       {
         input: {
@@ -99,10 +88,7 @@ export class CheckoutService {
         checkoutSessionId: id,
         response: 'transaction',
       },
-      undefined,
     );
-    if (result.response.status !== 201) throw errorOf(result.response);
-    const payment = (result.response.body as { data: { id: string; currency: string } }).data;
     const now = this.clock.now();
     const row: CheckoutSessionsTable = {
       id,

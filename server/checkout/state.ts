@@ -1,12 +1,11 @@
-import type { TransactionsTable } from '../db/schema.js';
-import type { Trx } from '../db/store.js';
+import type { PaymentMoveListener } from '../payments/payment-state.js';
 
 /**
- * Called by the payment state machine inside the transaction that moves a payment, so a checkout
+ * Listens to payment moves, inside the transaction that moves a payment, so a checkout
  * session is complete exactly when its payment has succeeded. An expired session is completed too:
  * a payment confirmed in the last moment before expiry still took the customer's money.
  */
-export async function onPaymentMoved(trx: Trx, payment: TransactionsTable, now: number): Promise<void> {
+export const completeCheckoutSession: PaymentMoveListener = async (trx, payment, now) => {
   if (payment.status !== 'succeeded' || !payment.checkout_session_id) return;
   await trx
     .updateTable('checkout_sessions')
@@ -14,4 +13,4 @@ export async function onPaymentMoved(trx: Trx, payment: TransactionsTable, now: 
     .where('id', '=', payment.checkout_session_id)
     .where('status', '!=', 'complete')
     .execute();
-}
+};

@@ -1,3 +1,4 @@
+import { answerForFailure, ProcessorFailure } from '../processor/errors.js';
 import type { ErrorRequestHandler, Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { newReference } from '../../shared/ids.js';
@@ -200,6 +201,10 @@ function fromUriError(err: unknown): ApiError | undefined {
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     let apiError = err instanceof ApiError ? err : (fromUriError(err) ?? fromBodyParser(err as BodyParserError));
+    if (err instanceof ProcessorFailure) {
+      logger.warn({ req_id: req.requestId, err, processor_request_id: err.requestId }, 'processor call failed');
+      apiError = answerForFailure(err);
+    }
     if (!apiError) {
       logger.error({ req_id: req.requestId, err }, 'unhandled error');
       apiError = internal();

@@ -67,10 +67,43 @@ export function retriesExhausted(): ApiError {
   });
 }
 
-export interface ExecuteResult {
+/**
+ * What an idempotent request came to. `response` is the answer the key keeps and replays as it was
+ * first given (spec §8); the domain reads the outcome from `state` and `error`, never from it.
+ */
+export interface ExecuteResult<S = unknown> {
   response: FinalResponse;
   /** True when the answer is the stored result of an earlier request with the same key. */
   replayed: boolean;
+  /** The operation's state as its last step left it (what it made, by id). */
+  state: S;
+  /** The refusal the request ended in, or undefined when it succeeded. */
+  readonly error: ApiError | undefined;
+}
+
+/** The stored answer of a refused request as the error it was. */
+function errorOfAnswer(answer: FinalResponse): ApiError | undefined {
+  if (answer.status < 400) return undefined;
+  const body = answer.body as { error?: { type?: ApiError['type']; message?: string; code?: string; param?: string; decline_code?: string } } | null;
+  const error = body?.error;
+  return new ApiError(answer.status, error?.type ?? 'api_error', error?.message ?? 'The request failed', {
+    ...(error?.code ? { code: error.code } : {}),
+    ...(error?.param ? { param: error.param } : {}),
+    ...(error?.decline_code ? { declineCode: error.decline_code } : {}),
+  });
+}
+
+function resultOf<S>(response: FinalResponse, replayed: boolean, state: S): ExecuteResult<S> {
+  let error: ApiError | undefined | null = null;
+  return {
+    response,
+    replayed,
+    state,
+    get error(): ApiError | undefined {
+      if (error === null) error = errorOfAnswer(response);
+      return error;
+    },
+  };
 }
 
 const FINISHED = 'finished';
@@ -132,15 +165,15 @@ export class IdempotencyService {
     this.#operations.set(operation.name, operation as Operation<unknown>);
   }
 
-  async execute<S>(scope: Scope, operation: Operation<S>, clientKey: string | undefined, initialState: S): Promise<ExecuteResult> {
+  async execute<S>(scope: Scope, operation: Operation<S>, clientKey: string | undefined, initialState: S): Promise<ExecuteResult<S>> {
     const key = clientKey ?? `auto_${randomUUID()}`;
     // A key seen before: a finished one is answered from what it stored, without a transaction
     // (finished rows never change); an unfinished one takes the claim path below.
     const existing = clientKey === undefined ? undefined : await this.#find(this.store.db, scope, key);
-    if (existing?.recovery_point === FINISHED) return { response: this.#stored(existing), replayed: true };
+    if (existing?.recovery_point === FINISHED) return this.#replay<S>(existing);
     if (!existing) {
       try {
-        return { response: await this.#drive(this.#freshRow(scope, operation, key, clientKey !== undefined, initialState), true), replayed: false };
+        return (await this.#drive(this.#freshRow(scope, operation, key, clientKey !== undefined, initialState), true)) as ExecuteResult<S>;
       } catch (err) {
         // Another request inserted this key first: wait for it or replay it, as below.
         if (!(err instanceof LostClaim)) throw err;
@@ -154,11 +187,11 @@ export class IdempotencyService {
         throw err;
       });
       if (!claim) continue;
-      if (claim.kind === 'replay') return { response: this.#stored(claim.row), replayed: true };
+      if (claim.kind === 'replay') return this.#replay<S>(claim.row);
       if (claim.kind === 'run') {
         // The request that produces the first final answer is not a replay, even when it resumed
         // the work of an earlier attempt: that attempt never got an answer.
-        return { response: await this.#drive(claim.row), replayed: false };
+        return (await this.#drive(claim.row)) as ExecuteResult<S>;
       }
       if (this.clock.now() > deadline) {
         throw conflict('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry later');
@@ -226,6 +259,10 @@ export class IdempotencyService {
     };
   }
 
+  #replay<S>(row: IdempotencyKeysTable): ExecuteResult<S> {
+    return resultOf(this.#stored(row), true, (row.state === null ? null : JSON.parse(row.state)) as S);
+  }
+
   #stored(row: IdempotencyKeysTable): FinalResponse {
     const status = Number(row.response_status ?? 500);
     const text = row.response_body;
@@ -251,7 +288,7 @@ export class IdempotencyService {
   }
 
   /** `unsaved`: the row is not in the database yet; the first record inserts it (the claim). */
-  async #drive(row: IdempotencyKeysTable, unsaved = false): Promise<FinalResponse> {
+  async #drive(row: IdempotencyKeysTable, unsaved = false): Promise<ExecuteResult> {
     const operation = this.#operations.get(row.operation);
     if (!operation) throw new Error(`no idempotent operation named ${row.operation}`);
     const run = this.#run(operation, row, unsaved);
@@ -263,7 +300,7 @@ export class IdempotencyService {
     }
   }
 
-  async #run(operation: Operation<unknown>, row: IdempotencyKeysTable, unsaved: boolean): Promise<FinalResponse> {
+  async #run(operation: Operation<unknown>, row: IdempotencyKeysTable, unsaved: boolean): Promise<ExecuteResult> {
     const scope: Scope = { merchantId: row.merchant_id, mode: row.mode };
     let point = row.recovery_point;
     let state: unknown = row.state === null ? null : JSON.parse(row.state);
@@ -302,18 +339,18 @@ export class IdempotencyService {
           // A business refusal is the request's answer, kept like a success.
           const final = { status: err.status, body: err.toBody() };
           await this.store.transaction((trx) => save(trx, { final }));
-          return final;
+          return resultOf(final, false, state);
         }
         // Our failure or the processor's, perhaps passing: no answer is kept, so a retry (or the
         // recovery pass, after a backoff) resumes from this point, until the cap gives it up.
         if (unsaved) throw err;
         const final = await this.#failedAttempt(operation, row, point, state, err);
-        if (final) return final;
+        if (final) return resultOf(final, false, state);
         throw err;
       }
       if (!recorded) await this.store.transaction((trx) => save(trx, outcome));
       unsaved = false;
-      if ('final' in outcome) return outcome.final;
+      if ('final' in outcome) return resultOf(outcome.final, false, state);
       point = outcome.next;
       state = outcome.state;
     }

@@ -2,7 +2,6 @@ import type { ProcessorCharge, ProcessorPaymentIntent, ProcessorPaymentIntentSta
 import type { TransactionStatus, TransactionsTable } from '../db/schema.js';
 import { Prepared, updateRows } from '../db/prepared.js';
 import type { Trx } from '../db/store.js';
-import { onPaymentMoved } from '../checkout/state.js';
 import { addToCounter } from '../db/counters.js';
 import { type EventType, recordEvent } from '../webhooks/outbox.js';
 import { presentTransaction } from './present.js';
@@ -100,46 +99,57 @@ const EVENT_FOR: Partial<Record<TransactionStatus, EventType>> = {
 };
 
 /**
- * Writes a move: the row (guarded on its previous `updated_at`, so a concurrent writer makes this
- * one fail rather than be overwritten), the per-status counters, and the event, in one transaction.
- * Returns the new row, or null if the row changed underneath.
+ * Told of every status move inside the transaction that makes it, so what follows from a move
+ * (its event, a checkout session completing, a counter learning its payment's outcome) commits or
+ * rolls back with it.
  */
-export async function writeMove(trx: Trx, row: TransactionsTable, patch: Partial<TransactionsTable>, now: number): Promise<TransactionsTable | null> {
-  // Strictly increasing per row even within one millisecond: it doubles as the row's version.
-  const updatedAt = Math.max(now, row.updated_at + 1);
-  const next: TransactionsTable = { ...row, ...patch, updated_at: updatedAt };
-  const written = await updateRows(trx, 'transactions', { ...patch, updated_at: updatedAt }, { id: row.id, updated_at: row.updated_at });
-  if (written !== 1) return null;
-  if (next.status !== row.status) {
-    await addToCounter(trx, row.merchant_id, row.mode, `transactions:${row.status}`, -1);
-    await addToCounter(trx, row.merchant_id, row.mode, `transactions:${next.status}`, 1);
-    const type = EVENT_FOR[next.status];
-    if (type) await recordEvent(trx, { merchantId: row.merchant_id, mode: row.mode }, type, row.id, presentTransaction(next), now);
-    await onPaymentMoved(trx, next, now);
-  }
-  return next;
-}
+export type PaymentMoveListener = (trx: Trx, moved: TransactionsTable, now: number) => Promise<void>;
 
-/**
- * Reads a transaction and writes the patch `patchOf` derives from it, again and again until the
- * write lands: another writer may move the row between our read and our write (on PostgreSQL;
- * SQLite's write lock already serialises them). `patchOf` returning null means nothing to do.
- */
+/** The outbox listener: every move to a status with an event records that event (spec §6). */
+export const recordPaymentEvent: PaymentMoveListener = async (trx, moved, now) => {
+  const type = EVENT_FOR[moved.status];
+  if (type) await recordEvent(trx, { merchantId: moved.merchant_id, mode: moved.mode }, type, moved.id, presentTransaction(moved), now);
+};
+
 export const transactionById = new Prepared<{ id: string }, TransactionsTable>((db, arg) => db.selectFrom('transactions').selectAll().where('id', '=', arg('id')));
 
-export async function updateTransaction(
-  trx: Trx,
-  id: string,
-  patchOf: (row: TransactionsTable) => Partial<TransactionsTable> | null,
-  now: number,
-): Promise<TransactionsTable> {
-  for (;;) {
-    const row = await transactionById.first(trx, { id });
-    if (!row) throw new Error(`transaction ${id} is missing`);
-    const patch = patchOf(row);
-    if (!patch) return row;
-    const written = await writeMove(trx, row, patch, now);
-    if (written) return written;
+/** Writes payment moves; its listeners are listed once, by the composition root (server/services.ts). */
+export class PaymentState {
+  constructor(private readonly listeners: readonly PaymentMoveListener[]) {}
+
+  /**
+   * Writes a move: the row (guarded on its previous `updated_at`, so a concurrent writer makes this
+   * one fail rather than be overwritten), the per-status counters, and the listeners' work, in one
+   * transaction. Returns the new row, or null if the row changed underneath.
+   */
+  async write(trx: Trx, row: TransactionsTable, patch: Partial<TransactionsTable>, now: number): Promise<TransactionsTable | null> {
+    // Strictly increasing per row even within one millisecond: it doubles as the row's version.
+    const updatedAt = Math.max(now, row.updated_at + 1);
+    const next: TransactionsTable = { ...row, ...patch, updated_at: updatedAt };
+    const written = await updateRows(trx, 'transactions', { ...patch, updated_at: updatedAt }, { id: row.id, updated_at: row.updated_at });
+    if (written !== 1) return null;
+    if (next.status !== row.status) {
+      await addToCounter(trx, row.merchant_id, row.mode, `transactions:${row.status}`, -1);
+      await addToCounter(trx, row.merchant_id, row.mode, `transactions:${next.status}`, 1);
+      for (const listener of this.listeners) await listener(trx, next, now);
+    }
+    return next;
+  }
+
+  /**
+   * Reads a transaction and writes the patch `patchOf` derives from it, again and again until the
+   * write lands: another writer may move the row between our read and our write (on PostgreSQL;
+   * SQLite's write lock already serialises them). `patchOf` returning null means nothing to do.
+   */
+  async update(trx: Trx, id: string, patchOf: (row: TransactionsTable) => Partial<TransactionsTable> | null, now: number): Promise<TransactionsTable> {
+    for (;;) {
+      const row = await transactionById.first(trx, { id });
+      if (!row) throw new Error(`transaction ${id} is missing`);
+      const patch = patchOf(row);
+      if (!patch) return row;
+      const written = await this.write(trx, row, patch, now);
+      if (written) return written;
+    }
   }
 }
 

@@ -6,12 +6,12 @@ import type { Mode, RefundsTable, TransactionsTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { ApiError, conflict, invalid } from '../errors.js';
 import { fromProcessorError, permanentProcessorRefusal } from '../processor/errors.js';
-import { processorIdempotencyKey, type ProcessorGateway } from '../processor/gateway.js';
+import { type PaymentProcessor, processorIdempotencyKey } from '../processor/port.js';
 import type { CreateRefundInput, Refund } from '../schemas/transactions.js';
 import { type ExecuteResult, type FinalResponse, type IdempotencyService, type Operation, retriesExhausted, type StepContext } from '../idempotency/keys.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { offsetPage, type Page, type PageRequest } from '../pagination.js';
-import { updateTransaction, writeMove } from './payment-state.js';
+import type { PaymentState } from './payment-state.js';
 import { presentRefund } from './present.js';
 import type { Scope } from '../accounts/scope.js';
 import { findTransactionRow } from './transactions.js';
@@ -44,7 +44,8 @@ export class RefundService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly processor: ProcessorGateway,
+    private readonly processor: PaymentProcessor,
+    private readonly payments: PaymentState,
     private readonly idempotency: IdempotencyService,
     private readonly logger: Logger,
   ) {
@@ -56,7 +57,6 @@ export class RefundService {
       },
       giveUp: (state, trx) => this.#giveUp(state, trx),
     };
-    idempotency.register(this.operation);
   }
 
   create(scope: Scope, transactionRef: string, input: CreateRefundInput, clientKey: string | undefined): Promise<ExecuteResult> {
@@ -95,7 +95,7 @@ export class RefundService {
         updated_at: now,
       };
       await trx.insertInto('refunds').values(refund).execute();
-      const reserved = await writeMove(trx, row, { amount_refund_pending: row.amount_refund_pending + amount }, now);
+      const reserved = await this.payments.write(trx, row, { amount_refund_pending: row.amount_refund_pending + amount }, now);
       if (!reserved) throw new Error('a locked transaction changed while reserving a refund');
       await recordEvent(trx, ctx.scope, 'refund.created', id, presentRefund(refund), now);
       return { next: 'refund_created', state: { ...state, refundId: id } };
@@ -109,17 +109,15 @@ export class RefundService {
     const txn = await this.store.db.selectFrom('transactions').selectAll().where('id', '=', refund.transaction_id).executeTakeFirstOrThrow();
     let processorRefund: ProcessorRefund;
     try {
-      processorRefund = await this.processor.client(ctx.scope.mode).refunds.create(
+      processorRefund = await this.processor.createRefund(
+        ctx.scope.mode,
         {
-          payment_intent: txn.processor_payment_intent_id ?? '',
+          paymentIntent: txn.processor_payment_intent_id ?? '',
           amount: refund.amount,
-          // Destination charges: give back the merchant's share and our fee with the money.
-          reverse_transfer: true,
-          refund_application_fee: true,
           ...(refund.reason && PROCESSOR_REASONS.has(refund.reason) ? { reason: refund.reason as ProcessorRefundReason } : {}),
           metadata: { pos_refund_id: refund.id, pos_transaction_id: txn.id },
         },
-        { idempotencyKey: processorIdempotencyKey(ctx.scope.merchantId, ctx.scope.mode, ctx.key, 'create_refund') },
+        processorIdempotencyKey(ctx.scope.merchantId, ctx.scope.mode, ctx.key, 'create_refund'),
       );
     } catch (err) {
       // Refused for good: the refund fails and releases its reservation; anything else is retried.
@@ -177,8 +175,7 @@ export class RefundService {
     if (Number(moved.numUpdatedRows) !== 1) return trx.selectFrom('refunds').selectAll().where('id', '=', refundId).executeTakeFirstOrThrow();
     const scope = { merchantId: refund.merchant_id, mode: refund.mode };
     const amount = refund.amount;
-    await updateTransaction(
-      trx,
+    await this.payments.update(trx,
       refund.transaction_id,
       (txn) => {
         // A late success's reservation was already released when it was given up.
@@ -219,8 +216,13 @@ export class RefundService {
   }
 
   async onRefundEvent(refundId: string, mode: Mode): Promise<void> {
-    const refund = await this.processor.client(mode).refunds.retrieve(refundId);
+    const refund = await this.processor.retrieveRefund(mode, refundId);
     await this.onProcessorRefund(refund);
+  }
+
+  /** The processor says a payment's charge was refunded: apply every refund it holds for that payment. */
+  async onChargeRefunded(paymentIntent: string, mode: Mode): Promise<void> {
+    for (const refund of await this.processor.listRefunds(mode, paymentIntent)) await this.onProcessorRefund(refund);
   }
 
   /** Polling fallback for refunds the processor left pending. */

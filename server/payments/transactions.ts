@@ -1,4 +1,4 @@
-import type { ProcessorCancellationReason, ProcessorPaymentIntent, ProcessorPaymentMethodTypes } from '../processor/types.js';
+import type { ProcessorCancellationReason, ProcessorPaymentIntent } from '../processor/types.js';
 import type { Logger } from 'pino';
 import { isUuid, newIdentity, randomBase62 } from '../../shared/ids.js';
 import { sql } from 'kysely';
@@ -7,15 +7,15 @@ import type { Mode, PaymentMethodType, TransactionsTable } from '../db/schema.js
 import { findScoped, insertRow, Prepared } from '../db/prepared.js';
 import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, conflict, invalid, notFound } from '../errors.js';
-import { fromProcessorError, permanentProcessorRefusal, ProcessorCardError, ProcessorInvalidRequestError, processorErrorCode } from '../processor/errors.js';
-import { processorIdempotencyKey, type ProcessorGateway } from '../processor/gateway.js';
+import { fromProcessorError, permanentProcessorRefusal, processorErrorCode } from '../processor/errors.js';
+import { type IntentCreation, type PaymentProcessor, type ProcessorMethod, processorIdempotencyKey } from '../processor/port.js';
 import type { CreateTransactionInput, Transaction } from '../schemas/transactions.js';
 import { addToCounter, nextSeq, readCount } from '../db/counters.js';
 import { platformFee } from './fees.js';
 import type { ExecuteResult, FinalResponse, IdempotencyService, Operation } from '../idempotency/keys.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
-import { patchFromSnapshot, snapshotOf, transactionById, updateTransaction } from './payment-state.js';
+import { patchFromSnapshot, type PaymentState, snapshotOf, transactionById } from './payment-state.js';
 import { presentTransaction } from './present.js';
 import type { Scope } from '../accounts/scope.js';
 
@@ -40,13 +40,21 @@ export interface ReaderReset {
   warning?: string;
 }
 
+/** The terminal payment a reader reset is for. */
+export type ReaderPayment = Pick<TransactionsTable, 'mode' | 'reader_id' | 'processor_payment_intent_id'>;
+
+/** Resets a terminal payment's reader before the payment is canceled (server/terminal/reader-reset.ts). */
+export interface ReaderResetter {
+  resetFor(payment: ReaderPayment): Promise<ReaderReset>;
+}
+
 export interface CancelResult {
   row: TransactionsTable;
   /** Only for terminal payments. */
   readerReset?: ReaderReset;
 }
 
-const PROCESSOR_METHODS: Record<PaymentMethodType, string[]> = {
+const PROCESSOR_METHODS: Record<PaymentMethodType, ProcessorMethod[]> = {
   card: ['card'],
   wallet: ['card'],
   bank_transfer: ['us_bank_account'],
@@ -90,14 +98,14 @@ const RECEIPT_TOKEN_LENGTH = 32;
 
 export class TransactionService {
   readonly createOperation: Operation<CreatePaymentState>;
-  /** Set by the terminal service: resets a terminal payment's reader before it is canceled. */
-  readerReset: ((row: TransactionsTable) => Promise<ReaderReset>) | undefined;
   readonly #responders: Record<CreatePaymentState['response'], CreatePaymentResponder>;
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly processor: ProcessorGateway,
+    private readonly processor: PaymentProcessor,
+    private readonly payments: PaymentState,
+    private readonly readers: ReaderResetter,
     private readonly idempotency: IdempotencyService,
     private readonly logger: Logger,
     /** Public base URL of this server, for receipt links. */
@@ -125,11 +133,23 @@ export class TransactionService {
       },
       giveUp: (state, trx) => this.#giveUpCreate(state, trx),
     };
-    idempotency.register(this.createOperation);
   }
 
-  async create(scope: Scope, state: CreatePaymentState, clientKey: string | undefined): Promise<ExecuteResult> {
+  async create(scope: Scope, state: CreatePaymentState, clientKey: string | undefined): Promise<ExecuteResult<CreatePaymentState>> {
     return this.idempotency.execute(scope, this.createOperation, clientKey, state);
+  }
+
+  /**
+   * A payment created on behalf of another resource (a checkout session, a payment link) under an
+   * internal key: the transaction it made, or its refusal thrown.
+   */
+  async createFor(scope: Scope, state: CreatePaymentState): Promise<TransactionsTable> {
+    const result = await this.create(scope, state, undefined);
+    if (result.error) throw result.error;
+    const id = result.state.transactionId;
+    const row = id ? await transactionById.first(this.store.db, { id }) : undefined;
+    if (!row) throw new Error('a payment create finished without its transaction');
+    return row;
   }
 
   async #stepCreateRow(state: CreatePaymentState, scope: Scope, ctx: Parameters<Operation<CreatePaymentState>['steps'][string]>[1]) {
@@ -204,14 +224,12 @@ export class TransactionService {
 
   /** Live-mode ACH needs the connected account's ACH capability (spec §8); test mode never checks. */
   async #requireAch(scope: Scope): Promise<void> {
-    const account = await this.processor.ensureConnectedAccount(scope.merchantId, scope.mode);
+    const account = await this.processor.connectedAccount(scope.merchantId, scope.mode);
     let status: string;
     try {
-      const capability = await this.processor.client(scope.mode).accounts.retrieveCapability(account, 'us_bank_account_ach_payments');
-      status = capability.status;
+      status = await this.processor.capabilityStatus(scope.mode, account, 'us_bank_account_ach_payments');
     } catch (err) {
-      if (err instanceof ProcessorInvalidRequestError) status = 'inactive';
-      else throw fromProcessorError(err);
+      throw fromProcessorError(err);
     }
     if (status !== 'active') {
       throw invalid(
@@ -228,53 +246,46 @@ export class TransactionService {
     const row = await transactionById.first(this.store.db, { id: transactionId });
     if (!row) throw new Error(`transaction ${transactionId} is missing`);
     const { input } = state;
-    const destination = await this.processor.ensureConnectedAccount(scope.merchantId, scope.mode);
-    const client = this.processor.client(scope.mode);
+    const destination = await this.processor.connectedAccount(scope.merchantId, scope.mode);
     const isAch = input.payment_method_type === 'ach' || input.payment_method_type === 'bank_transfer';
-    let intent: ProcessorPaymentIntent;
-    let cardError: ApiError | undefined;
+    let created: IntentCreation;
     try {
-      intent = await client.paymentIntents.create(
+      created = await this.processor.createIntent(
+        scope.mode,
         {
           amount: row.amount,
           currency: row.currency,
-          allowed_payment_method_types: PROCESSOR_METHODS[row.payment_method_type] as ProcessorPaymentMethodTypes,
-          capture_method: row.capture_method,
-          application_fee_amount: row.platform_fee_cents,
-          transfer_data: { destination },
-          ...(input.confirm ? { confirm: true } : {}),
-          ...(input.payment_method ? { payment_method: input.payment_method } : {}),
-          ...(input.confirm && input.return_url ? { return_url: input.return_url } : {}),
-          ...(input.confirm && isAch ? { mandate_data: { customer_acceptance: { type: 'offline' } } } : {}),
+          methods: PROCESSOR_METHODS[row.payment_method_type],
+          captureMethod: row.capture_method,
+          applicationFee: row.platform_fee_cents,
+          destination,
+          confirm: input.confirm,
+          ...(input.payment_method ? { paymentMethod: input.payment_method } : {}),
+          ...(input.confirm && input.return_url ? { returnUrl: input.return_url } : {}),
+          ...(input.confirm && isAch ? { offlineMandate: true } : {}),
           ...(row.description ? { description: row.description } : {}),
-          ...(row.receipt_email ? { receipt_email: row.receipt_email } : {}),
+          ...(row.receipt_email ? { receiptEmail: row.receipt_email } : {}),
           metadata: { pos_transaction_id: row.id, pos_reference: row.reference, pos_merchant_id: scope.merchantId },
-          expand: ['latest_charge'],
         },
-        { idempotencyKey: processorIdempotencyKey(scope.merchantId, scope.mode, key, 'create_payment_intent') },
+        processorIdempotencyKey(scope.merchantId, scope.mode, key, 'create_payment_intent'),
       );
     } catch (err) {
-      if (err instanceof ProcessorCardError && err.payment_intent) {
-        // Declined on creation: the intent exists and carries the failure.
-        intent = await client.paymentIntents.retrieve(err.payment_intent.id, { expand: ['latest_charge'] });
-        cardError = fromProcessorError(err);
-      } else {
-        // Refused for good (the processor's 4xx, or the SDK refusing to send it): the payment fails
-        // here and the key keeps that answer. Anything else may pass and is retried.
-        const refusal = permanentProcessorRefusal(err);
-        if (!refusal) throw fromProcessorError(err);
-        return ctx.commit(async (trx) => {
-          const now = this.clock.now();
-          const failed = await updateTransaction(
-            trx,
-            transactionId,
-            (current) => (current.status === 'pending' ? { status: 'failed', failed_at: now, failure_code: refusal.code ?? 'processor_invalid_request', failure_message: refusal.message } : null),
-            now,
-          );
-          return { final: failedAnswer(refusal, failed) };
-        });
-      }
+      // Refused for good (the processor's 4xx, or its client refusing to send it): the payment fails
+      // here and the key keeps that answer. Anything else may pass and is retried.
+      const refusal = permanentProcessorRefusal(err);
+      if (!refusal) throw fromProcessorError(err);
+      return ctx.commit(async (trx) => {
+        const now = this.clock.now();
+        const failed = await this.payments.update(trx,
+          transactionId,
+          (current) => (current.status === 'pending' ? { status: 'failed', failed_at: now, failure_code: refusal.code ?? 'processor_invalid_request', failure_message: refusal.message } : null),
+          now,
+        );
+        return { final: failedAnswer(refusal, failed) };
+      });
     }
+    const { intent } = created;
+    const cardError = created.decline ? fromProcessorError(created.decline) : undefined;
     return ctx.commit(async (trx) => {
       const synced = await this.#applyIntent(trx, transactionId, intent);
       if (cardError) return { final: failedAnswer(cardError, synced) };
@@ -292,8 +303,7 @@ export class TransactionService {
     const message = 'The payment could not be processed: the payment processor stayed unreachable through repeated attempts; try again with a new Idempotency-Key';
     if (!state.transactionId) return { status: 402, body: new ApiError(402, 'card_error', message, { code: 'processing_error' }).toBody() };
     const now = this.clock.now();
-    const row = await updateTransaction(
-      trx,
+    const row = await this.payments.update(trx,
       state.transactionId,
       (current) => (current.status === 'pending' && !current.processor_payment_intent_id ? { status: 'failed', failed_at: now, failure_code: 'processing_error', failure_message: message } : null),
       now,
@@ -305,8 +315,7 @@ export class TransactionService {
   /** Brings the row in line with a PaymentIntent inside a transaction; returns the row as stored. */
   async #applyIntent(trx: Trx, transactionId: string, intent: ProcessorPaymentIntent): Promise<TransactionsTable> {
     const now = this.clock.now();
-    return updateTransaction(
-      trx,
+    return this.payments.update(trx,
       transactionId,
       (row) => {
         const patch: Partial<TransactionsTable> = { ...(patchFromSnapshot(row, snapshotOf(intent), now) ?? {}), synced_at: now };
@@ -352,7 +361,7 @@ export class TransactionService {
   /** Asks the processor for the payment's current state and applies it. */
   async sync(row: TransactionsTable): Promise<TransactionsTable> {
     if (!row.processor_payment_intent_id) return row;
-    const intent = await this.processor.client(row.mode).paymentIntents.retrieve(row.processor_payment_intent_id, { expand: ['latest_charge'] });
+    const intent = await this.processor.retrieveIntent(row.mode, row.processor_payment_intent_id);
     return this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent));
   }
 
@@ -369,13 +378,12 @@ export class TransactionService {
     const intentId = row.processor_payment_intent_id;
     if (!intentId) throw conflict('transaction_not_capturable', 'The payment has no authorisation yet');
     try {
-      const intent = await this.processor
-        .client(scope.mode)
-        .paymentIntents.capture(
-          intentId,
-          { ...(amountToCapture !== undefined ? { amount_to_capture: amountToCapture } : {}), expand: ['latest_charge'] },
-          { idempotencyKey: processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'capture', String(amountToCapture ?? 'full')) },
-        );
+      const intent = await this.processor.captureIntent(
+        scope.mode,
+        intentId,
+        amountToCapture,
+        processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'capture', String(amountToCapture ?? 'full')),
+      );
       return await this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent));
     } catch (err) {
       if (processorErrorCode(err) === 'payment_intent_unexpected_state') {
@@ -403,7 +411,7 @@ export class TransactionService {
       throw conflict('transaction_being_created', 'The payment is still being created; retry the cancel in a moment');
     }
     // Spec §3: the reader is reset first; a card mid-authorisation stops the cancel with a 409.
-    const readerReset = terminal && this.readerReset ? await this.readerReset(row) : undefined;
+    const readerReset = terminal ? await this.readers.resetFor(row) : undefined;
     const canceled = await this.#cancelIntent(scope, row, intentId, reason);
     return { row: canceled, ...(readerReset ? { readerReset } : {}) };
   }
@@ -412,24 +420,18 @@ export class TransactionService {
     const processorReason = reason && PROCESSOR_CANCEL_REASONS.has(reason) ? (reason as ProcessorCancellationReason) : undefined;
     let intent: ProcessorPaymentIntent;
     try {
-      intent = await this.processor
-        .client(scope.mode)
-        .paymentIntents.cancel(
-          intentId,
-          { ...(processorReason ? { cancellation_reason: processorReason } : {}), expand: ['latest_charge'] },
-          { idempotencyKey: processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'cancel') },
-        );
+      intent = await this.processor.cancelIntent(scope.mode, intentId, processorReason, processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'cancel'));
     } catch (err) {
       if (processorErrorCode(err) !== 'payment_intent_unexpected_state') throw fromProcessorError(err);
       const fresh = await this.sync(row);
       if (fresh.status === 'canceled') return fresh;
       this.#assertCancelable(fresh);
-      const live = await this.processor.client(scope.mode).paymentIntents.retrieve(intentId);
+      const live = await this.processor.retrieveIntent(scope.mode, intentId);
       if (live.status === 'processing') throw this.#authorizing();
       throw fromProcessorError(err);
     }
     return this.store.transaction(async (trx) => {
-      if (reason) await updateTransaction(trx, row.id, (current) => (current.cancellation_reason ? null : { cancellation_reason: reason }), this.clock.now());
+      if (reason) await this.payments.update(trx, row.id, (current) => (current.cancellation_reason ? null : { cancellation_reason: reason }), this.clock.now());
       return this.#applyIntent(trx, row.id, intent);
     });
   }
@@ -447,7 +449,7 @@ export class TransactionService {
   async #cancelLocally(row: TransactionsTable, reason: string | undefined): Promise<TransactionsTable> {
     const now = this.clock.now();
     return this.store.transaction((trx) =>
-      updateTransaction(trx, row.id, (current) => (current.status === 'canceled' ? null : { status: 'canceled', canceled_at: now, cancellation_reason: reason ?? null }), now),
+      this.payments.update(trx, row.id, (current) => (current.status === 'canceled' ? null : { status: 'canceled', canceled_at: now, cancellation_reason: reason ?? null }), now),
     );
   }
 
@@ -461,7 +463,7 @@ export class TransactionService {
       this.logger.debug({ intent: intentId }, 'processor event for an intent we do not know');
       return;
     }
-    const intent = await this.processor.client(mode).paymentIntents.retrieve(intentId, { expand: ['latest_charge'] });
+    const intent = await this.processor.retrieveIntent(mode, intentId);
     await this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent));
   }
 

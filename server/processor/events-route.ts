@@ -1,12 +1,12 @@
 import express, { Router } from 'express';
-import type Stripe from 'stripe';
 import type { Logger } from 'pino';
 import type { Mode } from '../db/schema.js';
 import type { ProcessorEventLog } from './event-log.js';
-import type { ProcessorGateway } from './gateway.js';
+import type { PaymentProcessor } from './port.js';
+import type { ProcessorEvent } from './types.js';
 
 /** A consumer of processor events. Handlers must be safe to run twice for the same event. */
-export type ProcessorEventHandler = (event: Stripe.Event, mode: Mode) => Promise<void>;
+export type ProcessorEventHandler = (event: ProcessorEvent, mode: Mode) => Promise<void>;
 
 /**
  * Processor events are small (one object each); 1 MB is Stripe's own cap on a webhook payload.
@@ -18,11 +18,11 @@ const EVENT_BODY_LIMIT = '1mb';
  * raw bytes before anything is parsed or stored; an event is acknowledged (2xx) only once every
  * handler has applied it, so a failure makes the processor deliver it again.
  */
-export function processorEventsRouter(deps: { gateway: ProcessorGateway; log: ProcessorEventLog; logger: Logger; handlers: readonly ProcessorEventHandler[] }): Router {
+export function processorEventsRouter(deps: { processor: PaymentProcessor; log: ProcessorEventLog; logger: Logger; handlers: readonly ProcessorEventHandler[] }): Router {
   const router = Router();
   router.post('/', express.raw({ type: () => true, limit: EVENT_BODY_LIMIT }), async (req, res) => {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const event = deps.gateway.verifyEvent(body, req.get('stripe-signature'));
+    const event = deps.processor.verifyEvent(body, req.get('stripe-signature'));
     const mode: Mode = event.livemode ? 'live' : 'test';
     if (await deps.log.seen(event.id)) {
       res.json({ received: true, duplicate: true });

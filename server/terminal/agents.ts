@@ -1,4 +1,4 @@
-import type { ProcessorDeletedReader, ProcessorReader } from '../processor/types.js';
+import type { ProcessorReader } from '../processor/types.js';
 import type { Logger } from 'pino';
 import type { PresenceReader, ReaderRef, Report } from '../../shared/agent-upstream.js';
 import { toIsoOrNull, type Clock } from '../../shared/time.js';
@@ -6,7 +6,7 @@ import type { AgentsTable, TerminalReadersTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { conflict } from '../errors.js';
 import { fromProcessorError } from '../processor/errors.js';
-import type { ProcessorGateway } from '../processor/gateway.js';
+import type { PaymentProcessor } from '../processor/port.js';
 import type { z } from '../schemas/zod.js';
 import type { ReaderLiveStateSchema } from '../schemas/agents.js';
 import { recordEvent } from '../webhooks/outbox.js';
@@ -64,7 +64,7 @@ export class AgentService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly processor: ProcessorGateway,
+    private readonly processor: PaymentProcessor,
     private readonly logger: Logger,
     /** The server's `--presence-ttl-ms`; without it each agent's own heartbeat interval decides. */
     private readonly presenceTtlMs?: number,
@@ -266,14 +266,14 @@ export class AgentService {
   /** One reader's live processor state (agent-facing: the /v1 API otherwise never reports it). */
   async readerState(scope: Scope, id: string): Promise<ReaderLiveState> {
     const row = await findReaderRow(this.store.db, scope, id);
-    let reader: ProcessorReader | ProcessorDeletedReader;
+    let reader: ProcessorReader | null;
     try {
-      reader = await this.processor.client(scope.mode).terminal.readers.retrieve(row.processor_reader_id);
+      reader = await this.processor.retrieveReader(scope.mode, row.processor_reader_id);
     } catch (err) {
       throw fromProcessorError(err);
     }
-    if ('deleted' in reader && reader.deleted) return { id: row.id, processor_terminal_id: row.processor_reader_id, name: row.name, serial_number: row.serial_number, processor_status: 'offline', action: null };
-    const [state] = await this.#liveStates(scope, [[row, reader as ProcessorReader]]);
+    if (!reader) return { id: row.id, processor_terminal_id: row.processor_reader_id, name: row.name, serial_number: row.serial_number, processor_status: 'offline', action: null };
+    const [state] = await this.#liveStates(scope, [[row, reader]]);
     return state!;
   }
 
@@ -286,11 +286,10 @@ export class AgentService {
       .select(['id', 'processor_location_id'])
       .where('id', 'in', [...new Set(rows.map((r) => r.location_id))])
       .execute();
-    const client = this.processor.client(scope.mode);
     const seen = new Map<string, ProcessorReader>();
     try {
       for (const location of locations) {
-        for await (const reader of client.terminal.readers.list({ location: location.processor_location_id, limit: 100 })) seen.set(reader.id, reader);
+        for (const reader of await this.processor.listReaders(scope.mode, location.processor_location_id)) seen.set(reader.id, reader);
       }
     } catch (err) {
       throw fromProcessorError(err);
@@ -315,7 +314,6 @@ export class AgentService {
         .execute();
       for (const t of txns) if (t.processor_payment_intent_id) txnByIntent.set(t.processor_payment_intent_id, t.id);
     }
-    const client = this.processor.client(scope.mode);
     return Promise.all(
       pairs.map(async ([row, reader]): Promise<ReaderLiveState> => {
         const action = reader?.action ?? null;
@@ -325,7 +323,7 @@ export class AgentService {
         // Only an action still in progress needs the intent: `processing` there is "card presented".
         if (action?.status === 'in_progress' && piId) {
           try {
-            piStatus = (await client.paymentIntents.retrieve(piId)).status;
+            piStatus = (await this.processor.retrieveIntent(scope.mode, piId)).status;
           } catch (err) {
             this.logger.debug({ err, payment_intent: piId }, 'could not read the payment intent of a reader action');
           }

@@ -7,15 +7,16 @@ import type { TerminalLocationsTable, TerminalReadersTable, TransactionsTable } 
 import { findScoped } from '../db/prepared.js';
 import type { Executor, Store } from '../db/store.js';
 import { ApiError, conflict, invalid } from '../errors.js';
-import { fromProcessorError, ProcessorError, processorErrorCode } from '../processor/errors.js';
-import { processorIdempotencyKey, type ProcessorGateway } from '../processor/gateway.js';
+import { fromProcessorError, processorErrorCode } from '../processor/errors.js';
+import { type PaymentProcessor, processorIdempotencyKey } from '../processor/port.js';
 import type { CreateTerminalPaymentInput } from '../schemas/terminal.js';
 import type { z } from '../schemas/zod.js';
 import type { CreateLocationSchema, LocationSchema, ReaderSchema, RegisterReaderSchema } from '../schemas/terminal.js';
 import type { ExecuteResult } from '../idempotency/keys.js';
-import { updateTransaction } from '../payments/payment-state.js';
+import type { PaymentState } from '../payments/payment-state.js';
+import { authorizing } from './reader-reset.js';
 import type { Scope } from '../accounts/scope.js';
-import type { ReaderReset, TransactionService } from '../payments/transactions.js';
+import type { TransactionService } from '../payments/transactions.js';
 
 type Location = z.infer<typeof LocationSchema>;
 type Reader = z.infer<typeof ReaderSchema>;
@@ -95,20 +96,19 @@ export class TerminalService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly processor: ProcessorGateway,
+    private readonly processor: PaymentProcessor,
     private readonly transactions: TransactionService,
+    private readonly payments: PaymentState,
     private readonly logger: Logger,
     private readonly staleMs: number = DEFAULT_TERMINAL_STALE_MS,
-  ) {
-    transactions.readerReset = (row) => this.resetReaderFor(row);
-  }
+  ) {}
 
   async createLocation(scope: Scope, input: z.infer<typeof CreateLocationSchema>): Promise<Location> {
     const created = await this.processor
-      .client(scope.mode)
-      .terminal.locations.create(
-        { display_name: input.display_name, address: input.address, metadata: { pos_merchant_id: scope.merchantId } },
-        { idempotencyKey: processorIdempotencyKey(scope.merchantId, scope.mode, randomUUID(), 'location') },
+      .createLocation(
+        scope.mode,
+        { displayName: input.display_name, address: input.address, metadata: { pos_merchant_id: scope.merchantId } },
+        processorIdempotencyKey(scope.merchantId, scope.mode, randomUUID(), 'location'),
       )
       .catch((err: unknown) => {
         throw fromProcessorError(err);
@@ -151,9 +151,10 @@ export class TerminalService {
     }
     let reader: ProcessorReader;
     try {
-      reader = await this.processor.client(scope.mode).terminal.readers.create(
-        { registration_code: input.registration_code, location: place.processor_location_id, label: input.name, metadata: { pos_merchant_id: scope.merchantId } },
-        { idempotencyKey: processorIdempotencyKey(scope.merchantId, scope.mode, randomUUID(), 'reader') },
+      reader = await this.processor.registerReader(
+        scope.mode,
+        { registrationCode: input.registration_code, location: place.processor_location_id, label: input.name, metadata: { pos_merchant_id: scope.merchantId } },
+        processorIdempotencyKey(scope.merchantId, scope.mode, randomUUID(), 'reader'),
       );
     } catch (err) {
       const mapped = fromProcessorError(err);
@@ -188,8 +189,8 @@ export class TerminalService {
     let rows = await this.#readerRows(scope);
     if (rows.some((r) => r.status_source === 'processor')) {
       try {
-        const seen = await this.processor.client(scope.mode).terminal.readers.list({ limit: 100 });
-        const byId = new Map(seen.data.map((r) => [r.id, r]));
+        const seen = await this.processor.listReaders(scope.mode);
+        const byId = new Map(seen.map((r) => [r.id, r]));
         for (const row of rows) {
           const fresh = byId.get(row.processor_reader_id);
           if (!fresh || row.status_source !== 'processor') continue;
@@ -214,7 +215,7 @@ export class TerminalService {
   async deleteReader(scope: Scope, id: string): Promise<Reader> {
     const row = await findReaderRow(this.store.db, scope, id);
     try {
-      await this.processor.client(scope.mode).terminal.readers.del(row.processor_reader_id);
+      await this.processor.deleteReader(scope.mode, row.processor_reader_id);
     } catch (err) {
       if (processorErrorCode(err) !== 'resource_missing') throw fromProcessorError(err);
     }
@@ -270,11 +271,11 @@ export class TerminalService {
     }
     let result: ProcessorReader;
     try {
-      result = await this.processor.client(scope.mode).terminal.readers.processPaymentIntent(reader.processor_reader_id, { payment_intent: paymentIntentId });
+      result = await this.processor.processPaymentIntent(scope.mode, reader.processor_reader_id, paymentIntentId);
     } catch (err) {
       throw readerConflict(err);
     }
-    await this.store.transaction((trx) => updateTransaction(trx, txn.id, () => ({ terminal_id: reader.id, reader_id: reader.processor_reader_id }), this.clock.now()));
+    await this.store.transaction((trx) => this.payments.update(trx, txn.id, () => ({ terminal_id: reader.id, reader_id: reader.processor_reader_id }), this.clock.now()));
     const status = result.action?.status;
     return {
       reader_id: reader.processor_reader_id,
@@ -290,13 +291,11 @@ export class TerminalService {
   async simulatePayment(scope: Scope, readerId: string, options: { amountTip?: number; cardNumber?: string }) {
     if (scope.mode !== 'test') throw invalid(undefined, 'simulate-payment is only available with a test key (sk_test_…)', 'livemode_not_allowed');
     const reader = await this.readerByProcessorId(scope, readerId);
-    const client = this.processor.client(scope.mode);
     let presented: ProcessorReader;
     try {
-      presented = await client.testHelpers.terminal.readers.presentPaymentMethod(reader.processor_reader_id, {
-        type: 'card_present',
-        ...(options.amountTip ? { amount_tip: options.amountTip } : {}),
-        ...(options.cardNumber ? { card_present: { number: options.cardNumber } } : {}),
+      presented = await this.processor.presentPaymentMethod(scope.mode, reader.processor_reader_id, {
+        ...(options.amountTip ? { amountTip: options.amountTip } : {}),
+        ...(options.cardNumber ? { cardNumber: options.cardNumber } : {}),
       });
     } catch (err) {
       if (processorErrorCode(err) === 'terminal_reader_invalid_state') {
@@ -309,8 +308,8 @@ export class TerminalService {
     let action = presented.action;
     while (action?.status === 'in_progress' && this.clock.now() < deadline) {
       await new Promise((r) => setTimeout(r, SIMULATE_POLL_MS));
-      const now = await client.terminal.readers.retrieve(reader.processor_reader_id);
-      action = 'action' in now ? (now.action ?? null) : null;
+      const now = await this.processor.retrieveReader(scope.mode, reader.processor_reader_id);
+      action = now?.action ?? null;
     }
     let transactionId: string | null = null;
     if (typeof intentId === 'string') {
@@ -324,46 +323,14 @@ export class TerminalService {
   /** Clears the reader's screen only; the payment stays pending (spec §3, last row). */
   async cancelAction(scope: Scope, readerId: string): Promise<{ reader_id: string; status: 'idle'; canceled_payment_intent_id: string | null }> {
     const reader = await this.readerByProcessorId(scope, readerId);
-    const client = this.processor.client(scope.mode);
     try {
-      const before = await client.terminal.readers.retrieve(reader.processor_reader_id);
-      const intent = 'action' in before ? before.action?.process_payment_intent?.payment_intent : undefined;
-      await client.terminal.readers.cancelAction(reader.processor_reader_id);
+      const before = await this.processor.retrieveReader(scope.mode, reader.processor_reader_id);
+      const intent = before?.action?.process_payment_intent?.payment_intent;
+      await this.processor.cancelReaderAction(scope.mode, reader.processor_reader_id);
       return { reader_id: reader.processor_reader_id, status: 'idle', canceled_payment_intent_id: typeof intent === 'string' ? intent : null };
     } catch (err) {
-      if (processorErrorCode(err) === 'terminal_reader_busy') throw this.#authorizing();
+      if (processorErrorCode(err) === 'terminal_reader_busy') throw authorizing();
       throw readerConflict(err);
-    }
-  }
-
-  #authorizing(): ApiError {
-    return conflict('authorization_in_progress', 'The customer already presented a card and it is being authorised; wait for the result (poll the transaction)');
-  }
-
-  /**
-   * The reader reset that comes before canceling a terminal payment (spec §4.2): true = the
-   * screen was cleared (or showed another payment), false = the reader was unreachable, null = no
-   * reader was ever attributed. A card mid-authorisation is a 409: nothing is canceled.
-   */
-  async resetReaderFor(row: TransactionsTable): Promise<ReaderReset> {
-    if (!row.reader_id) return { reset: null };
-    const client = this.processor.client(row.mode);
-    try {
-      const reader = await client.terminal.readers.retrieve(row.reader_id);
-      const action = 'action' in reader ? reader.action : null;
-      if (!action || action.status !== 'in_progress' || action.process_payment_intent?.payment_intent !== row.processor_payment_intent_id) return { reset: true };
-      await client.terminal.readers.cancelAction(row.reader_id);
-      return { reset: true };
-    } catch (err) {
-      if (processorErrorCode(err) === 'terminal_reader_busy') throw this.#authorizing();
-      if (err instanceof ProcessorError || err instanceof Error) {
-        this.logger.warn({ err, reader: row.reader_id }, 'reader reset failed; canceling the payment anyway');
-        return {
-          reset: false,
-          warning: `The reader ${row.reader_id} could not be reset (${err.message}); the payment is canceled, a card presented now is declined and the screen clears by its own timeout`,
-        };
-      }
-      throw err;
     }
   }
 

@@ -1,0 +1,129 @@
+import { createHash } from 'node:crypto';
+import type { Mode } from '../db/schema.js';
+import type { ProcessorFailure } from './errors.js';
+import type {
+  ProcessorCancellationReason,
+  ProcessorEvent,
+  ProcessorPaymentIntent,
+  ProcessorReader,
+  ProcessorRefund,
+  ProcessorRefundReason,
+} from './types.js';
+
+/** The payment-method families a PaymentIntent may be paid with (Stripe's names). */
+export type ProcessorMethod = 'card' | 'us_bank_account' | 'card_present';
+
+/** A PaymentIntent to create as a destination charge settled to the merchant's connected account. */
+export interface IntentRequest {
+  amount: number;
+  currency: string;
+  methods: ProcessorMethod[];
+  captureMethod: 'automatic' | 'manual';
+  applicationFee: number;
+  destination: string;
+  confirm: boolean;
+  paymentMethod?: string;
+  returnUrl?: string;
+  /** ACH confirmed on the server: the mandate was accepted offline (by the merchant's own terms). */
+  offlineMandate?: boolean;
+  description?: string;
+  receiptEmail?: string;
+  metadata: Record<string, string>;
+}
+
+/**
+ * A created PaymentIntent. `decline` is set when the processor declined it on creation: the intent
+ * exists and carries the failure, as Stripe's card errors carry their `payment_intent`.
+ */
+export interface IntentCreation {
+  intent: ProcessorPaymentIntent;
+  decline?: ProcessorFailure;
+}
+
+export interface RefundRequest {
+  paymentIntent: string;
+  amount: number;
+  reason?: ProcessorRefundReason;
+  metadata: Record<string, string>;
+}
+
+export interface LocationRequest {
+  displayName: string;
+  address: Record<string, string>;
+  metadata: Record<string, string>;
+}
+
+export interface ReaderRequest {
+  registrationCode: string;
+  location: string;
+  label: string;
+  metadata: Record<string, string>;
+}
+
+/** What a test card presented on a simulated reader carries. */
+export interface PresentedCard {
+  amountTip?: number;
+  cardNumber?: string;
+}
+
+/**
+ * The payment processor as the domain uses it. Every call either answers or throws a
+ * `ProcessorFailure`, whatever the implementation: the domain never sees a processor's own error
+ * classes. Mutating calls take an idempotency key derived from ours (`processorIdempotencyKey`),
+ * so that a retry after a crash lands on what the first attempt made.
+ *
+ * Implementations: `StripeProcessor` (the `stripe` package, against Stripe or the simulator) in
+ * production, `InMemoryProcessor` in unit tests.
+ */
+export interface PaymentProcessor {
+  /** Shown to merchants (`GET /v1/merchant`): `stripe` or `stripe-simulator`. */
+  readonly name: string;
+  readonly kind: 'simulator' | 'stripe';
+  publishableKey(mode: Mode): string | null;
+  /** Where a browser reaches the processor's client-side API; null means Stripe.js's default. */
+  browserUrl(): string | null;
+
+  /** The merchant's connected account in this mode, created on first need. */
+  connectedAccount(merchantId: string, mode: Mode): Promise<string>;
+  /** Creates connected accounts for merchants that have none yet; answers how many were made. */
+  provisionMissingAccounts(): Promise<number>;
+  /** A capability's status on a connected account; `inactive` when the account does not have it. */
+  capabilityStatus(mode: Mode, account: string, capability: string): Promise<string>;
+
+  createIntent(mode: Mode, request: IntentRequest, idempotencyKey: string): Promise<IntentCreation>;
+  /** The intent with its latest charge expanded. */
+  retrieveIntent(mode: Mode, id: string): Promise<ProcessorPaymentIntent>;
+  captureIntent(mode: Mode, id: string, amount: number | undefined, idempotencyKey: string): Promise<ProcessorPaymentIntent>;
+  cancelIntent(mode: Mode, id: string, reason: ProcessorCancellationReason | undefined, idempotencyKey: string): Promise<ProcessorPaymentIntent>;
+
+  /** Refunds give back the merchant's transfer and the platform fee with the money (destination charges). */
+  createRefund(mode: Mode, request: RefundRequest, idempotencyKey: string): Promise<ProcessorRefund>;
+  retrieveRefund(mode: Mode, id: string): Promise<ProcessorRefund>;
+  listRefunds(mode: Mode, paymentIntent: string): Promise<ProcessorRefund[]>;
+
+  createLocation(mode: Mode, request: LocationRequest, idempotencyKey: string): Promise<{ id: string }>;
+  registerReader(mode: Mode, request: ReaderRequest, idempotencyKey: string): Promise<ProcessorReader>;
+  /** Every reader, or every reader at one location, all pages. */
+  listReaders(mode: Mode, location?: string): Promise<ProcessorReader[]>;
+  /** Null when the processor deleted the reader. */
+  retrieveReader(mode: Mode, id: string): Promise<ProcessorReader | null>;
+  deleteReader(mode: Mode, id: string): Promise<void>;
+  processPaymentIntent(mode: Mode, reader: string, paymentIntent: string): Promise<ProcessorReader>;
+  cancelReaderAction(mode: Mode, reader: string): Promise<void>;
+  /** Test mode only: a customer presents a test card on a simulated reader. */
+  presentPaymentMethod(mode: Mode, reader: string, card: PresentedCard): Promise<ProcessorReader>;
+
+  /** Points the processor's event deliveries at this server (the simulator; Stripe's are set in its dashboard). */
+  registerWebhookEndpoint(url: string): Promise<void>;
+  /** A signed event's payload, verified; throws a 400 `ApiError` when no configured secret signed it. */
+  verifyEvent(rawBody: Buffer, signature: string | undefined): ProcessorEvent;
+}
+
+/**
+ * Idempotency keys sent to the processor are derived, never random: the same (merchant, mode,
+ * client key, step) always yields the same key, so a retry after a crash between the processor call
+ * and our commit lands on the object the first attempt created.
+ */
+export function processorIdempotencyKey(...parts: string[]): string {
+  return `pos_${createHash('sha256').update(parts.join('\u001f')).digest('hex').slice(0, 48)}`;
+}

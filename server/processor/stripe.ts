@@ -1,0 +1,383 @@
+import Stripe from 'stripe';
+import type { Clock } from '../../shared/time.js';
+import type { Mode } from '../db/schema.js';
+import type { Store } from '../db/store.js';
+import { ApiError } from '../errors.js';
+import { ProcessorFailure, type ProcessorFailureDetails, type ProcessorFailureKind } from './errors.js';
+import type { ProcessorConnection } from './connection.js';
+import { type IntentCreation, type IntentRequest, type LocationRequest, type PaymentProcessor, type PresentedCard, processorIdempotencyKey, type ReaderRequest, type RefundRequest } from './port.js';
+import type { ProcessorCancellationReason, ProcessorPaymentIntent, ProcessorReader, ProcessorRefund } from './types.js';
+
+/**
+ * The processor calls are one HTTP round trip each; 20 s is well past Stripe's slowest documented
+ * operations (card authorisations hold up to ~15 s) and keeps a stuck call from holding a request
+ * for the SDK's default 80 s.
+ */
+const PROCESSOR_TIMEOUT_MS = 20_000;
+
+/**
+ * Retries inside the SDK, on network errors and 409/429/5xx. Every mutating call carries an
+ * idempotency key, so a retry cannot charge twice; two retries ride out a processor blip without
+ * making a counter wait long.
+ */
+const PROCESSOR_RETRIES = 2;
+
+const WEBHOOK_SETTING = (mode: Mode) => `webhook_endpoint_${mode}`;
+
+/** Events the server listens to; everything it learns about outcomes arrives as one of these. */
+export const PROCESSOR_EVENTS = [
+  'payment_intent.succeeded',
+  'payment_intent.payment_failed',
+  'payment_intent.canceled',
+  'payment_intent.processing',
+  'payment_intent.requires_action',
+  'payment_intent.amount_capturable_updated',
+  'charge.refunded',
+  'charge.succeeded',
+  'refund.created',
+  'refund.updated',
+  'refund.failed',
+  'terminal.reader.action_succeeded',
+  'terminal.reader.action_failed',
+  'capability.updated',
+  'account.updated',
+] as const;
+
+export class StripeProcessor implements PaymentProcessor {
+  readonly name: string;
+  readonly kind: ProcessorConnection['kind'];
+  readonly #clients: Partial<Record<Mode, Stripe>> = {};
+  readonly #connection: ProcessorConnection;
+  /** Connected accounts by merchant and mode: a merchant's account never changes once made. */
+  readonly #accounts = new Map<string, string>();
+
+  constructor(
+    connection: ProcessorConnection,
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {
+    this.#connection = connection;
+    this.kind = connection.kind;
+    this.name = connection.kind === 'simulator' ? 'stripe-simulator' : 'stripe';
+    for (const mode of ['test', 'live'] as const) {
+      const key = connection.secretKeys[mode];
+      if (!key) continue;
+      this.#clients[mode] = new Stripe(key, {
+        maxNetworkRetries: PROCESSOR_RETRIES,
+        timeout: PROCESSOR_TIMEOUT_MS,
+        appInfo: { name: 'pos' },
+        ...(connection.endpoint ?? {}),
+      });
+    }
+  }
+
+  /** The SDK client for a mode; a mode without keys is a configuration error the caller sees. */
+  #client(mode: Mode): Stripe {
+    const client = this.#clients[mode];
+    if (!client) {
+      throw new ApiError(503, 'api_error', `The platform has no ${mode}-mode processor key configured`, { code: 'processor_not_configured' });
+    }
+    return client;
+  }
+
+  publishableKey(mode: Mode): string | null {
+    return this.#connection.publishableKeys[mode] ?? null;
+  }
+
+  browserUrl(): string | null {
+    return this.#connection.browserUrl ?? null;
+  }
+
+  /**
+   * The merchant's connected account in this mode, created on first need. Creation is keyed by
+   * merchant and mode, so two requests racing here (or a crash before the insert) reuse the
+   * account the processor already made instead of creating a second one.
+   */
+  async connectedAccount(merchantId: string, mode: Mode): Promise<string> {
+    const known = this.#accounts.get(`${merchantId}:${mode}`);
+    if (known) return known;
+    const existing = await this.store.db
+      .selectFrom('processor_accounts')
+      .select('account_id')
+      .where('merchant_id', '=', merchantId)
+      .where('mode', '=', mode)
+      .executeTakeFirst();
+    if (existing) {
+      this.#accounts.set(`${merchantId}:${mode}`, existing.account_id);
+      return existing.account_id;
+    }
+    const merchant = await this.store.db.selectFrom('merchants').select(['business_name']).where('id', '=', merchantId).executeTakeFirstOrThrow();
+    let account: Stripe.Account;
+    try {
+      account = await this.#client(mode).accounts.create(
+        {
+          type: 'custom',
+          country: 'US',
+          business_profile: { name: merchant.business_name },
+          capabilities: { card_payments: { requested: true }, transfers: { requested: true } },
+          metadata: { pos_merchant_id: merchantId },
+        },
+        { idempotencyKey: processorIdempotencyKey('account', merchantId, mode) },
+      );
+    } catch (err) {
+      throw failureOf(err);
+    }
+    await this.store.db
+      .insertInto('processor_accounts')
+      .values({ merchant_id: merchantId, mode, account_id: account.id, created_at: this.clock.now() })
+      .onConflict((oc) => oc.columns(['merchant_id', 'mode']).doNothing())
+      .execute();
+    return account.id;
+  }
+
+  /** Creates connected accounts for merchants that have none yet (e.g. made by the admin CLI). */
+  async provisionMissingAccounts(): Promise<number> {
+    let created = 0;
+    for (const mode of ['test', 'live'] as const) {
+      if (!this.#clients[mode]) continue;
+      const missing = await this.store.db
+        .selectFrom('merchants')
+        .select('id')
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('processor_accounts').select('account_id').whereRef('processor_accounts.merchant_id', '=', 'merchants.id').where('processor_accounts.mode', '=', mode))),
+        )
+        .execute();
+      for (const { id } of missing) {
+        await this.connectedAccount(id, mode);
+        created += 1;
+      }
+    }
+    return created;
+  }
+
+  async capabilityStatus(mode: Mode, account: string, capability: string): Promise<string> {
+    try {
+      return (await this.#client(mode).accounts.retrieveCapability(account, capability)).status;
+    } catch (err) {
+      if (err instanceof Stripe.errors.StripeInvalidRequestError) return 'inactive';
+      throw failureOf(err);
+    }
+  }
+
+  async createIntent(mode: Mode, request: IntentRequest, idempotencyKey: string): Promise<IntentCreation> {
+    const client = this.#client(mode);
+    const params: Stripe.PaymentIntentCreateParams = {
+      amount: request.amount,
+      currency: request.currency,
+      allowed_payment_method_types: request.methods,
+      capture_method: request.captureMethod,
+      application_fee_amount: request.applicationFee,
+      transfer_data: { destination: request.destination },
+      ...(request.confirm ? { confirm: true } : {}),
+      ...(request.paymentMethod ? { payment_method: request.paymentMethod } : {}),
+      ...(request.returnUrl ? { return_url: request.returnUrl } : {}),
+      ...(request.offlineMandate ? { mandate_data: { customer_acceptance: { type: 'offline' } } } : {}),
+      ...(request.description ? { description: request.description } : {}),
+      ...(request.receiptEmail ? { receipt_email: request.receiptEmail } : {}),
+      metadata: request.metadata,
+      expand: ['latest_charge'],
+    };
+    try {
+      return { intent: await client.paymentIntents.create(params, { idempotencyKey }) };
+    } catch (err) {
+      // Declined on creation: the intent exists and carries the failure.
+      if (err instanceof Stripe.errors.StripeCardError && err.payment_intent) {
+        return { intent: await this.retrieveIntent(mode, err.payment_intent.id), decline: new ProcessorFailure('card', err.message, detailsOf(err)) };
+      }
+      throw failureOf(err);
+    }
+  }
+
+  retrieveIntent(mode: Mode, id: string): Promise<ProcessorPaymentIntent> {
+    return call(() => this.#client(mode).paymentIntents.retrieve(id, { expand: ['latest_charge'] }));
+  }
+
+  captureIntent(mode: Mode, id: string, amount: number | undefined, idempotencyKey: string): Promise<ProcessorPaymentIntent> {
+    return call(() => this.#client(mode).paymentIntents.capture(id, { ...(amount !== undefined ? { amount_to_capture: amount } : {}), expand: ['latest_charge'] }, { idempotencyKey }));
+  }
+
+  cancelIntent(mode: Mode, id: string, reason: ProcessorCancellationReason | undefined, idempotencyKey: string): Promise<ProcessorPaymentIntent> {
+    return call(() => this.#client(mode).paymentIntents.cancel(id, { ...(reason ? { cancellation_reason: reason } : {}), expand: ['latest_charge'] }, { idempotencyKey }));
+  }
+
+  createRefund(mode: Mode, request: RefundRequest, idempotencyKey: string): Promise<ProcessorRefund> {
+    return call(() =>
+      this.#client(mode).refunds.create(
+        {
+          payment_intent: request.paymentIntent,
+          amount: request.amount,
+          // Destination charges: give back the merchant's share and our fee with the money.
+          reverse_transfer: true,
+          refund_application_fee: true,
+          ...(request.reason ? { reason: request.reason } : {}),
+          metadata: request.metadata,
+        },
+        { idempotencyKey },
+      ),
+    );
+  }
+
+  retrieveRefund(mode: Mode, id: string): Promise<ProcessorRefund> {
+    return call(() => this.#client(mode).refunds.retrieve(id));
+  }
+
+  listRefunds(mode: Mode, paymentIntent: string): Promise<ProcessorRefund[]> {
+    return call(() => this.#client(mode).refunds.list({ payment_intent: paymentIntent, limit: LIST_PAGE }).autoPagingToArray({ limit: LIST_MAX }));
+  }
+
+  async createLocation(mode: Mode, request: LocationRequest, idempotencyKey: string): Promise<{ id: string }> {
+    const location = await call(() =>
+      this.#client(mode).terminal.locations.create(
+        { display_name: request.displayName, address: request.address as unknown as Stripe.Terminal.LocationCreateParams.Address, metadata: request.metadata },
+        { idempotencyKey },
+      ),
+    );
+    return { id: location.id };
+  }
+
+  registerReader(mode: Mode, request: ReaderRequest, idempotencyKey: string): Promise<ProcessorReader> {
+    return call(() =>
+      this.#client(mode).terminal.readers.create(
+        { registration_code: request.registrationCode, location: request.location, label: request.label, metadata: request.metadata },
+        { idempotencyKey },
+      ),
+    );
+  }
+
+  listReaders(mode: Mode, location?: string): Promise<ProcessorReader[]> {
+    return call(() => this.#client(mode).terminal.readers.list({ ...(location ? { location } : {}), limit: LIST_PAGE }).autoPagingToArray({ limit: LIST_MAX }));
+  }
+
+  async retrieveReader(mode: Mode, id: string): Promise<ProcessorReader | null> {
+    const reader = await call(() => this.#client(mode).terminal.readers.retrieve(id));
+    return 'deleted' in reader && reader.deleted ? null : (reader as ProcessorReader);
+  }
+
+  async deleteReader(mode: Mode, id: string): Promise<void> {
+    await call(() => this.#client(mode).terminal.readers.del(id));
+  }
+
+  processPaymentIntent(mode: Mode, reader: string, paymentIntent: string): Promise<ProcessorReader> {
+    return call(() => this.#client(mode).terminal.readers.processPaymentIntent(reader, { payment_intent: paymentIntent }));
+  }
+
+  async cancelReaderAction(mode: Mode, reader: string): Promise<void> {
+    await call(() => this.#client(mode).terminal.readers.cancelAction(reader));
+  }
+
+  presentPaymentMethod(mode: Mode, reader: string, card: PresentedCard): Promise<ProcessorReader> {
+    return call(() =>
+      this.#client(mode).testHelpers.terminal.readers.presentPaymentMethod(reader, {
+        type: 'card_present',
+        ...(card.amountTip ? { amount_tip: card.amountTip } : {}),
+        ...(card.cardNumber ? { card_present: { number: card.cardNumber } } : {}),
+      }),
+    );
+  }
+
+  /**
+   * Simulator only: point the processor's webhook endpoint for each mode at this server. The
+   * endpoint and its secret are kept, and only the URL is updated on a restart, so events the
+   * processor is still retrying reach the new address under the same secret.
+   */
+  async registerWebhookEndpoint(url: string): Promise<void> {
+    for (const mode of ['test', 'live'] as const) {
+      const client = this.#clients[mode];
+      if (!client) continue;
+      const saved = await this.store.db.selectFrom('processor_settings').select('value').where('name', '=', WEBHOOK_SETTING(mode)).executeTakeFirst();
+      let endpoint: { id: string; secret: string } | undefined = saved ? (JSON.parse(saved.value) as { id: string; secret: string }) : undefined;
+      if (endpoint) {
+        try {
+          await client.webhookEndpoints.update(endpoint.id, { url, disabled: false });
+        } catch (err) {
+          if (!(err instanceof Stripe.errors.StripeInvalidRequestError)) throw err;
+          endpoint = undefined;
+        }
+      }
+      if (!endpoint) {
+        const created = await client.webhookEndpoints.create({ url, enabled_events: [...PROCESSOR_EVENTS], description: 'pos server' });
+        endpoint = { id: created.id, secret: created.secret ?? '' };
+        const value = JSON.stringify(endpoint);
+        await this.store.db
+          .insertInto('processor_settings')
+          .values({ name: WEBHOOK_SETTING(mode), value })
+          .onConflict((oc) => oc.column('name').doUpdateSet({ value }))
+          .execute();
+      }
+      if (!this.#connection.webhookSecrets.includes(endpoint.secret)) this.#connection.webhookSecrets.push(endpoint.secret);
+    }
+  }
+
+  /**
+   * Verifies a processor event's signature against every configured secret. Throws when none
+   * matches: a forged or altered event changes nothing.
+   */
+  verifyEvent(rawBody: Buffer, signature: string | undefined): Stripe.Event {
+    if (!signature) throw new ApiError(400, 'invalid_request_error', 'Missing Stripe-Signature header', { code: 'signature_missing' });
+    const client = this.#clients.test ?? this.#clients.live;
+    if (!client) throw new ApiError(503, 'api_error', 'No processor configured', { code: 'processor_not_configured' });
+    for (const secret of this.#connection.webhookSecrets) {
+      try {
+        return client.webhooks.constructEvent(rawBody, signature, secret);
+      } catch (err) {
+        if (!(err instanceof Stripe.errors.StripeSignatureVerificationError)) throw err;
+      }
+    }
+    throw new ApiError(400, 'invalid_request_error', 'Processor event signature verification failed', { code: 'signature_invalid' });
+  }
+}
+
+/**
+ * List pages of 100, Stripe's largest; at most 1,000 objects per listing, far more readers or
+ * refunds than one location or payment has, so a runaway listing cannot hold a request.
+ */
+const LIST_PAGE = 100;
+const LIST_MAX = 1_000;
+
+/** Runs one SDK call, translating whatever it throws into a `ProcessorFailure`. */
+async function call<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw failureOf(err);
+  }
+}
+
+/**
+ * The SDK's errors as the domain's `ProcessorFailure`. An error that is not the SDK's was thrown by
+ * its client before a byte went out (its form encoder refuses a lone UTF-16 surrogate, for one):
+ * sending the same request again fails the same way. Our own `ApiError`s pass through.
+ */
+function failureOf(err: unknown): ProcessorFailure | ApiError {
+  if (err instanceof ApiError || err instanceof ProcessorFailure) return err;
+  if (!(err instanceof Stripe.errors.StripeError)) {
+    const message =
+      err instanceof URIError
+        ? 'The request could not be sent to the payment processor: a field holds text that cannot be encoded (such as a lone UTF-16 surrogate)'
+        : 'The request could not be sent to the payment processor: its client refused it before sending';
+    return new ProcessorFailure('unsendable', message);
+  }
+  return new ProcessorFailure(kindOf(err), err.message, detailsOf(err));
+}
+
+function detailsOf(err: InstanceType<typeof Stripe.errors.StripeError>): ProcessorFailureDetails {
+  return {
+    ...(err.statusCode !== undefined ? { status: err.statusCode } : {}),
+    ...(err.code ? { code: err.code } : {}),
+    ...(err.decline_code ? { declineCode: err.decline_code } : {}),
+    ...(err.param ? { param: err.param } : {}),
+    ...(err.payment_intent?.id ? { paymentIntent: err.payment_intent.id } : {}),
+    ...(err.requestId ? { requestId: err.requestId } : {}),
+  };
+}
+
+function kindOf(err: InstanceType<typeof Stripe.errors.StripeError>): ProcessorFailureKind {
+  if (err instanceof Stripe.errors.StripeCardError) return 'card';
+  if (err instanceof Stripe.errors.StripeInvalidRequestError) return 'invalid_request';
+  if (err instanceof Stripe.errors.StripeIdempotencyError) return 'idempotency';
+  if (err instanceof Stripe.errors.StripeRateLimitError) return 'rate_limit';
+  if (err instanceof Stripe.errors.StripeConnectionError) return 'connection';
+  if (err instanceof Stripe.errors.StripeAPIError) return 'api';
+  if (err instanceof Stripe.errors.StripeAuthenticationError || err instanceof Stripe.errors.StripePermissionError) return 'credentials';
+  return 'other';
+}
