@@ -39,6 +39,22 @@ module.exports = {
       to: { path: '^node_modules/stripe/' },
     },
     {
+      name: 'domain-through-the-port',
+      severity: 'error',
+      comment:
+        'The domain calls the processor through the PaymentProcessor port (server/processor/port.ts); which implementation ' +
+        'runs is chosen by server/main.ts (the stripe package) or a unit test (the in-memory fake).',
+      from: { path: '^server/', pathNot: ['^server/processor/', '^server/main[.]ts$', '[.]test[.]ts$'] },
+      to: { path: '^server/processor/(stripe|fake)[.]ts$' },
+    },
+    {
+      name: 'fake-only-in-tests',
+      severity: 'error',
+      comment: 'The in-memory processor is for unit tests; the product runs on the stripe package, against Stripe or the simulator.',
+      from: { pathNot: ['[.]test[.]ts$', '^test/'] },
+      to: { path: '^server/processor/fake[.]ts$' },
+    },
+    {
       name: 'server-not-to-simulator',
       severity: 'error',
       comment: 'The server reaches the simulator over HTTP, as it would reach Stripe, never by importing it.',

@@ -1,0 +1,108 @@
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Domain, openDomain } from '../../test/helpers/domain.js';
+import { ApiError } from '../errors.js';
+import { IdempotencyService, type Operation } from './keys.js';
+
+interface CountState {
+  n: number;
+  fail?: 'transient' | 'refusal';
+}
+
+/**
+ * The engine alone, with an operation of two steps: `started` commits a step of database work, and
+ * `counted` answers. Counters show how often each step ran.
+ */
+describe('the idempotency engine', () => {
+  let d: Domain;
+  let engine: IdempotencyService;
+  const runs = { started: 0, counted: 0 };
+  let failures = 0;
+  const operation: Operation<CountState> = {
+    name: 'count',
+    steps: {
+      started: (state, ctx) => {
+        runs.started += 1;
+        return ctx.commit(async () => ({ next: 'counted', state: { ...state, n: state.n + 1 } }));
+      },
+      counted: async (state, ctx) => {
+        runs.counted += 1;
+        if (state.fail === 'refusal') throw new ApiError(409, 'invalid_request_error', 'refused', { code: 'refused' });
+        if (state.fail === 'transient' && failures > 0) {
+          failures -= 1;
+          throw new Error('the processor is away');
+        }
+        return ctx.commit(async () => ({ final: { status: 201, body: { n: state.n } } }));
+      },
+    },
+    giveUp: async () => ({ status: 503, body: { error: { type: 'api_error', message: 'given up', code: 'given_up' } } }),
+  };
+
+  beforeEach(async () => {
+    d = await openDomain();
+    engine = new IdempotencyService(d.store, d.clock, pino({ level: 'silent' }), 24 * 60 * 60 * 1000, undefined, 0.000_001);
+    engine.register(operation);
+    runs.started = 0;
+    runs.counted = 0;
+    failures = 0;
+  });
+  afterEach(async () => {
+    await d.close();
+  });
+
+  it('runs each step once per key and replays the first answer, with the state it ended in', async () => {
+    const first = await engine.execute(d.scope, operation, 'k', { n: 1 });
+    const second = await engine.execute(d.scope, operation, 'k', { n: 41 });
+    expect(first).toMatchObject({ replayed: false, state: { n: 2 }, response: { status: 201 } });
+    expect(second).toMatchObject({ replayed: true, state: { n: 2 } });
+    expect(second.response.body).toEqual({ n: 2 });
+    expect(runs).toEqual({ started: 1, counted: 1 });
+  });
+
+  it('keeps a business refusal as the answer, and reads it back as the error it was', async () => {
+    const refused = await engine.execute(d.scope, operation, 'r', { n: 0, fail: 'refusal' });
+    expect(refused.error).toMatchObject({ status: 409, code: 'refused' });
+    const replay = await engine.execute(d.scope, operation, 'r', { n: 0 });
+    expect(replay.error).toMatchObject({ status: 409, code: 'refused' });
+    expect(runs.counted).toBe(1);
+  });
+
+  it('resumes after a failure from the step that failed, never redoing the one before', async () => {
+    failures = 1;
+    await expect(engine.execute(d.scope, operation, 't', { n: 0, fail: 'transient' })).rejects.toThrow('the processor is away');
+    const resumed = await engine.execute(d.scope, operation, 't', { n: 0, fail: 'transient' });
+    expect(resumed).toMatchObject({ replayed: false, state: { n: 1 } });
+    expect(runs).toEqual({ started: 1, counted: 2 });
+  });
+
+  it('finishes an abandoned request in its recovery pass, and gives it up at the cap', async () => {
+    failures = 1;
+    await expect(engine.execute(d.scope, operation, 'a', { n: 0, fail: 'transient' })).rejects.toThrow();
+    d.clock.advance(1_000);
+    expect(await engine.recover()).toBe(1);
+    expect((await engine.execute(d.scope, operation, 'a', { n: 0 })).replayed).toBe(true);
+
+    failures = 1_000;
+    await expect(engine.execute(d.scope, operation, 'b', { n: 0, fail: 'transient' })).rejects.toThrow();
+    for (let i = 0; i < 20; i += 1) {
+      d.clock.advance(60 * 60 * 1000);
+      await engine.recover();
+    }
+    const given = await engine.execute(d.scope, operation, 'b', { n: 0 });
+    expect(given.error).toMatchObject({ status: 503, code: 'given_up' });
+  });
+
+  it('lets one of many racing requests with one key run the operation', async () => {
+    const results = await Promise.all(Array.from({ length: 5 }, () => engine.execute(d.scope, operation, 'race', { n: 0 })));
+    expect(results.filter((r) => !r.replayed)).toHaveLength(1);
+    // `started` only reads before its commit, so every racer may run it; one commit claims the key.
+    expect(runs.counted).toBe(1);
+    expect(new Set(results.map((r) => JSON.stringify(r.state)))).toEqual(new Set(['{"n":1}']));
+  });
+
+  it('keeps keys apart by merchant scope and mode', async () => {
+    await engine.execute(d.scope, operation, 'shared', { n: 0 });
+    const live = await engine.execute({ ...d.scope, mode: 'live' }, operation, 'shared', { n: 10 });
+    expect(live).toMatchObject({ replayed: false, state: { n: 11 } });
+  });
+});

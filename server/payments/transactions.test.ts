@@ -1,0 +1,154 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Domain, openDomain } from '../../test/helpers/domain.js';
+import { ApiError } from '../errors.js';
+import { ProcessorFailure } from '../processor/errors.js';
+import type { Scope } from '../accounts/scope.js';
+import type { CreatePaymentState } from './transactions.js';
+
+function payment(input: Partial<CreatePaymentState['input']> = {}): CreatePaymentState {
+  return { input: { amount: 1500, payment_method_type: 'card', confirm: true, payment_method: 'pm_card_visa', capture_method: 'automatic', ...input }, source: 'api', terminalId: null, response: 'transaction' };
+}
+
+async function eventTypes(d: Domain): Promise<string[]> {
+  const rows = await d.store.db.selectFrom('events').select('type').where('merchant_id', '=', d.scope.merchantId).orderBy('seq').execute();
+  return rows.map((r) => r.type);
+}
+
+describe('payments on the in-memory processor', () => {
+  let d: Domain;
+  beforeEach(async () => {
+    d = await openDomain();
+  });
+  afterEach(async () => {
+    await d.close();
+  });
+
+  it('creates a confirmed card payment as a destination charge with our fee, and records its events', async () => {
+    const result = await d.services.transactions.create(d.scope, payment(), 'key-1');
+    expect(result.error).toBeUndefined();
+    const row = await d.services.transactions.getRow(d.scope, result.state.transactionId ?? '');
+    expect(row).toMatchObject({ status: 'succeeded', amount_captured: 1500, card_brand: 'visa', card_last_four: '4242' });
+    expect(row.processor_payment_intent_id).toMatch(/^pi_fake/);
+    expect(d.processor.count('createIntent')).toBe(1);
+    expect(await eventTypes(d)).toEqual(['payment.created', 'payment.succeeded']);
+  });
+
+  it('answers a reused key with the first result and calls the processor once', async () => {
+    const first = await d.services.transactions.create(d.scope, payment(), 'same');
+    const second = await d.services.transactions.create(d.scope, payment({ amount: 9999 }), 'same');
+    expect(second.replayed).toBe(true);
+    expect(second.state.transactionId).toBe(first.state.transactionId);
+    expect(second.response.text).toBe(JSON.stringify(first.response.body));
+    expect(d.processor.count('createIntent')).toBe(1);
+  });
+
+  it('runs one create for racing requests with one key', async () => {
+    const results = await Promise.all([1, 2, 3].map(() => d.services.transactions.create(d.scope, payment(), 'race')));
+    expect(new Set(results.map((r) => r.state.transactionId)).size).toBe(1);
+    expect(results.filter((r) => !r.replayed)).toHaveLength(1);
+    expect(d.processor.count('createIntent')).toBe(1);
+  });
+
+  it('fails a declined payment with the decline code, and the answer carries the failed transaction', async () => {
+    const result = await d.services.transactions.create(d.scope, payment({ payment_method: 'pm_card_chargeDeclinedInsufficientFunds' }), undefined);
+    expect(result.error).toMatchObject({ status: 402, type: 'card_error', code: 'card_declined', declineCode: 'insufficient_funds' });
+    expect((result.response.body as { error: { transaction: { status: string } } }).error.transaction.status).toBe('failed');
+    const row = await d.services.transactions.getRow(d.scope, result.state.transactionId ?? '');
+    expect(row).toMatchObject({ status: 'failed', failure_code: 'card_declined', decline_code: 'insufficient_funds' });
+    expect(await eventTypes(d)).toEqual(['payment.created', 'payment.failed']);
+  });
+
+  it('keeps a processor refusal as the final answer and fails the payment', async () => {
+    d.processor.failNext('createIntent', new ProcessorFailure('invalid_request', 'No such PaymentMethod', { status: 400, code: 'resource_missing', param: 'payment_method' }));
+    const result = await d.services.transactions.create(d.scope, payment({ payment_method: 'pm_nosuch' }), 'refused');
+    expect(result.error).toMatchObject({ status: 400, code: 'resource_missing' });
+    const again = await d.services.transactions.create(d.scope, payment(), 'refused');
+    expect(again.replayed).toBe(true);
+    expect(again.error?.code).toBe('resource_missing');
+    expect(d.processor.count('createIntent')).toBe(1);
+    const row = await d.services.transactions.getRow(d.scope, result.state.transactionId ?? '');
+    expect(row.status).toBe('failed');
+  });
+
+  it('resumes a create whose processor call failed in passing, without a second payment row', async () => {
+    d.processor.failNext('createIntent', new ProcessorFailure('connection', 'socket hang up'));
+    await expect(d.services.transactions.create(d.scope, payment(), 'flaky')).rejects.toMatchObject({ status: 502, code: 'processor_unavailable' });
+    const retried = await d.services.transactions.create(d.scope, payment(), 'flaky');
+    expect(retried.replayed).toBe(false);
+    expect(retried.error).toBeUndefined();
+    const rows = await d.store.db.selectFrom('transactions').select(['status']).where('merchant_id', '=', d.scope.merchantId).execute();
+    expect(rows).toEqual([{ status: 'succeeded' }]);
+  });
+
+  it('gives a create up after its retries: processing_error, the key keeps a 402', async () => {
+    d = (await d.close(), await openDomain({ recoveryRetryScale: 0.000_001 }));
+    d.processor.failNext('createIntent', new ProcessorFailure('api', 'processor down', { status: 500 }), 100);
+    await expect(d.services.transactions.create(d.scope, payment(), 'doomed')).rejects.toBeInstanceOf(ApiError);
+    for (let i = 0; i < 20; i += 1) {
+      d.clock.advance(60 * 60 * 1000);
+      await d.services.idempotency.recover();
+    }
+    const answer = await d.services.transactions.create(d.scope, payment(), 'doomed');
+    expect(answer.replayed).toBe(true);
+    expect(answer.error).toMatchObject({ status: 402, code: 'processing_error' });
+    const row = await d.services.transactions.getRow(d.scope, answer.state.transactionId ?? '');
+    expect(row).toMatchObject({ status: 'failed', failure_code: 'processing_error' });
+  });
+
+  it('captures part of an authorisation once, however often it is asked', async () => {
+    const created = await d.services.transactions.create(d.scope, payment({ capture_method: 'manual' }), undefined);
+    const id = created.state.transactionId ?? '';
+    expect((await d.services.transactions.getRow(d.scope, id)).status).toBe('requires_capture');
+    await expect(d.services.transactions.capture(d.scope, id, 2000)).rejects.toMatchObject({ status: 400, param: 'amount_to_capture' });
+    const captured = await d.services.transactions.capture(d.scope, id, 1000);
+    expect(captured).toMatchObject({ status: 'succeeded', amount_captured: 1000 });
+    await d.services.transactions.capture(d.scope, id, 1000);
+    expect(d.processor.count('captureIntent')).toBe(1);
+  });
+
+  it('refuses to capture a payment that was never authorised for manual capture', async () => {
+    const created = await d.services.transactions.create(d.scope, payment({ confirm: false, payment_method: undefined }), undefined);
+    await expect(d.services.transactions.capture(d.scope, created.state.transactionId ?? '', undefined)).rejects.toMatchObject({ status: 409, code: 'transaction_not_capturable' });
+  });
+
+  it('cancels an unpaid payment with its reason, and refuses to cancel a paid one', async () => {
+    const open = await d.services.transactions.create(d.scope, payment({ confirm: false, payment_method: undefined }), undefined);
+    const { row } = await d.services.transactions.cancel(d.scope, open.state.transactionId ?? '', 'requested_by_customer');
+    expect(row).toMatchObject({ status: 'canceled', cancellation_reason: 'requested_by_customer' });
+    const again = await d.services.transactions.cancel(d.scope, row.id, undefined);
+    expect(again.row.status).toBe('canceled');
+    expect(d.processor.count('cancelIntent')).toBe(1);
+    const paid = await d.services.transactions.create(d.scope, payment(), undefined);
+    await expect(d.services.transactions.cancel(d.scope, paid.state.transactionId ?? '', undefined)).rejects.toMatchObject({ status: 409, code: 'already_captured' });
+  });
+
+  it('answers 409 authorization_in_progress when the processor is authorising the payment being canceled', async () => {
+    const open = await d.services.transactions.create(d.scope, payment({ confirm: false, payment_method: undefined }), undefined);
+    const row = await d.services.transactions.getRow(d.scope, open.state.transactionId ?? '');
+    d.processor.settle(row.processor_payment_intent_id ?? '', 'processing');
+    await expect(d.services.transactions.cancel(d.scope, row.id, undefined)).rejects.toMatchObject({ status: 409, code: 'authorization_in_progress' });
+  });
+
+  it('moves a payment on the processor’s news and never backwards', async () => {
+    const open = await d.services.transactions.create(d.scope, payment({ confirm: false, payment_method: undefined }), undefined);
+    const row = await d.services.transactions.getRow(d.scope, open.state.transactionId ?? '');
+    const intent = row.processor_payment_intent_id ?? '';
+    d.processor.settle(intent, 'succeeded');
+    await d.services.transactions.onIntentEvent(intent, undefined, 'test');
+    expect((await d.services.transactions.getRow(d.scope, row.id)).status).toBe('succeeded');
+    d.processor.settle(intent, 'canceled');
+    await d.services.transactions.onIntentEvent(intent, undefined, 'test');
+    expect((await d.services.transactions.getRow(d.scope, row.id)).status).toBe('succeeded');
+  });
+
+  it('refuses live ACH while the connected account lacks the ACH capability', async () => {
+    const live: Scope = { ...d.scope, mode: 'live' };
+    const account = await d.processor.connectedAccount(live.merchantId, 'live');
+    d.processor.capabilities.set(`${account}:us_bank_account_ach_payments`, 'inactive');
+    const result = await d.services.transactions.create(live, payment({ payment_method_type: 'ach', payment_method: 'pm_usBankAccount_success' }), undefined);
+    expect(result.error).toMatchObject({ status: 400, code: 'ach_not_enabled' });
+    expect(d.processor.count('createIntent')).toBe(0);
+    const rows = await d.store.db.selectFrom('transactions').select('id').where('merchant_id', '=', d.scope.merchantId).execute();
+    expect(rows).toHaveLength(0);
+  });
+});

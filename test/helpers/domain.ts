@@ -1,0 +1,56 @@
+import pino from 'pino';
+import type { Clock } from '../../shared/time.js';
+import { createMerchant } from '../../server/accounts/merchants.js';
+import type { Scope } from '../../server/accounts/scope.js';
+import { openStore, type Store } from '../../server/db/store.js';
+import { InMemoryProcessor } from '../../server/processor/fake.js';
+import { buildServices, type Services } from '../../server/services.js';
+import { backendFlags, dropSchemaOf } from './db.js';
+import { tempDir } from './tmp.js';
+
+/** A clock the test moves by hand. */
+export class ManualClock implements Clock {
+  constructor(public ms = Date.UTC(2026, 10, 23, 12)) {}
+  now(): number {
+    return this.ms;
+  }
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+export interface Domain {
+  store: Store;
+  clock: ManualClock;
+  processor: InMemoryProcessor;
+  services: Services;
+  /** A merchant's test-mode scope. */
+  scope: Scope;
+  close(): Promise<void>;
+}
+
+/**
+ * The services over the suite's real database (SQLite, or PostgreSQL in its pass) and the
+ * in-memory processor: what unit tests of the domain run on, with no server, no port, no simulator.
+ */
+export async function openDomain(options: { recoveryRetryScale?: number } = {}): Promise<Domain> {
+  const dir = tempDir('pos-domain-');
+  const store = await openStore({ dataDir: dir.path, ...backendFlags(dir.path) });
+  const clock = new ManualClock();
+  const processor = new InMemoryProcessor();
+  const logger = pino({ level: 'silent' });
+  const services = buildServices({ store, clock, logger, processor, publicUrl: () => 'http://pos.test', ...(options.recoveryRetryScale ? { recoveryRetryScale: options.recoveryRetryScale } : {}) });
+  const { merchant } = await createMerchant(store, clock, { businessName: 'Corner Shop' });
+  return {
+    store,
+    clock,
+    processor,
+    services,
+    scope: { merchantId: merchant.id, mode: 'test' },
+    async close() {
+      await store.close();
+      await dropSchemaOf(dir.path);
+      dir.cleanup();
+    },
+  };
+}
