@@ -33,6 +33,7 @@ export const DEFAULT_TERMINAL_STALE_MS = 10 * 60 * 1000;
  * 300 ms by default; ten seconds covers any configured window without hanging a caller forever.
  */
 const SIMULATE_WAIT_MS = 10_000;
+/** A twelfth of the simulator's default window: the answer comes within 25 ms of the outcome, at ~40 reads a second for one test call. */
 const SIMULATE_POLL_MS = 25;
 
 /** Stale payments swept per pass, so a backlog never holds the processor or the database long. */

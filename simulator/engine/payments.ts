@@ -102,6 +102,7 @@ const MINIMUM_AMOUNT: Record<string, number> = {
   usd: 50, eur: 50, gbp: 30, cad: 50, aud: 50, chf: 50, nzd: 50, sgd: 50, jpy: 50,
   dkk: 250, nok: 300, sek: 300, hkd: 400, mxn: 1000, pln: 200, czk: 1500, huf: 17500, inr: 50,
 };
+/** Currencies not listed: 50 in the smallest unit, as for the US dollar (Stripe's most common minimum). */
 const DEFAULT_MINIMUM_AMOUNT = 50;
 /** Stripe's maximum for a single charge: eight digits in the smallest unit. */
 const MAXIMUM_AMOUNT = 99_999_999;
