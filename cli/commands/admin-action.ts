@@ -2,6 +2,7 @@ import { loadStoreConfig } from '../../shared/config.js';
 import { toIsoTimestamp, systemClock } from '../../shared/time.js';
 import { openStore, type Store } from '../../server/db/store.js';
 import { createMerchant, listMerchants, rollMerchantKeys } from '../../server/accounts/merchants.js';
+import { COUNTRIES, isCountry, isCurrency } from '../../shared/money.js';
 import { usageError } from '../errors.js';
 import { createOutput } from '../output.js';
 
@@ -19,16 +20,20 @@ async function withStore<T>(flags: StoreFlags, work: (store: Store) => Promise<T
   }
 }
 
-export async function createMerchantAction(options: { businessName: string; dataDir?: string; databaseUrl?: string; json?: boolean }): Promise<void> {
+export async function createMerchantAction(options: { businessName: string; country?: string; currency?: string; dataDir?: string; databaseUrl?: string; json?: boolean }): Promise<void> {
   const name = options.businessName.trim();
   if (name.length === 0 || name.length > 256) throw usageError('--business-name must be 1 to 256 characters');
+  const country = (options.country ?? 'US').toUpperCase();
+  if (!isCountry(country)) throw usageError(`--country ${options.country} is not supported: use one of ${Object.keys(COUNTRIES).join(', ')}`);
+  const currency = options.currency?.toLowerCase();
+  if (currency !== undefined && !isCurrency(currency)) throw usageError(`--currency ${options.currency} is not a currency the platform settles in`);
   const out = createOutput(Boolean(options.json));
-  const { merchant, keys } = await withStore(options, (store) => createMerchant(store, systemClock, { businessName: name }));
+  const { merchant, keys } = await withStore(options, (store) => createMerchant(store, systemClock, { businessName: name, country, ...(currency ? { currency } : {}) }));
   if (out.json) {
-    out.printJson({ id: merchant.id, business_name: merchant.businessName, api_keys: keys });
+    out.printJson({ id: merchant.id, business_name: merchant.businessName, country: merchant.country, default_currency: merchant.defaultCurrency, api_keys: keys });
     return;
   }
-  out.line(`Merchant ${merchant.id} (${merchant.businessName})`);
+  out.line(`Merchant ${merchant.id} (${merchant.businessName}, ${merchant.country}, settles in ${merchant.defaultCurrency.toUpperCase()})`);
   out.table([
     { key: 'secret, test', value: keys.sk_test },
     { key: 'secret, live', value: keys.sk_live },
@@ -41,7 +46,7 @@ export async function createMerchantAction(options: { businessName: string; data
 export async function listMerchantsAction(options: { dataDir?: string; databaseUrl?: string; json?: boolean }): Promise<void> {
   const out = createOutput(Boolean(options.json));
   const merchants = await withStore(options, (store) => listMerchants(store.db));
-  const rows = merchants.map((m) => ({ id: m.id, business_name: m.businessName, currency: m.defaultCurrency, created_at: toIsoTimestamp(m.createdAt) }));
+  const rows = merchants.map((m) => ({ id: m.id, business_name: m.businessName, country: m.country, currency: m.defaultCurrency, created_at: toIsoTimestamp(m.createdAt) }));
   if (out.json) out.printJson({ data: rows });
   else out.table(rows);
 }

@@ -1,3 +1,4 @@
+import { COUNTRIES } from '../../shared/money.js';
 import { type Command, Option } from 'commander';
 
 /** `--json` is the program's global flag; commander hands it to the action through optsWithGlobals. */
@@ -14,10 +15,12 @@ export function registerAdminCommands(program: Command): void {
     .command('create')
     .description('Create a merchant with test and live keys (printed once, stored only as hashes)')
     .requiredOption('--business-name <name>', 'the business name shown to customers')
+    .option('--country <CC>', `where the merchant is: ${Object.keys(COUNTRIES).join(', ')}`, 'US')
+    .option('--currency <ccc>', "the currency it settles in (default: the country's own)")
     .addOption(dataDir())
     .addOption(databaseUrl())
-    .addHelpText('after', '\nExample:\n  pos admin merchant create --business-name "Corner Café" --json')
-    .action(async (options: { businessName: string; dataDir?: string; databaseUrl?: string }, command: Command) => {
+    .addHelpText('after', '\nExamples:\n  pos admin merchant create --business-name "Corner Café" --json\n  pos admin merchant create --business-name "Kissa Tokyo" --country JP    # settles in JPY')
+    .action(async (options: { businessName: string; country: string; currency?: string; dataDir?: string; databaseUrl?: string }, command: Command) => {
       const { createMerchantAction } = await import('./admin-action.js');
       await createMerchantAction(withJson(options, command));
     });

@@ -16,6 +16,11 @@ describe('counter reducer', () => {
     expect(run([{ type: 'merchant', name: 'Live', mode: 'live', currency: 'usd' }]).charge.amountText).toBe('');
   });
 
+  it('prefills a whole amount for a zero-decimal currency (¥1000), which the amount parser takes', () => {
+    const s = run([{ type: 'merchant', name: 'Kissa', mode: 'test', currency: 'jpy' }]);
+    expect(s.charge.amountText).toBe('1000');
+  });
+
   it('edits the amount and keeps only amount characters', () => {
     const s = run([{ type: 'amount_backspace' }, { type: 'amount_backspace' }, { type: 'amount_input', text: '5x' }], ready());
     expect(s.charge.amountText).toBe('10.5');

@@ -1,5 +1,6 @@
 import type { Transaction } from '../../shared/api/types.js';
 import { declineWords } from '../format.js';
+import { formatPlain } from '../amount.js';
 import type { DayReport } from '../report.js';
 import type { ReaderActivity } from '../../shared/agent-protocol.js';
 
@@ -100,8 +101,15 @@ export function newCharge(amountText = ''): ChargeState {
   return { phase: 'entry', amountText, error: null, amount: null, readerName: null, transactionId: null, result: null, reason: null, link: null, canceling: false };
 }
 
-/** What a newcomer sees on the charge screen in test mode: Enter charges it. */
-export const TEST_MODE_AMOUNT = '10.00';
+/**
+ * What a newcomer sees on the charge screen in test mode: Enter charges it. 1,000 minor units is
+ * $10.00 or €10.00, and ¥1,000 in a zero-decimal currency: above every currency's minimum charge.
+ */
+const TEST_MODE_MINOR = 1_000;
+
+export function testModeAmount(currency: string): string {
+  return formatPlain(TEST_MODE_MINOR, currency);
+}
 
 export function initialState(init: { via: 'agent' | 'polling'; notice?: string | undefined }): CounterState {
   return {
@@ -167,7 +175,7 @@ export function reduce(state: CounterState, action: Action): CounterState {
       return { ...state, connection: action.status, connectionError: action.status === 'lost' ? (action.error ?? 'no answer') : null };
     case 'merchant': {
       const firstTime = state.mode === null;
-      const charge = firstTime && action.mode === 'test' && state.charge.phase === 'entry' && state.charge.amountText === '' ? newCharge(TEST_MODE_AMOUNT) : state.charge;
+      const charge = firstTime && action.mode === 'test' && state.charge.phase === 'entry' && state.charge.amountText === '' ? newCharge(testModeAmount(action.currency)) : state.charge;
       return { ...state, merchantName: action.name, mode: action.mode, currency: action.currency, charge };
     }
     case 'readers': {
@@ -223,7 +231,7 @@ export function reduce(state: CounterState, action: Action): CounterState {
     case 'link_created':
       return { ...state, charge: { ...state.charge, phase: 'link', link: { url: action.url, reference: action.reference } } };
     case 'new_charge':
-      return { ...state, notice: null, charge: newCharge(state.mode === 'test' ? TEST_MODE_AMOUNT : '') };
+      return { ...state, notice: null, charge: newCharge(state.mode === 'test' ? testModeAmount(state.currency) : '') };
     case 'confirm_refund':
       return { ...state, confirmRefund: action.transactionId };
     case 'report':

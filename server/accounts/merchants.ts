@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../shared/time.js';
-import type { Mode } from '../db/schema.js';
+import { COUNTRIES, type Country, isCountry, isCurrency } from '../../shared/money.js';
+import type { MerchantsTable, Mode } from '../db/schema.js';
 import type { Executor, Store } from '../db/store.js';
-import { notFound } from '../errors.js';
+import { invalid, notFound } from '../errors.js';
 import type { MerchantView } from '../schemas/merchant.js';
 import { type IssuedKey, issueKey, type RolledKey, rollSecretKeys, keysChanged } from './api-keys.js';
 import type { Scope } from './scope.js';
@@ -11,6 +12,7 @@ export interface Merchant {
   id: string;
   businessName: string;
   defaultCurrency: string;
+  country: Country;
   createdAt: number;
 }
 
@@ -26,8 +28,8 @@ export interface CreatedMerchant {
   keys: MerchantKeys;
 }
 
-/** New merchants settle in US dollars until multi-currency onboarding exists. */
-export const DEFAULT_CURRENCY = 'usd';
+/** A merchant made without a country is in the US, as every merchant was before countries existed. */
+export const DEFAULT_COUNTRY: Country = 'US';
 
 function keyOf(issued: IssuedKey[], kind: IssuedKey['kind'], mode: Mode): string {
   const found = issued.find((k) => k.kind === kind && k.mode === mode);
@@ -35,12 +37,21 @@ function keyOf(issued: IssuedKey[], kind: IssuedKey['kind'], mode: Mode): string
   return found.key;
 }
 
-export async function createMerchant(store: Store, clock: Clock, input: { businessName: string; currency?: string }): Promise<CreatedMerchant> {
+/**
+ * A merchant in a country (default US) settling in a currency (default the country's own). Throws
+ * a 400 `ApiError` naming the field for a country or currency the platform does not take.
+ */
+export async function createMerchant(store: Store, clock: Clock, input: { businessName: string; country?: string; currency?: string }): Promise<CreatedMerchant> {
   const now = clock.now();
+  const country = (input.country ?? DEFAULT_COUNTRY).toUpperCase();
+  if (!isCountry(country)) throw invalid('country', `Merchants can be in ${Object.keys(COUNTRIES).join(', ')}; ${country} is not one of them`, 'country_unsupported');
+  const currency = (input.currency ?? COUNTRIES[country]).toLowerCase();
+  if (!isCurrency(currency)) throw invalid('currency', `${currency.toUpperCase()} is not a currency the platform settles in`, 'currency_unsupported');
   const merchant: Merchant = {
     id: randomUUID(),
     businessName: input.businessName,
-    defaultCurrency: input.currency ?? DEFAULT_CURRENCY,
+    defaultCurrency: currency,
+    country,
     createdAt: now,
   };
   const issued = await store.transaction(async (trx) => {
@@ -50,6 +61,7 @@ export async function createMerchant(store: Store, clock: Clock, input: { busine
         id: merchant.id,
         business_name: merchant.businessName,
         default_currency: merchant.defaultCurrency,
+        country: merchant.country,
         created_at: now,
       })
       .execute();
@@ -70,8 +82,8 @@ export async function createMerchant(store: Store, clock: Clock, input: { busine
   };
 }
 
-function toMerchant(row: { id: string; business_name: string; default_currency: string; created_at: number }): Merchant {
-  return { id: row.id, businessName: row.business_name, defaultCurrency: row.default_currency, createdAt: row.created_at };
+function toMerchant(row: MerchantsTable): Merchant {
+  return { id: row.id, businessName: row.business_name, defaultCurrency: row.default_currency, country: isCountry(row.country) ? row.country : DEFAULT_COUNTRY, createdAt: row.created_at };
 }
 
 export async function getMerchant(db: Executor, id: string): Promise<Merchant> {
@@ -123,6 +135,7 @@ export class MerchantService {
       id: merchant.id,
       business_name: merchant.businessName,
       default_currency: merchant.defaultCurrency,
+      country: merchant.country,
       is_test: scope.mode === 'test',
       processor: {
         name: this.processor.name,

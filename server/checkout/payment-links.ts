@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { isUuid, newIdentity } from '../../shared/ids.js';
+import { formatAmount, minimumCharge } from '../../shared/money.js';
 import { toIsoOrNull, toIsoTimestamp } from '../../shared/time.js';
 import type { Clock } from '../../shared/time.js';
 import type { PaymentLinksTable } from '../db/schema.js';
@@ -52,6 +53,9 @@ export class PaymentLinkService {
 
   async #insert(trx: Parameters<Parameters<Store['transaction']>[0]>[0], scope: Scope, input: CreatePaymentLinkInput): Promise<PaymentLinksTable> {
     const merchant = await trx.selectFrom('merchants').select('default_currency').where('id', '=', scope.merchantId).executeTakeFirstOrThrow();
+    const currency = input.currency ?? merchant.default_currency;
+    const minimum = minimumCharge(currency);
+    if (input.amount < minimum) throw invalid('amount', `The minimum ${currency.toUpperCase()} payment is ${formatAmount(minimum, currency)} (${minimum} in minor units)`, 'amount_too_small');
     const now = this.clock.now();
     const { id, reference } = newIdentity('paymentLink');
     const row: PaymentLinksTable = {
@@ -61,7 +65,7 @@ export class PaymentLinkService {
       mode: scope.mode,
       status: 'open',
       amount: input.amount,
-      currency: input.currency ?? merchant.default_currency,
+      currency,
       description: input.description ?? null,
       customer_email: input.customer_email ?? null,
       success_url: input.success_url ?? null,

@@ -10,6 +10,8 @@ export interface MerchantsTable {
   id: string;
   business_name: string;
   default_currency: string;
+  /** ISO 3166-1 alpha-2, upper case (shared/money.ts COUNTRIES). */
+  country: string;
   created_at: number;
 }
 

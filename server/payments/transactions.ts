@@ -1,6 +1,7 @@
 import type { ProcessorCancellationReason, ProcessorPaymentIntent } from '../processor/types.js';
 import type { Logger } from 'pino';
 import { isUuid, newIdentity, randomBase62 } from '../../shared/ids.js';
+import { formatAmount, minimumCharge } from '../../shared/money.js';
 import { sql } from 'kysely';
 import type { Clock } from '../../shared/time.js';
 import type { Mode, PaymentMethodType, TransactionsTable } from '../db/schema.js';
@@ -82,7 +83,7 @@ export async function findTransactionRow(db: Executor, scope: Scope, idOrReferen
   return findScoped(db, 'transactions', scope, isUuid(idOrReference) ? 'id' : 'reference', idOrReference, lock === 'postgres');
 }
 
-const merchantCurrency = new Prepared<{ id: string }, { default_currency: string }>((db, arg) => db.selectFrom('merchants').select('default_currency').where('id', '=', arg('id')));
+const merchantCurrency = new Prepared<{ id: string }, { default_currency: string; country: string }>((db, arg) => db.selectFrom('merchants').select(['default_currency', 'country']).where('id', '=', arg('id')));
 
 /**
  * The answer to a create that left its payment failed: the error, carrying the failed transaction
@@ -161,7 +162,12 @@ export class TransactionService {
     const merchant = await merchantCurrency.first(this.store.db, { id: scope.merchantId });
     if (!merchant) throw new Error(`merchant ${scope.merchantId} is missing`);
     const currency = input.currency ?? merchant.default_currency;
+    const minimum = minimumCharge(currency);
+    if (input.amount < minimum) throw invalid('amount', `The minimum ${currency.toUpperCase()} payment is ${formatAmount(minimum, currency)} (${minimum} in minor units)`, 'amount_too_small');
     const method = input.payment_method_type;
+    if ((method === 'ach' || method === 'bank_transfer') && merchant.country !== 'US') {
+      throw invalid('payment_method_type', `ACH debits are for US merchants only; this merchant is in ${merchant.country}. Take the payment by card`, 'ach_unavailable');
+    }
     if ((method === 'ach' || method === 'bank_transfer') && currency !== 'usd') throw invalid('currency', 'ACH payments are in usd only');
     if ((method === 'ach' || method === 'bank_transfer') && scope.mode === 'live') await this.#requireAch(scope);
 

@@ -106,13 +106,13 @@ export class StripeProcessor implements PaymentProcessor {
       this.#accounts.set(`${merchantId}:${mode}`, existing.account_id);
       return existing.account_id;
     }
-    const merchant = await this.store.db.selectFrom('merchants').select(['business_name']).where('id', '=', merchantId).executeTakeFirstOrThrow();
+    const merchant = await this.store.db.selectFrom('merchants').select(['business_name', 'country']).where('id', '=', merchantId).executeTakeFirstOrThrow();
     let account: Stripe.Account;
     try {
       account = await this.#client(mode).accounts.create(
         {
           type: 'custom',
-          country: 'US',
+          country: merchant.country,
           business_profile: { name: merchant.business_name },
           capabilities: { card_payments: { requested: true }, transfers: { requested: true } },
           metadata: { pos_merchant_id: merchantId },

@@ -5,6 +5,7 @@ export const MerchantSchema = z
     id: z.uuid(),
     business_name: z.string(),
     default_currency: z.string(),
+    country: z.string().openapi({ description: 'ISO 3166-1 alpha-2 country of the merchant and its connected account', example: 'US' }),
     is_test: z.boolean(),
     processor: z.object({
       name: z.string().openapi({ example: 'stripe' }),

@@ -16,7 +16,7 @@ import type { ExecuteResult } from '../idempotency/keys.js';
 import type { PaymentState } from '../payments/payment-state.js';
 import { authorizing } from './reader-reset.js';
 import type { Scope } from '../accounts/scope.js';
-import type { TransactionService } from '../payments/transactions.js';
+import type { CreatePaymentState, TransactionService } from '../payments/transactions.js';
 
 type Location = z.infer<typeof LocationSchema>;
 type Reader = z.infer<typeof ReaderSchema>;
@@ -230,7 +230,7 @@ export class TerminalService {
     return row;
   }
 
-  async createPayment(scope: Scope, input: Omit<CreateTerminalPaymentInput, 'idempotency_key'>, clientKey: string | undefined): Promise<ExecuteResult> {
+  async createPayment(scope: Scope, input: Omit<CreateTerminalPaymentInput, 'idempotency_key'>, clientKey: string | undefined): Promise<ExecuteResult<CreatePaymentState>> {
     if (input.terminal_id) {
       const reader = await findScoped(this.store.db, 'terminal_readers', scope, 'id', input.terminal_id);
       if (!reader) throw invalid('terminal_id', 'No such reader in this mode: terminal_id takes a reader id from GET /v1/terminal/readers', 'resource_missing');

@@ -86,6 +86,11 @@ function buildProfile(input: Record<string, string | undefined> | undefined, cur
   return next;
 }
 
+/** A new account's default currency is its country's, as Stripe sets it (the countries the platform onboards). */
+const COUNTRY_CURRENCY: Record<string, string> = {
+  US: 'usd', CA: 'cad', GB: 'gbp', IE: 'eur', DE: 'eur', FR: 'eur', NL: 'eur', ES: 'eur', IT: 'eur', AU: 'aud', NZ: 'nzd', JP: 'jpy', SG: 'sgd', CH: 'chf',
+};
+
 function render(id: string, created: number, type: Stripe.Account.Type, country: string, internal: AccountInternal, prev?: Stripe.Account): Stripe.Account {
   const capabilities: Record<string, CapabilityStatus> = {};
   for (const [name, state] of Object.entries(internal.capabilities)) {
@@ -102,7 +107,7 @@ function render(id: string, created: number, type: Stripe.Account.Type, country:
     controller: prev?.controller ?? { type: 'application', is_controller: true, requirement_collection: type === 'custom' ? 'application' : 'stripe' } as Stripe.Account.Controller,
     country,
     created,
-    default_currency: prev?.default_currency ?? 'usd',
+    default_currency: prev?.default_currency ?? COUNTRY_CURRENCY[country] ?? 'usd',
     details_submitted: true,
     email: prev?.email ?? null,
     external_accounts: list(`/v1/accounts/${id}/external_accounts`, []),

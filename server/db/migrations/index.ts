@@ -436,6 +436,13 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('idempotency_keys').dropColumn('request_hash').execute();
     },
   },
+  '0012_merchant_country': {
+    async up(db: AnyDb) {
+      // Where the merchant is: its connected account's country, its default currency, and whether it
+      // may take ACH debits. Merchants made before countries existed were all in the US.
+      await db.schema.alterTable('merchants').addColumn('country', 'text', (c) => c.notNull().defaultTo('US')).execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {
