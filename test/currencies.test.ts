@@ -48,6 +48,10 @@ describe('countries and currencies', () => {
     expect(cli.status, cli.stderr).toBe(0);
     expect(cli.stdout).toMatch(/¥500/);
     expect((await pos(['charge', '5.00'], env)).stderr).toMatch(/JPY has no decimals/);
+    const closeOut = json<{ data: { currency: string; total: { succeeded: { count: number; amount: number }; fees: number; net: number } } }>(await pos(['report', 'day', '--json'], env)).data;
+    expect(closeOut).toMatchObject({ currency: 'jpy', total: { succeeded: { count: 2, amount: 1000 }, fees: 30, net: 970 } });
+    const human = await pos(['report', 'day'], env);
+    expect(human.stdout).toMatch(/¥1,000/);
   });
 
   it('shows yen on the terminal receipt of a Japanese shop', async () => {
