@@ -1,8 +1,19 @@
 import type { Mode } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { ProcessorFailure } from './errors.js';
-import type { IntentCreation, IntentRequest, LocationRequest, PaymentProcessor, PresentedCard, ReaderRequest, RefundRequest } from './port.js';
-import type { ProcessorCancellationReason, ProcessorEvent, ProcessorPaymentIntent, ProcessorReader, ProcessorRefund } from './types.js';
+import type { CustomerFields, DisputeEvidence, IntentCreation, IntentRequest, LocationRequest, PaymentProcessor, PayoutRequest, PresentedCard, ReaderRequest, RefundRequest } from './port.js';
+import type {
+  ProcessorBalance,
+  ProcessorCancellationReason,
+  ProcessorCustomer,
+  ProcessorDispute,
+  ProcessorDisputeStatus,
+  ProcessorEvent,
+  ProcessorPaymentIntent,
+  ProcessorPayout,
+  ProcessorReader,
+  ProcessorRefund,
+} from './types.js';
 
 /** The processor's methods, by name, for scripting failures and reading the call log. */
 export type ProcessorCall = Exclude<keyof PaymentProcessor, 'name' | 'kind' | 'publishableKey' | 'browserUrl'>;
@@ -32,7 +43,43 @@ interface IntentRecord {
   cancellationReason: ProcessorCancellationReason | null;
   tip: number;
   refunded: number;
+  customer: string | null;
 }
+
+interface DisputeRecord {
+  id: string;
+  mode: Mode;
+  intent: string;
+  amount: number;
+  currency: string;
+  reason: string;
+  status: ProcessorDisputeStatus;
+  evidence: Record<string, string>;
+  submissions: number;
+  dueBy: number;
+  created: number;
+  /** Signed balance movements: the withdrawal (negative) and a reinstatement (positive). */
+  movements: number[];
+}
+
+interface PayoutRecord {
+  id: string;
+  mode: Mode;
+  account: string;
+  amount: number;
+  currency: string;
+  status: 'pending' | 'in_transit' | 'paid' | 'failed' | 'canceled';
+  automatic: boolean;
+  description: string | null;
+  failureCode: string | null;
+  created: number;
+}
+
+/** What Stripe's test mode does with submitted evidence whose `uncategorized_text` says so. */
+const EVIDENCE_OUTCOMES: Record<string, ProcessorDisputeStatus> = { winning_evidence: 'won', losing_evidence: 'lost' };
+
+/** Seven days to answer, as card networks commonly give (Stripe shows the network's date). */
+const EVIDENCE_WINDOW_S = 7 * 24 * 3600;
 
 interface ReaderRecord {
   id: string;
@@ -61,6 +108,14 @@ export class InMemoryProcessor implements PaymentProcessor {
   readonly #intents = new Map<string, IntentRecord>();
   readonly #refunds = new Map<string, ProcessorRefund>();
   readonly #readers = new Map<string, ReaderRecord>();
+  readonly #disputes = new Map<string, DisputeRecord>();
+  readonly #payouts = new Map<string, PayoutRecord>();
+  /** Balances by `account:currency`. */
+  readonly #balances = new Map<string, { available: number; pending: number }>();
+  readonly #customers = new Map<string, ProcessorCustomer>();
+  readonly #deletedCustomers = new Set<string>();
+  /** The processor's clock in seconds, for `created` stamps: tests set it to match theirs. */
+  nowSeconds = Math.floor(Date.UTC(2026, 10, 23, 12) / 1000);
   readonly #byKey = new Map<string, unknown>();
   readonly #failures = new Map<ProcessorCall, unknown[]>();
   #next = 0;
@@ -84,6 +139,51 @@ export class InMemoryProcessor implements PaymentProcessor {
     if (status === 'succeeded') intent.amountReceived = intent.amount;
   }
 
+  /**
+   * A cardholder disputes a paid PaymentIntent (what Stripe's dispute test cards make happen). A
+   * formal dispute withdraws the amount at once; an inquiry (`warning_needs_response`) does not.
+   */
+  openDispute(intentId: string, options: { reason?: string; inquiry?: boolean } = {}): ProcessorDispute {
+    const intent = this.#intent(intentId);
+    const dispute: DisputeRecord = {
+      id: this.#id('dp'),
+      mode: intent.mode,
+      intent: intent.id,
+      amount: intent.amountReceived,
+      currency: intent.currency,
+      reason: options.reason ?? (options.inquiry ? 'general' : 'fraudulent'),
+      status: options.inquiry ? 'warning_needs_response' : 'needs_response',
+      evidence: {},
+      submissions: 0,
+      dueBy: this.nowSeconds + EVIDENCE_WINDOW_S,
+      created: this.nowSeconds,
+      movements: options.inquiry ? [] : [-intent.amountReceived],
+    };
+    this.#disputes.set(dispute.id, dispute);
+    return this.#presentDispute(dispute);
+  }
+
+  /** Sets a connected account's balance in one currency. */
+  setBalance(account: string, currency: string, balance: { available: number; pending: number }): void {
+    this.#balances.set(`${account}:${currency}`, { ...balance });
+  }
+
+  /** The bank's answer to a payout (Stripe's test bank accounts decide it there). */
+  settlePayout(id: string, status: 'in_transit' | 'paid' | 'failed' | 'canceled', failureCode?: string): ProcessorPayout {
+    const payout = this.#payouts.get(id);
+    if (!payout) throw missing('payout', id);
+    payout.status = status;
+    payout.failureCode = status === 'failed' ? (failureCode ?? 'could_not_process') : null;
+    return this.#presentPayout(payout);
+  }
+
+  /** A payout the processor made on its schedule (automatic payouts), with its available balance. */
+  automaticPayout(mode: Mode, account: string, amount: number, currency: string): ProcessorPayout {
+    const payout: PayoutRecord = { id: this.#id('po'), mode, account, amount, currency, status: 'pending', automatic: true, description: 'STRIPE PAYOUT', failureCode: null, created: this.nowSeconds };
+    this.#payouts.set(payout.id, payout);
+    return this.#presentPayout(payout);
+  }
+
   publishableKey(mode: Mode): string | null {
     return `pk_${mode}_in_memory`;
   }
@@ -98,6 +198,12 @@ export class InMemoryProcessor implements PaymentProcessor {
     let account = this.#accounts.get(key);
     if (!account) this.#accounts.set(key, (account = this.#id('acct')));
     return account;
+  }
+
+  async merchantOfAccount(mode: Mode, account: string): Promise<string | null> {
+    this.#enter('merchantOfAccount', mode);
+    for (const [key, id] of this.#accounts) if (id === account && key.endsWith(`:${mode}`)) return key.slice(0, -mode.length - 1);
+    return null;
   }
 
   async provisionMissingAccounts(): Promise<number> {
@@ -129,6 +235,7 @@ export class InMemoryProcessor implements PaymentProcessor {
         cancellationReason: null,
         tip: 0,
         refunded: 0,
+        customer: request.customer ?? null,
       };
       this.#intents.set(id, intent);
       if (!request.confirm || !request.paymentMethod) return { intent: this.#present(intent) };
@@ -276,6 +383,113 @@ export class InMemoryProcessor implements PaymentProcessor {
     return this.#presentReader(reader);
   }
 
+  async listDisputes(mode: Mode, filter: { paymentIntent?: string; createdSince?: number }): Promise<ProcessorDispute[]> {
+    this.#enter('listDisputes', mode);
+    return [...this.#disputes.values()]
+      .filter((d) => d.mode === mode && (!filter.paymentIntent || d.intent === filter.paymentIntent) && (filter.createdSince === undefined || d.created * 1000 >= filter.createdSince))
+      .map((d) => this.#presentDispute(d));
+  }
+
+  async retrieveDispute(mode: Mode, id: string): Promise<ProcessorDispute> {
+    this.#enter('retrieveDispute', mode);
+    return this.#presentDispute(this.#dispute(id));
+  }
+
+  async updateDispute(mode: Mode, id: string, update: DisputeEvidence, idempotencyKey: string): Promise<ProcessorDispute> {
+    this.#enter('updateDispute', mode);
+    return this.#once(idempotencyKey, () => {
+      const dispute = this.#dispute(id);
+      if (!['needs_response', 'warning_needs_response'].includes(dispute.status)) throw invalidRequest('dispute_not_open', `This dispute is ${dispute.status} and can no longer take evidence.`);
+      Object.assign(dispute.evidence, update.evidence);
+      if (update.submit) {
+        dispute.submissions += 1;
+        const outcome = EVIDENCE_OUTCOMES[dispute.evidence.uncategorized_text ?? ''];
+        if (dispute.status === 'warning_needs_response') dispute.status = outcome ? 'warning_closed' : 'warning_under_review';
+        else dispute.status = outcome ?? 'under_review';
+        if (dispute.status === 'won') dispute.movements.push(dispute.amount);
+      }
+      return this.#presentDispute(dispute);
+    });
+  }
+
+  async closeDispute(mode: Mode, id: string, idempotencyKey: string): Promise<ProcessorDispute> {
+    this.#enter('closeDispute', mode);
+    return this.#once(idempotencyKey, () => {
+      const dispute = this.#dispute(id);
+      if (!['needs_response', 'warning_needs_response'].includes(dispute.status)) throw invalidRequest('dispute_not_open', `This dispute is ${dispute.status} and cannot be closed.`);
+      dispute.status = dispute.status === 'warning_needs_response' ? 'warning_closed' : 'lost';
+      return this.#presentDispute(dispute);
+    });
+  }
+
+  async retrieveBalance(mode: Mode, account: string): Promise<ProcessorBalance> {
+    this.#enter('retrieveBalance', mode);
+    const entries = [...this.#balances.entries()].filter(([key]) => key.startsWith(`${account}:`));
+    const side = (which: 'available' | 'pending') => entries.map(([key, b]) => ({ amount: b[which], currency: key.slice(account.length + 1) }));
+    return { object: 'balance', livemode: mode === 'live', available: side('available'), pending: side('pending') } as ProcessorBalance;
+  }
+
+  async createPayout(mode: Mode, request: PayoutRequest, idempotencyKey: string): Promise<ProcessorPayout> {
+    this.#enter('createPayout', mode);
+    return this.#once(idempotencyKey, () => {
+      const balance = this.#balances.get(`${request.account}:${request.currency}`);
+      if (!balance || balance.available < request.amount) {
+        throw invalidRequest('balance_insufficient', 'You have insufficient funds in your Stripe account for this transfer.', 'amount');
+      }
+      balance.available -= request.amount;
+      const payout: PayoutRecord = {
+        id: this.#id('po'),
+        mode,
+        account: request.account,
+        amount: request.amount,
+        currency: request.currency,
+        status: 'pending',
+        automatic: false,
+        description: request.description ?? null,
+        failureCode: null,
+        created: this.nowSeconds,
+      };
+      this.#payouts.set(payout.id, payout);
+      return this.#presentPayout(payout);
+    });
+  }
+
+  async retrievePayout(mode: Mode, account: string, id: string): Promise<ProcessorPayout> {
+    this.#enter('retrievePayout', mode);
+    const payout = this.#payouts.get(id);
+    if (!payout || payout.account !== account) throw missing('payout', id);
+    return this.#presentPayout(payout);
+  }
+
+  async createCustomer(mode: Mode, fields: CustomerFields, idempotencyKey: string): Promise<ProcessorCustomer> {
+    this.#enter('createCustomer', mode);
+    return this.#once(idempotencyKey, () => {
+      const customer = { id: this.#id('cus'), object: 'customer', livemode: mode === 'live', name: null, email: null, phone: null, description: null, metadata: {} } as unknown as ProcessorCustomer;
+      this.#customers.set(customer.id, customer);
+      return this.#applyCustomer(customer, fields);
+    });
+  }
+
+  async updateCustomer(mode: Mode, id: string, fields: CustomerFields, idempotencyKey: string): Promise<ProcessorCustomer> {
+    this.#enter('updateCustomer', mode);
+    return this.#once(idempotencyKey, () => {
+      const customer = this.#customers.get(id);
+      if (!customer || this.#deletedCustomers.has(id)) throw missing('customer', id);
+      return this.#applyCustomer(customer, fields);
+    });
+  }
+
+  async deleteCustomer(mode: Mode, id: string): Promise<void> {
+    this.#enter('deleteCustomer', mode);
+    if (this.#customers.has(id)) this.#deletedCustomers.add(id);
+  }
+
+  /** The processor's copy of a customer as it stands, and whether it was deleted. */
+  customer(id: string): { customer: ProcessorCustomer; deleted: boolean } | undefined {
+    const customer = this.#customers.get(id);
+    return customer ? { customer: { ...customer }, deleted: this.#deletedCustomers.has(id) } : undefined;
+  }
+
   async registerWebhookEndpoint(): Promise<void> {
     this.#enter('registerWebhookEndpoint', null);
   }
@@ -311,6 +525,65 @@ export class InMemoryProcessor implements PaymentProcessor {
     return intent;
   }
 
+  #dispute(id: string): DisputeRecord {
+    const dispute = this.#disputes.get(id);
+    if (!dispute) throw missing('dispute', id);
+    return dispute;
+  }
+
+  #applyCustomer(customer: ProcessorCustomer, fields: CustomerFields): ProcessorCustomer {
+    const record = customer as unknown as Record<string, unknown>;
+    for (const key of ['name', 'email', 'phone', 'description'] as const) if (fields[key] !== undefined) record[key] = fields[key];
+    if (fields.metadata) {
+      const metadata = { ...customer.metadata };
+      for (const [key, value] of Object.entries(fields.metadata)) {
+        if (value === '') delete metadata[key];
+        else metadata[key] = value;
+      }
+      record.metadata = metadata;
+    }
+    return { ...customer };
+  }
+
+  #presentDispute(dispute: DisputeRecord): ProcessorDispute {
+    return {
+      id: dispute.id,
+      object: 'dispute',
+      livemode: dispute.mode === 'live',
+      amount: dispute.amount,
+      currency: dispute.currency,
+      reason: dispute.reason,
+      status: dispute.status,
+      payment_intent: dispute.intent,
+      charge: `ch_${dispute.intent}`,
+      created: dispute.created,
+      evidence: { ...dispute.evidence },
+      evidence_details: { due_by: dispute.dueBy, has_evidence: Object.keys(dispute.evidence).length > 0, past_due: false, submission_count: dispute.submissions },
+      balance_transactions: dispute.movements.map((amount, i) => ({ id: `txn_${dispute.id}_${i}`, object: 'balance_transaction', amount, currency: dispute.currency, reporting_category: 'dispute' })),
+      is_charge_refundable: false,
+      metadata: {},
+    } as unknown as ProcessorDispute;
+  }
+
+  #presentPayout(payout: PayoutRecord): ProcessorPayout {
+    return {
+      id: payout.id,
+      object: 'payout',
+      livemode: payout.mode === 'live',
+      amount: payout.amount,
+      currency: payout.currency,
+      status: payout.status,
+      automatic: payout.automatic,
+      description: payout.description,
+      // Stripe's standard payouts to a US bank arrive two business days later.
+      arrival_date: payout.created + 2 * 24 * 3600,
+      created: payout.created,
+      failure_code: payout.failureCode,
+      failure_message: payout.failureCode ? 'The bank could not process this payout.' : null,
+      metadata: {},
+    } as unknown as ProcessorPayout;
+  }
+
   #reader(id: string): ReaderRecord {
     const reader = this.#readers.get(id);
     if (!reader) throw missing('terminal.reader', id);
@@ -337,6 +610,7 @@ export class InMemoryProcessor implements PaymentProcessor {
       last_payment_error: intent.error,
       latest_charge: charge,
       cancellation_reason: intent.cancellationReason,
+      customer: intent.customer,
     } as unknown as ProcessorPaymentIntent;
   }
 

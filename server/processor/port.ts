@@ -2,9 +2,13 @@ import { createHash } from 'node:crypto';
 import type { Mode } from '../db/schema.js';
 import type { ProcessorFailure } from './errors.js';
 import type {
+  ProcessorBalance,
   ProcessorCancellationReason,
+  ProcessorCustomer,
+  ProcessorDispute,
   ProcessorEvent,
   ProcessorPaymentIntent,
+  ProcessorPayout,
   ProcessorReader,
   ProcessorRefund,
   ProcessorRefundReason,
@@ -28,6 +32,8 @@ export interface IntentRequest {
   offlineMandate?: boolean;
   description?: string;
   receiptEmail?: string;
+  /** The processor's customer the payment is for (a customer of ours mirrored on the processor). */
+  customer?: string;
   metadata: Record<string, string>;
 }
 
@@ -67,6 +73,36 @@ export interface PresentedCard {
 }
 
 /**
+ * Evidence for a dispute, under Stripe's field names: text fields as text, file fields as the
+ * processor's file ids. `submit` sends it to the card network; without it the evidence is staged.
+ */
+export interface DisputeEvidence {
+  evidence: Record<string, string>;
+  submit: boolean;
+}
+
+/** A payout from a connected account's available balance to its bank account. */
+export interface PayoutRequest {
+  account: string;
+  amount: number;
+  currency: string;
+  description?: string;
+  metadata: Record<string, string>;
+}
+
+/**
+ * A customer's fields as the processor keeps them. On an update, an absent field is left as it is,
+ * null clears it, and metadata keys merge (an empty value removes a key), as on Stripe.
+ */
+export interface CustomerFields {
+  name?: string | null;
+  email?: string | null;
+  phone?: string | null;
+  description?: string | null;
+  metadata?: Record<string, string>;
+}
+
+/**
  * The payment processor as the domain uses it. Every call either answers or throws a
  * `ProcessorFailure`, whatever the implementation: the domain never sees a processor's own error
  * classes. Mutating calls take an idempotency key derived from ours (`processorIdempotencyKey`),
@@ -85,6 +121,8 @@ export interface PaymentProcessor {
 
   /** The merchant's connected account in this mode, created on first need. */
   connectedAccount(merchantId: string, mode: Mode): Promise<string>;
+  /** The merchant whose connected account this is, in this mode; null for an account not ours. */
+  merchantOfAccount(mode: Mode, account: string): Promise<string | null>;
   /** Creates connected accounts for merchants that have none yet; answers how many were made. */
   provisionMissingAccounts(): Promise<number>;
   /** A capability's status on a connected account; `inactive` when the account does not have it. */
@@ -112,6 +150,28 @@ export interface PaymentProcessor {
   cancelReaderAction(mode: Mode, reader: string): Promise<void>;
   /** Test mode only: a customer presents a test card on a simulated reader. */
   presentPaymentMethod(mode: Mode, reader: string, card: PresentedCard): Promise<ProcessorReader>;
+
+  /**
+   * Disputes of payments made on the platform (destination charges are disputed there): those of
+   * one PaymentIntent, or those created at or after `createdSince` (epoch ms), all pages.
+   */
+  listDisputes(mode: Mode, filter: { paymentIntent?: string; createdSince?: number }): Promise<ProcessorDispute[]>;
+  retrieveDispute(mode: Mode, id: string): Promise<ProcessorDispute>;
+  /** Stages evidence, or submits it with `submit`. */
+  updateDispute(mode: Mode, id: string, update: DisputeEvidence, idempotencyKey: string): Promise<ProcessorDispute>;
+  /** Accepts the dispute: it is lost (an inquiry is closed). */
+  closeDispute(mode: Mode, id: string, idempotencyKey: string): Promise<ProcessorDispute>;
+
+  /** A connected account's balance: available and pending, per currency. */
+  retrieveBalance(mode: Mode, account: string): Promise<ProcessorBalance>;
+  createPayout(mode: Mode, request: PayoutRequest, idempotencyKey: string): Promise<ProcessorPayout>;
+  retrievePayout(mode: Mode, account: string, id: string): Promise<ProcessorPayout>;
+
+  /** Customers live on the platform, where the payments are made. */
+  createCustomer(mode: Mode, fields: CustomerFields, idempotencyKey: string): Promise<ProcessorCustomer>;
+  updateCustomer(mode: Mode, id: string, fields: CustomerFields, idempotencyKey: string): Promise<ProcessorCustomer>;
+  /** Deleting a customer the processor no longer has is not an error. */
+  deleteCustomer(mode: Mode, id: string, idempotencyKey: string): Promise<void>;
 
   /** Points the processor's event deliveries at this server (the simulator; Stripe's are set in its dashboard). */
   registerWebhookEndpoint(url: string): Promise<void>;

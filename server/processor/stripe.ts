@@ -5,8 +5,20 @@ import type { Store } from '../db/store.js';
 import { ApiError } from '../errors.js';
 import { ProcessorFailure, type ProcessorFailureDetails, type ProcessorFailureKind } from './errors.js';
 import type { ProcessorConnection } from './connection.js';
-import { type IntentCreation, type IntentRequest, type LocationRequest, type PaymentProcessor, type PresentedCard, processorIdempotencyKey, type ReaderRequest, type RefundRequest } from './port.js';
-import type { ProcessorCancellationReason, ProcessorPaymentIntent, ProcessorReader, ProcessorRefund } from './types.js';
+import {
+  type CustomerFields,
+  type DisputeEvidence,
+  type IntentCreation,
+  type IntentRequest,
+  type LocationRequest,
+  type PaymentProcessor,
+  type PayoutRequest,
+  type PresentedCard,
+  processorIdempotencyKey,
+  type ReaderRequest,
+  type RefundRequest,
+} from './port.js';
+import type { ProcessorBalance, ProcessorCancellationReason, ProcessorCustomer, ProcessorDispute, ProcessorPaymentIntent, ProcessorPayout, ProcessorReader, ProcessorRefund } from './types.js';
 
 /**
  * The processor calls are one HTTP round trip each; 20 s is well past Stripe's slowest documented
@@ -22,7 +34,7 @@ const PROCESSOR_TIMEOUT_MS = 20_000;
  */
 const PROCESSOR_RETRIES = 2;
 
-const WEBHOOK_SETTING = (mode: Mode) => `webhook_endpoint_${mode}`;
+const WEBHOOK_SETTING = (mode: Mode, connect: boolean) => `webhook_endpoint_${connect ? 'connect_' : ''}${mode}`;
 
 /** Events the server listens to; everything it learns about outcomes arrives as one of these. */
 export const PROCESSOR_EVENTS = [
@@ -34,6 +46,11 @@ export const PROCESSOR_EVENTS = [
   'payment_intent.amount_capturable_updated',
   'charge.refunded',
   'charge.succeeded',
+  'charge.dispute.created',
+  'charge.dispute.updated',
+  'charge.dispute.closed',
+  'charge.dispute.funds_withdrawn',
+  'charge.dispute.funds_reinstated',
   'refund.created',
   'refund.updated',
   'refund.failed',
@@ -42,6 +59,12 @@ export const PROCESSOR_EVENTS = [
   'capability.updated',
   'account.updated',
 ] as const;
+
+/**
+ * Events of the merchants' connected accounts (Stripe Connect): their payouts happen there, so
+ * these reach a Connect endpoint, whose events name the account they happened on.
+ */
+export const PROCESSOR_CONNECT_EVENTS = ['payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled'] as const;
 
 export class StripeProcessor implements PaymentProcessor {
   readonly name: string;
@@ -130,6 +153,11 @@ export class StripeProcessor implements PaymentProcessor {
     return account.id;
   }
 
+  async merchantOfAccount(mode: Mode, account: string): Promise<string | null> {
+    const row = await this.store.db.selectFrom('processor_accounts').select('merchant_id').where('account_id', '=', account).where('mode', '=', mode).executeTakeFirst();
+    return row?.merchant_id ?? null;
+  }
+
   /** Creates connected accounts for merchants that have none yet (e.g. made by the admin CLI). */
   async provisionMissingAccounts(): Promise<number> {
     let created = 0;
@@ -174,6 +202,7 @@ export class StripeProcessor implements PaymentProcessor {
       ...(request.offlineMandate ? { mandate_data: { customer_acceptance: { type: 'offline' } } } : {}),
       ...(request.description ? { description: request.description } : {}),
       ...(request.receiptEmail ? { receipt_email: request.receiptEmail } : {}),
+      ...(request.customer ? { customer: request.customer } : {}),
       metadata: request.metadata,
       expand: ['latest_charge'],
     };
@@ -275,36 +304,99 @@ export class StripeProcessor implements PaymentProcessor {
     );
   }
 
+  listDisputes(mode: Mode, filter: { paymentIntent?: string; createdSince?: number }): Promise<ProcessorDispute[]> {
+    return call(() =>
+      this.#client(mode)
+        .disputes.list({
+          ...(filter.paymentIntent ? { payment_intent: filter.paymentIntent } : {}),
+          ...(filter.createdSince !== undefined ? { created: { gte: Math.floor(filter.createdSince / 1000) } } : {}),
+          limit: LIST_PAGE,
+        })
+        .autoPagingToArray({ limit: LIST_MAX }),
+    );
+  }
+
+  retrieveDispute(mode: Mode, id: string): Promise<ProcessorDispute> {
+    return call(() => this.#client(mode).disputes.retrieve(id));
+  }
+
+  updateDispute(mode: Mode, id: string, update: DisputeEvidence, idempotencyKey: string): Promise<ProcessorDispute> {
+    return call(() => this.#client(mode).disputes.update(id, { evidence: update.evidence, ...(update.submit ? { submit: true } : { submit: false }) }, { idempotencyKey }));
+  }
+
+  closeDispute(mode: Mode, id: string, idempotencyKey: string): Promise<ProcessorDispute> {
+    return call(() => this.#client(mode).disputes.close(id, {}, { idempotencyKey }));
+  }
+
+  retrieveBalance(mode: Mode, account: string): Promise<ProcessorBalance> {
+    return call(() => this.#client(mode).balance.retrieve({}, { stripeAccount: account }));
+  }
+
+  createPayout(mode: Mode, request: PayoutRequest, idempotencyKey: string): Promise<ProcessorPayout> {
+    return call(() =>
+      this.#client(mode).payouts.create(
+        { amount: request.amount, currency: request.currency, ...(request.description ? { description: request.description } : {}), metadata: request.metadata },
+        { stripeAccount: request.account, idempotencyKey },
+      ),
+    );
+  }
+
+  retrievePayout(mode: Mode, account: string, id: string): Promise<ProcessorPayout> {
+    return call(() => this.#client(mode).payouts.retrieve(id, {}, { stripeAccount: account }));
+  }
+
+  createCustomer(mode: Mode, fields: CustomerFields, idempotencyKey: string): Promise<ProcessorCustomer> {
+    return call(() => this.#client(mode).customers.create(customerParams(fields), { idempotencyKey }));
+  }
+
+  updateCustomer(mode: Mode, id: string, fields: CustomerFields, idempotencyKey: string): Promise<ProcessorCustomer> {
+    return call(() => this.#client(mode).customers.update(id, customerParams(fields), { idempotencyKey }));
+  }
+
+  async deleteCustomer(mode: Mode, id: string, idempotencyKey: string): Promise<void> {
+    try {
+      await this.#client(mode).customers.del(id, {}, { idempotencyKey });
+    } catch (err) {
+      // Already gone at the processor (deleted there, or by an earlier attempt of ours): done.
+      if (err instanceof Stripe.errors.StripeInvalidRequestError && err.code === 'resource_missing') return;
+      throw failureOf(err);
+    }
+  }
+
   /**
-   * Simulator only: point the processor's webhook endpoint for each mode at this server. The
-   * endpoint and its secret are kept, and only the URL is updated on a restart, so events the
-   * processor is still retrying reach the new address under the same secret.
+   * Simulator only: point the processor's webhook endpoints for each mode at this server, one for
+   * the platform's events and one (Connect) for the connected accounts'. Each endpoint and its
+   * secret are kept, and only the URL and events are updated on a restart, so events the processor
+   * is still retrying reach the new address under the same secret.
    */
   async registerWebhookEndpoint(url: string): Promise<void> {
     for (const mode of ['test', 'live'] as const) {
       const client = this.#clients[mode];
       if (!client) continue;
-      const saved = await this.store.db.selectFrom('processor_settings').select('value').where('name', '=', WEBHOOK_SETTING(mode)).executeTakeFirst();
-      let endpoint: { id: string; secret: string } | undefined = saved ? (JSON.parse(saved.value) as { id: string; secret: string }) : undefined;
-      if (endpoint) {
-        try {
-          await client.webhookEndpoints.update(endpoint.id, { url, disabled: false });
-        } catch (err) {
-          if (!(err instanceof Stripe.errors.StripeInvalidRequestError)) throw err;
-          endpoint = undefined;
+      for (const connect of [false, true]) {
+        const events = connect ? [...PROCESSOR_CONNECT_EVENTS] : [...PROCESSOR_EVENTS];
+        const saved = await this.store.db.selectFrom('processor_settings').select('value').where('name', '=', WEBHOOK_SETTING(mode, connect)).executeTakeFirst();
+        let endpoint: { id: string; secret: string } | undefined = saved ? (JSON.parse(saved.value) as { id: string; secret: string }) : undefined;
+        if (endpoint) {
+          try {
+            await client.webhookEndpoints.update(endpoint.id, { url, enabled_events: events, disabled: false });
+          } catch (err) {
+            if (!(err instanceof Stripe.errors.StripeInvalidRequestError)) throw err;
+            endpoint = undefined;
+          }
         }
+        if (!endpoint) {
+          const created = await client.webhookEndpoints.create({ url, enabled_events: events, connect, description: connect ? 'pos server (connected accounts)' : 'pos server' });
+          endpoint = { id: created.id, secret: created.secret ?? '' };
+          const value = JSON.stringify(endpoint);
+          await this.store.db
+            .insertInto('processor_settings')
+            .values({ name: WEBHOOK_SETTING(mode, connect), value })
+            .onConflict((oc) => oc.column('name').doUpdateSet({ value }))
+            .execute();
+        }
+        if (!this.#connection.webhookSecrets.includes(endpoint.secret)) this.#connection.webhookSecrets.push(endpoint.secret);
       }
-      if (!endpoint) {
-        const created = await client.webhookEndpoints.create({ url, enabled_events: [...PROCESSOR_EVENTS], description: 'pos server' });
-        endpoint = { id: created.id, secret: created.secret ?? '' };
-        const value = JSON.stringify(endpoint);
-        await this.store.db
-          .insertInto('processor_settings')
-          .values({ name: WEBHOOK_SETTING(mode), value })
-          .onConflict((oc) => oc.column('name').doUpdateSet({ value }))
-          .execute();
-      }
-      if (!this.#connection.webhookSecrets.includes(endpoint.secret)) this.#connection.webhookSecrets.push(endpoint.secret);
     }
   }
 
@@ -333,6 +425,17 @@ export class StripeProcessor implements PaymentProcessor {
  */
 const LIST_PAGE = 100;
 const LIST_MAX = 1_000;
+
+/** A customer's fields as Stripe's parameters: an empty string clears a field there. */
+function customerParams(fields: CustomerFields): Stripe.CustomerUpdateParams {
+  const params: Stripe.CustomerUpdateParams = {};
+  for (const key of ['name', 'email', 'phone', 'description'] as const) {
+    const value = fields[key];
+    if (value !== undefined) params[key] = value ?? '';
+  }
+  if (fields.metadata) params.metadata = fields.metadata;
+  return params;
+}
 
 /** Runs one SDK call, translating whatever it throws into a `ProcessorFailure`. */
 async function call<T>(work: () => Promise<T>): Promise<T> {
