@@ -74,6 +74,8 @@ function transactionRow(merchantId: string, mode: Mode, seq: number, createdAt: 
     refunded_at: null,
     disputed_at: null,
     synced_at: createdAt,
+    dispute_id: null,
+    dispute_status: null,
   };
 }
 
@@ -92,6 +94,8 @@ function customerRow(merchantId: string, mode: Mode, seq: number, createdAt: num
     created_at: createdAt,
     updated_at: createdAt,
     seq,
+    processor_customer_id: null,
+    deleted_at: null,
   };
 }
 

@@ -18,6 +18,8 @@ import { findReceipt } from './payments/receipts.js';
 import { webhookEndpointDocs, webhookEndpointsRouter } from './routes/webhook-endpoints.js';
 import { eventDocs, eventsRouter } from './routes/events.js';
 import { agentDocs, agentRouter } from './routes/agent.js';
+import { disputeDocs, disputesRouter } from './routes/disputes.js';
+import { balanceRouter, payoutDocs, payoutsRouter } from './routes/payouts.js';
 import type { Services } from './services.js';
 import { keyAuthenticator } from './accounts/api-keys.js';
 import { processorEventsRouter, type ProcessorEventHandler } from './processor/events-route.js';
@@ -59,6 +61,8 @@ export const routeDocs: readonly RouteDoc[] = [
   ...merchantDocs,
   ...customerDocs,
   ...transactionDocs,
+  ...disputeDocs,
+  ...payoutDocs,
   ...terminalDocs,
   ...checkoutSessionDocs,
   ...paymentLinkDocs,
@@ -89,7 +93,7 @@ export function createApp(deps: AppDeps): Express {
   // limited: throttling the processor would only delay outcomes it retries anyway.
   app.use(
     '/processor/webhooks',
-    processorEventsRouter({ processor: deps.processor, log: new ProcessorEventLog(store, clock), logger, handlers: [services.onProcessorEvent, ...(deps.processorEventHandlers ?? [])] }),
+    processorEventsRouter({ processor: deps.processor, log: new ProcessorEventLog(store, clock), logger, handlers: [...services.processorEventHandlers, ...(deps.processorEventHandlers ?? [])] }),
   );
   app.use(gate(keyAuthenticator(store), limiter, clock));
 
@@ -101,10 +105,13 @@ export function createApp(deps: AppDeps): Express {
   });
   v1.use(apiEntry(express.json({ limit: BODY_LIMIT })));
   const liveMoney = liveMoneyOf(deps.processor.kind, config.simulateLive);
-  v1.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', ...TERMINAL_PAYMENT_PATHS], liveMoneyGate(liveMoney));
+  v1.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', '/payouts', ...TERMINAL_PAYMENT_PATHS], liveMoneyGate(liveMoney));
   const payments = transactionsRouters(services.transactions, services.refunds);
   v1.use('/transactions', payments.transactions);
   v1.use('/payment-intents', payments.paymentIntents);
+  v1.use('/disputes', disputesRouter(services.disputes));
+  v1.use('/balance', balanceRouter(services.payouts));
+  v1.use('/payouts', payoutsRouter(services.payouts));
   v1.use('/merchant', merchantRouter(services.merchants));
   v1.use('/customers', customersRouter(services.customers));
   const terminal = terminalRouters(services.terminal, services.agents);

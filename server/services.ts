@@ -7,6 +7,10 @@ import { CheckoutService, type PublicUrl } from './checkout/sessions.js';
 import { CheckoutPages } from './checkout/pages.js';
 import { completeCheckoutSession } from './checkout/state.js';
 import { paymentEventHandler } from './payments/processor-events.js';
+import { DisputeService } from './disputes/disputes.js';
+import { disputeEventHandler } from './disputes/processor-events.js';
+import { PayoutService } from './payouts/payouts.js';
+import { payoutEventHandler } from './payouts/processor-events.js';
 import { PaymentState, recordPaymentEvent } from './payments/payment-state.js';
 import { ReaderResets } from './terminal/reader-reset.js';
 import { AgentService } from './terminal/agents.js';
@@ -29,14 +33,17 @@ export interface Services {
   idempotency: IdempotencyService;
   transactions: TransactionService;
   refunds: RefundService;
+  disputes: DisputeService;
+  /** Payouts and the balance they are paid from. */
+  payouts: PayoutService;
   terminal: TerminalService;
   checkout: CheckoutService;
   paymentLinks: PaymentLinkService;
   /** What the hosted checkout and payment-link pages read and do. */
   pages: CheckoutPages;
   agents: AgentService;
-  /** Applies processor events to payments and refunds. */
-  onProcessorEvent: ProcessorEventHandler;
+  /** Apply the processor's events: to payments and refunds, disputes, payouts. */
+  processorEventHandlers: readonly ProcessorEventHandler[];
   webhookEndpoints: WebhookEndpointService;
   events: EventService;
   eventStreams: EventStreams;
@@ -77,22 +84,27 @@ export function buildServices(deps: ServiceDeps): Services {
   const refunds = new RefundService(store, clock, processor, payments, idempotency, logger);
   const checkout = new CheckoutService(store, clock, transactions, logger, publicUrl);
   const paymentLinks = new PaymentLinkService(store, clock, transactions, idempotency, logger, publicUrl);
+  const disputes = new DisputeService(store, clock, processor, payments, logger);
+  const payouts = new PayoutService(store, clock, processor, idempotency, logger);
   // The operations a crash can leave half-done; the recovery pass resumes only these.
   idempotency.register(transactions.createOperation);
   idempotency.register(refunds.operation);
   idempotency.register(paymentLinks.createOperation);
+  idempotency.register(payouts.operation);
   return {
-    customers: new CustomerService(store, clock),
+    customers: new CustomerService(store, clock, processor),
     merchants: new MerchantService(store, processor),
     idempotency,
     transactions,
     refunds,
+    disputes,
+    payouts,
     terminal: new TerminalService(store, clock, processor, transactions, payments, logger, deps.terminalStaleMs),
     checkout,
     paymentLinks,
     pages: new CheckoutPages(store, checkout, paymentLinks),
     agents: new AgentService(store, clock, processor, logger, deps.presenceTtlMs),
-    onProcessorEvent: paymentEventHandler(transactions, refunds),
+    processorEventHandlers: [paymentEventHandler(transactions, refunds), disputeEventHandler(disputes), payoutEventHandler(payouts)],
     webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? DEFAULT_EGRESS),
     events: new EventService(store, clock),
     eventStreams: new EventStreams(),

@@ -39,6 +39,8 @@ export const REFERENCE_PREFIXES = {
   checkoutSession: 'cs',
   paymentLink: 'pl',
   customer: 'cus',
+  dispute: 'dp',
+  payout: 'po',
   event: 'evt',
   webhookEndpoint: 'we',
   location: 'loc',

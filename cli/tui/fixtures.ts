@@ -49,6 +49,8 @@ export function txn(over: Partial<Transaction> = {}): Transaction {
     canceled_at: null,
     refunded_at: null,
     disputed_at: null,
+    dispute_id: null,
+    dispute_status: null,
     ...over,
   };
   // As on the wire: a paid payment has captured its amount unless the test says otherwise.

@@ -1,15 +1,19 @@
+import { randomUUID } from 'node:crypto';
 import { isUuid, newIdentity } from '../../shared/ids.js';
 import { toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { CustomersTable } from '../db/schema.js';
 import { findScoped } from '../db/prepared.js';
 import type { Executor, Store } from '../db/store.js';
 import { notFound } from '../errors.js';
-import type { Customer, CreateCustomerInput, UpdateCustomerInput } from '../schemas/customers.js';
-import { nextSeq } from '../db/counters.js';
-import { type Page, type PageRequest, seqPage } from '../pagination.js';
+import { fromProcessorError } from '../processor/errors.js';
+import { type CustomerFields, type PaymentProcessor, processorIdempotencyKey } from '../processor/port.js';
+import type { Customer, CreateCustomerInput, DeletedCustomer, UpdateCustomerInput } from '../schemas/customers.js';
+import { addToCounter, nextSeq, readCount } from '../db/counters.js';
+import { type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
+import { recordEvent } from '../webhooks/outbox.js';
 import type { Scope } from './scope.js';
 
-function present(row: CustomersTable): Customer {
+export function presentCustomer(row: CustomersTable): Customer {
   return {
     id: row.id,
     reference: row.reference,
@@ -25,21 +29,50 @@ function present(row: CustomersTable): Customer {
   };
 }
 
-/** Finds a customer by uuid or `cus_` reference inside the scope; anything else is a 404. */
+/**
+ * Finds a live (not deleted) customer by uuid or `cus_` reference inside the scope; anything else,
+ * a deleted customer included, is undefined.
+ */
 export async function findCustomerRow(db: Executor, scope: Scope, idOrReference: string): Promise<CustomersTable | undefined> {
-  return findScoped(db, 'customers', scope, isUuid(idOrReference) ? 'id' : 'reference', idOrReference);
+  const row = await findScoped(db, 'customers', scope, isUuid(idOrReference) ? 'id' : 'reference', idOrReference);
+  return row && row.deleted_at === null ? row : undefined;
 }
 
+/** The fields the processor keeps of a customer: its contact details, not the merchant's metadata. */
+function processorFields(input: CreateCustomerInput | UpdateCustomerInput): CustomerFields {
+  const fields: CustomerFields = {};
+  for (const key of ['name', 'email', 'phone', 'description'] as const) if (input[key] !== undefined) fields[key] = input[key];
+  return fields;
+}
+
+/**
+ * Customers (docs/api-choices.md). Each is mirrored on the processor, where payments naming it are
+ * made: the processor's copy is written first, then ours with its event in one transaction, so a
+ * customer we show always exists there. A deleted customer keeps its row (its payments name it)
+ * and is found by nothing.
+ */
 export class CustomerService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    private readonly processor: PaymentProcessor,
   ) {}
 
   async create(scope: Scope, input: CreateCustomerInput): Promise<Customer> {
-    const now = this.clock.now();
     const { id, reference } = newIdentity('customer');
+    let processorId: string;
+    try {
+      const mirrored = await this.processor.createCustomer(
+        scope.mode,
+        { ...processorFields(input), metadata: { pos_customer_id: id, pos_merchant_id: scope.merchantId } },
+        processorIdempotencyKey(scope.merchantId, scope.mode, id, 'create_customer'),
+      );
+      processorId = mirrored.id;
+    } catch (err) {
+      throw fromProcessorError(err);
+    }
     const row = await this.store.transaction(async (trx) => {
+      const now = this.clock.now();
       const seq = await nextSeq(trx, scope.merchantId, scope.mode, 'customers');
       const values: CustomersTable = {
         id,
@@ -54,23 +87,36 @@ export class CustomerService {
         created_at: now,
         updated_at: now,
         seq,
+        processor_customer_id: processorId,
+        deleted_at: null,
       };
       await trx.insertInto('customers').values(values).execute();
+      await recordEvent(trx, scope, 'customer.created', id, presentCustomer(values), now);
       return values;
     });
-    return present(row);
+    return presentCustomer(row);
   }
 
   async get(scope: Scope, idOrReference: string): Promise<Customer> {
-    const row = await findCustomerRow(this.store.db, scope, idOrReference);
-    if (!row) throw notFound('id', 'customer');
-    return present(row);
+    return presentCustomer(await this.#row(scope, idOrReference));
   }
 
   async update(scope: Scope, idOrReference: string, input: UpdateCustomerInput): Promise<Customer> {
+    const found = await this.#row(scope, idOrReference);
+    const fields = processorFields(input);
+    if (found.processor_customer_id && Object.keys(fields).length > 0) {
+      try {
+        // A fresh key per request: the SDK's own retries reuse it, while a later update with the
+        // same fields (after another changed them) must apply again, not replay the first.
+        await this.processor.updateCustomer(scope.mode, found.processor_customer_id, fields, processorIdempotencyKey(scope.merchantId, scope.mode, found.id, 'update_customer', randomUUID()));
+      } catch (err) {
+        throw fromProcessorError(err);
+      }
+    }
     const row = await this.store.transaction(async (trx) => {
-      const current = await findCustomerRow(trx, scope, idOrReference);
+      const current = await findCustomerRow(trx, scope, found.id);
       if (!current) throw notFound('id', 'customer');
+      const now = this.clock.now();
       const next: CustomersTable = {
         ...current,
         name: input.name === undefined ? current.name : input.name,
@@ -79,20 +125,66 @@ export class CustomerService {
         description: input.description === undefined ? current.description : input.description,
         // Stripe merges metadata keys; an empty string value removes a key.
         metadata: JSON.stringify(mergeMetadata(JSON.parse(current.metadata) as Record<string, string>, input.metadata)),
-        updated_at: this.clock.now(),
+        updated_at: now,
       };
       await trx
         .updateTable('customers')
         .set({ name: next.name, email: next.email, phone: next.phone, description: next.description, metadata: next.metadata, updated_at: next.updated_at })
         .where('id', '=', current.id)
         .execute();
+      await recordEvent(trx, scope, 'customer.updated', current.id, presentCustomer(next), now);
       return next;
     });
-    return present(row);
+    return presentCustomer(row);
   }
 
-  list(scope: Scope, request: PageRequest): Promise<Page<Customer>> {
-    return seqPage(this.store.db, 'customers', scope, request, present);
+  /** Deletes the customer here and on the processor; afterwards it is 404 and no new payment may name it. */
+  async delete(scope: Scope, idOrReference: string): Promise<DeletedCustomer> {
+    const found = await this.#row(scope, idOrReference);
+    if (found.processor_customer_id) {
+      try {
+        await this.processor.deleteCustomer(scope.mode, found.processor_customer_id, processorIdempotencyKey(scope.merchantId, scope.mode, found.id, 'delete_customer'));
+      } catch (err) {
+        throw fromProcessorError(err);
+      }
+    }
+    await this.store.transaction(async (trx) => {
+      const now = this.clock.now();
+      // Guarded on the row still being live: of two deletes racing, one records the event.
+      const deleted = await trx.updateTable('customers').set({ deleted_at: now, updated_at: now }).where('id', '=', found.id).where('deleted_at', 'is', null).executeTakeFirst();
+      if (Number(deleted.numUpdatedRows) !== 1) return;
+      await addToCounter(trx, scope.merchantId, scope.mode, 'customers:deleted', 1);
+      await recordEvent(trx, scope, 'customer.deleted', found.id, { ...presentCustomer({ ...found, updated_at: now }), deleted: true }, now);
+    });
+    return { id: found.id, object: 'customer', deleted: true };
+  }
+
+  /**
+   * Newest first. While a merchant has never deleted a customer the page is an index range on
+   * `seq` (the same cost at any depth); once one is deleted, the live ones are paged with OFFSET.
+   */
+  async list(scope: Scope, request: PageRequest): Promise<Page<Customer>> {
+    const db = this.store.db;
+    const deleted = await readCount(db, scope.merchantId, scope.mode, 'customers:deleted');
+    if (deleted === 0) return seqPage(db, 'customers', scope, request, presentCustomer);
+    const total = (await readCount(db, scope.merchantId, scope.mode, 'customers')) - deleted;
+    const rows = await db
+      .selectFrom('customers')
+      .selectAll()
+      .where('merchant_id', '=', scope.merchantId)
+      .where('mode', '=', scope.mode)
+      .where('deleted_at', 'is', null)
+      .orderBy('seq', 'desc')
+      .limit(request.size)
+      .offset((request.page - 1) * request.size)
+      .execute();
+    return toPage(rows.map(presentCustomer), total, request);
+  }
+
+  async #row(scope: Scope, idOrReference: string): Promise<CustomersTable> {
+    const row = await findCustomerRow(this.store.db, scope, idOrReference);
+    if (!row) throw notFound('id', 'customer');
+    return row;
   }
 }
 

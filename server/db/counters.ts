@@ -2,8 +2,11 @@ import type { Mode, TransactionStatus } from './schema.js';
 import { Prepared } from './prepared.js';
 import type { Executor } from './store.js';
 
-/** `transactions:<status>` counts per status, so filtered lists also answer totalCount without COUNT(*). */
-export type CounterName = 'customers' | 'transactions' | 'events' | `transactions:${TransactionStatus}`;
+/**
+ * `transactions:<status>` counts per status, so filtered lists also answer totalCount without
+ * COUNT(*); `customers:deleted` how many of the `customers` were deleted.
+ */
+export type CounterName = 'customers' | 'customers:deleted' | 'transactions' | 'events' | `transactions:${TransactionStatus}`;
 
 /** Increments and returns the counter: the new row's sequence number and the list's new size. */
 type CounterArgs = { merchantId: string; mode: Mode; name: CounterName; delta: number };

@@ -41,6 +41,10 @@ export interface CustomersTable {
   updated_at: number;
   /** 1, 2, 3… within the merchant and mode: list pages are index ranges on it, not OFFSET scans. */
   seq: number;
+  /** The processor's copy (`cus_…` on Stripe); null for customers made before they were mirrored. */
+  processor_customer_id: string | null;
+  /** Deleted customers keep their row (payments name them) but are found by nothing. */
+  deleted_at: number | null;
 }
 
 /** Maintained row counts per merchant, mode and list, so list pages never run COUNT(*). */
@@ -121,6 +125,73 @@ export interface TransactionsTable {
   refunded_at: number | null;
   disputed_at: number | null;
   /** When the processor was last asked about this payment (events or polls). */
+  synced_at: number;
+  /** The payment's dispute, once the cardholder disputed it, and its status (Stripe's values). */
+  dispute_id: string | null;
+  dispute_status: string | null;
+}
+
+/** Stripe's dispute statuses; the `warning_*` ones are inquiries, which take no money. */
+export type DisputeStatus =
+  | 'appeal_needs_response'
+  | 'appeal_under_review'
+  | 'warning_needs_response'
+  | 'warning_under_review'
+  | 'warning_closed'
+  | 'needs_response'
+  | 'under_review'
+  | 'won'
+  | 'lost'
+  | 'prevented';
+
+export interface DisputesTable {
+  id: string;
+  reference: string;
+  merchant_id: string;
+  mode: Mode;
+  transaction_id: string;
+  processor_dispute_id: string;
+  amount: number;
+  currency: string;
+  reason: string;
+  status: DisputeStatus;
+  /** JSON of the evidence fields the processor holds (Stripe's names). */
+  evidence: string;
+  /** The disputed payment's metadata (a payment's metadata never changes once made). */
+  metadata: string;
+  evidence_submission_count: number;
+  evidence_due_by: number | null;
+  funds_withdrawn_at: number | null;
+  funds_reinstated_at: number | null;
+  created_at: number;
+  updated_at: number;
+  closed_at: number | null;
+  /** When the processor was last asked about this dispute (events or polls). */
+  synced_at: number;
+}
+
+/** Stripe's payout statuses. */
+export type PayoutStatus = 'pending' | 'in_transit' | 'paid' | 'failed' | 'canceled';
+
+export interface PayoutsTable {
+  id: string;
+  reference: string;
+  merchant_id: string;
+  mode: Mode;
+  processor_payout_id: string;
+  amount: number;
+  currency: string;
+  status: PayoutStatus;
+  /** 1 for a payout the processor made on its schedule, 0 for one asked for through the API. */
+  automatic: number;
+  description: string | null;
+  arrival_date: number | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  /** The merchant's metadata (JSON); the processor's copy carries only our ids. */
+  metadata: string;
+  created_at: number;
+  updated_at: number;
   synced_at: number;
 }
 
@@ -318,6 +389,8 @@ export interface Tables {
   processor_events: ProcessorEventsTable;
   transactions: TransactionsTable;
   refunds: RefundsTable;
+  disputes: DisputesTable;
+  payouts: PayoutsTable;
   idempotency_keys: IdempotencyKeysTable;
   events: EventsTable;
   leases: LeasesTable;

@@ -1,4 +1,5 @@
 import { type ApiError, invalid } from '../errors.js';
+import { EVIDENCE_PROSE_FIELDS } from '../schemas/disputes.js';
 
 /**
  * How deeply a body or query may nest objects and arrays. The deepest legitimate input is three
@@ -11,9 +12,10 @@ export const MAX_INPUT_DEPTH = 20;
 /**
  * Fields written by people as prose, where a tab or a line break means something: their strings
  * (and, for metadata, the values under them) may hold `\t`, `\n` and `\r`. Everywhere else (names,
- * addresses, ids, codes, keys) a control character is a mistake or an attack.
+ * addresses, ids, codes, keys) a control character is a mistake or an attack. A dispute's evidence
+ * is mostly prose: explanations, policies, addresses written as on a letter.
  */
-const FREE_TEXT_FIELDS: ReadonlySet<string> = new Set(['description', 'reason', 'metadata']);
+const FREE_TEXT_FIELDS: ReadonlySet<string> = new Set(['description', 'reason', 'metadata', ...EVIDENCE_PROSE_FIELDS]);
 
 /** With the `u` flag only unpaired surrogates are of category Cs: a pair is one code point. */
 const LONE_SURROGATE = /\p{Cs}/u;

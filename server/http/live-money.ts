@@ -24,7 +24,7 @@ export function liveModeUnavailable(): ApiError {
 
 /**
  * Mounted in front of the routes that create or move money (payments and their capture, cancel
- * and refunds, terminal payments, checkout sessions, payment links): a live-mode key's writes
+ * and refunds, terminal payments, checkout sessions, payment links, payouts): a live-mode key's writes
  * there are refused before anything is written when live mode is `unavailable`. Reads pass.
  */
 export function liveMoneyGate(liveMoney: LiveMoney): RequestHandler {

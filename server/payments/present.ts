@@ -54,6 +54,8 @@ export function presentTransaction(row: TransactionsTable): Transaction {
     canceled_at: toIsoOrNull(row.canceled_at),
     refunded_at: toIsoOrNull(row.refunded_at),
     disputed_at: toIsoOrNull(row.disputed_at),
+    dispute_id: row.dispute_id,
+    dispute_status: row.dispute_status,
   };
 }
 

@@ -4,8 +4,8 @@ import type { Leases } from '../db/leases.js';
 
 /**
  * The background pass that makes the server converge without help: it finishes idempotent
- * requests left half-done, asks the processor about payments and refunds no event has settled
- * (the polling fallback), and purges expired idempotency keys.
+ * requests left half-done, asks the processor about payments, refunds, disputes and payouts no
+ * event has settled (the polling fallback), and purges expired idempotency keys.
  */
 export interface ReconcilerOptions {
   /**
@@ -70,6 +70,8 @@ export class Reconciler {
     await this.services.idempotency.recover();
     await this.services.transactions.pollOpen();
     await this.services.refunds.pollPending();
+    await this.services.disputes.pollOpen();
+    await this.services.payouts.pollOpen();
     await this.services.terminal.sweep();
     await this.services.checkout.expireDue();
     if (now - this.#lastPurge > PURGE_EVERY_MS) {

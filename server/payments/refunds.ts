@@ -15,6 +15,7 @@ import type { PaymentState } from './payment-state.js';
 import { presentRefund } from './present.js';
 import type { Scope } from '../accounts/scope.js';
 import { findTransactionRow } from './transactions.js';
+import { refusesRefund } from '../disputes/status.js';
 
 export interface CreateRefundState {
   transactionRef: string;
@@ -71,6 +72,9 @@ export class RefundService {
       if (!REFUNDABLE.has(row.status)) {
         if (row.status === 'refunded') throw conflict('already_refunded', 'The payment is already fully refunded');
         throw conflict('transaction_not_refundable', `Only a paid payment can be refunded; this one is ${row.status}`);
+      }
+      if (refusesRefund(row.dispute_status)) {
+        throw conflict('transaction_disputed', `The payment is disputed (${row.dispute_status}): its money is with the cardholder's bank, so it cannot be refunded; answer the dispute instead`);
       }
       const balance = refundableBalance(row);
       const amount = state.input.amount ?? balance;

@@ -158,6 +158,7 @@ export class TransactionService {
     if (input.customer_id) {
       const customer = await findScoped(this.store.db, 'customers', scope, 'id', input.customer_id);
       if (!customer) throw invalid('customer_id', 'No such customer', 'resource_missing');
+      if (customer.deleted_at !== null) throw invalid('customer_id', 'The customer was deleted: a new payment cannot name it', 'resource_missing');
     }
     const merchant = await merchantCurrency.first(this.store.db, { id: scope.merchantId });
     if (!merchant) throw new Error(`merchant ${scope.merchantId} is missing`);
@@ -220,6 +221,8 @@ export class TransactionService {
         refunded_at: null,
         disputed_at: null,
         synced_at: now,
+        dispute_id: null,
+        dispute_status: null,
       };
       await insertRow(trx, 'transactions', row);
       await addToCounter(trx, scope.merchantId, scope.mode, 'transactions:pending', 1);
@@ -254,6 +257,7 @@ export class TransactionService {
     const { input } = state;
     const destination = await this.processor.connectedAccount(scope.merchantId, scope.mode);
     const isAch = input.payment_method_type === 'ach' || input.payment_method_type === 'bank_transfer';
+    const customer = row.customer_id ? await findScoped(this.store.db, 'customers', scope, 'id', row.customer_id) : undefined;
     let created: IntentCreation;
     try {
       created = await this.processor.createIntent(
@@ -271,6 +275,7 @@ export class TransactionService {
           ...(input.confirm && isAch ? { offlineMandate: true } : {}),
           ...(row.description ? { description: row.description } : {}),
           ...(row.receipt_email ? { receiptEmail: row.receipt_email } : {}),
+          ...(customer?.processor_customer_id && customer.deleted_at === null ? { customer: customer.processor_customer_id } : {}),
           metadata: { pos_transaction_id: row.id, pos_reference: row.reference, pos_merchant_id: scope.merchantId },
         },
         processorIdempotencyKey(scope.merchantId, scope.mode, key, 'create_payment_intent'),

@@ -3,7 +3,7 @@ import { parseInput } from '../http/validate.js';
 import { scopeOf } from '../http/middleware.js';
 import type { RouteDoc } from '../openapi.js';
 import { dataEnvelope, UuidParam } from '../schemas/common.js';
-import { CreateCustomerSchema, CustomerListQuerySchema, CustomerListSchema, CustomerSchema, UpdateCustomerSchema } from '../schemas/customers.js';
+import { CreateCustomerSchema, CustomerListQuerySchema, CustomerListSchema, CustomerSchema, DeletedCustomerSchema, UpdateCustomerSchema } from '../schemas/customers.js';
 import { z } from '../schemas/zod.js';
 import type { CustomerService } from '../accounts/customers.js';
 import { pageRequest } from '../pagination.js';
@@ -15,6 +15,7 @@ export const customerDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/customers', summary: 'List customers, newest first', query: CustomerListQuerySchema, response: CustomerListSchema },
   { method: 'get', path: '/v1/customers/{id}', summary: 'Retrieve a customer by uuid or cus_ reference', params: IdParams, response: dataEnvelope(CustomerSchema) },
   { method: 'post', path: '/v1/customers/{id}', summary: 'Update a customer', params: IdParams, body: UpdateCustomerSchema, response: dataEnvelope(CustomerSchema) },
+  { method: 'delete', path: '/v1/customers/{id}', summary: 'Delete a customer: 404 afterwards, and no new payment may name it', params: IdParams, response: dataEnvelope(DeletedCustomerSchema) },
 ];
 
 export function customersRouter(customers: CustomerService): Router {
@@ -33,6 +34,9 @@ export function customersRouter(customers: CustomerService): Router {
   router.post('/:id', async (req, res) => {
     const input = parseInput(UpdateCustomerSchema, req.body ?? {});
     res.json({ data: await customers.update(scopeOf(req), req.params.id, input) });
+  });
+  router.delete('/:id', async (req, res) => {
+    res.json({ data: await customers.delete(scopeOf(req), req.params.id) });
   });
   return router;
 }

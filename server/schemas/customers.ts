@@ -48,9 +48,14 @@ export const CustomerSchema = z
   })
   .openapi('Customer');
 
+export const DeletedCustomerSchema = z
+  .object({ id: z.uuid(), object: z.literal('customer'), deleted: z.literal(true) })
+  .openapi('DeletedCustomer');
+
 export const CustomerListQuerySchema = ListQuerySchema;
 export const CustomerListSchema = listEnvelope(CustomerSchema, 'CustomerList');
 
 export type CreateCustomerInput = z.infer<typeof CreateCustomerSchema>;
 export type UpdateCustomerInput = z.infer<typeof UpdateCustomerSchema>;
 export type Customer = z.infer<typeof CustomerSchema>;
+export type DeletedCustomer = z.infer<typeof DeletedCustomerSchema>;

@@ -96,7 +96,9 @@ export const TransactionSchema = z
     failed_at: TimestampSchema.nullable(),
     canceled_at: TimestampSchema.nullable(),
     refunded_at: TimestampSchema.nullable(),
-    disputed_at: TimestampSchema.nullable(),
+    disputed_at: TimestampSchema.nullable().openapi({ description: 'When the cardholder disputed the payment' }),
+    dispute_id: z.uuid().nullable().openapi({ description: "The payment's dispute (GET /v1/disputes/{id}), once it is disputed" }),
+    dispute_status: z.string().nullable().openapi({ description: "The dispute's status (Stripe's values); while it is open, or once lost, the payment cannot be refunded" }),
   })
   .openapi('Transaction');
 

@@ -5,23 +5,50 @@ import { nextSeq } from '../db/counters.js';
 import type { Scope } from '../accounts/scope.js';
 
 /**
- * Event kinds we emit (spec §6 plus the refund family). Every event's data carries `is_test`.
- * `payment.authorized` marks a manual-capture payment ready to capture.
+ * Event kinds we emit: spec §6.2's payment events and its `payout.*`, `customer.*` and `dispute.*`
+ * families (their names follow Stripe's), plus the refund family. Every event's data carries
+ * `is_test`. `payment.authorized` marks a manual-capture payment ready to capture.
  */
-export type EventType =
-  | 'payment.created'
-  | 'payment.authorized'
-  | 'payment.succeeded'
-  | 'payment.failed'
-  | 'payment.canceled'
-  | 'payment.refunded'
-  | 'payment.partially_refunded'
-  | 'refund.created'
-  | 'refund.succeeded'
-  | 'refund.failed'
+export const EVENT_TYPES = [
+  'payment.created',
+  'payment.authorized',
+  'payment.succeeded',
+  'payment.failed',
+  'payment.canceled',
+  'payment.refunded',
+  'payment.partially_refunded',
+  'refund.created',
+  'refund.succeeded',
+  'refund.failed',
+  'dispute.created',
+  'dispute.updated',
+  'dispute.closed',
+  'dispute.funds_withdrawn',
+  'dispute.funds_reinstated',
+  'payout.created',
+  'payout.updated',
+  'payout.paid',
+  'payout.failed',
+  'payout.canceled',
+  'customer.created',
+  'customer.updated',
+  'customer.deleted',
   // Reader presence as the on-premise agent reports it (docs/agent-protocol.md).
-  | 'terminal.reader.online'
-  | 'terminal.reader.offline';
+  'terminal.reader.online',
+  'terminal.reader.offline',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * An event's mode is what its data says (spec §6.6): `is_test` true or false. Events stored
+ * without it (spec §6.6: some delivered before 2026-08-31) are of unknown mode, never live.
+ */
+export function eventMode(data: Record<string, unknown>): 'test' | 'live' | 'unknown' {
+  if (data.is_test === true) return 'test';
+  if (data.is_test === false) return 'live';
+  return 'unknown';
+}
 
 /**
  * Writes an event into the outbox inside the caller's transaction: the event exists if and only

@@ -1,0 +1,52 @@
+import { Router } from 'express';
+import { scopeOf } from '../http/middleware.js';
+import { idempotencyKeyOf, sendIdempotent } from '../http/idempotency.js';
+import { parseInput } from '../http/validate.js';
+import type { RouteDoc } from '../openapi.js';
+import { dataEnvelope, UuidParam } from '../schemas/common.js';
+import { BalanceSchema, CreatePayoutSchema, PayoutListQuerySchema, PayoutListSchema, PayoutSchema } from '../schemas/payouts.js';
+import { z } from '../schemas/zod.js';
+import { pageRequest } from '../pagination.js';
+import type { PayoutService } from '../payouts/payouts.js';
+
+const IdParams = z.object({ id: UuidParam });
+
+export const payoutDocs: RouteDoc[] = [
+  { method: 'get', path: '/v1/balance', summary: "The merchant's balance on its account: available to pay out, and pending", response: dataEnvelope(BalanceSchema) },
+  {
+    method: 'post',
+    path: '/v1/payouts',
+    summary: 'Pay out to the bank account: an amount, or all that is available',
+    body: CreatePayoutSchema,
+    status: 201,
+    response: dataEnvelope(PayoutSchema),
+    idempotent: true,
+  },
+  { method: 'get', path: '/v1/payouts', summary: 'List payouts, newest first', query: PayoutListQuerySchema, response: PayoutListSchema },
+  { method: 'get', path: '/v1/payouts/{id}', summary: 'Retrieve a payout by uuid or po_ reference', params: IdParams, response: dataEnvelope(PayoutSchema) },
+];
+
+export function balanceRouter(payouts: PayoutService): Router {
+  const router = Router();
+  router.get('/', async (req, res) => {
+    res.json({ data: await payouts.balance(scopeOf(req)) });
+  });
+  return router;
+}
+
+export function payoutsRouter(payouts: PayoutService): Router {
+  const router = Router();
+  router.post('/', async (req, res) => {
+    const input = parseInput(CreatePayoutSchema, req.body ?? {});
+    const clientKey = idempotencyKeyOf(req);
+    sendIdempotent(res, await payouts.create(scopeOf(req), input, clientKey), clientKey);
+  });
+  router.get('/', async (req, res) => {
+    const query = parseInput(PayoutListQuerySchema, req.query);
+    res.json(await payouts.list(scopeOf(req), pageRequest(query), query.status));
+  });
+  router.get('/:id', async (req, res) => {
+    res.json({ data: await payouts.get(scopeOf(req), req.params.id) });
+  });
+  return router;
+}
