@@ -62,6 +62,7 @@ export const EventSchema = z
   .object({
     id: z.string().openapi({ example: 'evt_1hQk2n0aZ1bC3dE4fG5h' }),
     type: z.string().openapi({ example: 'payment.succeeded' }),
+    mode: z.enum(['test', 'live', 'unknown']).openapi({ description: "From data.is_test (spec §6.6); `unknown` for an event stored without it, which is never sent to live endpoints" }),
     created_at: TimestampSchema,
     data: z.record(z.string(), z.unknown()).openapi({ description: 'The object as it was, with is_test' }),
   })

@@ -7,10 +7,12 @@ import { readCount } from '../db/counters.js';
 import { offsetPage, type Page, type PageRequest, seqPage } from '../pagination.js';
 import type { Scope } from '../accounts/scope.js';
 import { findEndpointRow } from './endpoints.js';
+import { eventMode } from './outbox.js';
 import { newDelivery } from './queue.js';
 
 export function presentEvent(row: Pick<EventsTable, 'id' | 'type' | 'created_at' | 'data'>): WebhookEvent {
-  return { id: row.id, type: row.type, created_at: toIsoTimestamp(row.created_at), data: JSON.parse(row.data) as Record<string, unknown> };
+  const data = JSON.parse(row.data) as Record<string, unknown>;
+  return { id: row.id, type: row.type, mode: eventMode(data), created_at: toIsoTimestamp(row.created_at), data };
 }
 
 /** Events are looked up by their `evt_` id only: anything else cannot be one. */
@@ -88,6 +90,9 @@ export class EventService {
       const endpoint = await findEndpointRow(trx, scope, endpointIdOrReference);
       if (!endpoint) throw notFound('endpoint_id', 'webhook endpoint');
       if (endpoint.status !== 'active') throw conflict('endpoint_disabled', 'The webhook endpoint is disabled: enable it first');
+      if (endpoint.mode === 'live' && eventMode(JSON.parse(event.data) as Record<string, unknown>) !== 'live') {
+        throw conflict('event_mode_unknown', 'The event does not say it is live (its data has no is_test): it is never sent to a live endpoint');
+      }
       await trx.insertInto('webhook_deliveries').values(newDelivery(event.id, endpoint.id, event.object_id, event.seq, true, this.clock.now())).execute();
     });
     return this.get(scope, id);

@@ -3,6 +3,7 @@ import { toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { Mode, WebhookDeliveriesTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { filterMatches } from './endpoints.js';
+import { eventMode } from './outbox.js';
 import { nextAttemptAt, retryWindow } from './schedule.js';
 
 /**
@@ -116,7 +117,7 @@ export class WebhookQueue {
     } else {
       const events = await trx
         .selectFrom('events')
-        .select(['id', 'seq', 'type', 'object_id'])
+        .select(['id', 'seq', 'type', 'object_id', 'data'])
         .where('merchant_id', '=', merchantId)
         .where('mode', '=', mode)
         .where('seq', '>', from)
@@ -128,6 +129,8 @@ export class WebhookQueue {
       const now = this.clock.now();
       const filters = endpoints.map((e) => ({ id: e.id, fromSeq: Number(e.from_seq), filter: JSON.parse(e.events) as string[] }));
       for (const event of events) {
+        // Spec §6.6: an event whose data does not say it is live (stored without is_test) never goes to a live endpoint.
+        if (mode === 'live' && eventMode(JSON.parse(event.data) as Record<string, unknown>) !== 'live') continue;
         const seq = event.seq;
         for (const endpoint of filters) {
           if (seq <= endpoint.fromSeq || !filterMatches(endpoint.filter, event.type)) continue;
