@@ -19,7 +19,7 @@ import { webhookEndpointDocs, webhookEndpointsRouter } from './routes/webhook-en
 import { eventDocs, eventsRouter } from './routes/events.js';
 import { agentDocs, agentRouter } from './routes/agent.js';
 import { disputeDocs, disputesRouter } from './routes/disputes.js';
-import { balanceRouter, payoutDocs, payoutsRouter } from './routes/payouts.js';
+import { balanceRouter, bankAccountRouter, payoutDocs, payoutsRouter } from './routes/payouts.js';
 import type { Services } from './services.js';
 import { keyAuthenticator } from './accounts/api-keys.js';
 import { processorEventsRouter, type ProcessorEventHandler } from './processor/events-route.js';
@@ -112,6 +112,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use('/disputes', disputesRouter(services.disputes));
   v1.use('/balance', balanceRouter(services.payouts));
   v1.use('/payouts', payoutsRouter(services.payouts));
+  v1.use('/merchant/bank-account', bankAccountRouter(services.payouts));
   v1.use('/merchant', merchantRouter(services.merchants));
   v1.use('/customers', customersRouter(services.customers));
   const terminal = terminalRouters(services.terminal, services.agents);

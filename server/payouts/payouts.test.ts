@@ -110,4 +110,13 @@ describe('balance and payouts on the in-memory processor', () => {
     const [one] = (await d.services.payouts.list(d.scope, { page: 1, size: 1 })).data;
     await expect(d.services.payouts.get(live, one?.id ?? '')).rejects.toMatchObject({ status: 404, code: 'resource_missing' });
   });
+
+  it('sets the bank account payouts go to, showing only its last four digits', async () => {
+    await expect(d.services.payouts.bankAccount(d.scope)).rejects.toMatchObject({ status: 404 });
+    const set = await d.services.payouts.setBankAccount(d.scope, { account_number: '000111111116', routing_number: '110000000' });
+    expect(set).toEqual(expect.objectContaining({ object: 'bank_account', last4: '1116', routing_number: '110000000', country: 'US', currency: 'usd', is_test: true }));
+    await d.services.payouts.setBankAccount(d.scope, { account_number: '000123456789', routing_number: '110000000' });
+    expect(await d.services.payouts.bankAccount(d.scope)).toMatchObject({ last4: '6789' });
+    await expect(d.services.payouts.setBankAccount(d.scope, { account_number: 'XX12' })).rejects.toMatchObject({ status: 400, code: 'account_number_invalid' });
+  });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isUuid, newIdentity } from '../../shared/ids.js';
 import { toIsoOrNull, toIsoTimestamp, type Clock } from '../../shared/time.js';
@@ -9,8 +10,8 @@ import type { ExecuteResult, IdempotencyService, Operation, StepContext } from '
 import { type Page, type PageRequest, offsetPage } from '../pagination.js';
 import { fromProcessorError, permanentProcessorRefusal } from '../processor/errors.js';
 import { type PaymentProcessor, processorIdempotencyKey } from '../processor/port.js';
-import type { ProcessorPayout } from '../processor/types.js';
-import type { Balance, CreatePayoutInput, Payout } from '../schemas/payouts.js';
+import type { ProcessorBankAccount, ProcessorPayout } from '../processor/types.js';
+import type { Balance, BankAccount, CreatePayoutInput, Payout, SetBankAccountInput } from '../schemas/payouts.js';
 import { type EventType, recordEvent } from '../webhooks/outbox.js';
 
 export function presentPayout(row: PayoutsTable): Payout {
@@ -30,6 +31,20 @@ export function presentPayout(row: PayoutsTable): Payout {
     metadata: JSON.parse(row.metadata) as Record<string, string>,
     created_at: toIsoTimestamp(row.created_at),
     updated_at: toIsoTimestamp(row.updated_at),
+  };
+}
+
+function presentBankAccount(bank: ProcessorBankAccount, scope: Scope): BankAccount {
+  return {
+    object: 'bank_account',
+    bank_name: bank.bank_name ?? null,
+    last4: bank.last4,
+    routing_number: bank.routing_number ?? null,
+    country: bank.country,
+    currency: bank.currency,
+    account_holder_name: bank.account_holder_name ?? null,
+    status: bank.status,
+    is_test: scope.mode === 'test',
   };
 }
 
@@ -102,6 +117,48 @@ export class PayoutService {
     } catch (err) {
       throw fromProcessorError(err);
     }
+  }
+
+  /**
+   * Where payouts go: a bank account added to the connected account as its default for the
+   * currency. Only the processor keeps the numbers; we show the last four digits.
+   */
+  async setBankAccount(scope: Scope, input: SetBankAccountInput): Promise<BankAccount> {
+    const merchant = await this.store.db.selectFrom('merchants').select(['country', 'default_currency']).where('id', '=', scope.merchantId).executeTakeFirstOrThrow();
+    const account = await this.processor.connectedAccount(scope.merchantId, scope.mode);
+    try {
+      const bank = await this.processor.addBankAccount(
+        scope.mode,
+        {
+          account,
+          accountNumber: input.account_number,
+          ...(input.routing_number ? { routingNumber: input.routing_number } : {}),
+          ...(input.account_holder_name ? { holderName: input.account_holder_name } : {}),
+          country: merchant.country,
+          currency: input.currency ?? merchant.default_currency,
+        },
+        // A fresh key per request: setting the same account again after another must apply again.
+        processorIdempotencyKey(scope.merchantId, scope.mode, 'bank_account', randomUUID()),
+      );
+      return presentBankAccount(bank, scope);
+    } catch (err) {
+      throw fromProcessorError(err);
+    }
+  }
+
+  /** The bank account payouts in the merchant's currency go to. */
+  async bankAccount(scope: Scope): Promise<BankAccount> {
+    const merchant = await this.store.db.selectFrom('merchants').select('default_currency').where('id', '=', scope.merchantId).executeTakeFirstOrThrow();
+    const account = await this.processor.connectedAccount(scope.merchantId, scope.mode);
+    let banks: ProcessorBankAccount[];
+    try {
+      banks = await this.processor.listBankAccounts(scope.mode, account);
+    } catch (err) {
+      throw fromProcessorError(err);
+    }
+    const current = banks.find((b) => b.default_for_currency && b.currency === merchant.default_currency);
+    if (!current) throw notFound('bank_account', 'bank account');
+    return presentBankAccount(current, scope);
   }
 
   async list(scope: Scope, request: PageRequest, status?: PayoutStatus): Promise<Page<Payout>> {

@@ -1,9 +1,10 @@
 import type { Mode } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { ProcessorFailure } from './errors.js';
-import type { CustomerFields, DisputeEvidence, IntentCreation, IntentRequest, LocationRequest, PaymentProcessor, PayoutRequest, PresentedCard, ReaderRequest, RefundRequest } from './port.js';
+import type { BankAccountRequest, CustomerFields, DisputeEvidence, IntentCreation, IntentRequest, LocationRequest, PaymentProcessor, PayoutRequest, PresentedCard, ReaderRequest, RefundRequest } from './port.js';
 import type {
   ProcessorBalance,
+  ProcessorBankAccount,
   ProcessorCancellationReason,
   ProcessorCustomer,
   ProcessorDispute,
@@ -113,6 +114,8 @@ export class InMemoryProcessor implements PaymentProcessor {
   /** Balances by `account:currency`. */
   readonly #balances = new Map<string, { available: number; pending: number }>();
   readonly #customers = new Map<string, ProcessorCustomer>();
+  /** Bank accounts by connected account, the newest (the default) last. */
+  readonly #banks = new Map<string, ProcessorBankAccount[]>();
   readonly #deletedCustomers = new Set<string>();
   /** The processor's clock in seconds, for `created` stamps: tests set it to match theirs. */
   nowSeconds = Math.floor(Date.UTC(2026, 10, 23, 12) / 1000);
@@ -459,6 +462,34 @@ export class InMemoryProcessor implements PaymentProcessor {
     const payout = this.#payouts.get(id);
     if (!payout || payout.account !== account) throw missing('payout', id);
     return this.#presentPayout(payout);
+  }
+
+  async addBankAccount(mode: Mode, request: BankAccountRequest, idempotencyKey: string): Promise<ProcessorBankAccount> {
+    this.#enter('addBankAccount', mode);
+    return this.#once(idempotencyKey, () => {
+      if (!/^\d{4,17}$/.test(request.accountNumber)) throw invalidRequest('account_number_invalid', 'The account number is not valid', 'account_number');
+      const banks = (this.#banks.get(request.account) ?? []).map((b) => ({ ...b, default_for_currency: b.currency === request.currency ? false : b.default_for_currency }));
+      const bank = {
+        id: this.#id('ba'),
+        object: 'bank_account',
+        account: request.account,
+        bank_name: 'STRIPE TEST BANK',
+        last4: request.accountNumber.slice(-4),
+        routing_number: request.routingNumber ?? null,
+        country: request.country,
+        currency: request.currency,
+        account_holder_name: request.holderName ?? null,
+        default_for_currency: true,
+        status: 'new',
+      } as unknown as ProcessorBankAccount;
+      this.#banks.set(request.account, [...banks, bank]);
+      return bank;
+    });
+  }
+
+  async listBankAccounts(mode: Mode, account: string): Promise<ProcessorBankAccount[]> {
+    this.#enter('listBankAccounts', mode);
+    return [...(this.#banks.get(account) ?? [])];
   }
 
   async createCustomer(mode: Mode, fields: CustomerFields, idempotencyKey: string): Promise<ProcessorCustomer> {

@@ -3,6 +3,7 @@ import type { Mode } from '../db/schema.js';
 import type { ProcessorFailure } from './errors.js';
 import type {
   ProcessorBalance,
+  ProcessorBankAccount,
   ProcessorCancellationReason,
   ProcessorCustomer,
   ProcessorDispute,
@@ -90,6 +91,17 @@ export interface PayoutRequest {
   metadata: Record<string, string>;
 }
 
+/** A bank account for a connected account's payouts (Stripe's test numbers work in test mode). */
+export interface BankAccountRequest {
+  account: string;
+  accountNumber: string;
+  /** Routing number (US), sort code (GB), BSB (AU), …; none where the account number is an IBAN. */
+  routingNumber?: string;
+  holderName?: string;
+  country: string;
+  currency: string;
+}
+
 /**
  * A customer's fields as the processor keeps them. On an update, an absent field is left as it is,
  * null clears it, and metadata keys merge (an empty value removes a key), as on Stripe.
@@ -166,6 +178,10 @@ export interface PaymentProcessor {
   retrieveBalance(mode: Mode, account: string): Promise<ProcessorBalance>;
   createPayout(mode: Mode, request: PayoutRequest, idempotencyKey: string): Promise<ProcessorPayout>;
   retrievePayout(mode: Mode, account: string, id: string): Promise<ProcessorPayout>;
+  /** Adds a bank account to a connected account as its default for the currency: payouts go there from now on. */
+  addBankAccount(mode: Mode, request: BankAccountRequest, idempotencyKey: string): Promise<ProcessorBankAccount>;
+  /** The connected account's bank accounts, the default for each currency marked. */
+  listBankAccounts(mode: Mode, account: string): Promise<ProcessorBankAccount[]>;
 
   /** Customers live on the platform, where the payments are made. */
   createCustomer(mode: Mode, fields: CustomerFields, idempotencyKey: string): Promise<ProcessorCustomer>;

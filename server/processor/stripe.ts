@@ -6,6 +6,7 @@ import { ApiError } from '../errors.js';
 import { ProcessorFailure, type ProcessorFailureDetails, type ProcessorFailureKind } from './errors.js';
 import type { ProcessorConnection } from './connection.js';
 import {
+  type BankAccountRequest,
   type CustomerFields,
   type DisputeEvidence,
   type IntentCreation,
@@ -18,7 +19,7 @@ import {
   type ReaderRequest,
   type RefundRequest,
 } from './port.js';
-import type { ProcessorBalance, ProcessorCancellationReason, ProcessorCustomer, ProcessorDispute, ProcessorPaymentIntent, ProcessorPayout, ProcessorReader, ProcessorRefund } from './types.js';
+import type { ProcessorBalance, ProcessorBankAccount, ProcessorCancellationReason, ProcessorCustomer, ProcessorDispute, ProcessorPaymentIntent, ProcessorPayout, ProcessorReader, ProcessorRefund } from './types.js';
 
 /**
  * The processor calls are one HTTP round trip each; 20 s is well past Stripe's slowest documented
@@ -343,6 +344,31 @@ export class StripeProcessor implements PaymentProcessor {
 
   retrievePayout(mode: Mode, account: string, id: string): Promise<ProcessorPayout> {
     return call(() => this.#client(mode).payouts.retrieve(id, {}, { stripeAccount: account }));
+  }
+
+  addBankAccount(mode: Mode, request: BankAccountRequest, idempotencyKey: string): Promise<ProcessorBankAccount> {
+    return call(async () => {
+      const added = await this.#client(mode).accounts.createExternalAccount(
+        request.account,
+        {
+          external_account: {
+            object: 'bank_account',
+            account_number: request.accountNumber,
+            country: request.country,
+            currency: request.currency,
+            ...(request.routingNumber ? { routing_number: request.routingNumber } : {}),
+            ...(request.holderName ? { account_holder_name: request.holderName } : {}),
+          },
+          default_for_currency: true,
+        },
+        { idempotencyKey },
+      );
+      return added as ProcessorBankAccount;
+    });
+  }
+
+  listBankAccounts(mode: Mode, account: string): Promise<ProcessorBankAccount[]> {
+    return call(async () => (await this.#client(mode).accounts.listExternalAccounts(account, { object: 'bank_account', limit: LIST_PAGE }).autoPagingToArray({ limit: LIST_MAX })) as ProcessorBankAccount[]);
   }
 
   createCustomer(mode: Mode, fields: CustomerFields, idempotencyKey: string): Promise<ProcessorCustomer> {

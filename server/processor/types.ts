@@ -19,3 +19,4 @@ export type ProcessorDisputeStatus = Stripe.Dispute.Status;
 export type ProcessorBalance = Stripe.Balance;
 export type ProcessorPayout = Stripe.Payout;
 export type ProcessorCustomer = Stripe.Customer;
+export type ProcessorBankAccount = Stripe.BankAccount;

@@ -4,7 +4,7 @@ import { idempotencyKeyOf, sendIdempotent } from '../http/idempotency.js';
 import { parseInput } from '../http/validate.js';
 import type { RouteDoc } from '../openapi.js';
 import { dataEnvelope, UuidParam } from '../schemas/common.js';
-import { BalanceSchema, CreatePayoutSchema, PayoutListQuerySchema, PayoutListSchema, PayoutSchema } from '../schemas/payouts.js';
+import { BalanceSchema, BankAccountSchema, CreatePayoutSchema, PayoutListQuerySchema, PayoutListSchema, PayoutSchema, SetBankAccountSchema } from '../schemas/payouts.js';
 import { z } from '../schemas/zod.js';
 import { pageRequest } from '../pagination.js';
 import type { PayoutService } from '../payouts/payouts.js';
@@ -24,7 +24,21 @@ export const payoutDocs: RouteDoc[] = [
   },
   { method: 'get', path: '/v1/payouts', summary: 'List payouts, newest first', query: PayoutListQuerySchema, response: PayoutListSchema },
   { method: 'get', path: '/v1/payouts/{id}', summary: 'Retrieve a payout by uuid or po_ reference', params: IdParams, response: dataEnvelope(PayoutSchema) },
+  { method: 'get', path: '/v1/merchant/bank-account', summary: "The bank account payouts in the merchant's currency go to", response: dataEnvelope(BankAccountSchema) },
+  { method: 'post', path: '/v1/merchant/bank-account', summary: 'Set the bank account payouts go to', body: SetBankAccountSchema, response: dataEnvelope(BankAccountSchema) },
 ];
+
+export function bankAccountRouter(payouts: PayoutService): Router {
+  const router = Router();
+  router.get('/', async (req, res) => {
+    res.json({ data: await payouts.bankAccount(scopeOf(req)) });
+  });
+  router.post('/', async (req, res) => {
+    const input = parseInput(SetBankAccountSchema, req.body ?? {});
+    res.json({ data: await payouts.setBankAccount(scopeOf(req), input) });
+  });
+  return router;
+}
 
 export function balanceRouter(payouts: PayoutService): Router {
   const router = Router();

@@ -55,6 +55,39 @@ export const BalanceSchema = z
   })
   .openapi('Balance');
 
+export const SetBankAccountSchema = z
+  .object({
+    account_number: z
+      .string()
+      .regex(/^[A-Za-z0-9]{4,34}$/, 'must be 4 to 34 letters and digits (an account number, or an IBAN)')
+      .openapi({ description: "The account number (an IBAN where the country uses them). Test mode: Stripe's test numbers, e.g. 000123456789 pays, 000111111116 fails no_account", example: '000123456789' }),
+    routing_number: z
+      .string()
+      .regex(/^[0-9-]{4,12}$/, 'must be 4 to 12 digits')
+      .optional()
+      .openapi({ description: 'Routing number (US), sort code (GB), BSB (AU), transit and institution (CA); none with an IBAN', example: '110000000' }),
+    account_holder_name: z.string().max(256).optional(),
+    currency: CurrencySchema.optional(),
+  })
+  .strict()
+  .openapi('SetBankAccount');
+
+export const BankAccountSchema = z
+  .object({
+    object: z.literal('bank_account'),
+    bank_name: z.string().nullable(),
+    last4: z.string(),
+    routing_number: z.string().nullable(),
+    country: z.string(),
+    currency: z.string(),
+    account_holder_name: z.string().nullable(),
+    status: z.string().openapi({ description: "Stripe's status: new, validated, verified, verification_failed or errored (a payout to it failed)" }),
+    is_test: z.boolean(),
+  })
+  .openapi('BankAccount');
+
+export type SetBankAccountInput = z.infer<typeof SetBankAccountSchema>;
+export type BankAccount = z.infer<typeof BankAccountSchema>;
 export type CreatePayoutInput = z.infer<typeof CreatePayoutSchema>;
 export type Payout = z.infer<typeof PayoutSchema>;
 export type Balance = z.infer<typeof BalanceSchema>;
