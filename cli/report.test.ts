@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { computeDayReport, dayBounds, reportCsv } from './report.js';
+import type { WebhookEvent } from '../shared/api/types.js';
+import { computeDayReport, dayBounds, reportCsv, shopLines } from './report.js';
 import { txn } from './tui/fixtures.js';
 
 const at = (h: number, day = 21) => new Date(2026, 10, day, h).toISOString();
@@ -49,5 +50,25 @@ describe('day report', () => {
   it('refuses days that do not exist', () => {
     expect(() => dayBounds('2026-02-30')).toThrow();
     expect(() => dayBounds('21/11/2026')).toThrow();
+  });
+
+  it("counts the shop's disputes opened and closed and payouts sent that day, from their events", () => {
+    const event = (type: string, h: number, data: Record<string, unknown>, day = 21): WebhookEvent => ({ id: `evt_${type}${h}`, type, mode: 'test', created_at: at(h, day), data: { currency: 'usd', is_test: true, ...data } });
+    const events = [
+      event('dispute.created', 9, { amount: 2000 }),
+      event('dispute.created', 10, { amount: 500 }),
+      event('dispute.created', 11, { amount: 700 }, 20),
+      event('dispute.closed', 12, { amount: 2000, status: 'won' }),
+      event('dispute.closed', 13, { amount: 700, status: 'lost' }),
+      event('dispute.closed', 14, { amount: 100, status: 'warning_closed' }),
+      event('payout.created', 15, { amount: 10_000 }),
+      event('payout.created', 16, { amount: 900, currency: 'eur' }),
+      event('payout.failed', 17, { amount: 10_000, failure_code: 'no_account' }),
+    ];
+    const day = computeDayReport({ date: '2026-11-21', currency: 'usd', transactions: [], readers, locations, events });
+    expect(day.disputes).toEqual({ opened: { count: 2, amount: 2500 }, closed: { count: 3, amount: 2800 }, won: 1, lost: 1 });
+    expect(day.payouts).toEqual({ sent: { count: 1, amount: 10_000 }, failed: { count: 1, amount: 10_000 } });
+    expect(shopLines(day)).toEqual(['Disputes: 2 opened ($25.00), 3 closed ($28.00: 1 won, 1 lost)', 'Payouts: 1 sent ($100.00), 1 failed ($100.00)']);
+    expect(r.disputes.opened.count).toBe(0);
   });
 });

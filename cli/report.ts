@@ -1,12 +1,14 @@
 import type { PosApi } from '../shared/api/client.js';
-import type { Location, Reader, Transaction } from '../shared/api/types.js';
+import type { Location, Reader, Transaction, WebhookEvent } from '../shared/api/types.js';
 import { formatPlain } from './amount.js';
 import { money } from './format.js';
 
 /**
  * The end-of-day close-out, computed from the day's payments: pure, shared by `pos report day` and
  * the TUI's day view. A payment belongs to the day it was created (local time of the counter);
- * refunds count against the payment they return, whenever they were made.
+ * refunds count against the payment they return, whenever they were made. Disputes and payouts are
+ * the whole shop's, counted on the day their events say they happened: a dispute opened or closed,
+ * a payout sent or failed.
  */
 
 export interface Tally {
@@ -28,6 +30,18 @@ export interface Bucket {
   net: number;
 }
 
+export interface DayDisputes {
+  opened: Tally;
+  closed: Tally;
+  won: number;
+  lost: number;
+}
+
+export interface DayPayouts {
+  sent: Tally;
+  failed: Tally;
+}
+
 export interface DayReport {
   date: string;
   currency: string;
@@ -36,7 +50,12 @@ export interface DayReport {
   total: Bucket;
   locations: Bucket[];
   readers: Bucket[];
+  disputes: DayDisputes;
+  payouts: DayPayouts;
 }
+
+/** The events the close-out reads besides the payments. */
+export const REPORT_EVENT_TYPES = ['dispute.created', 'dispute.closed', 'payout.created', 'payout.failed'] as const;
 
 const PAID = new Set(['succeeded', 'partially_refunded', 'refunded']);
 const ONLINE = 'Online (no reader)';
@@ -93,8 +112,10 @@ export function computeDayReport(input: {
   transactions: readonly Transaction[];
   readers: readonly Reader[];
   locations: readonly Location[];
-  /** Only this location (uuid or display name). */
+  /** Only this location (uuid or display name). Disputes and payouts are the whole shop's. */
   location?: string | undefined;
+  /** The day's dispute and payout events (REPORT_EVENT_TYPES); others are ignored. */
+  events?: readonly WebhookEvent[];
 }): DayReport {
   const { start, end } = dayBounds(input.date);
   const readerOf = (t: Transaction) => input.readers.find((r) => r.id === t.terminal_id || r.processor_terminal_id === t.reader_id || r.id === t.reader_id);
@@ -124,7 +145,38 @@ export function computeDayReport(input: {
     add(byReader.get(rName)!, t);
   }
   const sorted = (m: Map<string, Bucket>) => [...m.values()].sort((a, b) => a.name.localeCompare(b.name));
-  return { date: input.date, currency: input.currency.toLowerCase(), other_currency_count: other, total, locations: sorted(byLocation), readers: sorted(byReader) };
+  const tally = () => ({ count: 0, amount: 0 });
+  const disputes: DayDisputes = { opened: tally(), closed: tally(), won: 0, lost: 0 };
+  const payouts: DayPayouts = { sent: tally(), failed: tally() };
+  for (const e of input.events ?? []) {
+    const at = Date.parse(e.created_at);
+    const amount = typeof e.data.amount === 'number' ? e.data.amount : 0;
+    if (at < start || at >= end || String(e.data.currency ?? '').toLowerCase() !== input.currency.toLowerCase()) continue;
+    const count = (t: Tally) => {
+      t.count += 1;
+      t.amount += amount;
+    };
+    if (e.type === 'dispute.created') count(disputes.opened);
+    else if (e.type === 'dispute.closed') {
+      count(disputes.closed);
+      // An inquiry closes `warning_closed`: nothing was won or lost.
+      if (e.data.status === 'won') disputes.won += 1;
+      if (e.data.status === 'lost') disputes.lost += 1;
+    } else if (e.type === 'payout.created') count(payouts.sent);
+    else if (e.type === 'payout.failed') count(payouts.failed);
+  }
+  return { date: input.date, currency: input.currency.toLowerCase(), other_currency_count: other, total, locations: sorted(byLocation), readers: sorted(byReader), disputes, payouts };
+}
+
+/** The disputes and payouts of the day in words, one line each, for the table view and the TUI. */
+export function shopLines(r: DayReport): string[] {
+  const m = (n: number) => money(n, r.currency);
+  const d = r.disputes;
+  const p = r.payouts;
+  return [
+    `Disputes: ${d.opened.count} opened (${m(d.opened.amount)}), ${d.closed.count} closed (${m(d.closed.amount)}: ${d.won} won, ${d.lost} lost)`,
+    `Payouts: ${p.sent.count} sent (${m(p.sent.amount)})${p.failed.count ? `, ${p.failed.count} failed (${m(p.failed.amount)})` : ''}`,
+  ];
 }
 
 export const REPORT_COLUMNS = ['scope', 'name', 'paid', 'failed', 'canceled', 'refunded', 'tips', 'fees', 'net'] as const;
@@ -175,9 +227,26 @@ export async function transactionsSince(api: PosApi, start: number): Promise<Tra
   }
 }
 
+/** Events of one type since `start`, read newest first until a page reaches back before it. */
+export async function eventsSince(api: PosApi, type: string, start: number): Promise<WebhookEvent[]> {
+  const all: WebhookEvent[] = [];
+  for (let page = 1; ; page += 1) {
+    const res = await api.listEvents({ page, size: PAGE_SIZE, type });
+    all.push(...res.data);
+    const oldest = res.data[res.data.length - 1];
+    if (!oldest || page >= res.lastPage || Date.parse(oldest.created_at) < start) return all;
+  }
+}
+
 export async function loadDayReport(api: PosApi, date: string, location?: string): Promise<DayReport> {
   const { start } = dayBounds(date);
-  const [merchant, transactions, readers, locations] = await Promise.all([api.merchant(), transactionsSince(api, start), api.listReaders(), api.listLocations()]);
-  return computeDayReport({ date, currency: merchant.data.default_currency, transactions, readers: readers.data, locations: locations.data, location });
+  const [merchant, transactions, readers, locations, ...events] = await Promise.all([
+    api.merchant(),
+    transactionsSince(api, start),
+    api.listReaders(),
+    api.listLocations(),
+    ...REPORT_EVENT_TYPES.map((type) => eventsSince(api, type, start)),
+  ]);
+  return computeDayReport({ date, currency: merchant.data.default_currency, transactions, readers: readers.data, locations: locations.data, location, events: events.flat() });
 }
 

@@ -27,12 +27,14 @@ export async function listEventsAction(flags: EventsListFlags): Promise<void> {
     out.printJson(list);
     return;
   }
-  out.table(list.data.map((e) => ({ id: e.id, type: e.type, object: String(e.data.reference ?? e.data.id ?? ''), created_at: e.created_at })));
+  out.table(list.data.map((e) => ({ id: e.id, type: e.type, mode: e.mode, object: String(e.data.reference ?? e.data.id ?? ''), created_at: e.created_at })));
+  // Spec §6.6: say what `unknown` means where it shows, since it is not a third mode.
+  if (list.data.some((e) => e.mode === 'unknown')) out.line('mode unknown: stored without is_test (before 2026-08-31); never sent to live endpoints.');
   out.line(`page ${list.page} of ${list.lastPage} (${list.totalCount} events)`);
 }
 
 function printDetail(event: EventDetail, out: ReturnType<typeof createOutput>): void {
-  out.line(`${event.id}  ${event.type}  ${event.created_at}`);
+  out.line(`${event.id}  ${event.type}  ${event.created_at}  mode ${event.mode}${event.mode === 'unknown' ? ' (stored without is_test; never sent to live endpoints)' : ''}`);
   out.line(JSON.stringify(event.data, null, 2));
   if (event.deliveries.length === 0) {
     out.line('No webhook deliveries.');

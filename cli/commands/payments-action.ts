@@ -130,7 +130,7 @@ export async function pay([amountText]: [string], options: { reader: string; cur
   }
 }
 
-function positiveInt(value: string, flag: string, max: number): number {
+export function positiveInt(value: string, flag: string, max: number): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > max) throw usageError(`${flag} must be a whole number from 1 to ${max}`);
   return n;

@@ -1,6 +1,6 @@
 import type { CliContext } from '../context.js';
 import { usageError } from '../errors.js';
-import { dayBounds, loadDayReport, localDate, REPORT_COLUMNS, reportCsv, reportRows, type DayReport } from '../report.js';
+import { dayBounds, loadDayReport, localDate, REPORT_COLUMNS, reportCsv, reportRows, shopLines, type DayReport } from '../report.js';
 
 export async function reportDay(_args: [], options: { date?: string; location?: string; csv?: boolean }, ctx: CliContext): Promise<void> {
   const date = options.date ?? localDate();
@@ -21,6 +21,7 @@ export async function reportDay(_args: [], options: { date?: string; location?: 
   else {
     ctx.out.line(`Close-out for ${report.date} (${report.currency.toUpperCase()})`);
     ctx.out.table(reportRows(report), REPORT_COLUMNS);
+    for (const line of shopLines(report)) ctx.out.line(line);
     if (report.other_currency_count) ctx.out.line(`${report.other_currency_count} payment(s) in other currencies are not in these totals.`);
   }
 }

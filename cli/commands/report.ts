@@ -5,7 +5,7 @@ export function registerReportCommands(program: Command): void {
   const report = program.command('report').description('Close-out reports');
   report
     .command('day')
-    .description("End of day: counts and totals of paid, failed, canceled and refunded payments, tips, fees and net, per reader and location")
+    .description('End of day: counts and totals of paid, failed, canceled and refunded payments, tips, fees and net, per reader and location; disputes opened and closed, payouts sent')
     .option('--date <YYYY-MM-DD>', 'the day, in local time (default: today)')
     .option('--location <location>', 'only this location (uuid or name)')
     .option('--csv', 'print CSV (plain decimal amounts) for a spreadsheet')

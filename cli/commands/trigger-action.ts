@@ -1,6 +1,6 @@
 import { loadClientConfig } from '../../shared/config.js';
 import type { PosApi } from '../../shared/api/client.js';
-import type { CreateTransactionParams, Transaction } from '../../shared/api/types.js';
+import type { CreateTransactionParams, Customer, Dispute, Payout, Transaction } from '../../shared/api/types.js';
 import { createApiClient } from '../api.js';
 import { CliError, usageError } from '../errors.js';
 import { createOutput } from '../output.js';
@@ -10,29 +10,92 @@ import { TRIGGERABLE, type Triggerable } from './trigger.js';
 /** Test cards of the processor's test mode (Stripe's names, which the simulator knows too). */
 const SUCCEEDS = 'pm_card_visa';
 const DECLINES = 'pm_card_chargeDeclined';
+/** Paid, then disputed by the cardholder as fraudulent a moment later. */
+const DISPUTED = 'pm_card_createDispute';
+/** Paid, with the money available to pay out at once instead of after the pending days. */
+const AVAILABLE_AT_ONCE = 'pm_card_bypassPending';
+/** Stripe's test bank accounts (routing 110000000): the first pays, the second fails `no_account`. */
+const TEST_ROUTING = '110000000';
+const BANK_PAYS = '000123456789';
+const BANK_FAILS = '000111111116';
 /** 20.00: a round test amount clear of the minimum and of the card-present test amounts whose cents pick a decline. */
 const AMOUNT = 2000;
+
+/**
+ * How long a trigger waits for the processor's side of it (a dispute opening, a decision, a bank's
+ * answer): the simulator takes a second or two; Stripe's test mode usually under a minute.
+ */
+const WAIT_MS = 90_000;
+/** How often it looks: each look is one cheap GET, and a quarter second feels immediate. */
+const POLL_MS = 250;
+
+type Triggered = { kind: 'payment'; object: Transaction } | { kind: 'dispute'; object: Dispute } | { kind: 'payout'; object: Payout } | { kind: 'customer'; object: Customer };
 
 async function createPayment(api: PosApi, body: Partial<CreateTransactionParams>): Promise<Transaction> {
   return (await api.createTransaction({ amount: AMOUNT, currency: 'usd', description: 'pos trigger', metadata: { pos_trigger: 'true' }, ...body })).data;
 }
 
-async function trigger(api: PosApi, event: Triggerable): Promise<Transaction> {
+/** Asks until `look` answers something, or says what it was waiting for. */
+async function waitFor<T>(what: string, look: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const found = await look();
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new CliError(`gave up after ${WAIT_MS / 1000} s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+/**
+ * On the simulator, a payout waits for the bank's hours like a real one: its control API fires the
+ * timers now (every pending timer, so other test objects move on too). Stripe's test mode needs no
+ * help, and the wait below covers it.
+ */
+async function fastForward(api: PosApi): Promise<void> {
+  const { processor } = (await api.merchant()).data;
+  if (processor.name !== 'stripe-simulator' || !processor.api_base) return;
+  const res = await fetch(`${processor.api_base.replace(/\/+$/, '')}/_sim/timers/advance`, { method: 'POST' });
+  if (!res.ok) throw new CliError(`the simulator did not fast-forward its timers (HTTP ${res.status})`);
+}
+
+async function disputedPayment(api: PosApi): Promise<Dispute> {
+  const paid = await createPayment(api, { payment_method: DISPUTED, confirm: true });
+  return waitFor(`the dispute of payment ${paid.reference}`, async () => (await api.listDisputes({ transaction_id: paid.id, size: 1 })).data[0]);
+}
+
+/** Pays out what a fresh payment made available, to the bank account given, and waits for the bank's answer. */
+async function payout(api: PosApi, bank: string): Promise<Payout> {
+  await api.setBankAccount({ account_number: bank, routing_number: TEST_ROUTING });
+  try {
+    await createPayment(api, { payment_method: AVAILABLE_AT_ONCE, confirm: true });
+    const made = (await api.createPayout({ currency: 'usd', description: 'pos trigger', metadata: { pos_trigger: 'true' } })).data;
+    await fastForward(api);
+    return await waitFor(`payout ${made.reference} to be paid or to fail`, async () => {
+      const p = (await api.getPayout(made.id)).data;
+      return p.status === 'paid' || p.status === 'failed' || p.status === 'canceled' ? p : undefined;
+    });
+  } finally {
+    // Leave the shop paid out to the account that pays, as a test account starts.
+    if (bank !== BANK_PAYS) await api.setBankAccount({ account_number: BANK_PAYS, routing_number: TEST_ROUTING });
+  }
+}
+
+async function trigger(api: PosApi, event: Triggerable): Promise<Triggered> {
   switch (event) {
     case 'payment.created':
-      return createPayment(api, {});
+      return { kind: 'payment', object: await createPayment(api, {}) };
     case 'payment.succeeded':
-      return createPayment(api, { payment_method: SUCCEEDS, confirm: true });
+      return { kind: 'payment', object: await createPayment(api, { payment_method: SUCCEEDS, confirm: true }) };
     case 'payment.authorized':
-      return createPayment(api, { payment_method: SUCCEEDS, confirm: true, capture_method: 'manual' });
+      return { kind: 'payment', object: await createPayment(api, { payment_method: SUCCEEDS, confirm: true, capture_method: 'manual' }) };
     case 'payment.canceled': {
       const created = await createPayment(api, {});
-      return (await api.cancelTransaction(created.id, { reason: 'requested_by_customer' })).data;
+      return { kind: 'payment', object: (await api.cancelTransaction(created.id, { reason: 'requested_by_customer' })).data };
     }
     case 'payment.refunded': {
       const paid = await createPayment(api, { payment_method: SUCCEEDS, confirm: true });
       await api.refund(paid.id);
-      return (await api.getTransaction(paid.id)).data;
+      return { kind: 'payment', object: (await api.getTransaction(paid.id)).data };
     }
     case 'payment.failed': {
       // The decline is the point: a 402 here is success for the trigger.
@@ -44,18 +107,50 @@ async function trigger(api: PosApi, event: Triggerable): Promise<Transaction> {
       const list = await api.listTransactions({ status: 'failed', size: 1 });
       const failed = list.data[0];
       if (!failed) throw new CliError('the declined payment was not found');
-      return failed;
+      return { kind: 'payment', object: failed };
     }
+    case 'dispute.created':
+      return { kind: 'dispute', object: await disputedPayment(api) };
+    case 'dispute.closed': {
+      const opened = await disputedPayment(api);
+      // Stripe's test-mode evidence that wins: the dispute closes `won` and the funds come back.
+      await api.submitDisputeEvidence(opened.id, { uncategorized_text: 'winning_evidence', submit: true });
+      const closed = await waitFor(`dispute ${opened.reference} to close`, async () => {
+        const d = (await api.getDispute(opened.id)).data;
+        return d.closed_at ? d : undefined;
+      });
+      return { kind: 'dispute', object: closed };
+    }
+    case 'payout.paid':
+      return { kind: 'payout', object: await payout(api, BANK_PAYS) };
+    case 'payout.failed':
+      return { kind: 'payout', object: await payout(api, BANK_FAILS) };
+    case 'customer.created':
+      return { kind: 'customer', object: (await api.createCustomer({ name: 'pos trigger', email: 'trigger@example.com', metadata: { pos_trigger: 'true' } })).data };
+  }
+}
+
+function describe(t: Triggered): string {
+  const o = t.object;
+  switch (t.kind) {
+    case 'payment':
+      return `payment ${t.object.reference} (${o.id}), status ${t.object.status}`;
+    case 'dispute':
+      return `dispute ${t.object.reference} of payment ${t.object.transaction_id}, status ${t.object.status}`;
+    case 'payout':
+      return `payout ${t.object.reference} (${o.id}), status ${t.object.status}${t.object.failure_code ? ` (${t.object.failure_code})` : ''}`;
+    case 'customer':
+      return `customer ${t.object.reference} (${o.id})`;
   }
 }
 
 export async function triggerAction(event: string, flags: ApiFlags & { json?: boolean }): Promise<void> {
   if (!(TRIGGERABLE as readonly string[]).includes(event)) throw usageError(`cannot trigger ${event}; choose one of ${TRIGGERABLE.join(', ')}`);
   const config = loadClientConfig(flags);
-  if (!config.apiKey.startsWith('sk_test_')) throw usageError('pos trigger makes real payments: use a test key (sk_test_…)');
+  if (!config.apiKey.startsWith('sk_test_')) throw usageError('pos trigger makes real test objects: use a test key (sk_test_…)');
   const api = createApiClient(config);
   const out = createOutput(Boolean(flags.json));
-  const payment = await trigger(api, event as Triggerable);
-  if (out.json) out.printJson({ data: payment });
-  else out.line(`Triggered ${event}: payment ${payment.reference} (${payment.id}), status ${payment.status}`);
+  const triggered = await trigger(api, event as Triggerable);
+  if (out.json) out.printJson({ data: triggered.object });
+  else out.line(`Triggered ${event}: ${describe(triggered)}`);
 }

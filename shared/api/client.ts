@@ -1,27 +1,38 @@
 import { randomUUID } from 'node:crypto';
 import { Transport, type Query, type SendOptions, type StreamMessage, type StreamOptions, type TransportOptions } from './transport.js';
 import type {
+  Balance,
+  BankAccount,
   CancelActionResult,
   CancelParams,
   CancelTransactionResponse,
   CaptureParams,
   CheckoutSession,
   CreateCheckoutSessionParams,
+  CreateCustomerParams,
   CreateLocationParams,
   CreatePaymentLinkParams,
+  CreatePayoutParams,
   CreateRefundParams,
   CreateTerminalPaymentParams,
   CreateTransactionParams,
   CreateTransactionResponse,
   CreateWebhookEndpointParams,
+  Customer,
+  CustomerList,
   Data,
+  DeletedCustomer,
   DeletedWebhookEndpoint,
+  Dispute,
+  DisputeList,
   EventDetail,
   EventList,
   Location,
   Merchant,
   PaymentLink,
   PaymentLinkList,
+  Payout,
+  PayoutList,
   Reader,
   ReaderAction,
   ReaderLiveState,
@@ -29,10 +40,13 @@ import type {
   RegisterReaderParams,
   ResendEventParams,
   SimulatePaymentParams,
+  SetBankAccountParams,
   SimulateResult,
+  SubmitEvidenceParams,
   TerminalPayment,
   Transaction,
   TransactionList,
+  UpdateCustomerParams,
   WebhookEndpoint,
   WebhookEndpointList,
 } from './types.js';
@@ -87,6 +101,25 @@ export class PosApi {
   cancelTransaction = (txn: string, body: CancelParams = {}) => this.request<CancelTransactionResponse>('POST', `/v1/transactions/${id(txn)}/cancel`, { body });
   refund = (txn: string, body: CreateRefundParams = {}, options: { idempotencyKey?: string } = {}) =>
     this.request<Data<Refund>>('POST', `/v1/transactions/${id(txn)}/refunds`, { body, idempotencyKey: options.idempotencyKey ?? randomUUID() });
+
+  listDisputes = (query: { page?: number; size?: number; transaction_id?: string | undefined; status?: string | undefined } = {}) => this.request<DisputeList>('GET', '/v1/disputes', { query });
+  getDispute = (dispute: string) => this.request<Data<Dispute>>('GET', `/v1/disputes/${id(dispute)}`);
+  submitDisputeEvidence = (dispute: string, body: SubmitEvidenceParams) => this.request<Data<Dispute>>('POST', `/v1/disputes/${id(dispute)}/evidence`, { body });
+  acceptDispute = (dispute: string) => this.request<Data<Dispute>>('POST', `/v1/disputes/${id(dispute)}/close`, { body: {} });
+
+  balance = () => this.request<Data<Balance>>('GET', '/v1/balance');
+  createPayout = (body: CreatePayoutParams = {}, options: { idempotencyKey?: string } = {}) =>
+    this.request<Data<Payout>>('POST', '/v1/payouts', { body, idempotencyKey: options.idempotencyKey ?? randomUUID() });
+  listPayouts = (query: { page?: number; size?: number; status?: string | undefined } = {}) => this.request<PayoutList>('GET', '/v1/payouts', { query });
+  getPayout = (payout: string) => this.request<Data<Payout>>('GET', `/v1/payouts/${id(payout)}`);
+  bankAccount = () => this.request<Data<BankAccount>>('GET', '/v1/merchant/bank-account');
+  setBankAccount = (body: SetBankAccountParams) => this.request<Data<BankAccount>>('POST', '/v1/merchant/bank-account', { body });
+
+  createCustomer = (body: CreateCustomerParams) => this.request<Data<Customer>>('POST', '/v1/customers', { body });
+  listCustomers = (query: { page?: number; size?: number } = {}) => this.request<CustomerList>('GET', '/v1/customers', { query });
+  getCustomer = (customer: string) => this.request<Data<Customer>>('GET', `/v1/customers/${id(customer)}`);
+  updateCustomer = (customer: string, body: UpdateCustomerParams) => this.request<Data<Customer>>('POST', `/v1/customers/${id(customer)}`, { body });
+  deleteCustomer = (customer: string) => this.request<Data<DeletedCustomer>>('DELETE', `/v1/customers/${id(customer)}`);
 
   listReaders = () => this.request<Data<Reader[]>>('GET', '/v1/terminal/readers');
   /** Every reader's live processor state (what the agent polls). */

@@ -2,6 +2,9 @@ import type { z } from 'zod';
 import type { ReaderActionStateSchema, ReaderLiveStateSchema } from '../../server/schemas/agents.js';
 import type { CheckoutSessionSchema, CreateCheckoutSessionSchema, CreatePaymentLinkSchema, PaymentLinkListSchema, PaymentLinkSchema } from '../../server/schemas/checkout.js';
 import type { ErrorBodySchema } from '../../server/schemas/common.js';
+import type { CreateCustomerSchema, CustomerListSchema, CustomerSchema, DeletedCustomerSchema, UpdateCustomerSchema } from '../../server/schemas/customers.js';
+import type { DisputeListSchema, DisputeSchema, SubmitEvidenceSchema } from '../../server/schemas/disputes.js';
+import type { BalanceSchema, BankAccountSchema, CreatePayoutSchema, PayoutListSchema, PayoutSchema, SetBankAccountSchema } from '../../server/schemas/payouts.js';
 import type { MerchantSchema } from '../../server/schemas/merchant.js';
 import type {
   CancelActionResultSchema,
@@ -54,6 +57,23 @@ export type CreateTransactionParams = z.input<typeof CreateTransactionSchema>;
 export type CaptureParams = z.input<typeof CaptureSchema>;
 export type CancelParams = z.input<typeof CancelSchema>;
 export type CreateRefundParams = z.input<typeof CreateRefundSchema>;
+
+export type Dispute = z.output<typeof DisputeSchema>;
+export type DisputeList = z.output<typeof DisputeListSchema>;
+export type SubmitEvidenceParams = z.input<typeof SubmitEvidenceSchema>;
+
+export type Balance = z.output<typeof BalanceSchema>;
+export type Payout = z.output<typeof PayoutSchema>;
+export type PayoutList = z.output<typeof PayoutListSchema>;
+export type CreatePayoutParams = z.input<typeof CreatePayoutSchema>;
+export type BankAccount = z.output<typeof BankAccountSchema>;
+export type SetBankAccountParams = z.input<typeof SetBankAccountSchema>;
+
+export type Customer = z.output<typeof CustomerSchema>;
+export type CustomerList = z.output<typeof CustomerListSchema>;
+export type DeletedCustomer = z.output<typeof DeletedCustomerSchema>;
+export type CreateCustomerParams = z.input<typeof CreateCustomerSchema>;
+export type UpdateCustomerParams = z.input<typeof UpdateCustomerSchema>;
 
 export type Reader = z.output<typeof ReaderSchema>;
 export type ReaderLiveState = z.output<typeof ReaderLiveStateSchema>;

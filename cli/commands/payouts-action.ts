@@ -1,0 +1,73 @@
+import type { Payout } from '../../shared/api/types.js';
+import { parseAmount } from '../amount.js';
+import type { CliContext } from '../context.js';
+import { money } from '../format.js';
+import { currencyFor, positiveInt } from './payments-action.js';
+
+function payoutRow(p: Payout) {
+  return {
+    reference: p.reference,
+    status: p.status,
+    amount: money(p.amount, p.currency),
+    arrival: p.arrival_date ? p.arrival_date.slice(0, 10) : '',
+    kind: p.automatic ? 'scheduled' : 'manual',
+    failure: p.failure_code ?? '',
+    created_at: p.created_at.slice(0, 19).replace('T', ' '),
+  };
+}
+
+export async function showBalance(_args: [], _options: object, ctx: CliContext): Promise<void> {
+  const res = await ctx.api.balance();
+  if (ctx.out.json) {
+    ctx.out.printJson(res);
+    return;
+  }
+  const currencies = [...new Set([...res.data.available, ...res.data.pending].map((b) => b.currency))].sort();
+  const of = (list: readonly { amount: number; currency: string }[], currency: string) => list.find((b) => b.currency === currency)?.amount ?? 0;
+  ctx.out.table(
+    currencies.map((c) => ({ currency: c.toUpperCase(), available: money(of(res.data.available, c), c), pending: money(of(res.data.pending, c), c) })),
+    ['currency', 'available', 'pending'],
+  );
+}
+
+export async function listPayouts(_args: [], options: { status?: string; page: string; size: string }, ctx: CliContext): Promise<void> {
+  const page = await ctx.api.listPayouts({ status: options.status, page: positiveInt(options.page, '--page', 1_000_000), size: positiveInt(options.size, '--size', 100) });
+  if (ctx.out.json) {
+    ctx.out.printJson(page);
+    return;
+  }
+  ctx.out.table(page.data.map(payoutRow));
+  ctx.out.line(`page ${page.page} of ${page.lastPage} (${page.totalCount} payouts)`);
+}
+
+export async function getPayout([id]: [string], _options: object, ctx: CliContext): Promise<void> {
+  const res = await ctx.api.getPayout(id);
+  if (ctx.out.json) ctx.out.printJson(res);
+  else ctx.out.table([payoutRow(res.data)]);
+}
+
+export async function createPayout([amountText]: [string | undefined], options: { currency?: string; description?: string }, ctx: CliContext): Promise<void> {
+  const currency = await currencyFor(ctx, options.currency);
+  const res = await ctx.api.createPayout({
+    currency,
+    ...(amountText !== undefined ? { amount: parseAmount(amountText, currency) } : {}),
+    ...(options.description ? { description: options.description } : {}),
+  });
+  if (ctx.out.json) ctx.out.printJson(res);
+  else ctx.out.line(`Payout ${res.data.reference}: ${money(res.data.amount, res.data.currency)} ${res.data.status}${res.data.arrival_date ? `, expected ${res.data.arrival_date.slice(0, 10)}` : ''}`);
+}
+
+export async function bankAccount(_args: [], options: { accountNumber?: string; routingNumber?: string; holder?: string }, ctx: CliContext): Promise<void> {
+  const res = options.accountNumber
+    ? await ctx.api.setBankAccount({
+        account_number: options.accountNumber,
+        ...(options.routingNumber ? { routing_number: options.routingNumber } : {}),
+        ...(options.holder ? { account_holder_name: options.holder } : {}),
+      })
+    : await ctx.api.bankAccount();
+  if (ctx.out.json) ctx.out.printJson(res);
+  else {
+    const b = res.data;
+    ctx.out.line(`${b.bank_name ?? 'Bank account'} ••${b.last4}${b.routing_number ? ` (routing ${b.routing_number})` : ''}, ${b.currency.toUpperCase()}, ${b.status}`);
+  }
+}

@@ -1,0 +1,39 @@
+import { type Command, Option } from 'commander';
+import { lazy } from '../lazy.js';
+
+export function registerPayoutCommands(program: Command): void {
+  program
+    .command('balance')
+    .description("The shop's balance: available to pay out now, and pending")
+    .action(lazy(async () => (await import('./payouts-action.js')).showBalance));
+
+  const payouts = program.command('payouts').description('Payouts to the shop’s bank account');
+  payouts
+    .command('list')
+    .description('Payouts, newest first')
+    .addOption(new Option('--status <status>', 'only this status').choices(['pending', 'in_transit', 'paid', 'failed', 'canceled']))
+    .option('--page <n>', 'page number, from 1', '1')
+    .option('--size <n>', 'page size, 1 to 100', '10')
+    .action(lazy(async () => (await import('./payouts-action.js')).listPayouts));
+  payouts
+    .command('get')
+    .description('One payout by uuid or po_ reference')
+    .argument('<id>')
+    .action(lazy(async () => (await import('./payouts-action.js')).getPayout));
+  payouts
+    .command('create')
+    .description('Pay out to the bank account now')
+    .argument('[amount]', 'e.g. 250.00 or 25000c (default: all that is available)')
+    .option('--currency <code>', "default: the merchant's")
+    .option('--description <text>')
+    .addHelpText('after', '\nExamples:\n  pos payouts create\n  pos payouts create 250.00 --description "Weekly takings"')
+    .action(lazy(async () => (await import('./payouts-action.js')).createPayout));
+  payouts
+    .command('bank-account')
+    .description('Show the bank account payouts go to, or set it with --account-number')
+    .option('--account-number <number>', 'the account number (or IBAN); test mode: 000123456789 pays, 000111111116 fails')
+    .option('--routing-number <number>', 'routing number (US), sort code (GB), BSB (AU)')
+    .option('--holder <name>', 'account holder name')
+    .addHelpText('after', '\nExample:\n  pos payouts bank-account --account-number 000123456789 --routing-number 110000000')
+    .action(lazy(async () => (await import('./payouts-action.js')).bankAccount));
+}
