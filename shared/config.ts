@@ -211,8 +211,16 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
       secretKeyLive: pick(env.STRIPE_SECRET_KEY_LIVE),
       publishableKeyTest: pick(env.STRIPE_PUBLISHABLE_KEY_TEST),
       publishableKeyLive: pick(env.STRIPE_PUBLISHABLE_KEY_LIVE),
-      // Stripe gives each endpoint (test and live are separate endpoints) its own secret.
-      webhookSecrets: [env.STRIPE_WEBHOOK_SECRET, env.STRIPE_WEBHOOK_SECRET_TEST, env.STRIPE_WEBHOOK_SECRET_LIVE].filter(
+      // Stripe gives each endpoint (test and live are separate endpoints, and connected accounts'
+      // events need a Connect endpoint of their own) its own secret.
+      webhookSecrets: [
+        env.STRIPE_WEBHOOK_SECRET,
+        env.STRIPE_WEBHOOK_SECRET_TEST,
+        env.STRIPE_WEBHOOK_SECRET_LIVE,
+        env.STRIPE_WEBHOOK_SECRET_CONNECT,
+        env.STRIPE_WEBHOOK_SECRET_CONNECT_TEST,
+        env.STRIPE_WEBHOOK_SECRET_CONNECT_LIVE,
+      ].filter(
         (v): v is string => v !== undefined && v !== '',
       ),
     },
