@@ -96,7 +96,7 @@ describe('pos listen, pos trigger, pos events', () => {
     });
 
     const table = await pos(['events', 'list', '--server', t.url, '--api-key', key]);
-    expect(table.stdout).toMatch(/^ID\s+TYPE\s+OBJECT\s+CREATED_AT/);
+    expect(table.stdout).toMatch(/^ID\s+TYPE\s+MODE\s+OBJECT\s+CREATED_AT\n\S+\s+\S+\s+test\s/);
     const detail = await pos(['events', 'get', id, '--server', t.url, '--api-key', key]);
     expect(detail.status).toBe(0);
     expect(detail.stdout).toContain(`delivery to ${r.url}`);
