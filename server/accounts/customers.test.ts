@@ -38,6 +38,8 @@ describe('customers on the in-memory processor', () => {
     // Metadata is the merchant's own: it stays here and costs no processor call.
     await d.services.customers.update(d.scope, created.id, { metadata: { tier: 'platinum' } });
     expect(d.processor.count('updateCustomer')).toBe(1);
+    // An update that changes nothing is no news.
+    await d.services.customers.update(d.scope, created.id, { metadata: { tier: 'platinum' } });
     expect((await events()).map((e) => [e.type, e.data.email ?? null, e.data.is_test])).toEqual([
       ['customer.created', 'ada@example.com', true],
       ['customer.updated', null, true],

@@ -127,6 +127,8 @@ export class CustomerService {
         metadata: JSON.stringify(mergeMetadata(JSON.parse(current.metadata) as Record<string, string>, input.metadata)),
         updated_at: now,
       };
+      // Nothing changed: no write and no event, as Stripe sends no customer.updated then.
+      if ((['name', 'email', 'phone', 'description', 'metadata'] as const).every((k) => next[k] === current[k])) return current;
       await trx
         .updateTable('customers')
         .set({ name: next.name, email: next.email, phone: next.phone, description: next.description, metadata: next.metadata, updated_at: next.updated_at })
