@@ -154,4 +154,17 @@ describe('disputes on the in-memory processor', () => {
     expect(recorded).toBeUndefined();
     expect(await d.store.db.selectFrom('disputes').select('id').execute()).toEqual([]);
   });
+
+  it('re-reads open disputes no event told about for a quarter hour (the polling fallback)', async () => {
+    const opened = await dispute();
+    const processorId = (await d.store.db.selectFrom('disputes').select('processor_dispute_id').executeTakeFirstOrThrow()).processor_dispute_id;
+    // Closed at the processor, and the event about it lost.
+    await d.processor.closeDispute('test', processorId, 'closed-elsewhere');
+    expect(await d.services.disputes.pollOpen()).toBe(0);
+    d.clock.advance(15 * 60 * 1000 + 1);
+    expect(await d.services.disputes.pollOpen()).toBe(1);
+    expect(await d.services.disputes.get(d.scope, opened.id)).toMatchObject({ status: 'lost' });
+    d.clock.advance(60 * 60 * 1000);
+    expect(await d.services.disputes.pollOpen()).toBe(0);
+  });
 });

@@ -119,4 +119,16 @@ describe('balance and payouts on the in-memory processor', () => {
     expect(await d.services.payouts.bankAccount(d.scope)).toMatchObject({ last4: '6789' });
     await expect(d.services.payouts.setBankAccount(d.scope, { account_number: 'XX12' })).rejects.toMatchObject({ status: 400, code: 'account_number_invalid' });
   });
+
+  it('re-reads payouts on their way that no event settled for a quarter hour (the polling fallback)', async () => {
+    const payout = (await d.services.payouts.create(d.scope, { amount: 1_000 }, undefined)).state;
+    const processorId = await processorIdOf(await d.services.payouts.get(d.scope, payout.payoutId));
+    d.processor.settlePayout(processorId, 'paid');
+    expect(await d.services.payouts.pollOpen()).toBe(0);
+    d.clock.advance(15 * 60 * 1000 + 1);
+    expect(await d.services.payouts.pollOpen()).toBe(1);
+    expect(await d.services.payouts.get(d.scope, payout.payoutId)).toMatchObject({ status: 'paid' });
+    d.clock.advance(60 * 60 * 1000);
+    expect(await d.services.payouts.pollOpen()).toBe(0);
+  });
 });
