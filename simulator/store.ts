@@ -101,6 +101,7 @@ create table if not exists idempotency (
   primary key (scope, key)
 );
 create table if not exists timers (id text primary key, kind text not null, due_at integer not null, payload text not null);
+create index if not exists timers_due on timers (due_at, id);
 create table if not exists deliveries (
   id integer primary key autoincrement,
   event_id text not null,
@@ -145,6 +146,17 @@ function toObject<TBody, TInternal>(row: ObjectDbRow): StoredObject<TBody, TInte
     body: JSON.parse(row.body) as TBody,
     internal: JSON.parse(row.internal) as TInternal,
   };
+}
+
+interface TimerDbRow {
+  id: string;
+  kind: string;
+  due_at: number;
+  payload: string;
+}
+
+function toTimer(row: TimerDbRow): TimerRow {
+  return { id: row.id, kind: row.kind, dueAt: row.due_at, payload: JSON.parse(row.payload) as unknown };
 }
 
 function toDelivery(row: DeliveryDbRow): DeliveryRow {
@@ -300,14 +312,23 @@ export class Store {
     return this.#prepare('delete from timers where id = ?').run(id).changes === 1;
   }
 
+  /** Every pending timer, earliest first. */
   timers(): TimerRow[] {
-    const rows = this.#prepare('select id, kind, due_at, payload from timers order by due_at, id').all() as {
-      id: string;
-      kind: string;
-      due_at: number;
-      payload: string;
-    }[];
-    return rows.map((row) => ({ id: row.id, kind: row.kind, dueAt: row.due_at, payload: JSON.parse(row.payload) as unknown }));
+    return (this.#prepare('select id, kind, due_at, payload from timers order by due_at, id').all() as TimerDbRow[]).map(toTimer);
+  }
+
+  /**
+   * Timers due by `now`, earliest first. Timers can be many and days ahead (funds waiting to
+   * become available): reading only what is due, and only the next one to arm, keeps each pass
+   * from loading them all.
+   */
+  dueTimers(now: number): TimerRow[] {
+    return (this.#prepare('select id, kind, due_at, payload from timers where due_at <= ? order by due_at, id').all(now) as TimerDbRow[]).map(toTimer);
+  }
+
+  nextTimer(): TimerRow | undefined {
+    const row = this.#prepare('select id, kind, due_at, payload from timers order by due_at, id limit 1').get() as TimerDbRow | undefined;
+    return row ? toTimer(row) : undefined;
   }
 
   addDelivery(eventId: string, endpointId: string, status: DeliveryStatus, nextAt: number): number {

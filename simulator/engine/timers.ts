@@ -47,7 +47,7 @@ export class Timers implements TimerQueue {
     if (this.closed) return;
     if (this.wake) clearTimeout(this.wake);
     this.wake = null;
-    const next = this.store.timers()[0];
+    const next = this.store.nextTimer();
     if (!next) return;
     const delay = Math.min(Math.max(0, next.dueAt - this.now()), MAX_TIMER_MS);
     this.wake = setTimeout(() => this.fireDue(), delay);
@@ -70,11 +70,7 @@ export class Timers implements TimerQueue {
 
   private fireDue(): void {
     if (this.closed) return;
-    const now = this.now();
-    for (const timer of this.store.timers()) {
-      if (timer.dueAt > now) break;
-      this.fire(timer);
-    }
+    for (const timer of this.store.dueTimers(this.now())) this.fire(timer);
     this.afterFire();
     this.arm();
   }
