@@ -9,6 +9,8 @@ import { Charges } from './engine/charges.js';
 import { Payments } from './engine/payments.js';
 import { Refunds } from './engine/refunds.js';
 import { Terminal } from './engine/terminal.js';
+import { Ledger } from './engine/ledger.js';
+import { Transfers } from './engine/transfers.js';
 import { EventLog, WebhookEndpoints } from './engine/events.js';
 import { WebhookDispatcher } from './engine/dispatcher.js';
 import { Timers } from './engine/timers.js';
@@ -97,15 +99,18 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   timers.afterFire = () => dispatcher.poke();
   const kernel: Kernel = { store, config, now, timers, events, log };
 
+  const ledger = new Ledger(kernel);
+  const transfers = new Transfers(kernel, ledger);
   const accounts = new Accounts(kernel);
   const paymentMethods = new PaymentMethods(kernel);
-  const charges = new Charges(kernel);
+  const charges = new Charges(kernel, ledger, transfers);
   const payments = new Payments(kernel, accounts, paymentMethods, charges);
-  const refunds = new Refunds(kernel, payments, charges);
+  const refunds = new Refunds(kernel, payments, charges, ledger, transfers);
   const terminal = new Terminal(kernel, payments, paymentMethods);
   const endpoints = new WebhookEndpoints(kernel);
   timers.on('ach_settlement', (payload) => payments.settleAch(payload as { paymentIntent: string; apiVersion: string }));
   timers.on('card_present_authorization', (payload) => terminal.completeAuthorization(payload));
+  timers.on('balance_available', (payload) => ledger.makeAvailable(payload));
 
   const services: Services = {
     kernel,
@@ -115,6 +120,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     charges,
     refunds,
     terminal,
+    ledger,
     endpoints,
     events,
     afterCommit: () => dispatcher.poke(),

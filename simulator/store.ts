@@ -5,7 +5,8 @@ import Database from 'better-sqlite3';
 /**
  * Persistence of the simulator: one SQLite file in the data directory. Everything a restart must not
  * lose lives here — Stripe objects, idempotent responses, timers (authorisation windows, ACH
- * settlements) and webhook deliveries — so the process can be killed at any point.
+ * settlements, funds becoming available) and webhook deliveries — so the process can be killed at
+ * any point.
  *
  * Objects are stored as the JSON Stripe would return (`body`) plus simulator-only state that never
  * goes on the wire (`internal`). better-sqlite3 is synchronous: a request handler runs from start to
@@ -42,6 +43,13 @@ export interface PageRequest {
 
 /** Equality filters on top-level body fields (`payment_intent`, `location`, `status`, …). */
 export type Filters = Record<string, string | number | boolean | null | undefined>;
+
+export interface BalanceTotal {
+  currency: string;
+  status: string;
+  sourceType: string;
+  net: number;
+}
 
 export interface TimerRow {
   id: string;
@@ -273,6 +281,20 @@ export class Store {
     const kept = rows.slice(0, page.limit);
     if (order === 'asc') kept.reverse();
     return { data: kept.map((row) => toObject<TBody, TInternal>(row)), hasMore };
+  }
+
+  /**
+   * Net amounts of a scope's balance transactions by currency, status (`pending`/`available`) and
+   * source type: what `GET /v1/balance` reports, summed in SQL so a long history is never loaded.
+   */
+  balanceTotals(scope: Scope): BalanceTotal[] {
+    const rows = this.#prepare(
+      `select json_extract(body, '$.currency') as currency, json_extract(body, '$.status') as status,
+              json_extract(internal, '$.sourceType') as source_type, sum(json_extract(body, '$.net')) as net
+       from objects where type = 'balance_transaction' and livemode = ? and account is ?
+       group by currency, status, source_type order by currency`,
+    ).all(scope.livemode ? 1 : 0, scope.account) as { currency: string; status: string; source_type: string | null; net: number }[];
+    return rows.map((row) => ({ currency: row.currency, status: row.status, sourceType: row.source_type ?? 'card', net: row.net }));
   }
 
   /** Every object of a type in every scope (small sets only: endpoints, readers). */

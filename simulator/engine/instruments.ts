@@ -163,7 +163,16 @@ const CARD_TOKENS: Record<string, string> = {
   pm_card_authenticationRequired: '4000002760003184',
   pm_card_authenticationRequiredOnSetup: '4000002500003155',
   pm_card_threeDSecure2Required: '4000000000003220',
+  pm_card_bypassPending: '4000000000000077',
+  pm_card_bypassPendingInternational: '4000003720000278',
 };
+
+/** Cards whose funds skip the pending balance: available as soon as the charge is captured. */
+const BYPASS_PENDING = new Set(['4000000000000077', '4000003720000278']);
+
+export function bypassesPending(number: string): boolean {
+  return BYPASS_PENDING.has(number);
+}
 
 export function cardTokenNumber(token: string): string | undefined {
   return Object.hasOwn(CARD_TOKENS, token) ? CARD_TOKENS[token] : undefined;

@@ -22,7 +22,10 @@ export interface RuntimeConfig {
   baseUrl: string;
 }
 
-export type TimerKind = 'ach_settlement' | 'card_present_authorization';
+export type TimerKind =
+  | 'ach_settlement'
+  | 'card_present_authorization'
+  | 'balance_available';
 
 export interface TimerQueue {
   schedule(kind: TimerKind, dueAt: number, payload: unknown): string;
@@ -30,7 +33,7 @@ export interface TimerQueue {
 }
 
 export interface EventSink {
-  emit(origin: Origin, type: string, object: { id: string }, previousAttributes?: Record<string, unknown>): void;
+  emit(origin: Origin, type: string, object: object, previousAttributes?: Record<string, unknown>): void;
 }
 
 export interface Kernel {

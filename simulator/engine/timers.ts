@@ -3,10 +3,9 @@ import type { Store, TimerRow } from '../store.js';
 import type { TimerKind, TimerQueue } from './kernel.js';
 
 /**
- * Persisted timers: authorisation windows and ACH settlements. A timer is a row written in the
- * transaction that starts the wait; firing deletes the row and applies the transition in one
- * transaction, so a restart neither loses nor repeats a transition. One Node timeout is armed for
- * the earliest row.
+ * Persisted timers: authorisation windows, ACH settlements and funds becoming available. A timer is a row written in the transaction that starts the wait; firing
+ * deletes the row and applies the transition in one transaction, so a restart neither loses nor
+ * repeats a transition. One Node timeout is armed for the earliest row.
  */
 
 /** Node's setTimeout overflows past 2^31-1 ms; later timers are re-armed when this one fires. */

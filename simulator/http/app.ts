@@ -10,6 +10,7 @@ import { refundsRouter } from './routes/refunds.js';
 import { terminalRouter } from './routes/terminal.js';
 import { webhooksRouter } from './routes/webhooks.js';
 import { simRouter } from './routes/sim.js';
+import { balanceRouter } from './routes/balance.js';
 
 /**
  * The simulator's HTTP app, built from explicit dependencies; only `index.ts` listens.
@@ -58,6 +59,7 @@ export function createApp(services: Services, keys: PlatformKeys, control: Simul
   app.use(refundsRouter(services));
   app.use(terminalRouter(services));
   app.use(webhooksRouter(services));
+  app.use(balanceRouter(services));
   app.use((req: Request) => {
     throw new SimError(
       404,
