@@ -11,6 +11,8 @@ import { Refunds } from './engine/refunds.js';
 import { Terminal } from './engine/terminal.js';
 import { Ledger } from './engine/ledger.js';
 import { Transfers } from './engine/transfers.js';
+import { BankAccounts } from './engine/bankAccounts.js';
+import { Payouts } from './engine/payouts.js';
 import { EventLog, WebhookEndpoints } from './engine/events.js';
 import { WebhookDispatcher } from './engine/dispatcher.js';
 import { Timers } from './engine/timers.js';
@@ -101,16 +103,22 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
 
   const ledger = new Ledger(kernel);
   const transfers = new Transfers(kernel, ledger);
-  const accounts = new Accounts(kernel);
+  const bankAccounts = new BankAccounts(kernel);
+  const accounts = new Accounts(kernel, bankAccounts);
   const paymentMethods = new PaymentMethods(kernel);
   const charges = new Charges(kernel, ledger, transfers);
   const payments = new Payments(kernel, accounts, paymentMethods, charges);
   const refunds = new Refunds(kernel, payments, charges, ledger, transfers);
   const terminal = new Terminal(kernel, payments, paymentMethods);
+  const payouts = new Payouts(kernel, ledger, bankAccounts);
   const endpoints = new WebhookEndpoints(kernel);
+  ledger.onFundsAvailable = (origin) => payouts.scheduleRun(origin);
   timers.on('ach_settlement', (payload) => payments.settleAch(payload as { paymentIntent: string; apiVersion: string }));
   timers.on('card_present_authorization', (payload) => terminal.completeAuthorization(payload));
   timers.on('balance_available', (payload) => ledger.makeAvailable(payload));
+  timers.on('payout_run', (payload) => payouts.run(payload));
+  timers.on('payout_submit', (payload) => payouts.submit(payload));
+  timers.on('payout_arrival', (payload) => payouts.arrive(payload));
 
   const services: Services = {
     kernel,
@@ -121,6 +129,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     refunds,
     terminal,
     ledger,
+    payouts,
+    bankAccounts,
     endpoints,
     events,
     afterCommit: () => dispatcher.poke(),

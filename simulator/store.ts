@@ -5,8 +5,8 @@ import Database from 'better-sqlite3';
 /**
  * Persistence of the simulator: one SQLite file in the data directory. Everything a restart must not
  * lose lives here — Stripe objects, idempotent responses, timers (authorisation windows, ACH
- * settlements, funds becoming available) and webhook deliveries — so the process can be killed at
- * any point.
+ * settlements, funds becoming available, disputes, payouts) and webhook deliveries — so the process
+ * can be killed at any point.
  *
  * Objects are stored as the JSON Stripe would return (`body`) plus simulator-only state that never
  * goes on the wire (`internal`). better-sqlite3 is synchronous: a request handler runs from start to

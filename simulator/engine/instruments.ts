@@ -257,6 +257,40 @@ export function achOutcome(accountNumber: string): AchOutcome {
 
 export const ACH_TEST_ROUTING = '110000000';
 
+/**
+ * Payouts to Stripe's test bank accounts (Connect testing docs, routing 110000000): the same account
+ * numbers as the ACH debit failures, with the messages Stripe gives a failed payout.
+ */
+const PAYOUT_FAILURES: Record<string, { code: string; message: string }> = {
+  '000111111116': { code: 'no_account', message: 'The bank account details on file are probably incorrect. No bank account could be located with those details.' },
+  '000111111113': { code: 'account_closed', message: 'The bank account has been closed.' },
+  '000222222227': { code: 'insufficient_funds', message: 'Your Stripe account has insufficient funds to cover the payout.' },
+  '000333333335': { code: 'debit_not_authorized', message: 'Debit transactions are not approved on the bank account. (Stripe requires bank accounts to be set up for both credit and debit payouts.)' },
+  '000444444440': { code: 'invalid_currency', message: 'The bank was unable to process this payout because of its currency.' },
+};
+
+export function payoutOutcome(accountNumber: string): AchOutcome {
+  const failure = Object.hasOwn(PAYOUT_FAILURES, accountNumber) ? PAYOUT_FAILURES[accountNumber] : undefined;
+  return failure ? { succeeds: false, ...failure } : { succeeds: true };
+}
+
+/** The account that pays: every test connected account starts with it as its bank account. */
+export const PAYOUT_TEST_ACCOUNT = '000123456789';
+
+/** `btok_us_verified*` bank account tokens (Connect testing docs) and the account number of each. */
+const BANK_TOKENS: Record<string, string> = {
+  btok_us_verified: PAYOUT_TEST_ACCOUNT,
+  btok_us_verified_noAccount: '000111111116',
+  btok_us_verified_accountClosed: '000111111113',
+  btok_us_verified_insufficientFunds: '000222222227',
+  btok_us_verified_debitNotAuthorized: '000333333335',
+  btok_us_verified_invalidCurrency: '000444444440',
+};
+
+export function bankTokenAccount(token: string): string | undefined {
+  return Object.hasOwn(BANK_TOKENS, token) ? BANK_TOKENS[token] : undefined;
+}
+
 /** `pm_usBankAccount_*` tokens and the test account number each one stands for. */
 const ACH_TOKENS: Record<string, string> = {
   pm_usBankAccount_success: '000123456789',

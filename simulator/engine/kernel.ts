@@ -25,7 +25,10 @@ export interface RuntimeConfig {
 export type TimerKind =
   | 'ach_settlement'
   | 'card_present_authorization'
-  | 'balance_available';
+  | 'balance_available'
+  | 'payout_run'
+  | 'payout_submit'
+  | 'payout_arrival';
 
 export interface TimerQueue {
   schedule(kind: TimerKind, dueAt: number, payload: unknown): string;

@@ -3,7 +3,8 @@ import type { Store, TimerRow } from '../store.js';
 import type { TimerKind, TimerQueue } from './kernel.js';
 
 /**
- * Persisted timers: authorisation windows, ACH settlements and funds becoming available. A timer is a row written in the transaction that starts the wait; firing
+ * Persisted timers: authorisation windows, ACH settlements, funds becoming available, disputes and
+ * payouts moving on. A timer is a row written in the transaction that starts the wait; firing
  * deletes the row and applies the transition in one transaction, so a restart neither loses nor
  * repeats a transition. One Node timeout is armed for the earliest row.
  */

@@ -7,6 +7,8 @@ import type { Payments } from '../engine/payments.js';
 import type { Refunds } from '../engine/refunds.js';
 import type { Terminal } from '../engine/terminal.js';
 import type { Ledger } from '../engine/ledger.js';
+import type { Payouts } from '../engine/payouts.js';
+import type { BankAccounts } from '../engine/bankAccounts.js';
 import { type Handler, type EndpointOptions, endpoint } from './endpoint.js';
 import type { RequestHandler } from 'express';
 
@@ -20,6 +22,8 @@ export interface Services {
   refunds: Refunds;
   terminal: Terminal;
   ledger: Ledger;
+  payouts: Payouts;
+  bankAccounts: BankAccounts;
   endpoints: WebhookEndpoints;
   events: EventLog;
   /** Wakes timers and the webhook dispatcher once a request has committed. */
