@@ -11,6 +11,7 @@ import { Refunds } from './engine/refunds.js';
 import { Terminal } from './engine/terminal.js';
 import { Ledger } from './engine/ledger.js';
 import { Transfers } from './engine/transfers.js';
+import { Disputes } from './engine/disputes.js';
 import { BankAccounts } from './engine/bankAccounts.js';
 import { Payouts } from './engine/payouts.js';
 import { EventLog, WebhookEndpoints } from './engine/events.js';
@@ -35,6 +36,8 @@ export interface SimulatorOptions {
   authorizationDelayMs?: number;
   /** us_bank_account processing → succeeded; default 2000 ms. */
   achSettlementDelayMs?: number;
+  /** Capture on a dispute test card → dispute opens; deciding evidence → dispute closes. Default 1000 ms. */
+  disputeDelayMs?: number;
   logger?: (line: string) => void;
 }
 
@@ -55,6 +58,11 @@ export interface RunningSimulator {
 const DEFAULT_AUTHORIZATION_DELAY_MS = 300;
 /** 2 s: ACH takes days on Stripe; two seconds keeps the `processing` state observable in a demo. */
 const DEFAULT_ACH_SETTLEMENT_DELAY_MS = 2_000;
+/**
+ * 1 s: on Stripe a test dispute opens moments after the charge. A second lets a client see the
+ * payment succeed, undisputed, before `charge.dispute.created`, and keeps a demo moving.
+ */
+const DEFAULT_DISPUTE_DELAY_MS = 1_000;
 
 const KEYS_META = 'platform_keys';
 
@@ -92,6 +100,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const config: RuntimeConfig = {
     authorizationDelayMs: options.authorizationDelayMs ?? DEFAULT_AUTHORIZATION_DELAY_MS,
     achSettlementDelayMs: options.achSettlementDelayMs ?? DEFAULT_ACH_SETTLEMENT_DELAY_MS,
+    disputeDelayMs: options.disputeDelayMs ?? DEFAULT_DISPUTE_DELAY_MS,
     baseUrl: '',
   };
   const timers = new Timers(store, now, log);
@@ -110,12 +119,15 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const payments = new Payments(kernel, accounts, paymentMethods, charges);
   const refunds = new Refunds(kernel, payments, charges, ledger, transfers);
   const terminal = new Terminal(kernel, payments, paymentMethods);
+  const disputes = new Disputes(kernel, ledger, transfers);
   const payouts = new Payouts(kernel, ledger, bankAccounts);
   const endpoints = new WebhookEndpoints(kernel);
   ledger.onFundsAvailable = (origin) => payouts.scheduleRun(origin);
   timers.on('ach_settlement', (payload) => payments.settleAch(payload as { paymentIntent: string; apiVersion: string }));
   timers.on('card_present_authorization', (payload) => terminal.completeAuthorization(payload));
   timers.on('balance_available', (payload) => ledger.makeAvailable(payload));
+  timers.on('dispute_open', (payload) => disputes.open(payload));
+  timers.on('dispute_decision', (payload) => disputes.decide(payload));
   timers.on('payout_run', (payload) => payouts.run(payload));
   timers.on('payout_submit', (payload) => payouts.submit(payload));
   timers.on('payout_arrival', (payload) => payouts.arrive(payload));
@@ -129,6 +141,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     refunds,
     terminal,
     ledger,
+    disputes,
     payouts,
     bankAccounts,
     endpoints,

@@ -7,8 +7,9 @@ import type { PaymentMethodInternal, PaymentMethodRow } from './paymentMethods.j
 import type { PaymentIntentRow } from './payments.js';
 import type { Ledger, SourceType } from './ledger.js';
 import type { Transfers } from './transfers.js';
+import type { DisputeOpenPayload } from './disputes.js';
 import { applicationFee, processingFee, stripeFee } from './fees.js';
-import { bypassesPending } from './instruments.js';
+import { bypassesPending, disputeBehaviour } from './instruments.js';
 
 export type ChargeRow = StoredObject<Stripe.Charge, Record<string, never>>;
 
@@ -175,7 +176,7 @@ export class Charges {
 
   /**
    * Moves captured money: the charge (less Stripe's fee) onto the balance it was made on, the
-   * destination transfer and the application fee.
+   * destination transfer and the application fee; then, for a dispute test card, the dispute to come.
    */
   capture(origin: Origin, row: PaymentIntentRow, chargeRow: ChargeRow, amount: number): void {
     const pi = row.body;
@@ -265,5 +266,9 @@ export class Charges {
       this.kernel.events.emit({ ...origin, scope: platform }, 'application_fee.created', applicationFeeObject);
     }
     this.kernel.store.save(chargeRow);
+    if (methodType === 'card' && disputeBehaviour(cardNumber)) {
+      const payload: DisputeOpenPayload = { charge: charge.id, apiVersion: origin.apiVersion };
+      this.kernel.timers.schedule('dispute_open', this.kernel.now() + this.kernel.config.disputeDelayMs, payload);
+    }
   }
 }

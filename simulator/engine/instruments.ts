@@ -165,6 +165,9 @@ const CARD_TOKENS: Record<string, string> = {
   pm_card_threeDSecure2Required: '4000000000003220',
   pm_card_bypassPending: '4000000000000077',
   pm_card_bypassPendingInternational: '4000003720000278',
+  pm_card_createDispute: '4000000000000259',
+  pm_card_createDisputeProductNotReceived: '4000000000002685',
+  pm_card_createDisputeInquiry: '4000000000001976',
 };
 
 /** Cards whose funds skip the pending balance: available as soon as the charge is captured. */
@@ -172,6 +175,27 @@ const BYPASS_PENDING = new Set(['4000000000000077', '4000003720000278']);
 
 export function bypassesPending(number: string): boolean {
   return BYPASS_PENDING.has(number);
+}
+
+/**
+ * Cards whose successful charge is disputed afterwards (Stripe's testing docs, "Disputes"), with
+ * the reason, whether it is an inquiry (a retrieval request: no funds withdrawn until it escalates)
+ * and the Visa reason code a real dispute of that kind carries.
+ */
+export interface DisputeBehaviour {
+  reason: 'fraudulent' | 'product_not_received';
+  inquiry: boolean;
+  networkReasonCode: string;
+}
+
+const DISPUTE_CARDS: Record<string, DisputeBehaviour> = {
+  '4000000000000259': { reason: 'fraudulent', inquiry: false, networkReasonCode: '10.4' },
+  '4000000000002685': { reason: 'product_not_received', inquiry: false, networkReasonCode: '13.1' },
+  '4000000000001976': { reason: 'fraudulent', inquiry: true, networkReasonCode: '10.4' },
+};
+
+export function disputeBehaviour(number: string): DisputeBehaviour | undefined {
+  return Object.hasOwn(DISPUTE_CARDS, number) ? DISPUTE_CARDS[number] : undefined;
 }
 
 export function cardTokenNumber(token: string): string | undefined {

@@ -18,6 +18,8 @@ export interface Origin {
 export interface RuntimeConfig {
   authorizationDelayMs: number;
   achSettlementDelayMs: number;
+  /** A captured charge on a dispute test card → its dispute opens; evidence submitted → the bank decides. */
+  disputeDelayMs: number;
   /** Public base URL of the simulator (3DS pages, receipts), known once the server listens. */
   baseUrl: string;
 }
@@ -26,6 +28,8 @@ export type TimerKind =
   | 'ach_settlement'
   | 'card_present_authorization'
   | 'balance_available'
+  | 'dispute_open'
+  | 'dispute_decision'
   | 'payout_run'
   | 'payout_submit'
   | 'payout_arrival';

@@ -11,7 +11,8 @@ import type { Transfers } from './transfers.js';
 
 /**
  * Refunds of captured charges. The money rule is Stripe's: refunds never exceed what was captured
- * and not yet refunded. A refund debits the available balance the charge is on; `reverse_transfer` pulls the proportional share back from
+ * and not yet refunded, and a charge that has been charged back cannot be refunded. A refund debits
+ * the available balance the charge is on; `reverse_transfer` pulls the proportional share back from
  * the destination account, `refund_application_fee` returns the proportional share of the platform's fee.
  */
 
@@ -75,6 +76,10 @@ export class Refunds {
         'charge',
         'charge_not_refundable',
       );
+    }
+    const dispute = this.kernel.store.list<Stripe.Dispute, unknown>('dispute', { livemode: chargeRow.livemode, account: chargeRow.account }, { charge: charge.id }, { limit: 1 }).data[0];
+    if (dispute && !dispute.body.is_charge_refundable) {
+      throw invalidRequest(`Charge ${charge.id} has been charged back; cannot issue a refund.`, 'charge', 'charge_disputed');
     }
     const refundable = charge.amount - charge.amount_refunded;
     if (charge.refunded || refundable <= 0) {

@@ -11,6 +11,7 @@ import { terminalRouter } from './routes/terminal.js';
 import { webhooksRouter } from './routes/webhooks.js';
 import { simRouter } from './routes/sim.js';
 import { balanceRouter } from './routes/balance.js';
+import { disputesRouter } from './routes/disputes.js';
 import { payoutsRouter } from './routes/payouts.js';
 
 /**
@@ -60,6 +61,7 @@ export function createApp(services: Services, keys: PlatformKeys, control: Simul
   app.use(refundsRouter(services));
   app.use(terminalRouter(services));
   app.use(webhooksRouter(services));
+  app.use(disputesRouter(services));
   app.use(balanceRouter(services));
   app.use(payoutsRouter(services));
   app.use((req: Request) => {

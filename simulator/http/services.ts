@@ -7,6 +7,7 @@ import type { Payments } from '../engine/payments.js';
 import type { Refunds } from '../engine/refunds.js';
 import type { Terminal } from '../engine/terminal.js';
 import type { Ledger } from '../engine/ledger.js';
+import type { Disputes } from '../engine/disputes.js';
 import type { Payouts } from '../engine/payouts.js';
 import type { BankAccounts } from '../engine/bankAccounts.js';
 import { type Handler, type EndpointOptions, endpoint } from './endpoint.js';
@@ -22,6 +23,7 @@ export interface Services {
   refunds: Refunds;
   terminal: Terminal;
   ledger: Ledger;
+  disputes: Disputes;
   payouts: Payouts;
   bankAccounts: BankAccounts;
   endpoints: WebhookEndpoints;
