@@ -14,6 +14,7 @@ import { Transfers } from './engine/transfers.js';
 import { Disputes } from './engine/disputes.js';
 import { BankAccounts } from './engine/bankAccounts.js';
 import { Payouts } from './engine/payouts.js';
+import { Customers } from './engine/customers.js';
 import { EventLog, WebhookEndpoints } from './engine/events.js';
 import { WebhookDispatcher } from './engine/dispatcher.js';
 import { Timers } from './engine/timers.js';
@@ -114,9 +115,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const transfers = new Transfers(kernel, ledger);
   const bankAccounts = new BankAccounts(kernel);
   const accounts = new Accounts(kernel, bankAccounts);
+  const customers = new Customers(kernel);
   const paymentMethods = new PaymentMethods(kernel);
   const charges = new Charges(kernel, ledger, transfers);
-  const payments = new Payments(kernel, accounts, paymentMethods, charges);
+  const payments = new Payments(kernel, accounts, paymentMethods, charges, customers);
   const refunds = new Refunds(kernel, payments, charges, ledger, transfers);
   const terminal = new Terminal(kernel, payments, paymentMethods);
   const disputes = new Disputes(kernel, ledger, transfers);
@@ -144,6 +146,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     disputes,
     payouts,
     bankAccounts,
+    customers,
     endpoints,
     events,
     afterCommit: () => dispatcher.poke(),

@@ -11,6 +11,7 @@ import { terminalRouter } from './routes/terminal.js';
 import { webhooksRouter } from './routes/webhooks.js';
 import { simRouter } from './routes/sim.js';
 import { balanceRouter } from './routes/balance.js';
+import { customersRouter } from './routes/customers.js';
 import { disputesRouter } from './routes/disputes.js';
 import { payoutsRouter } from './routes/payouts.js';
 
@@ -64,6 +65,7 @@ export function createApp(services: Services, keys: PlatformKeys, control: Simul
   app.use(disputesRouter(services));
   app.use(balanceRouter(services));
   app.use(payoutsRouter(services));
+  app.use(customersRouter(services));
   app.use((req: Request) => {
     throw new SimError(
       404,

@@ -10,6 +10,7 @@ import type { Ledger } from '../engine/ledger.js';
 import type { Disputes } from '../engine/disputes.js';
 import type { Payouts } from '../engine/payouts.js';
 import type { BankAccounts } from '../engine/bankAccounts.js';
+import type { Customers } from '../engine/customers.js';
 import { type Handler, type EndpointOptions, endpoint } from './endpoint.js';
 import type { RequestHandler } from 'express';
 
@@ -26,6 +27,7 @@ export interface Services {
   disputes: Disputes;
   payouts: Payouts;
   bankAccounts: BankAccounts;
+  customers: Customers;
   endpoints: WebhookEndpoints;
   events: EventLog;
   /** Wakes timers and the webhook dispatcher once a request has committed. */
