@@ -18,6 +18,8 @@ const AVAILABLE_AT_ONCE = 'pm_card_bypassPending';
 const TEST_ROUTING = '110000000';
 const BANK_PAYS = '000123456789';
 const BANK_FAILS = '000111111116';
+/** Our fee on a card payment (spec §8): what a payment brings the balance is the rest. */
+const PLATFORM_FEE_PERCENT = 3;
 /** 20.00: a round test amount clear of the minimum and of the card-present test amounts whose cents pick a decline. */
 const AMOUNT = 2000;
 
@@ -63,11 +65,17 @@ async function disputedPayment(api: PosApi): Promise<Dispute> {
   return waitFor(`the dispute of payment ${paid.reference}`, async () => (await api.listDisputes({ transaction_id: paid.id, size: 1 })).data[0]);
 }
 
-/** Pays out what a fresh payment made available, to the bank account given, and waits for the bank's answer. */
+/**
+ * Pays out what a fresh payment made available, to the bank account given, and waits for the bank's
+ * answer. A balance below zero (disputes lost, their fees) is made good first: the payment is large
+ * enough to leave at least the usual amount available after our fee.
+ */
 async function payout(api: PosApi, bank: string): Promise<Payout> {
+  const available = (await api.balance()).data.available.find((b) => b.currency === 'usd')?.amount ?? 0;
+  const deficit = Math.max(0, -available);
   await api.setBankAccount({ account_number: bank, routing_number: TEST_ROUTING });
   try {
-    await createPayment(api, { payment_method: AVAILABLE_AT_ONCE, confirm: true });
+    await createPayment(api, { payment_method: AVAILABLE_AT_ONCE, confirm: true, amount: AMOUNT + Math.ceil((deficit * 100) / (100 - PLATFORM_FEE_PERCENT)) });
     const made = (await api.createPayout({ currency: 'usd', description: 'pos trigger', metadata: { pos_trigger: 'true' } })).data;
     await fastForward(api);
     return await waitFor(`payout ${made.reference} to be paid or to fail`, async () => {

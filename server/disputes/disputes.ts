@@ -242,7 +242,9 @@ export class DisputeService {
       evidence_due_by: snap.dueBy,
       funds_withdrawn_at: null,
       funds_reinstated_at: null,
-      created_at: dispute.created ? dispute.created * 1000 : now,
+      // When we first heard of it, moments after the processor opened it: the processor's own
+      // time is in whole seconds, which would leave disputes opened in one second in no order.
+      created_at: now,
       updated_at: now,
       closed_at: null,
       synced_at: now,

@@ -101,7 +101,7 @@ describe('balance and payouts on the in-memory processor', () => {
 
   it('lists by status, newest first, inside the scope of the key', async () => {
     await d.services.payouts.create(d.scope, { amount: 100 }, undefined);
-    d.processor.nowSeconds += 60;
+    d.clock.advance(1);
     await d.services.payouts.create(d.scope, { amount: 200 }, undefined);
     expect((await d.services.payouts.list(d.scope, { page: 1, size: 10 })).data.map((p) => p.amount)).toEqual([200, 100]);
     expect((await d.services.payouts.list(d.scope, { page: 1, size: 10 }, 'paid')).totalCount).toBe(0);

@@ -293,7 +293,9 @@ export class PayoutService {
         failure_code: null,
         failure_message: null,
         metadata: JSON.stringify(ours?.metadata ?? {}),
-        created_at: payout.created ? payout.created * 1000 : now,
+        // When we first heard of it, moments after the processor made it: the processor's own
+        // time is in whole seconds, which would leave payouts made in one second in no order.
+        created_at: now,
         updated_at: now,
         synced_at: now,
       };
