@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localDate } from '../cli/report.js';
+import { json, pos } from './helpers/cli.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+
+/**
+ * `pos disputes`, `pos balance`, `pos payouts`, `pos customers` and their `pos trigger` events, as
+ * the real executable runs them against a server on the real simulator: `--json` prints the API's
+ * own answer, and each trigger is made of real test-mode activity.
+ */
+
+let t: TestServer;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  t = await startTestServer({ reconcileIntervalMs: 200 }, { simulator: { disputeDelayMs: 100 } });
+  const m = await t.merchant('CLI Money Shop');
+  env = { POS_SERVER_URL: t.url, POS_API_KEY: m.keys.sk_test };
+});
+afterAll(() => t.stop());
+
+type Obj = Record<string, unknown> & { id: string; reference: string; status: string };
+
+async function run<T = { data: Obj }>(args: string[]): Promise<T> {
+  const r = await pos(args, env);
+  expect(r.status, `pos ${args.join(' ')}: ${r.stderr}`).toBe(0);
+  return json<T>(r);
+}
+
+describe('pos customers', () => {
+  it('creates, gets, updates, lists and deletes, printing the API JSON', async () => {
+    const created = (await run(['customers', 'create', '--name', 'Ada', '--email', 'ada@example.com', '--metadata', 'tier=gold', '--json'])).data;
+    expect(created).toMatchObject({ object: 'customer', name: 'Ada', email: 'ada@example.com', metadata: { tier: 'gold' }, is_test: true });
+    expect((await run(['customers', 'get', created.reference, '--json'])).data.id).toBe(created.id);
+    const updated = (await run(['customers', 'update', created.id, '--phone', '+1 555 0100', '--clear', 'email', '--metadata', 'tier=', '--json'])).data;
+    expect(updated).toMatchObject({ name: 'Ada', email: null, phone: '+1 555 0100', metadata: {} });
+    const list = await run<{ data: Obj[]; totalCount: number }>(['customers', 'list', '--json']);
+    expect(list.data.map((c) => c.id)).toContain(created.id);
+    expect((await run(['customers', 'delete', created.id, '--json'])).data).toEqual({ id: created.id, object: 'customer', deleted: true });
+    const gone = await pos(['customers', 'get', created.id], env);
+    expect(gone.status).toBe(1);
+    expect(gone.stderr).toMatch(/resource_missing/);
+    expect((await pos(['customers', 'update', created.id], env)).status).toBe(2);
+  });
+
+  it('pos trigger customer.created', async () => {
+    const customer = (await run(['trigger', 'customer.created', '--json'])).data;
+    expect(customer).toMatchObject({ object: 'customer', metadata: { pos_trigger: 'true' } });
+  });
+});
+
+describe('pos disputes', () => {
+  it('pos trigger dispute.created, then list, get, evidence and accept', async () => {
+    const opened = (await run(['trigger', 'dispute.created', '--json'])).data;
+    expect(opened).toMatchObject({ object: 'dispute', status: 'needs_response', reason: 'fraudulent', is_test: true });
+    const list = await run<{ data: Obj[] }>(['disputes', 'list', '--transaction', String(opened.transaction_id), '--json']);
+    expect(list.data.map((d) => d.id)).toEqual([opened.id]);
+    expect((await run(['disputes', 'get', opened.reference, '--json'])).data.id).toBe(opened.id);
+    const staged = (await run(['disputes', 'evidence', opened.id, '--product-description', 'A flat white', '--field', 'customer_name=Ada', '--json'])).data;
+    expect(staged).toMatchObject({ status: 'needs_response', evidence: { product_description: 'A flat white', customer_name: 'Ada' } });
+    const table = await pos(['disputes', 'list'], env);
+    expect(table.stdout).toMatch(new RegExp(`${opened.reference}\\s+needs_response\\s+\\$20\\.00\\s+fraudulent`));
+    expect((await run(['disputes', 'accept', opened.id, '--json'])).data.status).toBe('lost');
+    expect((await pos(['disputes', 'evidence', opened.id], env)).status).toBe(2);
+  });
+
+  it('pos trigger dispute.closed: winning evidence closes it won', async () => {
+    const closed = (await run(['trigger', 'dispute.closed', '--json'])).data;
+    expect(closed).toMatchObject({ object: 'dispute', status: 'won' });
+    expect(closed.closed_at).toEqual(expect.any(String));
+  });
+});
+
+describe('pos balance and pos payouts', () => {
+  it('pos trigger payout.paid and payout.failed, then balance, list, get, create and the bank account', async () => {
+    const paid = (await run(['trigger', 'payout.paid', '--json'])).data;
+    expect(paid).toMatchObject({ object: 'payout', status: 'paid', failure_code: null });
+    const failed = (await run(['trigger', 'payout.failed', '--json'])).data;
+    expect(failed).toMatchObject({ object: 'payout', status: 'failed', failure_code: 'no_account' });
+    // The trigger leaves the shop paid out to the account that pays.
+    expect((await run(['payouts', 'bank-account', '--json'])).data).toMatchObject({ last4: '6789' });
+
+    const balance = (await run<{ data: { available: { amount: number; currency: string }[]; pending: unknown[] } }>(['balance', '--json'])).data;
+    expect(balance).toHaveProperty('pending');
+    const list = await run<{ data: Obj[] }>(['payouts', 'list', '--json']);
+    expect(list.data.map((p) => p.id)).toEqual(expect.arrayContaining([paid.id, failed.id]));
+    expect((await run(['payouts', 'get', failed.reference, '--json'])).data).toMatchObject({ status: 'failed' });
+    const table = await pos(['payouts', 'list', '--status', 'failed'], env);
+    expect(table.stdout).toMatch(new RegExp(`${failed.reference}\\s+failed`));
+
+    // The failed payout's money is back in the available balance, so there is something to pay out.
+    const made = (await run(['payouts', 'create', '1.00', '--description', 'from the CLI', '--json'])).data;
+    expect(made).toMatchObject({ object: 'payout', amount: 100, currency: 'usd', description: 'from the CLI', automatic: false });
+    const words = await pos(['balance'], env);
+    expect(words.stdout).toMatch(/USD\s+\$[\d,.]+\s+\$[\d,.]+/);
+  });
+
+  it('the close-out counts the day’s disputes and payouts', async () => {
+    const report = (await run<{ data: { disputes: { opened: { count: number }; closed: { count: number }; won: number; lost: number }; payouts: { sent: { count: number }; failed: { count: number } } } }>([
+      'report',
+      'day',
+      '--date',
+      localDate(),
+      '--json',
+    ])).data;
+    expect(report.disputes.opened.count).toBeGreaterThanOrEqual(2);
+    expect(report.disputes.won).toBeGreaterThanOrEqual(1);
+    expect(report.disputes.lost).toBeGreaterThanOrEqual(1);
+    expect(report.payouts.sent.count).toBeGreaterThanOrEqual(3);
+    expect(report.payouts.failed.count).toBeGreaterThanOrEqual(1);
+    const words = await pos(['report', 'day'], env);
+    expect(words.stdout).toMatch(/Disputes: \d+ opened .* closed .*\d+ won, \d+ lost\)/);
+    expect(words.stdout).toMatch(/Payouts: \d+ sent .*, \d+ failed/);
+  });
+});
