@@ -63,7 +63,7 @@ export async function startStack(config: ServerConfig, options: StackOptions = {
   let connection: ProcessorConnection;
   if (config.processor === 'simulator') {
     const { startSimulator } = await import('../simulator/index.js');
-    simulator = await startSimulator({ dataDir: join(config.dataDir, 'simulator'), ...options.simulator });
+    simulator = await startSimulator({ dataDir: join(config.dataDir, 'simulator'), rateLimits: config.simulatorRateLimits, ...options.simulator });
     connection = simulatorConnection(simulator);
   } else {
     connection = stripeConnection(config);
