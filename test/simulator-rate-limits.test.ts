@@ -44,8 +44,8 @@ describe("Stripe's rate limits over the wire", () => {
     expect(error.code).toBe('rate_limit');
     expect(error.raw).toMatchObject({ type: 'invalid_request_error', code: 'rate_limit', doc_url: 'https://stripe.com/docs/error-codes/rate-limit' });
     expect(error.message).toMatch(/rate limit/i);
-    expect(error.headers['stripe-should-retry']).toBe('false');
-    expect(error.headers['stripe-rate-limited-reason']).toMatch(/^(global|endpoint)-rate$/);
+    expect(error.headers?.['stripe-should-retry']).toBe('false');
+    expect(error.headers?.['stripe-rate-limited-reason']).toMatch(/^(global|endpoint)-rate$/);
     expect(error.requestId).toMatch(/^req_/);
 
     const counts = await report();
@@ -70,7 +70,7 @@ describe("Stripe's rate limits over the wire", () => {
     const listIntents = await settle(Array.from({ length: 30 }, () => t.live.paymentIntents.list({ limit: 1 })));
     const listRefunds = await settle(Array.from({ length: 25 }, () => t.live.refunds.list({ limit: 1 })));
     expect(listIntents.ok).toBe(25);
-    expect(listIntents.limited.map((e) => e.headers['stripe-rate-limited-reason'])).toEqual(Array(5).fill('endpoint-rate'));
+    expect(listIntents.limited.map((e) => e.headers?.['stripe-rate-limited-reason'])).toEqual(Array(5).fill('endpoint-rate'));
     expect(listRefunds.ok).toBe(25);
   });
 

@@ -5,6 +5,7 @@ import type { Mode } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { ApiError } from '../errors.js';
 import { fromProcessorError } from './errors.js';
+import { budgetedHttpClient } from './budget-client.js';
 import type { ProcessorDirectory } from '../accounts/merchants.js';
 import type { ProcessorConnection } from './connection.js';
 
@@ -75,6 +76,7 @@ export class ProcessorGateway implements ProcessorDirectory {
         maxNetworkRetries: PROCESSOR_RETRIES,
         timeout: PROCESSOR_TIMEOUT_MS,
         appInfo: { name: 'pos' },
+        httpClient: budgetedHttpClient(key, store),
         ...(connection.endpoint ?? {}),
       });
     }
