@@ -1,11 +1,16 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type TestSimulator, startTestSimulator } from '../simulator/testing/harness.js';
+import { type TestSimulator, makeClient, startTestSimulator } from '../simulator/testing/harness.js';
 import type { RateLimitReport } from '../simulator/index.js';
 
 let t: TestSimulator;
+/** Clients that do not pace themselves: these tests exceed the limits on purpose. */
+let unpacedTest: Stripe;
+let unpacedLive: Stripe;
 beforeAll(async () => {
   t = await startTestSimulator();
+  unpacedTest = makeClient(t.sim, t.sim.keys.secretTest, { paced: false });
+  unpacedLive = makeClient(t.sim, t.sim.keys.secretLive, { paced: false });
 });
 afterAll(async () => {
   await t.close();
@@ -34,8 +39,8 @@ async function report(): Promise<RateLimitReport> {
 
 describe("Stripe's rate limits over the wire", () => {
   it('answers the 26th test-mode request within a second with Stripe\'s 429, which the SDK raises as StripeRateLimitError', async () => {
-    const intent = await t.stripe.paymentIntents.create({ amount: 1000, currency: 'usd' });
-    const { ok, limited } = await settle(Array.from({ length: 30 }, () => t.stripe.paymentIntents.retrieve(intent.id)));
+    const intent = await unpacedTest.paymentIntents.create({ amount: 1000, currency: 'usd' });
+    const { ok, limited } = await settle(Array.from({ length: 30 }, () => unpacedTest.paymentIntents.retrieve(intent.id)));
     // The create took one slot of the 25 a second.
     expect(ok).toBe(24);
     expect(limited).toHaveLength(6);
@@ -57,35 +62,35 @@ describe("Stripe's rate limits over the wire", () => {
   });
 
   it('counts requests on behalf of connected accounts against the platform', async () => {
-    const account = await t.stripe.accounts.create({ type: 'custom', country: 'US' });
-    const other = await t.stripe.accounts.create({ type: 'custom', country: 'US' });
+    const account = await unpacedTest.accounts.create({ type: 'custom', country: 'US' });
+    const other = await unpacedTest.accounts.create({ type: 'custom', country: 'US' });
     await t.sim.control.resetRateLimits();
-    const calls = Array.from({ length: 30 }, (_, i) => t.stripe.paymentIntents.list({ limit: 1 }, { stripeAccount: i % 2 === 0 ? account.id : other.id }));
+    const calls = Array.from({ length: 30 }, (_, i) => unpacedTest.paymentIntents.list({ limit: 1 }, { stripeAccount: i % 2 === 0 ? account.id : other.id }));
     const { ok, limited } = await settle(calls);
     expect(ok).toBe(25);
     expect(limited).toHaveLength(5);
   });
 
   it('limits one live-mode endpoint to 25 a second while the account may make 100', async () => {
-    const listIntents = await settle(Array.from({ length: 30 }, () => t.live.paymentIntents.list({ limit: 1 })));
-    const listRefunds = await settle(Array.from({ length: 25 }, () => t.live.refunds.list({ limit: 1 })));
+    const listIntents = await settle(Array.from({ length: 30 }, () => unpacedLive.paymentIntents.list({ limit: 1 })));
+    const listRefunds = await settle(Array.from({ length: 25 }, () => unpacedLive.refunds.list({ limit: 1 })));
     expect(listIntents.ok).toBe(25);
     expect(listIntents.limited.map((e) => e.headers?.['stripe-rate-limited-reason'])).toEqual(Array(5).fill('endpoint-rate'));
     expect(listRefunds.ok).toBe(25);
   });
 
   it('admits again once the window has slid past', async () => {
-    expect((await settle(Array.from({ length: 25 }, () => t.stripe.refunds.list({ limit: 1 })))).ok).toBe(25);
-    await expect(t.stripe.refunds.list({ limit: 1 })).rejects.toBeInstanceOf(Stripe.errors.StripeRateLimitError);
+    expect((await settle(Array.from({ length: 25 }, () => unpacedTest.refunds.list({ limit: 1 })))).ok).toBe(25);
+    await expect(unpacedTest.refunds.list({ limit: 1 })).rejects.toBeInstanceOf(Stripe.errors.StripeRateLimitError);
     await new Promise((resolve) => setTimeout(resolve, 1_050));
-    await expect(t.stripe.refunds.list({ limit: 1 })).resolves.toBeDefined();
+    await expect(unpacedTest.refunds.list({ limit: 1 })).resolves.toBeDefined();
   });
 
   it('turns off and on through the control API, counting either way', async () => {
     const off = await fetch(`${t.sim.url}/_sim/rate_limits`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ enabled: false }) });
     expect(((await off.json()) as RateLimitReport).enabled).toBe(false);
     try {
-      expect((await settle(Array.from({ length: 60 }, () => t.stripe.refunds.list({ limit: 1 })))).ok).toBe(60);
+      expect((await settle(Array.from({ length: 60 }, () => unpacedTest.refunds.list({ limit: 1 })))).ok).toBe(60);
       expect(await report()).toMatchObject({ enabled: false, requests: 60, rateLimited: 0 });
     } finally {
       await fetch(`${t.sim.url}/_sim/rate_limits`, { method: 'POST', body: new URLSearchParams({ enabled: 'true' }) });
@@ -98,7 +103,8 @@ describe("Stripe's rate limits over the wire", () => {
   it('can start with limits off (POS_SIMULATOR_RATE_LIMITS=off)', async () => {
     const bulk = await startTestSimulator({ rateLimits: false });
     try {
-      expect((await settle(Array.from({ length: 60 }, () => bulk.stripe.refunds.list({ limit: 1 })))).ok).toBe(60);
+      const unpaced = makeClient(bulk.sim, bulk.sim.keys.secretTest, { paced: false });
+      expect((await settle(Array.from({ length: 60 }, () => unpaced.refunds.list({ limit: 1 })))).ok).toBe(60);
     } finally {
       await bulk.close();
     }
