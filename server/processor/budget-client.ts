@@ -115,11 +115,14 @@ async function discard(response: Stripe.HttpClientResponse): Promise<void> {
 const inProcess = new Map<string, ProcessorBudget>();
 const memory = new MemoryLedger();
 
-/** The HTTP client to give the stripe package for a platform key. */
-export function budgetedHttpClient(secretKey: string, store: Store): Stripe.HttpClient {
+/**
+ * The HTTP client to give the stripe package for a platform key: on the store's budget, or this
+ * process's when there is no store (or it is SQLite).
+ */
+export function budgetedHttpClient(secretKey: string, store?: Store): Stripe.HttpClient {
   const { account, mode } = accountKey(secretKey);
   let budget: ProcessorBudget | undefined;
-  if (store.dialect === 'postgres') {
+  if (store?.dialect === 'postgres') {
     budget = new ProcessorBudget(new PostgresLedger(store.db), account, stripeLimits(mode));
   } else {
     budget = inProcess.get(account);
