@@ -1,7 +1,10 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../simulator/index.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { client } from './helpers/api.js';
+import { dropSchemaOf } from './helpers/db.js';
+import { runPos, spawnServer, startTestServer, type TestServer } from './helpers/server.js';
+import { tempDir } from './helpers/tmp.js';
 
 /**
  * The server's processor calls against the simulator with Stripe's rate limits on: the budget keeps
@@ -61,5 +64,26 @@ describe('the processor budget against the rate-limited simulator', () => {
     expect(intent.status).toBe('requires_payment_method');
     const report = await sim.control.rateLimits();
     expect(report.endpoints.find((e) => e.endpoint === 'POST /v1/payment_intents')?.rateLimited).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('POS_SIMULATOR_RATE_LIMITS=off', () => {
+  it('turns the embedded simulator\'s limits off for `pos server`, and the server says so', async () => {
+    const dir = tempDir();
+    const made = runPos(['admin', 'merchant', 'create', '--business-name', 'Bulk Fixture', '--json', '--data-dir', dir.path]);
+    expect(made.status, made.stderr).toBe(0);
+    const key = (JSON.parse(made.stdout) as { api_keys: { sk_test: string } }).api_keys.sk_test;
+    const server = await spawnServer(dir.path, [], { POS_SIMULATOR_RATE_LIMITS: 'off' });
+    try {
+      expect(server.logs.join('\n')).toMatch(/rate limits are OFF/);
+      const merchant = await client(server.url, key).get<{ data: { processor: { api_base: string } } }>('/v1/merchant');
+      const limits = (await (await fetch(`${merchant.body.data.processor.api_base}/_sim/rate_limits`)).json()) as { enabled: boolean };
+      expect(limits.enabled).toBe(false);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+      await dropSchemaOf(dir.path);
+      dir.cleanup();
+    }
   });
 });

@@ -76,7 +76,7 @@ export class ProcessorGateway implements ProcessorDirectory {
         maxNetworkRetries: PROCESSOR_RETRIES,
         timeout: PROCESSOR_TIMEOUT_MS,
         appInfo: { name: 'pos' },
-        httpClient: budgetedHttpClient(key, store),
+        ...(connection.unlimited ? {} : { httpClient: budgetedHttpClient(key, store) }),
         ...(connection.endpoint ?? {}),
       });
     }
