@@ -185,6 +185,8 @@ export class ProcessorBudget {
   #seq = 0;
   #pumping = false;
   #wake: (() => void) | null = null;
+  /** A call arrived while the queue was being looked at: look again before sleeping. */
+  #arrived = false;
 
   constructor(
     private readonly ledger: BudgetLedger,
@@ -213,8 +215,9 @@ export class ProcessorBudget {
       let at = this.#queue.length;
       while (at > 0 && PRIORITY_ORDER[this.#queue[at - 1]!.priority] > PRIORITY_ORDER[priority]) at -= 1;
       this.#queue.splice(at, 0, waiter);
-      if (this.#pumping) this.#wake?.();
-      else void this.#pump();
+      if (!this.#pumping) void this.#pump();
+      else if (this.#wake) this.#wake();
+      else this.#arrived = true;
     });
   }
 
@@ -227,6 +230,7 @@ export class ProcessorBudget {
     this.#pumping = true;
     try {
       while (this.#queue.length > 0) {
+        this.#arrived = false;
         let soonest = Number.POSITIVE_INFINITY;
         const fullEndpoints = new Set<string>();
         for (const waiter of [...this.#queue]) {
@@ -250,7 +254,10 @@ export class ProcessorBudget {
           fullEndpoints.add(waiter.endpoint);
         }
         if (this.#queue.length === 0) break;
-        if (soonest === Number.POSITIVE_INFINITY) continue;
+        if (soonest === Number.POSITIVE_INFINITY || this.#arrived) {
+          this.#arrived = false;
+          continue;
+        }
         await new Promise<void>((resolve) => {
           const timer = setTimeout(() => {
             this.#wake = null;
