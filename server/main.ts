@@ -107,6 +107,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const webhooks = new WebhookWorker(services.webhookQueue, clock, logger, { timeoutMs: config.webhookTimeoutMs, pollMs: config.webhookPollMs, egress });
   await webhooks.start();
   processor.provisionMissingAccounts().catch((err: unknown) => logger.warn({ err }, 'connected-account provisioning failed; retried on first use'));
+  if (options.processor.unlimited) logger.warn("the processor's rate limits are OFF (POS_SIMULATOR_RATE_LIMITS=off): for throughput benchmarks and bulk fixtures only, Stripe enforces them");
   const liveMoney = liveMoneyOf(processor.kind, config.simulateLive);
   if (liveMoney === 'simulated') logger.warn('live mode is SIMULATED (--simulate-live): live keys take simulated payments and no money moves');
   if (liveMoney === 'unavailable') logger.info('live mode takes no payments on the simulator: run with --processor stripe for real ones, or --simulate-live to try them');

@@ -104,6 +104,17 @@ describe.skipIf(!TEST_DATABASE_URL)('several server instances on one PostgreSQL 
     }
   });
 
+  it('keeps the instances together within the processor rate limits: a burst of payments across all three earns no 429', async () => {
+    await sim.control.resetRateLimits();
+    // 60 creates at once: each instance alone would send its 20 within a second, 60 in all, over
+    // test mode's 25; drawing on one budget in the database, they send 25 at most.
+    const made = await Promise.all(Array.from({ length: 60 }, (_, i) => pick(i).post('/v1/transactions', { amount: 3_000 + i })));
+    expect(made.map((r) => r.status)).toEqual(Array<number>(60).fill(201));
+    const report = await sim.control.rateLimits();
+    expect(report.endpoints.find((e) => e.endpoint === 'POST /v1/payment_intents')?.requests).toBe(60);
+    expect(report.rateLimited).toBe(0);
+  });
+
   it('delivers each webhook event once although every instance runs a delivery worker', async () => {
     const made = await Promise.all(Array.from({ length: 12 }, (_, i) => pick(i).post<{ data: { id: string } }>('/v1/transactions', { amount: 900 + i, payment_method: 'pm_card_visa', confirm: true })));
     const ids = made.map((r) => r.body.data.id);

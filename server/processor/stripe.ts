@@ -4,6 +4,7 @@ import type { Mode } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { ApiError } from '../errors.js';
 import { ProcessorFailure, type ProcessorFailureDetails, type ProcessorFailureKind } from './errors.js';
+import { budgetedHttpClient } from './budget-client.js';
 import type { ProcessorConnection } from './connection.js';
 import { type IntentCreation, type IntentRequest, type LocationRequest, type PaymentProcessor, type PresentedCard, processorIdempotencyKey, type ReaderRequest, type RefundRequest } from './port.js';
 import type { ProcessorCancellationReason, ProcessorPaymentIntent, ProcessorReader, ProcessorRefund } from './types.js';
@@ -66,6 +67,7 @@ export class StripeProcessor implements PaymentProcessor {
         maxNetworkRetries: PROCESSOR_RETRIES,
         timeout: PROCESSOR_TIMEOUT_MS,
         appInfo: { name: 'pos' },
+        ...(connection.unlimited ? {} : { httpClient: budgetedHttpClient(key, store) }),
         ...(connection.endpoint ?? {}),
       });
     }
