@@ -49,12 +49,22 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     ...(schema ? { options: `-c search_path="${schema}"` } : {}),
   });
+  let sent = 0;
+  // Every query of the store goes through a pooled client's query(); counting there sees them all.
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as { query: unknown }).query = (...args: unknown[]) => {
+      sent++;
+      return query(...args);
+    };
+  });
   const db = new Kysely<Tables>({ dialect: new ScopedPostgresDialect({ pool }, schema ?? 'public') });
   await migrateToLatest(db, schema ?? 'public');
   return {
     dialect: 'postgres',
     db,
     transaction: (work) => db.transaction().execute(work),
+    statements: () => sent,
     close: () => db.destroy(),
   };
 }

@@ -32,12 +32,16 @@ const BUSY_TIMEOUT_MS = 5_000;
  */
 const STATEMENT_CACHE_SIZE = 500;
 
-/** better-sqlite3 wrapped so that each SQL text is prepared once and reused. */
-function cachingDatabase(raw: Database.Database): SqliteDatabase {
+/**
+ * better-sqlite3 wrapped so that each SQL text is prepared once and reused. Every statement, from
+ * Kysely or a direct read, is fetched here just before it runs, so `counted` sees each one.
+ */
+function cachingDatabase(raw: Database.Database, counted: () => void): SqliteDatabase {
   const cache = new Map<string, SqliteStatement>();
   return {
     close: () => raw.close(),
     prepare(text: string): SqliteStatement {
+      counted();
       const hit = cache.get(text);
       if (hit) {
         // Refresh recency: Map iteration order is insertion order, so the first key is the oldest.
@@ -291,7 +295,8 @@ class GroupCommitter {
 export async function openSqliteStore(dataDir: string, options: SqliteStoreOptions = {}): Promise<Store> {
   mkdirSync(dataDir, { recursive: true });
   const raw = openSqliteDatabase(sqlitePath(dataDir));
-  const statements = cachingDatabase(raw);
+  let sent = 0;
+  const statements = cachingDatabase(raw, () => void sent++);
   const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect(statements) });
   await migrateToLatest(db);
   registerDirectReads(db, (text, parameters) => (raw.inTransaction ? undefined : (statements.prepare(text).all(parameters) as unknown[])));
@@ -304,6 +309,7 @@ export async function openSqliteStore(dataDir: string, options: SqliteStoreOptio
   const externalChanges = (): number => {
     const now = performance.now();
     if (now - readAt >= 1) {
+      sent++;
       version = dataVersion.get() as number;
       readAt = now;
     }
@@ -314,6 +320,7 @@ export async function openSqliteStore(dataDir: string, options: SqliteStoreOptio
     db,
     transaction: (work) => committer.transaction(work),
     externalChanges,
+    statements: () => sent,
     close: async () => {
       await committer.close();
       await db.destroy();
