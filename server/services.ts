@@ -7,6 +7,7 @@ import type { ProcessorGateway } from './processor/gateway.js';
 import { CheckoutService, type PublicUrl } from './checkout/sessions.js';
 import { CheckoutPages } from './checkout/pages.js';
 import { AgentService } from './terminal/agents.js';
+import { PresenceExpiry } from './terminal/presence-expiry.js';
 import { CustomerService } from './accounts/customers.js';
 import { DEFAULT_KEY_TTL_MS, IdempotencyService } from './idempotency/keys.js';
 import type { Leases } from './db/leases.js';
@@ -32,6 +33,8 @@ export interface Services {
   /** What the hosted checkout and payment-link pages read and do. */
   pages: CheckoutPages;
   agents: AgentService;
+  /** Takes readers offline when their agent-reported presence lapses; started by the server. */
+  presenceExpiry: PresenceExpiry;
   /** Applies processor events to payments and refunds. */
   onProcessorEvent: ProcessorEventHandler;
   webhookEndpoints: WebhookEndpointService;
@@ -67,6 +70,7 @@ export function buildServices(deps: ServiceDeps): Services {
   const publicUrl = deps.publicUrl;
   const checkout = new CheckoutService(store, clock, transactions, logger, publicUrl);
   const paymentLinks = new PaymentLinkService(store, clock, transactions, idempotency, logger, publicUrl);
+  const agents = new AgentService(store, clock, processor, logger, deps.presenceTtlMs);
   const onProcessorEvent: ProcessorEventHandler = async (event, mode) => {
     if (event.type.startsWith('payment_intent.')) {
       const intent = event.data.object as ProcessorPaymentIntent;
@@ -91,7 +95,8 @@ export function buildServices(deps: ServiceDeps): Services {
     checkout,
     paymentLinks,
     pages: new CheckoutPages(store, checkout, paymentLinks),
-    agents: new AgentService(store, clock, processor, logger, deps.presenceTtlMs),
+    agents,
+    presenceExpiry: new PresenceExpiry(agents, store.notifications, clock, logger),
     onProcessorEvent,
     webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? DEFAULT_EGRESS),
     events: new EventService(store, clock),
