@@ -10,7 +10,7 @@ import { startTestServer, type TestServer } from './helpers/server.js';
  * the store's statement counter sees the connections alone.
  */
 
-/** Long enough for a 200–250 ms poll per connection to have run a dozen times. */
+/** Long enough for a poll every 200–250 ms per connection to run a dozen times. */
 const QUIET_WINDOW_MS = 3_000;
 /** The last statements of connecting (the hello's writes, the first reads) are done by then. */
 const SETTLE_MS = 500;
@@ -71,7 +71,7 @@ describe('idle connections', () => {
     }
     stream.close();
     latencies.sort((a, b) => a - b);
-    // The 250 ms poll this replaced put the median near 125 ms; a commit's notice takes a few.
+    // A poll every 250 ms would put the median near 125 ms; a commit's notice takes a few.
     expect(latencies[Math.floor(latencies.length / 2)]).toBeLessThan(50);
   });
 });
