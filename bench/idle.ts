@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { request, type IncomingMessage } from 'node:http';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,21 +11,24 @@ import pino from 'pino';
 import WebSocket from 'ws';
 import { startStack, type Stack } from '../cli/stack.js';
 import { createMerchant } from '../server/accounts/merchants.js';
-import { loadServerConfig } from '../shared/config.js';
+import { loadServerConfig, type ServerFlags } from '../shared/config.js';
 import { systemClock } from '../shared/time.js';
 import { round } from './report.js';
 
 /**
  * What idle connections cost the database: `npm run build && node dist/bench/idle.js [--quick]`.
- * One `pos server` in this process (embedded simulator; SQLite in a temporary data dir, then
- * PostgreSQL in a fresh schema when one answers), its store's statement counter read over windows:
- *   the server alone (its own background loops),
+ * A `pos server` in this process (embedded simulator; SQLite in a temporary data dir, then
+ * PostgreSQL in a fresh schema when one answers), its store's statement counter read over windows.
+ * First with default settings and no client: what the server's background loops cost (the webhook
+ * worker's poll, the reconciler). Then a server whose webhook worker and reconciler run at their
+ * longest intervals (a minute, ten minutes), so that what is counted is the rest:
+ *   the server alone,
  *   with N open `GET /v1/events/stream` streams, nobody writing,
  *   with those and M agents connected (hello, then silent: a 10-minute heartbeat interval, so no
  *   heartbeat falls in a window and what is left is the server's own doing).
- * `idle_db_queries_per_s` is what the streams and agents add to the server alone. Then the latency
- * from a write (`POST /v1/transactions`, which records `payment.created` in its first step) to
- * the event on a stream. Results: bench/results/idle-<date-time>.json.
+ * `idle_db_queries_per_s` is the last figure. Then the latency from a write (`POST
+ * /v1/transactions`, which records `payment.created` in its first step) to the event on a stream.
+ * Results: bench/results/idle-<date-time>.json.
  */
 
 const USAGE = `node dist/bench/idle.js [options]
@@ -33,6 +37,7 @@ const USAGE = `node dist/bench/idle.js [options]
   --window <s>        seconds per measured window (default 10)
   --streams <n>       idle event streams (default 100)
   --agents <n>        idle agents, one merchant each; streams are spread over the same merchants (default 20)
+  --label <text>      written into the results as "label" (say which code was measured)
   --help              this text
 
   PostgreSQL: POS_BENCH_DATABASE_URL, default postgres://root@127.0.0.1:5432/test, in a fresh
@@ -40,6 +45,7 @@ const USAGE = `node dist/bench/idle.js [options]
 
 const DEFAULT_DATABASE_URL = 'postgres://root@127.0.0.1:5432/test';
 const RESULTS_DIR = fileURLToPath(new URL('../../bench/results/', import.meta.url));
+const REPO_DIR = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * 10 s windows: the slowest background loop counted (the reconciler, every 5 s) runs twice per
@@ -55,6 +61,8 @@ const LATENCY_SAMPLES = 20;
 const QUICK_LATENCY_SAMPLES = 5;
 /** Up to this long between timed writes: longer than the old 250 ms poll, so its phase is random. */
 const LATENCY_GAP_MS = 400;
+/** The webhook worker's poll and the reconciler's interval at their longest (shared/config.ts): out of every window. */
+const QUIET_LOOPS = { webhookPollMs: 60_000, reconcileIntervalMs: 600_000 };
 /** A local PostgreSQL answers in milliseconds; 3 s without a connection means there is none. */
 const PG_CONNECT_TIMEOUT_MS = 3_000;
 
@@ -63,6 +71,7 @@ interface Options {
   windowSeconds: number;
   streams: number;
   agents: number;
+  label: string | undefined;
   databaseUrl: string;
 }
 
@@ -74,6 +83,7 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | undefin
       window: { type: 'string' },
       streams: { type: 'string' },
       agents: { type: 'string' },
+      label: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -90,6 +100,7 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | undefin
     windowSeconds: positive('window', values.window, values.quick ? 2 : DEFAULT_WINDOW_S),
     streams: positive('streams', values.streams, values.quick ? 10 : 100),
     agents: positive('agents', values.agents, values.quick ? 4 : 20),
+    label: values.label,
     databaseUrl: env.POS_BENCH_DATABASE_URL || DEFAULT_DATABASE_URL,
   };
 }
@@ -171,10 +182,13 @@ async function statementsPerSecond(stack: Stack, seconds: number): Promise<numbe
 const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 interface BackendResult {
+  /** Default settings, no client: the webhook worker's poll and the reconciler. */
+  background_loops_statements_per_s: number;
+  /** From here on, the worker and the reconciler at their longest intervals. */
   server_alone_statements_per_s: number;
   with_streams_statements_per_s: number;
   with_streams_and_agents_statements_per_s: number;
-  /** What the idle streams and agents add to the server alone. */
+  /** With the streams and agents open: what idle connections (and presence) cost. */
   idle_db_queries_per_s: number;
   per_stream_statements_per_s: number;
   per_agent_statements_per_s: number;
@@ -182,13 +196,25 @@ interface BackendResult {
   write_to_stream_ms: { p50: number; max: number; samples: number };
 }
 
-async function measureBackend(options: Options, database: { url: string; schema: string } | undefined): Promise<BackendResult> {
-  const dir = mkdtempSync(join(tmpdir(), 'pos-bench-idle-'));
+async function startServer(dir: string, database: { url: string; schema: string } | undefined, flags: ServerFlags): Promise<Stack> {
   const config = loadServerConfig(
-    { port: 0, dataDir: dir, logLevel: 'silent', rateLimit: 1_000_000, ...(database ? { databaseUrl: database.url, databaseSchema: database.schema } : {}) },
+    { port: 0, dataDir: dir, logLevel: 'silent', rateLimit: 1_000_000, ...(database ? { databaseUrl: database.url, databaseSchema: database.schema } : {}), ...flags },
     {},
   );
-  const stack = await startStack(config, { logger: pino({ level: 'silent' }) });
+  return startStack(config, { logger: pino({ level: 'silent' }) });
+}
+
+async function measureBackend(options: Options, database: { url: string; schema: string } | undefined): Promise<BackendResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'pos-bench-idle-'));
+  const defaults = await startServer(dir, database, {});
+  let background: number;
+  try {
+    await sleep(SETTLE_MS);
+    background = await statementsPerSecond(defaults, options.windowSeconds);
+  } finally {
+    await defaults.close();
+  }
+  const stack = await startServer(dir, database, QUIET_LOOPS);
   const streams: Stream[] = [];
   const agents: WebSocket[] = [];
   try {
@@ -222,10 +248,11 @@ async function measureBackend(options: Options, database: { url: string; schema:
     }
     samples.sort((a, b) => a - b);
     return {
+      background_loops_statements_per_s: background,
       server_alone_statements_per_s: alone,
       with_streams_statements_per_s: withStreams,
       with_streams_and_agents_statements_per_s: withAgents,
-      idle_db_queries_per_s: round(Math.max(0, withAgents - alone), 1),
+      idle_db_queries_per_s: withAgents,
       per_stream_statements_per_s: round(Math.max(0, withStreams - alone) / options.streams, 2),
       per_agent_statements_per_s: round(Math.max(0, withAgents - withStreams) / options.agents, 2),
       write_to_stream_ms: { p50: round(percentile(samples, 50), 1), max: round(samples.at(-1) ?? NaN, 1), samples: samples.length },
@@ -262,10 +289,21 @@ async function dropSchema(url: string, schema: string): Promise<void> {
 
 function describe(name: string, r: BackendResult, options: Options): string {
   return (
-    `${name}: server alone ${r.server_alone_statements_per_s} statements/s; + ${options.streams} idle streams ${r.with_streams_statements_per_s}/s; ` +
-    `+ ${options.agents} idle agents ${r.with_streams_and_agents_statements_per_s}/s; idle connections add ${r.idle_db_queries_per_s}/s ` +
+    `${name}: background loops ${r.background_loops_statements_per_s} statements/s; with them quiet, server alone ${r.server_alone_statements_per_s}/s; ` +
+    `+ ${options.streams} idle streams ${r.with_streams_statements_per_s}/s; + ${options.agents} idle agents ${r.with_streams_and_agents_statements_per_s}/s ` +
     `(${r.per_stream_statements_per_s} per stream, ${r.per_agent_statements_per_s} per agent); write → stream p50 ${r.write_to_stream_ms.p50} ms, max ${r.write_to_stream_ms.max} ms\n`
   );
+}
+
+/** The checkout's commit, with `+changes` when its files differ from it. */
+function commitOf(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_DIR, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: REPO_DIR, encoding: 'utf8' }).trim() !== '';
+    return dirty ? `${head}+changes` : head;
+  } catch {
+    return 'unknown';
+  }
 }
 
 async function main(): Promise<void> {
@@ -294,12 +332,15 @@ async function main(): Promise<void> {
   const date = new Date().toISOString();
   const result = {
     date,
+    ...(options.label ? { label: options.label } : {}),
+    commit: commitOf(),
     quick: options.quick,
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_before: round(loadBefore), loadavg_after: round(loadAfter) },
-    settings: { window_s: options.windowSeconds, streams: options.streams, agents: options.agents, agent_heartbeat_ms: SILENT_HEARTBEAT_MS },
+    settings: { window_s: options.windowSeconds, streams: options.streams, agents: options.agents, agent_heartbeat_ms: SILENT_HEARTBEAT_MS, quiet_loops: QUIET_LOOPS },
     note:
       'Statements are everything the server process sends to its database (reads, writes, BEGIN/COMMIT), counted by the store. ' +
-      'idle_db_queries_per_s = with streams and agents minus the server alone. Clients run in the server process.',
+      'background_loops: default settings, no client (webhook worker poll, reconciler). The other windows run with those two loops at their ' +
+      'longest intervals; idle_db_queries_per_s is the window with every stream and agent open. Clients run in the server process.',
     idle_db_queries_per_s: sqlite.idle_db_queries_per_s,
     sqlite,
     postgres,
