@@ -340,7 +340,9 @@ async function main(): Promise<void> {
     note:
       'Statements are everything the server process sends to its database (reads, writes, BEGIN/COMMIT), counted by the store. ' +
       'background_loops: default settings, no client (webhook worker poll, reconciler). The other windows run with those two loops at their ' +
-      'longest intervals; idle_db_queries_per_s is the window with every stream and agent open. Clients run in the server process.',
+      'longest intervals; idle_db_queries_per_s is the window with every stream and agent open. Clients run in the server process. ' +
+      'With notifications, each process also sends one statement every 30 s (its safety check: SQLite data_version, PostgreSQL select 1 on ' +
+      'the listening connection), counted in whichever window it falls: 0.1/s in a 10 s window.',
     idle_db_queries_per_s: sqlite.idle_db_queries_per_s,
     sqlite,
     postgres,
