@@ -94,6 +94,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   });
   const server: Server = createServer(app);
   const agentUpstream = attachAgentUpstream(server, { keys: { authenticate: (presented, now) => authenticateKey(store.db, presented, now) }, clock, logger, services });
+  services.presenceExpiry.start();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -120,6 +121,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
       // Event streams never go idle by themselves: end them so the drain is not held up.
       services.eventStreams.closeAll();
       await agentUpstream.close();
+      await services.presenceExpiry.stop();
       // close() only drops connections idle at that moment; a keep-alive connection whose
       // response finishes later would otherwise hold the exit for its whole keep-alive timeout.
       server.closeIdleConnections();

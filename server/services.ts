@@ -10,6 +10,7 @@ import { paymentEventHandler } from './payments/processor-events.js';
 import { PaymentState, recordPaymentEvent } from './payments/payment-state.js';
 import { ReaderResets } from './terminal/reader-reset.js';
 import { AgentService } from './terminal/agents.js';
+import { PresenceExpiry } from './terminal/presence-expiry.js';
 import { CustomerService } from './accounts/customers.js';
 import { DEFAULT_KEY_TTL_MS, IdempotencyService } from './idempotency/keys.js';
 import type { Leases } from './db/leases.js';
@@ -35,6 +36,8 @@ export interface Services {
   /** What the hosted checkout and payment-link pages read and do. */
   pages: CheckoutPages;
   agents: AgentService;
+  /** Takes readers offline when their agent-reported presence lapses; started by the server. */
+  presenceExpiry: PresenceExpiry;
   /** Applies processor events to payments and refunds. */
   onProcessorEvent: ProcessorEventHandler;
   webhookEndpoints: WebhookEndpointService;
@@ -81,6 +84,7 @@ export function buildServices(deps: ServiceDeps): Services {
   idempotency.register(transactions.createOperation);
   idempotency.register(refunds.operation);
   idempotency.register(paymentLinks.createOperation);
+  const agents = new AgentService(store, clock, processor, logger, deps.presenceTtlMs);
   return {
     customers: new CustomerService(store, clock),
     merchants: new MerchantService(store, processor),
@@ -91,7 +95,8 @@ export function buildServices(deps: ServiceDeps): Services {
     checkout,
     paymentLinks,
     pages: new CheckoutPages(store, checkout, paymentLinks),
-    agents: new AgentService(store, clock, processor, logger, deps.presenceTtlMs),
+    agents,
+    presenceExpiry: new PresenceExpiry(agents, store.notifications, clock, logger),
     onProcessorEvent: paymentEventHandler(transactions, refunds),
     webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? DEFAULT_EGRESS),
     events: new EventService(store, clock),
