@@ -67,6 +67,8 @@ export class StripeProcessor implements PaymentProcessor {
         maxNetworkRetries: PROCESSOR_RETRIES,
         timeout: PROCESSOR_TIMEOUT_MS,
         appInfo: { name: 'pos' },
+        // The SDK's request-latency reports to Stripe: nothing we use, and its buffer warns under load.
+        telemetry: false,
         ...(connection.unlimited ? {} : { httpClient: budgetedHttpClient(key, store) }),
         ...(connection.endpoint ?? {}),
       });
