@@ -36,6 +36,8 @@ export interface SimulatorControl {
   setAuthorizationDelay(ms: number): Promise<void>;
   /** ACH settlement delay for debits confirmed from now on. */
   setAchSettlementDelay(ms: number): Promise<void>;
+  /** Delay before a dispute test card's dispute opens, and before submitted evidence is decided. */
+  setDisputeDelay(ms: number): Promise<void>;
   /** The cardholder passes the 3DS challenge of an intent in `requires_action`. */
   completeThreeDSecure(paymentIntentId: string): Promise<Stripe.PaymentIntent>;
   /** The cardholder fails the 3DS challenge. */
@@ -108,6 +110,11 @@ export function createControl(deps: ControlDeps): SimulatorControl {
       act(() => {
         nonNegative(ms, 'The ACH settlement delay');
         kernel.config.achSettlementDelayMs = ms;
+      }),
+    setDisputeDelay: (ms) =>
+      act(() => {
+        nonNegative(ms, 'The dispute delay');
+        kernel.config.disputeDelayMs = ms;
       }),
     completeThreeDSecure: (id) => act(() => deps.payments.finishAuthentication(controlOrigin(), id, true)),
     failThreeDSecure: (id) => act(() => deps.payments.finishAuthentication(controlOrigin(), id, false)),

@@ -23,3 +23,10 @@ const SECRET_LENGTH = 32;
 export function newSecret(prefix: string): string {
   return `${prefix}${randomBase62(SECRET_LENGTH)}`;
 }
+
+/** Customer ids are shorter too (`cus_` + 14). */
+const CUSTOMER_ID_LENGTH = 14;
+
+export function newCustomerId(): string {
+  return `cus_${randomBase62(CUSTOMER_ID_LENGTH)}`;
+}

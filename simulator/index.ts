@@ -9,6 +9,12 @@ import { Charges } from './engine/charges.js';
 import { Payments } from './engine/payments.js';
 import { Refunds } from './engine/refunds.js';
 import { Terminal } from './engine/terminal.js';
+import { Ledger } from './engine/ledger.js';
+import { Transfers } from './engine/transfers.js';
+import { Disputes } from './engine/disputes.js';
+import { BankAccounts } from './engine/bankAccounts.js';
+import { Payouts } from './engine/payouts.js';
+import { Customers } from './engine/customers.js';
 import { EventLog, WebhookEndpoints } from './engine/events.js';
 import { WebhookDispatcher } from './engine/dispatcher.js';
 import { Timers } from './engine/timers.js';
@@ -32,6 +38,8 @@ export interface SimulatorOptions {
   authorizationDelayMs?: number;
   /** us_bank_account processing → succeeded; default 2000 ms. */
   achSettlementDelayMs?: number;
+  /** Capture on a dispute test card → dispute opens; deciding evidence → dispute closes. Default 1000 ms. */
+  disputeDelayMs?: number;
   logger?: (line: string) => void;
   /**
    * Stripe's published rate limits (simulator/http/rate-limits.ts); default on. Off only for
@@ -57,6 +65,11 @@ export interface RunningSimulator {
 const DEFAULT_AUTHORIZATION_DELAY_MS = 300;
 /** 2 s: ACH takes days on Stripe; two seconds keeps the `processing` state observable in a demo. */
 const DEFAULT_ACH_SETTLEMENT_DELAY_MS = 2_000;
+/**
+ * 1 s: on Stripe a test dispute opens moments after the charge. A second lets a client see the
+ * payment succeed, undisputed, before `charge.dispute.created`, and keeps a demo moving.
+ */
+const DEFAULT_DISPUTE_DELAY_MS = 1_000;
 
 const KEYS_META = 'platform_keys';
 
@@ -94,6 +107,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const config: RuntimeConfig = {
     authorizationDelayMs: options.authorizationDelayMs ?? DEFAULT_AUTHORIZATION_DELAY_MS,
     achSettlementDelayMs: options.achSettlementDelayMs ?? DEFAULT_ACH_SETTLEMENT_DELAY_MS,
+    disputeDelayMs: options.disputeDelayMs ?? DEFAULT_DISPUTE_DELAY_MS,
     baseUrl: '',
   };
   const timers = new Timers(store, now, log);
@@ -104,15 +118,28 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const kernel: Kernel = { store, config, now, timers, events, log };
   const rateLimits = new RateLimits(options.rateLimits ?? true);
 
-  const accounts = new Accounts(kernel);
+  const ledger = new Ledger(kernel);
+  const transfers = new Transfers(kernel, ledger);
+  const bankAccounts = new BankAccounts(kernel);
+  const accounts = new Accounts(kernel, bankAccounts);
+  const customers = new Customers(kernel);
   const paymentMethods = new PaymentMethods(kernel);
-  const charges = new Charges(kernel);
-  const payments = new Payments(kernel, accounts, paymentMethods, charges);
-  const refunds = new Refunds(kernel, payments, charges);
+  const charges = new Charges(kernel, ledger, transfers);
+  const payments = new Payments(kernel, accounts, paymentMethods, charges, customers);
+  const refunds = new Refunds(kernel, payments, charges, ledger, transfers);
   const terminal = new Terminal(kernel, payments, paymentMethods);
+  const disputes = new Disputes(kernel, ledger, transfers);
+  const payouts = new Payouts(kernel, ledger, bankAccounts);
   const endpoints = new WebhookEndpoints(kernel);
+  ledger.onFundsAvailable = (origin) => payouts.scheduleRun(origin);
   timers.on('ach_settlement', (payload) => payments.settleAch(payload as { paymentIntent: string; apiVersion: string }));
   timers.on('card_present_authorization', (payload) => terminal.completeAuthorization(payload));
+  timers.on('balance_available', (payload) => ledger.makeAvailable(payload));
+  timers.on('dispute_open', (payload) => disputes.open(payload));
+  timers.on('dispute_decision', (payload) => disputes.decide(payload));
+  timers.on('payout_run', (payload) => payouts.run(payload));
+  timers.on('payout_submit', (payload) => payouts.submit(payload));
+  timers.on('payout_arrival', (payload) => payouts.arrive(payload));
 
   const services: Services = {
     kernel,
@@ -122,6 +149,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     charges,
     refunds,
     terminal,
+    ledger,
+    disputes,
+    payouts,
+    bankAccounts,
+    customers,
     endpoints,
     events,
     afterCommit: () => dispatcher.poke(),

@@ -5,7 +5,8 @@ import Database from 'better-sqlite3';
 /**
  * Persistence of the simulator: one SQLite file in the data directory. Everything a restart must not
  * lose lives here — Stripe objects, idempotent responses, timers (authorisation windows, ACH
- * settlements) and webhook deliveries — so the process can be killed at any point.
+ * settlements, funds becoming available, disputes, payouts) and webhook deliveries — so the process
+ * can be killed at any point.
  *
  * Objects are stored as the JSON Stripe would return (`body`) plus simulator-only state that never
  * goes on the wire (`internal`). better-sqlite3 is synchronous: a request handler runs from start to
@@ -42,6 +43,13 @@ export interface PageRequest {
 
 /** Equality filters on top-level body fields (`payment_intent`, `location`, `status`, …). */
 export type Filters = Record<string, string | number | boolean | null | undefined>;
+
+export interface BalanceTotal {
+  currency: string;
+  status: string;
+  sourceType: string;
+  net: number;
+}
 
 export interface TimerRow {
   id: string;
@@ -101,6 +109,7 @@ create table if not exists idempotency (
   primary key (scope, key)
 );
 create table if not exists timers (id text primary key, kind text not null, due_at integer not null, payload text not null);
+create index if not exists timers_due on timers (due_at, id);
 create table if not exists deliveries (
   id integer primary key autoincrement,
   event_id text not null,
@@ -145,6 +154,17 @@ function toObject<TBody, TInternal>(row: ObjectDbRow): StoredObject<TBody, TInte
     body: JSON.parse(row.body) as TBody,
     internal: JSON.parse(row.internal) as TInternal,
   };
+}
+
+interface TimerDbRow {
+  id: string;
+  kind: string;
+  due_at: number;
+  payload: string;
+}
+
+function toTimer(row: TimerDbRow): TimerRow {
+  return { id: row.id, kind: row.kind, dueAt: row.due_at, payload: JSON.parse(row.payload) as unknown };
 }
 
 function toDelivery(row: DeliveryDbRow): DeliveryRow {
@@ -263,6 +283,20 @@ export class Store {
     return { data: kept.map((row) => toObject<TBody, TInternal>(row)), hasMore };
   }
 
+  /**
+   * Net amounts of a scope's balance transactions by currency, status (`pending`/`available`) and
+   * source type: what `GET /v1/balance` reports, summed in SQL so a long history is never loaded.
+   */
+  balanceTotals(scope: Scope): BalanceTotal[] {
+    const rows = this.#prepare(
+      `select json_extract(body, '$.currency') as currency, json_extract(body, '$.status') as status,
+              json_extract(internal, '$.sourceType') as source_type, sum(json_extract(body, '$.net')) as net
+       from objects where type = 'balance_transaction' and livemode = ? and account is ?
+       group by currency, status, source_type order by currency`,
+    ).all(scope.livemode ? 1 : 0, scope.account) as { currency: string; status: string; source_type: string | null; net: number }[];
+    return rows.map((row) => ({ currency: row.currency, status: row.status, sourceType: row.source_type ?? 'card', net: row.net }));
+  }
+
   /** Every object of a type in every scope (small sets only: endpoints, readers). */
   all<TBody, TInternal>(type: string): StoredObject<TBody, TInternal>[] {
     const rows = this.#prepare('select * from objects where type = ? order by seq').all(type) as ObjectDbRow[];
@@ -300,14 +334,23 @@ export class Store {
     return this.#prepare('delete from timers where id = ?').run(id).changes === 1;
   }
 
+  /** Every pending timer, earliest first. */
   timers(): TimerRow[] {
-    const rows = this.#prepare('select id, kind, due_at, payload from timers order by due_at, id').all() as {
-      id: string;
-      kind: string;
-      due_at: number;
-      payload: string;
-    }[];
-    return rows.map((row) => ({ id: row.id, kind: row.kind, dueAt: row.due_at, payload: JSON.parse(row.payload) as unknown }));
+    return (this.#prepare('select id, kind, due_at, payload from timers order by due_at, id').all() as TimerDbRow[]).map(toTimer);
+  }
+
+  /**
+   * Timers due by `now`, earliest first. Timers can be many and days ahead (funds waiting to
+   * become available): reading only what is due, and only the next one to arm, keeps each pass
+   * from loading them all.
+   */
+  dueTimers(now: number): TimerRow[] {
+    return (this.#prepare('select id, kind, due_at, payload from timers where due_at <= ? order by due_at, id').all(now) as TimerDbRow[]).map(toTimer);
+  }
+
+  nextTimer(): TimerRow | undefined {
+    const row = this.#prepare('select id, kind, due_at, payload from timers order by due_at, id limit 1').get() as TimerDbRow | undefined;
+    return row ? toTimer(row) : undefined;
   }
 
   addDelivery(eventId: string, endpointId: string, status: DeliveryStatus, nextAt: number): number {

@@ -143,6 +143,26 @@ it('returns objects with every key of Stripe fixtures, for every type', async ()
   const deletedEndpoint: Stripe.DeletedWebhookEndpoint = await t.stripe.webhookEndpoints.del(endpoint.id);
   check(deletedEndpoint, 'deleted endpoint');
 
+  const customer: Stripe.Customer = await t.stripe.customers.create({ name: 'Jenny Rosen', email: 'jenny@example.com' });
+  check(customer, 'customer');
+  check(await t.stripe.customers.list(), 'customers');
+  const disputed = await t.stripe.paymentIntents.create({ amount: 4_000, currency: 'usd', payment_method: 'pm_card_createDispute', confirm: true, customer: customer.id });
+  await t.stripe.paymentIntents.create({ amount: 6_000, currency: 'usd', payment_method: 'pm_card_bypassPending', confirm: true, transfer_data: { destination: account.id } });
+  const payout: Stripe.Payout = await t.stripe.payouts.create({ amount: 1_000, currency: 'usd' }, { stripeAccount: account.id });
+  check(payout, 'payout');
+  // Opens the dispute and moves the payout and every pending balance transaction to its end.
+  await t.sim.control.advanceTimers();
+  const dispute: Stripe.Dispute = (await t.stripe.disputes.list({ payment_intent: disputed.id })).data[0]!;
+  check(dispute, 'dispute');
+  check(await t.stripe.disputes.update(dispute.id, { evidence: { uncategorized_text: 'winning_evidence' } }), 'dispute (submitted)');
+  check(await t.stripe.payouts.list({}, { stripeAccount: account.id }), 'payouts');
+  const balance: Stripe.Balance = await t.stripe.balance.retrieve();
+  check(balance, 'balance');
+  check(await t.stripe.balance.retrieve({}, { stripeAccount: account.id }), 'balance (connected)');
+  check(await t.stripe.balanceTransactions.list({ limit: 100 }), 'balance_transactions');
+  const deletedCustomer: Stripe.DeletedCustomer = await t.stripe.customers.del(customer.id);
+  check(deletedCustomer, 'deleted customer');
+
   // Every event, and every object carried in an event.
   const events: Stripe.Event[] = [];
   for await (const event of t.stripe.events.list({ limit: 100 })) events.push(event);
@@ -157,15 +177,21 @@ it('returns objects with every key of Stripe fixtures, for every type', async ()
     [
       'account',
       'application_fee',
+      'balance',
+      'balance_transaction',
       'capability',
       'charge',
+      'customer',
+      'deleted_customer',
       'deleted_terminal.location',
       'deleted_terminal.reader',
       'deleted_webhook_endpoint',
+      'dispute',
       'event',
       'fee_refund',
       'payment_intent',
       'payment_method',
+      'payout',
       'refund',
       'terminal.connection_token',
       'terminal.location',

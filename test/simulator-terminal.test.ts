@@ -283,8 +283,9 @@ describe('process_payment_intent', () => {
       await t.stripe.terminal.readers.processPaymentIntent(reader.id, { payment_intent: pi.id });
       await t.stripe.testHelpers.terminal.readers.presentPaymentMethod(reader.id);
       expect((await t.stripe.paymentIntents.retrieve(pi.id)).status).toBe('processing');
+      // The earlier payments' pending funds become available in the same advance.
       const { timersFired } = await t.sim.control.advanceTimers();
-      expect(timersFired).toBe(1);
+      expect(timersFired).toBeGreaterThanOrEqual(1);
       expect((await t.stripe.paymentIntents.retrieve(pi.id)).status).toBe('succeeded');
     } finally {
       await t.sim.control.setAuthorizationDelay(40);

@@ -4,9 +4,12 @@ import { invalidRequest } from '../errors.js';
 import type { Scope, StoredObject } from '../store.js';
 import { type Kernel, type Origin, getAny, getScoped, unixSeconds } from './kernel.js';
 import { emptyAddress, emptyRequirements, list, type ListEnvelope, type Metadata, mergeMetadata } from './shapes.js';
+import { DEFAULT_DELAY_DAYS } from './ledger.js';
+import type { BankAccounts } from './bankAccounts.js';
 
 /**
- * Connect accounts and their capabilities. Connected accounts belong to the platform of one mode.
+ * Connect accounts, their capabilities and payout schedule. Connected accounts belong to the
+ * platform of one mode; a new test-mode account starts with Stripe's test bank account that pays.
  * Requesting a capability activates it at once, except ACH debits, which Stripe only activates
  * after its own review: here it stays `pending` until the control API activates it.
  */
@@ -21,6 +24,8 @@ interface CapabilityState {
 
 export interface AccountInternal {
   capabilities: Record<string, CapabilityState>;
+  /** The automatic payout run due for this account, if any (payouts.ts). */
+  payoutRunTimerId?: string | null;
 }
 
 export type AccountRow = StoredObject<Stripe.Account, AccountInternal>;
@@ -55,6 +60,12 @@ export interface AccountCreateInput {
   business_profile?: Record<string, string | undefined> | undefined;
   capabilities?: Record<string, { requested?: boolean | undefined }> | undefined;
   metadata?: Metadata | '' | undefined;
+  settings?: { payouts?: { schedule?: PayoutScheduleInput | undefined } | undefined } | undefined;
+}
+
+export interface PayoutScheduleInput {
+  interval?: string | undefined;
+  delay_days?: number | 'minimum' | undefined;
 }
 
 export type AccountUpdateInput = Omit<AccountCreateInput, 'type' | 'country'>;
@@ -110,7 +121,7 @@ function render(id: string, created: number, type: Stripe.Account.Type, country:
     default_currency: prev?.default_currency ?? COUNTRY_CURRENCY[country] ?? 'usd',
     details_submitted: true,
     email: prev?.email ?? null,
-    external_accounts: list(`/v1/accounts/${id}/external_accounts`, []),
+    external_accounts: prev?.external_accounts ?? list(`/v1/accounts/${id}/external_accounts`, []),
     future_requirements: emptyRequirements(),
     metadata: prev?.metadata ?? {},
     payouts_enabled: active('transfers'),
@@ -159,8 +170,41 @@ function capabilityObject(accountId: string, name: string, state: CapabilityStat
   };
 }
 
+/**
+ * The payout schedules the simulator runs: `daily` (Stripe's default) and `manual`. Weekly and
+ * monthly anchors are refused rather than silently run daily.
+ */
+function applySchedule(settings: Stripe.Account.Settings, input: PayoutScheduleInput | undefined): void {
+  if (!input || !settings.payouts) return;
+  const schedule = settings.payouts.schedule;
+  if (input.interval !== undefined) {
+    if (input.interval !== 'daily' && input.interval !== 'manual') {
+      throw invalidRequest(
+        `The simulator runs daily and manual payout schedules only, not ${input.interval}.`,
+        'settings[payouts][schedule][interval]',
+        'parameter_invalid',
+      );
+    }
+    schedule.interval = input.interval;
+  }
+  if (input.delay_days !== undefined) {
+    const days = input.delay_days === 'minimum' ? DEFAULT_DELAY_DAYS : input.delay_days;
+    if (days < DEFAULT_DELAY_DAYS) {
+      throw invalidRequest(
+        `delay_days must be at least ${DEFAULT_DELAY_DAYS}, the minimum for US accounts (or 'minimum').`,
+        'settings[payouts][schedule][delay_days]',
+        'parameter_invalid',
+      );
+    }
+    schedule.delay_days = days;
+  }
+}
+
 export class Accounts {
-  constructor(private readonly kernel: Kernel) {}
+  constructor(
+    private readonly kernel: Kernel,
+    private readonly bankAccounts: BankAccounts,
+  ) {}
 
   private assertKnown(name: string, param: string): void {
     if (!(KNOWN_CAPABILITIES as readonly string[]).includes(name)) {
@@ -199,7 +243,13 @@ export class Accounts {
     draft.business_type = input.business_type ?? null;
     draft.business_profile = buildProfile(input.business_profile);
     draft.metadata = mergeMetadata({}, input.metadata);
+    if (draft.settings) applySchedule(draft.settings, input.settings?.payouts?.schedule);
     const row = this.kernel.store.insert<Stripe.Account, AccountInternal>('account', platformScope(origin.scope), draft, internal);
+    // Test accounts can be paid out at once: they start with Stripe's test bank account that pays.
+    if (!row.livemode) {
+      this.bankAccounts.createDefault(row.livemode, row.id);
+      row.body = this.retrieve(origin.scope, row.id).body;
+    }
     this.emitCapabilityChanges(origin, row, changed);
     return row.body;
   }
@@ -230,6 +280,7 @@ export class Accounts {
     if (input.business_type !== undefined) next.business_type = input.business_type;
     if (input.business_profile !== undefined) next.business_profile = buildProfile(input.business_profile, prev.business_profile);
     next.metadata = mergeMetadata(prev.metadata ?? {}, input.metadata);
+    if (next.settings) applySchedule(next.settings, input.settings?.payouts?.schedule);
     row.body = next;
     this.kernel.store.save(row);
     this.emitCapabilityChanges(origin, row, changed, changed.length === 0);

@@ -3,19 +3,28 @@ import { newId } from '../ids.js';
 import type { Scope, StoredObject } from '../store.js';
 import { type Kernel, type Origin, getScoped, unixSeconds } from './kernel.js';
 import { emptyBillingDetails, list } from './shapes.js';
-import type { PaymentMethodRow } from './paymentMethods.js';
+import type { PaymentMethodInternal, PaymentMethodRow } from './paymentMethods.js';
 import type { PaymentIntentRow } from './payments.js';
+import type { Ledger, SourceType } from './ledger.js';
+import type { Transfers } from './transfers.js';
+import type { DisputeOpenPayload } from './disputes.js';
+import { applicationFee, processingFee, stripeFee } from './fees.js';
+import { bypassesPending, disputeBehaviour } from './instruments.js';
 
 export type ChargeRow = StoredObject<Stripe.Charge, Record<string, never>>;
 
 /**
- * Charges and the money a captured charge moves on Connect: with a destination, a transfer of the
- * merchant's share to the connected account and the platform's application fee, each with its
- * balance transaction, as Stripe's destination charges do. PaymentIntents (payments.ts) decide
- * when; this module writes what.
+ * Charges and the money a captured charge moves: the charge on the balance it was made on and, on
+ * Connect with a destination, a transfer of the merchant's share to the connected account and the
+ * platform's application fee, each with its balance transaction, as Stripe's destination charges
+ * do. PaymentIntents (payments.ts) decide when; this module writes what.
  */
 export class Charges {
-  constructor(private readonly kernel: Kernel) {}
+  constructor(
+    private readonly kernel: Kernel,
+    private readonly ledger: Ledger,
+    private readonly transfers: Transfers,
+  ) {}
 
   private now(): number {
     return unixSeconds(this.kernel.now());
@@ -165,59 +174,84 @@ export class Charges {
     } as Stripe.Charge.PaymentMethodDetails;
   }
 
-  /** Moves captured money: the charge, the application fee and the destination transfer. */
+  /**
+   * Moves captured money: the charge (less Stripe's fee) onto the balance it was made on, the
+   * destination transfer and the application fee; then, for a dispute test card, the dispute to come.
+   */
   capture(origin: Origin, row: PaymentIntentRow, chargeRow: ChargeRow, amount: number): void {
     const pi = row.body;
     const charge = chargeRow.body;
+    const scope = this.scopeOf(row);
     const platform: Scope = { livemode: row.livemode, account: null };
     charge.captured = true;
     charge.paid = true;
     charge.status = 'succeeded';
     charge.amount_captured = amount;
     if (amount < charge.amount) charge.amount_refunded = charge.amount - amount;
-    charge.balance_transaction = newId('txn');
     charge.application_fee_amount = pi.application_fee_amount;
+    const cardNumber = this.kernel.store.find<unknown, PaymentMethodInternal>(String(charge.payment_method))?.internal.cardNumber ?? '';
+    const methodType = charge.payment_method_details?.type ?? 'card';
+    const sourceType: SourceType = methodType === 'us_bank_account' ? 'bank_account' : 'card';
+    const availability = bypassesPending(cardNumber) ? 'available' : 'pending';
     const fee = pi.application_fee_amount ?? 0;
     const destination = typeof pi.transfer_data?.destination === 'string' ? pi.transfer_data.destination : null;
+    // A direct charge's fees are the connected account's: Stripe's and the platform's application fee.
+    const fees = [stripeFee(processingFee(amount, methodType), charge.currency, 'Stripe processing fees')];
+    if (row.account !== null && fee > 0) fees.push(applicationFee(fee, charge.currency));
+    const chargeTxn = this.ledger.record(origin, scope, {
+      type: 'charge',
+      amount,
+      currency: charge.currency,
+      source: charge.id,
+      description: charge.description,
+      reportingCategory: 'charge',
+      fees,
+      sourceType,
+      availability,
+    });
+    this.ledger.creditedNow(origin, scope, chargeTxn);
+    charge.balance_transaction = chargeTxn.id;
     if (destination) {
       const group = pi.transfer_group ?? `group_${pi.id}`;
       pi.transfer_group = group;
       charge.transfer_group = group;
       const transferAmount = pi.transfer_data?.amount ?? amount - fee;
-      const transferId = newId('tr');
-      const transfer: Stripe.Transfer = {
-        id: transferId,
-        object: 'transfer',
+      const transfer = this.transfers.create(origin, row.livemode, {
         amount: Math.max(0, Math.min(transferAmount, amount)),
-        amount_reversed: 0,
-        balance_transaction: newId('txn'),
-        created: this.now(),
         currency: pi.currency,
-        description: null,
         destination,
-        destination_payment: newId('py'),
-        livemode: row.livemode,
-        metadata: {},
-        reversals: list(`/v1/transfers/${transferId}/reversals`, []),
-        reversed: false,
-        source_transaction: charge.id,
-        source_type: charge.payment_method_details?.type === 'us_bank_account' ? 'bank_account' : 'card',
-        transfer_group: group,
-      };
-      this.kernel.store.insert('transfer', platform, transfer, {});
-      charge.transfer = transferId;
-      this.kernel.events.emit({ ...origin, scope: platform }, 'transfer.created', transfer);
+        sourceTransaction: charge.id,
+        transferGroup: group,
+        sourceType,
+        availability,
+      });
+      charge.transfer = transfer.id;
     }
     if (fee > 0 && (destination || row.account)) {
       const feeId = newId('fee');
-      const applicationFee: Stripe.ApplicationFee = {
+      // On a destination charge the fee is what the platform keeps of the charge (the transfer is
+      // the rest), so only a direct charge credits it to the platform as a balance transaction.
+      const feeTxn = row.account
+        ? this.ledger.record(origin, platform, {
+            type: 'application_fee',
+            amount: fee,
+            currency: pi.currency,
+            source: feeId,
+            description: null,
+            reportingCategory: 'platform_earning',
+            sourceType,
+            availability,
+          })
+        : null;
+      if (feeTxn) this.ledger.creditedNow(origin, platform, feeTxn);
+      const applicationFeeObject: Stripe.ApplicationFee = {
         id: feeId,
         object: 'application_fee',
         account: destination ?? row.account ?? '',
         amount: fee,
         amount_refunded: 0,
         application: 'ca_simulator',
-        balance_transaction: newId('txn'),
+        balance_transaction: feeTxn?.id ?? chargeTxn.id,
         charge: charge.id,
         created: this.now(),
         currency: pi.currency,
@@ -227,10 +261,14 @@ export class Charges {
         refunded: false,
         refunds: list(`/v1/application_fees/${feeId}/refunds`, []),
       };
-      this.kernel.store.insert('application_fee', platform, applicationFee, {});
+      this.kernel.store.insert('application_fee', platform, applicationFeeObject, {});
       charge.application_fee = feeId;
-      this.kernel.events.emit({ ...origin, scope: platform }, 'application_fee.created', applicationFee);
+      this.kernel.events.emit({ ...origin, scope: platform }, 'application_fee.created', applicationFeeObject);
     }
     this.kernel.store.save(chargeRow);
+    if (methodType === 'card' && disputeBehaviour(cardNumber)) {
+      const payload: DisputeOpenPayload = { charge: charge.id, apiVersion: origin.apiVersion };
+      this.kernel.timers.schedule('dispute_open', this.kernel.now() + this.kernel.config.disputeDelayMs, payload);
+    }
   }
 }

@@ -76,7 +76,7 @@ export class EventLog implements EventSink {
     private readonly now: () => number,
   ) {}
 
-  emit(origin: Origin, type: string, object: { id: string }, previousAttributes?: Record<string, unknown>): void {
+  emit(origin: Origin, type: string, object: object, previousAttributes?: Record<string, unknown>): void {
     const scope = origin.scope;
     const event: EventBody = {
       id: newId('evt'),

@@ -163,7 +163,40 @@ const CARD_TOKENS: Record<string, string> = {
   pm_card_authenticationRequired: '4000002760003184',
   pm_card_authenticationRequiredOnSetup: '4000002500003155',
   pm_card_threeDSecure2Required: '4000000000003220',
+  pm_card_bypassPending: '4000000000000077',
+  pm_card_bypassPendingInternational: '4000003720000278',
+  pm_card_createDispute: '4000000000000259',
+  pm_card_createDisputeProductNotReceived: '4000000000002685',
+  pm_card_createDisputeInquiry: '4000000000001976',
 };
+
+/** Cards whose funds skip the pending balance: available as soon as the charge is captured. */
+const BYPASS_PENDING = new Set(['4000000000000077', '4000003720000278']);
+
+export function bypassesPending(number: string): boolean {
+  return BYPASS_PENDING.has(number);
+}
+
+/**
+ * Cards whose successful charge is disputed afterwards (Stripe's testing docs, "Disputes"), with
+ * the reason, whether it is an inquiry (a retrieval request: no funds withdrawn until it escalates)
+ * and the Visa reason code a real dispute of that kind carries.
+ */
+export interface DisputeBehaviour {
+  reason: 'fraudulent' | 'product_not_received';
+  inquiry: boolean;
+  networkReasonCode: string;
+}
+
+const DISPUTE_CARDS: Record<string, DisputeBehaviour> = {
+  '4000000000000259': { reason: 'fraudulent', inquiry: false, networkReasonCode: '10.4' },
+  '4000000000002685': { reason: 'product_not_received', inquiry: false, networkReasonCode: '13.1' },
+  '4000000000001976': { reason: 'fraudulent', inquiry: true, networkReasonCode: '10.4' },
+};
+
+export function disputeBehaviour(number: string): DisputeBehaviour | undefined {
+  return Object.hasOwn(DISPUTE_CARDS, number) ? DISPUTE_CARDS[number] : undefined;
+}
 
 export function cardTokenNumber(token: string): string | undefined {
   return Object.hasOwn(CARD_TOKENS, token) ? CARD_TOKENS[token] : undefined;
@@ -247,6 +280,40 @@ export function achOutcome(accountNumber: string): AchOutcome {
 }
 
 export const ACH_TEST_ROUTING = '110000000';
+
+/**
+ * Payouts to Stripe's test bank accounts (Connect testing docs, routing 110000000): the same account
+ * numbers as the ACH debit failures, with the messages Stripe gives a failed payout.
+ */
+const PAYOUT_FAILURES: Record<string, { code: string; message: string }> = {
+  '000111111116': { code: 'no_account', message: 'The bank account details on file are probably incorrect. No bank account could be located with those details.' },
+  '000111111113': { code: 'account_closed', message: 'The bank account has been closed.' },
+  '000222222227': { code: 'insufficient_funds', message: 'Your Stripe account has insufficient funds to cover the payout.' },
+  '000333333335': { code: 'debit_not_authorized', message: 'Debit transactions are not approved on the bank account. (Stripe requires bank accounts to be set up for both credit and debit payouts.)' },
+  '000444444440': { code: 'invalid_currency', message: 'The bank was unable to process this payout because of its currency.' },
+};
+
+export function payoutOutcome(accountNumber: string): AchOutcome {
+  const failure = Object.hasOwn(PAYOUT_FAILURES, accountNumber) ? PAYOUT_FAILURES[accountNumber] : undefined;
+  return failure ? { succeeds: false, ...failure } : { succeeds: true };
+}
+
+/** The account that pays: every test connected account starts with it as its bank account. */
+export const PAYOUT_TEST_ACCOUNT = '000123456789';
+
+/** `btok_us_verified*` bank account tokens (Connect testing docs) and the account number of each. */
+const BANK_TOKENS: Record<string, string> = {
+  btok_us_verified: PAYOUT_TEST_ACCOUNT,
+  btok_us_verified_noAccount: '000111111116',
+  btok_us_verified_accountClosed: '000111111113',
+  btok_us_verified_insufficientFunds: '000222222227',
+  btok_us_verified_debitNotAuthorized: '000333333335',
+  btok_us_verified_invalidCurrency: '000444444440',
+};
+
+export function bankTokenAccount(token: string): string | undefined {
+  return Object.hasOwn(BANK_TOKENS, token) ? BANK_TOKENS[token] : undefined;
+}
 
 /** `pm_usBankAccount_*` tokens and the test account number each one stands for. */
 const ACH_TOKENS: Record<string, string> = {

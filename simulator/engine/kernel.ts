@@ -18,11 +18,21 @@ export interface Origin {
 export interface RuntimeConfig {
   authorizationDelayMs: number;
   achSettlementDelayMs: number;
+  /** A captured charge on a dispute test card → its dispute opens; evidence submitted → the bank decides. */
+  disputeDelayMs: number;
   /** Public base URL of the simulator (3DS pages, receipts), known once the server listens. */
   baseUrl: string;
 }
 
-export type TimerKind = 'ach_settlement' | 'card_present_authorization';
+export type TimerKind =
+  | 'ach_settlement'
+  | 'card_present_authorization'
+  | 'balance_available'
+  | 'dispute_open'
+  | 'dispute_decision'
+  | 'payout_run'
+  | 'payout_submit'
+  | 'payout_arrival';
 
 export interface TimerQueue {
   schedule(kind: TimerKind, dueAt: number, payload: unknown): string;
@@ -30,7 +40,7 @@ export interface TimerQueue {
 }
 
 export interface EventSink {
-  emit(origin: Origin, type: string, object: { id: string }, previousAttributes?: Record<string, unknown>): void;
+  emit(origin: Origin, type: string, object: object, previousAttributes?: Record<string, unknown>): void;
 }
 
 export interface Kernel {

@@ -6,7 +6,8 @@ import { type Kernel, type Origin, getAny, getScoped, systemOrigin, unixSeconds 
 import { type Metadata, list, type ListEnvelope, mergeMetadata } from './shapes.js';
 import { ACH_CAPABILITY, type Accounts } from './accounts.js';
 import { type CardOutcome, type Decline, achOutcome, testCard } from './instruments.js';
-import { type ChargeRow, Charges } from './charges.js';
+import type { ChargeRow, Charges } from './charges.js';
+import type { Customers } from './customers.js';
 import { type PaymentMethodBody, type PaymentMethodDataInput, type PaymentMethodRow, type PaymentMethods } from './paymentMethods.js';
 
 /**
@@ -129,6 +130,7 @@ export class Payments {
     private readonly accounts: Accounts,
     private readonly paymentMethods: PaymentMethods,
     private readonly charges: Charges,
+    private readonly customers: Customers,
   ) {}
 
   private now(): number {
@@ -215,6 +217,7 @@ export class Payments {
     if (input.on_behalf_of && !this.accounts.findConnected(scope.livemode, input.on_behalf_of)) {
       throw new SimError(400, 'invalid_request_error', `No such account: '${input.on_behalf_of}'`, { code: 'resource_missing', param: 'on_behalf_of' });
     }
+    if (input.customer !== undefined) this.customers.assertUsable(scope, input.customer);
     if (input.application_fee_amount !== undefined) {
       if (destination === null && scope.account === null) {
         throw invalidRequest(

@@ -6,11 +6,14 @@ import { type Kernel, type Origin, getScoped, unixSeconds } from './kernel.js';
 import { list, type ListEnvelope, type Metadata, mergeMetadata } from './shapes.js';
 import type { ChargeRow, Charges } from './charges.js';
 import type { Payments } from './payments.js';
+import type { Ledger } from './ledger.js';
+import type { Transfers } from './transfers.js';
 
 /**
  * Refunds of captured charges. The money rule is Stripe's: refunds never exceed what was captured
- * and not yet refunded. `reverse_transfer` pulls the proportional share back from the destination
- * account, `refund_application_fee` returns the proportional share of the platform's fee.
+ * and not yet refunded, and a charge that has been charged back cannot be refunded. A refund debits
+ * the available balance the charge is on; `reverse_transfer` pulls the proportional share back from
+ * the destination account, `refund_application_fee` returns the proportional share of the platform's fee.
  */
 
 export type RefundRow = StoredObject<Stripe.Refund, Record<string, never>>;
@@ -34,6 +37,8 @@ export class Refunds {
     private readonly kernel: Kernel,
     private readonly payments: Payments,
     private readonly charges: Charges,
+    private readonly ledger: Ledger,
+    private readonly transfers: Transfers,
   ) {}
 
   private now(): number {
@@ -72,6 +77,10 @@ export class Refunds {
         'charge_not_refundable',
       );
     }
+    const dispute = this.kernel.store.list<Stripe.Dispute, unknown>('dispute', { livemode: chargeRow.livemode, account: chargeRow.account }, { charge: charge.id }, { limit: 1 }).data[0];
+    if (dispute && !dispute.body.is_charge_refundable) {
+      throw invalidRequest(`Charge ${charge.id} has been charged back; cannot issue a refund.`, 'charge', 'charge_disputed');
+    }
     const refundable = charge.amount - charge.amount_refunded;
     if (charge.refunded || refundable <= 0) {
       throw invalidRequest(`Charge ${charge.id} has already been refunded.`, 'charge', 'charge_already_refunded');
@@ -92,28 +101,9 @@ export class Refunds {
       if (typeof charge.transfer !== 'string') {
         throw invalidRequest('reverse_transfer can only be used for destination charges (charges with a transfer).', 'reverse_transfer');
       }
-      const transferRow = getScoped<Stripe.Transfer, Record<string, never>>(this.kernel, 'transfer', platform, charge.transfer, 'transfer', 'transfer');
-      const transfer = transferRow.body;
-      const share = Math.min(proportional(amount, charge.amount_captured, transfer.amount), transfer.amount - transfer.amount_reversed);
-      reversalId = newId('trr');
-      const reversal: Stripe.TransferReversal = {
-        id: reversalId,
-        object: 'transfer_reversal',
-        amount: share,
-        balance_transaction: newId('txn'),
-        created: this.now(),
-        currency: transfer.currency,
-        destination_payment_refund: newId('pyr'),
-        metadata: {},
-        source_refund: id,
-        transfer: transfer.id,
-      };
-      this.kernel.store.insert('transfer_reversal', platform, reversal, {});
-      transfer.amount_reversed += share;
-      transfer.reversed = transfer.amount_reversed >= transfer.amount;
-      transfer.reversals = list(transfer.reversals.url, [reversal, ...transfer.reversals.data]);
-      this.kernel.store.save(transferRow);
-      this.kernel.events.emit({ ...origin, scope: platform }, 'transfer.reversed', transfer);
+      const transferRow = this.transfers.get(chargeRow.livemode, charge.transfer);
+      const share = proportional(amount, charge.amount_captured, transferRow.body.amount);
+      reversalId = this.transfers.reverse(origin, transferRow, share, id).id;
     }
     if (input.refund_application_fee) {
       if (typeof charge.application_fee !== 'string') {
@@ -127,12 +117,34 @@ export class Refunds {
           id: newId('fr'),
           object: 'fee_refund',
           amount: share,
-          balance_transaction: newId('txn'),
+          balance_transaction: null,
           created: this.now(),
           currency: fee.currency,
           fee: fee.id,
           metadata: {},
         };
+        if (scope.account !== null) {
+          // A direct charge's fee came out of the connected account's balance: it goes back there.
+          // On a destination charge the proportional transfer reversal already settles the fee's share.
+          feeRefund.balance_transaction = this.ledger.record(origin, platform, {
+            type: 'application_fee_refund',
+            amount: -share,
+            currency: fee.currency,
+            source: feeRefund.id,
+            description: null,
+            reportingCategory: 'platform_earning_refund',
+            availability: 'available',
+          }).id;
+          this.ledger.record(origin, scope, {
+            type: 'application_fee_refund',
+            amount: share,
+            currency: fee.currency,
+            source: feeRefund.id,
+            description: null,
+            reportingCategory: 'platform_earning_refund',
+            availability: 'available',
+          });
+        }
         this.kernel.store.insert('fee_refund', platform, feeRefund, {});
         fee.amount_refunded += share;
         fee.refunded = fee.amount_refunded >= fee.amount;
@@ -141,11 +153,21 @@ export class Refunds {
         this.kernel.events.emit({ ...origin, scope: platform }, 'application_fee.refunded', fee);
       }
     }
+    const refundTxn = this.ledger.record(origin, scope, {
+      type: 'refund',
+      amount: -amount,
+      currency: charge.currency,
+      source: id,
+      description: null,
+      reportingCategory: 'refund',
+      sourceType: charge.payment_method_details?.type === 'us_bank_account' ? 'bank_account' : 'card',
+      availability: 'available',
+    });
     const refund: Stripe.Refund = {
       id,
       object: 'refund',
       amount,
-      balance_transaction: newId('txn'),
+      balance_transaction: refundTxn.id,
       charge: charge.id,
       created: this.now(),
       currency: charge.currency,

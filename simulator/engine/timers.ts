@@ -3,10 +3,10 @@ import type { Store, TimerRow } from '../store.js';
 import type { TimerKind, TimerQueue } from './kernel.js';
 
 /**
- * Persisted timers: authorisation windows and ACH settlements. A timer is a row written in the
- * transaction that starts the wait; firing deletes the row and applies the transition in one
- * transaction, so a restart neither loses nor repeats a transition. One Node timeout is armed for
- * the earliest row.
+ * Persisted timers: authorisation windows, ACH settlements, funds becoming available, disputes and
+ * payouts moving on. A timer is a row written in the transaction that starts the wait; firing
+ * deletes the row and applies the transition in one transaction, so a restart neither loses nor
+ * repeats a transition. One Node timeout is armed for the earliest row.
  */
 
 /** Node's setTimeout overflows past 2^31-1 ms; later timers are re-armed when this one fires. */
@@ -47,7 +47,7 @@ export class Timers implements TimerQueue {
     if (this.closed) return;
     if (this.wake) clearTimeout(this.wake);
     this.wake = null;
-    const next = this.store.timers()[0];
+    const next = this.store.nextTimer();
     if (!next) return;
     const delay = Math.min(Math.max(0, next.dueAt - this.now()), MAX_TIMER_MS);
     this.wake = setTimeout(() => this.fireDue(), delay);
@@ -70,11 +70,7 @@ export class Timers implements TimerQueue {
 
   private fireDue(): void {
     if (this.closed) return;
-    const now = this.now();
-    for (const timer of this.store.timers()) {
-      if (timer.dueAt > now) break;
-      this.fire(timer);
-    }
+    for (const timer of this.store.dueTimers(this.now())) this.fire(timer);
     this.afterFire();
     this.arm();
   }

@@ -10,6 +10,10 @@ import { refundsRouter } from './routes/refunds.js';
 import { terminalRouter } from './routes/terminal.js';
 import { webhooksRouter } from './routes/webhooks.js';
 import { simRouter } from './routes/sim.js';
+import { balanceRouter } from './routes/balance.js';
+import { customersRouter } from './routes/customers.js';
+import { disputesRouter } from './routes/disputes.js';
+import { payoutsRouter } from './routes/payouts.js';
 
 /**
  * The simulator's HTTP app, built from explicit dependencies; only `index.ts` listens.
@@ -58,6 +62,10 @@ export function createApp(services: Services, keys: PlatformKeys, control: Simul
   app.use(refundsRouter(services));
   app.use(terminalRouter(services));
   app.use(webhooksRouter(services));
+  app.use(disputesRouter(services));
+  app.use(balanceRouter(services));
+  app.use(payoutsRouter(services));
+  app.use(customersRouter(services));
   app.use((req: Request) => {
     throw new SimError(
       404,

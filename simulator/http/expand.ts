@@ -4,8 +4,8 @@ import type { Scope } from '../store.js';
 
 /**
  * `expand[]`: replaces id strings on the response with the objects they name, following dotted
- * paths (`latest_charge`, `data.payment_method`, `latest_charge.transfer`). Ids the simulator does not
- * store as objects (balance transactions) are left as ids.
+ * paths (`latest_charge`, `data.payment_method`, `latest_charge.transfer`,
+ * `balance_transaction`). Ids the simulator does not store as objects are left as ids.
  */
 
 /** Stripe's limit on expansion depth. */

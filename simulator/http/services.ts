@@ -6,6 +6,11 @@ import type { Charges } from '../engine/charges.js';
 import type { Payments } from '../engine/payments.js';
 import type { Refunds } from '../engine/refunds.js';
 import type { Terminal } from '../engine/terminal.js';
+import type { Ledger } from '../engine/ledger.js';
+import type { Disputes } from '../engine/disputes.js';
+import type { Payouts } from '../engine/payouts.js';
+import type { BankAccounts } from '../engine/bankAccounts.js';
+import type { Customers } from '../engine/customers.js';
 import { type Handler, type EndpointOptions, type RequestContext, endpoint } from './endpoint.js';
 import type { RequestHandler } from 'express';
 import { RateLimitError, type RateLimits } from './rate-limits.js';
@@ -19,6 +24,11 @@ export interface Services {
   charges: Charges;
   refunds: Refunds;
   terminal: Terminal;
+  ledger: Ledger;
+  disputes: Disputes;
+  payouts: Payouts;
+  bankAccounts: BankAccounts;
+  customers: Customers;
   endpoints: WebhookEndpoints;
   events: EventLog;
   /** Wakes timers and the webhook dispatcher once a request has committed. */

@@ -57,6 +57,10 @@ export function simRouter(s: Services, control: SimulatorControl): Router {
     await control.setAchSettlementDelay(parse(msSchema, body(req)).ms);
     return { ach_settlement_delay_ms: s.kernel.config.achSettlementDelayMs };
   }));
+  r.post('/dispute_delay', json(async (req) => {
+    await control.setDisputeDelay(parse(msSchema, body(req)).ms);
+    return { dispute_delay_ms: s.kernel.config.disputeDelayMs };
+  }));
   r.post('/payment_intents/:id/3ds', json(async (req) => {
     const { result } = parse(threeDsSchema, body(req));
     const id = String(req.params.id);
