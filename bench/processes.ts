@@ -129,14 +129,16 @@ async function freePort(): Promise<number> {
 
 /**
  * `pos server` as shipped, with the embedded simulator. The rate limit is lifted (the benchmark is
- * one merchant sending far more than any real one) and logging is at warn so the access log isn't
- * what is measured. At warn the "pos server listening" line (info) is not printed, so the port is
+ * one merchant sending far more than any real one), and so are the simulator's Stripe rate limits
+ * and with them the server's processor budget (POS_SIMULATOR_RATE_LIMITS=off: a throughput
+ * benchmark measures our code, not Stripe's 25 requests a second), and logging is at warn so the
+ * access log isn't what is measured. At warn the "pos server listening" line (info) is not printed, so the port is
  * chosen here and readiness is /healthz; the log line still wins if a build prints it.
  */
 export async function startPos(dataDir: string, cpu: number, cores: number, env: Record<string, string> = {}): Promise<ServerChild> {
   const port = await freePort();
   const argv = [process.execPath, POS_BIN, 'server', '--port', String(port), '--data-dir', dataDir, '--rate-limit', '100000000', '--log-level', 'warn'];
-  return spawnServer(pinTo(cpu, argv, cores), (entry) => entry.msg === 'pos server listening', { url: `http://127.0.0.1:${port}`, path: '/healthz' }, env);
+  return spawnServer(pinTo(cpu, argv, cores), (entry) => entry.msg === 'pos server listening', { url: `http://127.0.0.1:${port}`, path: '/healthz' }, { POS_SIMULATOR_RATE_LIMITS: 'off', ...env });
 }
 
 export interface BenchMerchant {

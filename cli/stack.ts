@@ -42,13 +42,16 @@ export function stripeConnection(config: ServerConfig): ProcessorConnection {
       ? {
           endpoint: { host: base.hostname, port: Number(base.port || (base.protocol === 'https:' ? 443 : 80)), protocol: base.protocol === 'https:' ? ('https' as const) : ('http' as const) },
           browserUrl: base.origin,
+          // Another base URL is a standalone simulator; Stripe's own API never lifts its limits.
+          ...(config.simulatorRateLimits ? {} : { unlimited: true }),
         }
       : {}),
   };
 }
 
-export function simulatorConnection(simulator: RunningSimulator): ProcessorConnection {
+export function simulatorConnection(simulator: RunningSimulator, rateLimits = true): ProcessorConnection {
   return {
+    ...(rateLimits ? {} : { unlimited: true }),
     kind: 'simulator',
     secretKeys: { test: simulator.keys.secretTest, live: simulator.keys.secretLive },
     publishableKeys: { test: simulator.keys.publishableTest, live: simulator.keys.publishableLive },
@@ -63,8 +66,9 @@ export async function startStack(config: ServerConfig, options: StackOptions = {
   let connection: ProcessorConnection;
   if (config.processor === 'simulator') {
     const { startSimulator } = await import('../simulator/index.js');
-    simulator = await startSimulator({ dataDir: join(config.dataDir, 'simulator'), ...options.simulator });
-    connection = simulatorConnection(simulator);
+    const rateLimits = options.simulator?.rateLimits ?? config.simulatorRateLimits;
+    simulator = await startSimulator({ dataDir: join(config.dataDir, 'simulator'), ...options.simulator, rateLimits });
+    connection = simulatorConnection(simulator, rateLimits);
   } else {
     connection = stripeConnection(config);
   }

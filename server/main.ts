@@ -94,6 +94,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   });
   const server: Server = createServer(app);
   const agentUpstream = attachAgentUpstream(server, { keys: { authenticate: (presented, now) => authenticateKey(store.db, presented, now) }, clock, logger, services });
+  services.presenceExpiry.start();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -107,6 +108,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const webhooks = new WebhookWorker(services.webhookQueue, clock, logger, { timeoutMs: config.webhookTimeoutMs, pollMs: config.webhookPollMs, egress });
   await webhooks.start();
   processor.provisionMissingAccounts().catch((err: unknown) => logger.warn({ err }, 'connected-account provisioning failed; retried on first use'));
+  if (options.processor.unlimited) logger.warn("the processor's rate limits are OFF (POS_SIMULATOR_RATE_LIMITS=off): for throughput benchmarks and bulk fixtures only, Stripe enforces them");
   const liveMoney = liveMoneyOf(processor.kind, config.simulateLive);
   if (liveMoney === 'simulated') logger.warn('live mode is SIMULATED (--simulate-live): live keys take simulated payments and no money moves');
   if (liveMoney === 'unavailable') logger.info('live mode takes no payments on the simulator: run with --processor stripe for real ones, or --simulate-live to try them');
@@ -119,6 +121,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
       // Event streams never go idle by themselves: end them so the drain is not held up.
       services.eventStreams.closeAll();
       await agentUpstream.close();
+      await services.presenceExpiry.stop();
       // close() only drops connections idle at that moment; a keep-alive connection whose
       // response finishes later would otherwise hold the exit for its whole keep-alive timeout.
       server.closeIdleConnections();

@@ -14,6 +14,7 @@ import { payoutEventHandler } from './payouts/processor-events.js';
 import { PaymentState, recordPaymentEvent } from './payments/payment-state.js';
 import { ReaderResets } from './terminal/reader-reset.js';
 import { AgentService } from './terminal/agents.js';
+import { PresenceExpiry } from './terminal/presence-expiry.js';
 import { CustomerService } from './accounts/customers.js';
 import { DEFAULT_KEY_TTL_MS, IdempotencyService } from './idempotency/keys.js';
 import type { Leases } from './db/leases.js';
@@ -42,6 +43,8 @@ export interface Services {
   /** What the hosted checkout and payment-link pages read and do. */
   pages: CheckoutPages;
   agents: AgentService;
+  /** Takes readers offline when their agent-reported presence lapses; started by the server. */
+  presenceExpiry: PresenceExpiry;
   /** Apply the processor's events: to payments and refunds, disputes, payouts. */
   processorEventHandlers: readonly ProcessorEventHandler[];
   webhookEndpoints: WebhookEndpointService;
@@ -91,6 +94,7 @@ export function buildServices(deps: ServiceDeps): Services {
   idempotency.register(refunds.operation);
   idempotency.register(paymentLinks.createOperation);
   idempotency.register(payouts.operation);
+  const agents = new AgentService(store, clock, processor, logger, deps.presenceTtlMs);
   return {
     customers: new CustomerService(store, clock, processor),
     merchants: new MerchantService(store, processor),
@@ -103,7 +107,8 @@ export function buildServices(deps: ServiceDeps): Services {
     checkout,
     paymentLinks,
     pages: new CheckoutPages(store, checkout, paymentLinks),
-    agents: new AgentService(store, clock, processor, logger, deps.presenceTtlMs),
+    agents,
+    presenceExpiry: new PresenceExpiry(agents, store.notifications, clock, logger),
     processorEventHandlers: [paymentEventHandler(transactions, refunds), disputeEventHandler(disputes), payoutEventHandler(payouts)],
     webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? DEFAULT_EGRESS),
     events: new EventService(store, clock),

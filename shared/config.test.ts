@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadServerConfig } from './config.js';
+import { ConfigError, loadServerConfig, loadSimulatorRateLimits } from './config.js';
 
 describe('--trust-proxy', () => {
   it('trusts no proxy by default', () => {
@@ -36,5 +36,20 @@ describe('--simulate-live', () => {
 
   it('is refused with --processor stripe, where live payments are real', () => {
     expect(() => loadServerConfig({ simulateLive: true, processor: 'stripe' }, {})).toThrow(/live payments are real/);
+  });
+});
+
+describe('POS_SIMULATOR_RATE_LIMITS', () => {
+  it("keeps the simulator's rate limits on unless set to off, for pos server, pos up and pos simulator alike", () => {
+    expect(loadServerConfig({}, {}).simulatorRateLimits).toBe(true);
+    expect(loadServerConfig({}, { POS_SIMULATOR_RATE_LIMITS: 'on' }).simulatorRateLimits).toBe(true);
+    expect(loadServerConfig({}, { POS_SIMULATOR_RATE_LIMITS: 'off' }).simulatorRateLimits).toBe(false);
+    expect(loadSimulatorRateLimits({})).toBe(true);
+    expect(loadSimulatorRateLimits({ POS_SIMULATOR_RATE_LIMITS: 'off' })).toBe(false);
+  });
+
+  it('refuses anything but on and off', () => {
+    expect(() => loadServerConfig({}, { POS_SIMULATOR_RATE_LIMITS: 'false' })).toThrow(ConfigError);
+    expect(() => loadSimulatorRateLimits({ POS_SIMULATOR_RATE_LIMITS: '0' })).toThrow(/simulatorRateLimits/);
   });
 });

@@ -63,6 +63,13 @@ const trustProxySchema = z.string().transform((value, ctx): number | string[] =>
   return parts;
 });
 
+/**
+ * `POS_SIMULATOR_RATE_LIMITS=off` lifts the simulator's enforcement of Stripe's rate limits, for
+ * throughput benchmarks and bulk fixtures only: against Stripe those limits hold, so a feature that
+ * needs them lifted does not work.
+ */
+const simulatorRateLimits = z.enum(['on', 'off']).default('on').transform((v) => v === 'on');
+
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 /**
@@ -86,6 +93,8 @@ export type StripeSettings = z.infer<typeof stripeSettings>;
 
 export const serverConfigSchema = z.object({
   processor: z.enum(['simulator', 'stripe']).default('simulator'),
+  /** Whether the embedded simulator enforces Stripe's rate limits (env POS_SIMULATOR_RATE_LIMITS=on|off). */
+  simulatorRateLimits,
   /** PostgreSQL instead of the embedded SQLite: `postgres://user@host:5432/db`. */
   databaseUrl: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
   /** The PostgreSQL schema to use (created if missing); default the connection's search_path. */
@@ -189,6 +198,7 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
     rateWindowSeconds: pick(flags.rateWindow, env.POS_RATE_WINDOW),
     logLevel: pick(flags.logLevel, env.POS_LOG_LEVEL),
     processor: pick(flags.processor, env.POS_PROCESSOR),
+    simulatorRateLimits: pick(env.POS_SIMULATOR_RATE_LIMITS),
     databaseUrl: pick(flags.databaseUrl, env.DATABASE_URL),
     databaseSchema: pick(flags.databaseSchema, env.POS_DATABASE_SCHEMA),
     checkUnits: env.POS_CHECK_UNITS === '1',
@@ -321,6 +331,11 @@ export function loadAgentConfig(flags: AgentFlags, env: Env = process.env): Agen
     name: pick(flags.name, env.POS_AGENT_NAME),
     logLevel: pick(flags.logLevel, env.POS_LOG_LEVEL),
   });
+}
+
+/** For `pos simulator` on its own: whether it enforces Stripe's rate limits. */
+export function loadSimulatorRateLimits(env: Env = process.env): boolean {
+  return parseOrThrow(z.object({ simulatorRateLimits }), { simulatorRateLimits: pick(env.POS_SIMULATOR_RATE_LIMITS) }).simulatorRateLimits;
 }
 
 export function loadDataDir(flags: { dataDir?: string | undefined }, env: Env = process.env): string {

@@ -10,6 +10,7 @@ import { invalidRequest } from './errors.js';
 import { isDeclineName } from './engine/instruments.js';
 import { DEFAULT_API_VERSION } from './http/endpoint.js';
 import type { DeliveryStatus } from './store.js';
+import type { RateLimitReport, RateLimits } from './http/rate-limits.js';
 
 /**
  * The simulator's control surface: what a test (or a developer at the `/_sim` HTTP API) does to the
@@ -17,7 +18,7 @@ import type { DeliveryStatus } from './store.js';
  * here is also a `/_sim/…` route (see README.md).
  */
 
-export type { CapabilityStatus, ScriptedOutcome, WebhookFaults };
+export type { CapabilityStatus, RateLimitReport, ScriptedOutcome, WebhookFaults };
 
 export interface DeliveryInfo {
   id: number;
@@ -60,6 +61,12 @@ export interface SimulatorControl {
   webhookDeliveries(): Promise<DeliveryInfo[]>;
   /** Resolves once no webhook delivery is due or waiting for a retry. */
   webhooksIdle(): Promise<void>;
+  /** Whether Stripe's rate limits are enforced, and the requests and 429s counted per endpoint since start or the last reset. */
+  rateLimits(): Promise<RateLimitReport>;
+  /** Turns the rate limits on or off (off: throughput benchmarks and bulk fixtures only); counting goes on either way. */
+  setRateLimits(enabled: boolean): Promise<RateLimitReport>;
+  /** Zeroes the counts and empties the windows. */
+  resetRateLimits(): Promise<RateLimitReport>;
 }
 
 export interface ControlDeps {
@@ -69,6 +76,7 @@ export interface ControlDeps {
   terminal: Terminal;
   timers: Timers;
   dispatcher: WebhookDispatcher;
+  rateLimits: RateLimits;
 }
 
 const CAPABILITY_STATUSES: CapabilityStatus[] = ['active', 'inactive', 'pending', 'disabled', 'unrequested'];
@@ -155,5 +163,14 @@ export function createControl(deps: ControlDeps): SimulatorControl {
         })),
       ),
     webhooksIdle: () => dispatcher.idle(),
+    rateLimits: () => Promise.resolve(deps.rateLimits.report()),
+    setRateLimits: (enabled) => {
+      deps.rateLimits.enabled = enabled;
+      return Promise.resolve(deps.rateLimits.report());
+    },
+    resetRateLimits: () => {
+      deps.rateLimits.reset();
+      return Promise.resolve(deps.rateLimits.report());
+    },
   };
 }

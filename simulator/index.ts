@@ -22,9 +22,10 @@ import { type SimulatorControl, createControl } from './control.js';
 import type { PlatformKeys } from './http/endpoint.js';
 import type { Services } from './http/services.js';
 import { createApp } from './http/app.js';
+import { RateLimits } from './http/rate-limits.js';
 
 export type { PlatformKeys } from './http/endpoint.js';
-export type { SimulatorControl, DeliveryInfo, WebhookFaults, ScriptedOutcome, CapabilityStatus } from './control.js';
+export type { SimulatorControl, DeliveryInfo, WebhookFaults, ScriptedOutcome, CapabilityStatus, RateLimitReport } from './control.js';
 
 export interface SimulatorOptions {
   /** State is persisted here (`simulator.db`); a restart loses no object, timer or pending delivery. */
@@ -40,6 +41,11 @@ export interface SimulatorOptions {
   /** Capture on a dispute test card → dispute opens; deciding evidence → dispute closes. Default 1000 ms. */
   disputeDelayMs?: number;
   logger?: (line: string) => void;
+  /**
+   * Stripe's published rate limits (simulator/http/rate-limits.ts); default on. Off only for
+   * throughput benchmarks and bulk fixtures: a feature must work within them.
+   */
+  rateLimits?: boolean;
 }
 
 export interface RunningSimulator {
@@ -110,6 +116,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   events.onDelivery = () => queueMicrotask(() => dispatcher.poke());
   timers.afterFire = () => dispatcher.poke();
   const kernel: Kernel = { store, config, now, timers, events, log };
+  const rateLimits = new RateLimits(options.rateLimits ?? true);
 
   const ledger = new Ledger(kernel);
   const transfers = new Transfers(kernel, ledger);
@@ -150,8 +157,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     endpoints,
     events,
     afterCommit: () => dispatcher.poke(),
+    rateLimits,
   };
-  const control = createControl({ kernel, accounts, payments, terminal, timers, dispatcher });
+  const control = createControl({ kernel, accounts, payments, terminal, timers, dispatcher, rateLimits });
   const server = createServer(createApp(services, keys, control));
   let address: AddressInfo;
   try {

@@ -4,11 +4,13 @@ import { startSimulator } from './index.js';
  * Entry point of the standalone `pos simulator` command: starts the simulator, prints where it
  * listens and the platform keys, and stops cleanly on SIGTERM or SIGINT.
  */
-export async function runSimulator(opts: { dataDir: string; port: number; host: string }): Promise<void> {
+export async function runSimulator(opts: { dataDir: string; port: number; host: string; rateLimits?: boolean }): Promise<void> {
+  const rateLimits = opts.rateLimits ?? true;
   const sim = await startSimulator({
     dataDir: opts.dataDir,
     port: opts.port,
     host: opts.host,
+    rateLimits,
     logger: (line) => process.stderr.write(`${line}\n`),
   });
   process.stdout.write(
@@ -19,6 +21,9 @@ export async function runSimulator(opts: { dataDir: string; port: number; host: 
       `  publishable key (test):  ${sim.keys.publishableTest}`,
       `  publishable key (live):  ${sim.keys.publishableLive}`,
       `Point the stripe SDK at it with { host: '${sim.host}', port: ${sim.port}, protocol: 'http' }.`,
+      rateLimits
+        ? "Stripe's rate limits are enforced (25 requests/s in test mode, 100/s live, 25/s per endpoint)."
+        : "Stripe's rate limits are OFF (POS_SIMULATOR_RATE_LIMITS=off): for throughput benchmarks and bulk fixtures only.",
       '',
     ].join('\n'),
   );

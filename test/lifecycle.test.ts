@@ -59,7 +59,7 @@ describe('pos server lifecycle', () => {
     const dir = dataDir();
     const server = await serverOn(dir);
     const m = createMerchant(dir, 'Live Edit Café');
-    expect(Object.keys(m).sort()).toEqual(['api_keys', 'business_name', 'id']);
+    expect(Object.keys(m).sort()).toEqual(['api_keys', 'business_name', 'country', 'default_currency', 'id']);
     expect(m.api_keys.sk_test).toMatch(/^sk_test_[0-9A-Za-z]{43}$/);
     expect(m.api_keys.sk_live).toMatch(/^sk_live_[0-9A-Za-z]{43}$/);
     expect(m.api_keys.pk_test).toMatch(/^pk_test_[0-9A-Za-z]{43}$/);

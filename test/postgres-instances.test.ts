@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../simulator/index.js';
 import { client, type Json } from './helpers/api.js';
 import { dropSchemaOf, openTestDb, TEST_DATABASE_URL } from './helpers/db.js';
+import { connectUpstreamAgent, openEventStream } from './helpers/live.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { runPos, spawnServer, type ServerProcess } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
@@ -104,6 +105,17 @@ describe.skipIf(!TEST_DATABASE_URL)('several server instances on one PostgreSQL 
     }
   });
 
+  it('keeps the instances together within the processor rate limits: a burst of payments across all three earns no 429', async () => {
+    await sim.control.resetRateLimits();
+    // 60 creates at once: each instance alone would send its 20 within a second, 60 in all, over
+    // test mode's 25; drawing on one budget in the database, they send 25 at most.
+    const made = await Promise.all(Array.from({ length: 60 }, (_, i) => pick(i).post('/v1/transactions', { amount: 3_000 + i })));
+    expect(made.map((r) => r.status)).toEqual(Array<number>(60).fill(201));
+    const report = await sim.control.rateLimits();
+    expect(report.endpoints.find((e) => e.endpoint === 'POST /v1/payment_intents')?.requests).toBe(60);
+    expect(report.rateLimited).toBe(0);
+  });
+
   it('delivers each webhook event once although every instance runs a delivery worker', async () => {
     const made = await Promise.all(Array.from({ length: 12 }, (_, i) => pick(i).post<{ data: { id: string } }>('/v1/transactions', { amount: 900 + i, payment_method: 'pm_card_visa', confirm: true })));
     const ids = made.map((r) => r.body.data.id);
@@ -133,6 +145,40 @@ describe.skipIf(!TEST_DATABASE_URL)('several server instances on one PostgreSQL 
     // Give the other instances' passes time to (not) act again.
     await new Promise((r) => setTimeout(r, 1_000));
     expect(await count("select count(*) from events where object_id = ? and type = 'payment.canceled'", created.body.data.id)).toBe(1);
+  });
+
+  it('streams an event written on one instance to a client of another, and pushes it to an agent on a third', async () => {
+    // Nothing polls: only the writer's NOTIFY, heard on each instance's listening connection, wakes
+    // these two (each process's safety check runs every 30 s, far beyond this test's waits).
+    const stream = await openEventStream(instances[1]!.url, key);
+    const agent = await connectUpstreamAgent(instances[2]!.url, key, 60_000);
+    try {
+      const made = await pick(0).post<{ data: { id: string } }>('/v1/transactions', { amount: 777 });
+      expect(made.status).toBe(201);
+      expect((await stream.event(made.body.data.id, 3_000)).type).toBe('payment.created');
+      await agent.next('transaction', (m) => (m.transaction as { id?: string }).id === made.body.data.id, 0, 3_000);
+    } finally {
+      stream.close();
+      agent.close();
+    }
+  });
+
+  it('takes a silent agent’s reader offline at its deadline, once, though every instance has a timer for it', async () => {
+    const api = pick(0);
+    await api.post('/v1/terminal/locations', { display_name: 'Back room', address: { line1: '2 Main St', city: 'Austin', postal_code: '78701', country: 'US' } });
+    const reader = (await api.post<{ data: { id: string; processor_terminal_id: string } }>('/v1/terminals', { name: 'Till 2', registration_code: 'simulated-wpe' })).body.data;
+    // A 100 ms heartbeat: presence lasts 300 ms after the one heartbeat this agent sends.
+    const agent = await connectUpstreamAgent(instances[1]!.url, key, 100);
+    agent.send({ type: 'heartbeat', readers: [{ reader: { processor_terminal_id: reader.processor_terminal_id }, status: 'online' }] });
+    await agent.next('presence');
+    agent.close();
+    await eventually(async () => {
+      const list = await pick(2).get<{ data: { id: string; status: string }[] }>('/v1/terminal/readers');
+      return list.body.data.find((r) => r.id === reader.id)?.status === 'offline' ? true : undefined;
+    }, 5_000);
+    // Every instance's timer has fired by now; the conditional expiry let one of them act.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await count("select count(*) from events where object_id = ? and type = 'terminal.reader.offline'", reader.id)).toBe(1);
   });
 
   it('answers the same reader list from every instance', async () => {

@@ -5,6 +5,7 @@ import { startStack, type Stack } from '../cli/stack.js';
 import { loadServerConfig } from '../shared/config.js';
 import { createMerchant } from '../server/accounts/merchants.js';
 import { systemClock } from '../shared/time.js';
+import { budgetedHttpClient } from '../server/processor/budget-client.js';
 import { client, type Json } from './helpers/api.js';
 import { runPos } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
@@ -23,7 +24,9 @@ async function stackOn(dataDir: string): Promise<Stack> {
 function sdk(stack: Stack, key?: string): Stripe {
   const sim = stack.simulator;
   if (!sim) throw new Error('no simulator');
-  return new Stripe(key ?? sim.keys.secretTest, { host: sim.host, port: sim.port, protocol: 'http', maxNetworkRetries: 0 });
+  const apiKey = key ?? sim.keys.secretTest;
+  // On the processor budget like the server's own calls: one more client of the platform's key.
+  return new Stripe(apiKey, { host: sim.host, port: sim.port, protocol: 'http', maxNetworkRetries: 0, httpClient: budgetedHttpClient(apiKey) });
 }
 
 type MerchantBody = { data: { id: string; processor: { name: string; publishable_key: string; api_base: string; connected_account_id: string } } };

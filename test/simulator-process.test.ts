@@ -59,6 +59,7 @@ it('starts, prints URL and keys, serves the SDK and exits 0 on SIGTERM', async (
   const secret = /secret key \(test\):\s+(sk_test_\S+)/.exec(stdout)?.[1];
   expect(secret).toBeDefined();
   expect(stdout).toMatch(/publishable key \(live\):\s+pk_live_/);
+  expect(stdout).toMatch(/Stripe's rate limits are enforced/);
   const { hostname, port } = new URL(url);
   const stripe = new Stripe(secret!, { host: hostname, port: Number(port), protocol: 'http', maxNetworkRetries: 0 });
   const pi = await stripe.paymentIntents.create({ amount: 1000, currency: 'usd', payment_method: 'pm_card_visa', confirm: true });

@@ -379,6 +379,13 @@ export interface RateLimitWindowsTable {
   count: number;
 }
 
+/** A sliding window of processor sends, keyed by account or account and endpoint (server/processor/budget.ts). */
+export interface ProcessorBudgetsTable {
+  key: string;
+  /** JSON array of epoch milliseconds, oldest first. */
+  sends: string;
+}
+
 export interface Tables {
   merchants: MerchantsTable;
   api_keys: ApiKeysTable;
@@ -395,6 +402,7 @@ export interface Tables {
   events: EventsTable;
   leases: LeasesTable;
   rate_limit_windows: RateLimitWindowsTable;
+  processor_budgets: ProcessorBudgetsTable;
   terminal_locations: TerminalLocationsTable;
   terminal_readers: TerminalReadersTable;
   agents: AgentsTable;

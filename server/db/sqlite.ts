@@ -13,6 +13,7 @@ import {
   type SqliteStatement,
   type ControlledTransaction,
 } from 'kysely';
+import { LocalListeners, openNotices, takeNotices } from './notify.js';
 import { registerDirectReads } from './prepared.js';
 import type { Tables } from './schema.js';
 
@@ -32,12 +33,16 @@ const BUSY_TIMEOUT_MS = 5_000;
  */
 const STATEMENT_CACHE_SIZE = 500;
 
-/** better-sqlite3 wrapped so that each SQL text is prepared once and reused. */
-function cachingDatabase(raw: Database.Database): SqliteDatabase {
+/**
+ * better-sqlite3 wrapped so that each SQL text is prepared once and reused. Every statement, from
+ * Kysely or a direct read, is fetched here just before it runs, so `counted` sees each one.
+ */
+function cachingDatabase(raw: Database.Database, counted: () => void): SqliteDatabase {
   const cache = new Map<string, SqliteStatement>();
   return {
     close: () => raw.close(),
     prepare(text: string): SqliteStatement {
+      counted();
       const hit = cache.get(text);
       if (hit) {
         // Refresh recency: Map iteration order is insertion order, so the first key is the oldest.
@@ -126,6 +131,14 @@ export interface SqliteStoreOptions {
  */
 const MAX_BATCH_UNITS = 128;
 
+/**
+ * How often a process with listeners looks whether another process committed to the file (the
+ * admin CLI: it writes no events today, so this is a safety net). Its notices never reach this
+ * process, so on such a commit every listener looks again. One pragma read per process: 30 s
+ * bounds how late such a change could be seen at no cost worth counting.
+ */
+const EXTERNAL_CHECK_MS = 30_000;
+
 /** Savepoint name for the unit running now; units run one at a time, so one name suffices. */
 const UNIT_SAVEPOINT = 'unit' as const;
 
@@ -153,6 +166,7 @@ class GroupCommitter {
   readonly #db: Db;
   readonly #inTransaction: () => boolean;
   readonly #onBatch: ((report: BatchReport) => void) | undefined;
+  readonly #deliver: (keys: Set<string>) => void;
   readonly #nesting: AsyncLocalStorage<true> | undefined;
   #queue: QueuedUnit[] = [];
   #scheduled = false;
@@ -160,10 +174,11 @@ class GroupCommitter {
   #drained: Promise<void> = Promise.resolve();
   #markDrained: () => void = () => {};
 
-  constructor(db: Db, inTransaction: () => boolean, onBatch: ((report: BatchReport) => void) | undefined, checkNesting: boolean) {
+  constructor(db: Db, inTransaction: () => boolean, onBatch: ((report: BatchReport) => void) | undefined, checkNesting: boolean, deliver: (keys: Set<string>) => void) {
     this.#db = db;
     this.#inTransaction = inTransaction;
     this.#onBatch = onBatch;
+    this.#deliver = deliver;
     this.#nesting = checkNesting ? (insideUnit ??= new AsyncLocalStorage<true>()) : undefined;
   }
 
@@ -214,12 +229,14 @@ class GroupCommitter {
       return;
     }
     const succeeded: Array<{ unit: QueuedUnit; value: unknown }> = [];
+    const notices = new Set<string>();
     let failed = 0;
     for (let i = 0; i < batch.length; i++) {
       const unit = batch[i]!;
       const outcome = await this.#runUnit(trx, unit);
       if (outcome.ok) {
         succeeded.push({ unit, value: outcome.value });
+        for (const key of outcome.notices) notices.add(key);
         continue;
       }
       failed++;
@@ -244,6 +261,8 @@ class GroupCommitter {
       return;
     }
     for (const { unit, value } of succeeded) unit.resolve(value);
+    // Only now, with the batch on disk, do listeners hear of it; a rolled-back unit's notices went with it.
+    if (notices.size > 0) this.#deliver(notices);
     this.#report({ units: batch.length, failed, requeued: 0, committed: true });
   }
 
@@ -254,18 +273,20 @@ class GroupCommitter {
   async #runUnit(
     trx: ControlledTransaction<Tables>,
     unit: QueuedUnit,
-  ): Promise<{ ok: true; value: unknown } | { ok: false; error: unknown; contained: boolean }> {
+  ): Promise<{ ok: true; value: unknown; notices: Set<string> } | { ok: false; error: unknown; contained: boolean }> {
     let inSavepoint: ControlledTransaction<Tables, [typeof UNIT_SAVEPOINT]>;
     try {
       inSavepoint = await trx.savepoint(UNIT_SAVEPOINT).execute();
     } catch (error) {
       return { ok: false, error, contained: false };
     }
+    openNotices(inSavepoint);
     try {
       const value = await unit.run(inSavepoint);
       await inSavepoint.releaseSavepoint(UNIT_SAVEPOINT).execute();
-      return { ok: true, value };
+      return { ok: true, value, notices: takeNotices(inSavepoint) };
     } catch (error) {
+      takeNotices(inSavepoint);
       if (!this.#inTransaction()) return { ok: false, error, contained: false };
       try {
         await inSavepoint.rollbackToSavepoint(UNIT_SAVEPOINT).execute();
@@ -291,11 +312,11 @@ class GroupCommitter {
 export async function openSqliteStore(dataDir: string, options: SqliteStoreOptions = {}): Promise<Store> {
   mkdirSync(dataDir, { recursive: true });
   const raw = openSqliteDatabase(sqlitePath(dataDir));
-  const statements = cachingDatabase(raw);
+  let sent = 0;
+  const statements = cachingDatabase(raw, () => void sent++);
   const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect(statements) });
   await migrateToLatest(db);
   registerDirectReads(db, (text, parameters) => (raw.inTransaction ? undefined : (statements.prepare(text).all(parameters) as unknown[])));
-  const committer = new GroupCommitter(db, () => raw.inTransaction, options.onBatch, options.checkNesting ?? false);
   // SQLite bumps data_version when a commit by another connection becomes visible to this one.
   // Read at most once a millisecond: at thousands of requests a second the pragma showed up.
   const dataVersion = raw.prepare('pragma data_version').pluck();
@@ -304,17 +325,32 @@ export async function openSqliteStore(dataDir: string, options: SqliteStoreOptio
   const externalChanges = (): number => {
     const now = performance.now();
     if (now - readAt >= 1) {
+      sent++;
       version = dataVersion.get() as number;
       readAt = now;
     }
     return version;
   };
+  let externalCheck: NodeJS.Timeout | undefined;
+  const listeners = new LocalListeners(() => {
+    let seen = externalChanges();
+    externalCheck = setInterval(() => {
+      const now = externalChanges();
+      if (now !== seen) listeners.deliverAll();
+      seen = now;
+    }, EXTERNAL_CHECK_MS);
+    externalCheck.unref();
+  });
+  const committer = new GroupCommitter(db, () => raw.inTransaction, options.onBatch, options.checkNesting ?? false, (keys) => listeners.deliver(keys));
   return {
     dialect: 'sqlite',
     db,
     transaction: (work) => committer.transaction(work),
     externalChanges,
+    notifications: listeners,
+    statements: () => sent,
     close: async () => {
+      clearInterval(externalCheck);
       await committer.close();
       await db.destroy();
     },

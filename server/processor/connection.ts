@@ -14,4 +14,10 @@ export interface ProcessorConnection {
   endpoint?: { host: string; port: number; protocol: 'http' | 'https' };
   /** Where a browser reaches the processor's client-side API (the simulator's URL; Stripe.js otherwise). */
   browserUrl?: string;
+  /**
+   * The processor enforces no rate limits: a simulator told so (POS_SIMULATOR_RATE_LIMITS=off, for
+   * throughput benchmarks and bulk fixtures). Calls then skip the budget (budget-client.ts). Never
+   * set for Stripe itself.
+   */
+  unlimited?: boolean;
 }

@@ -4,6 +4,7 @@ import type { Mode } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { ApiError } from '../errors.js';
 import { ProcessorFailure, type ProcessorFailureDetails, type ProcessorFailureKind } from './errors.js';
+import { budgetedHttpClient } from './budget-client.js';
 import type { ProcessorConnection } from './connection.js';
 import {
   type BankAccountRequest,
@@ -90,6 +91,9 @@ export class StripeProcessor implements PaymentProcessor {
         maxNetworkRetries: PROCESSOR_RETRIES,
         timeout: PROCESSOR_TIMEOUT_MS,
         appInfo: { name: 'pos' },
+        // The SDK's request-latency reports to Stripe: nothing we use, and its buffer warns under load.
+        telemetry: false,
+        ...(connection.unlimited ? {} : { httpClient: budgetedHttpClient(key, store) }),
         ...(connection.endpoint ?? {}),
       });
     }

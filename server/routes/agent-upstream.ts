@@ -11,17 +11,11 @@ import type { Scope } from '../accounts/scope.js';
 import { inputProblem } from '../http/input.js';
 
 /**
- * How often the server looks for new transaction events to push. 200 ms: a result on the counter
- * a fifth of a second after the processor's is not noticeable, and the query is one indexed range
- * read per connected agent.
+ * How often connections are checked for silence (in memory, no database). Silence is counted in
+ * heartbeats (SILENT_HEARTBEATS of them, 15 s with the default 5 s interval), so a dead connection
+ * dropped up to a second later than that changes nothing.
  */
-const PUSH_INTERVAL_MS = 200;
-
-/**
- * How often lapsed presence is looked for. 250 ms bounds how late after its TTL a reader is
- * declared offline; the pass is one indexed read that finds nothing almost always.
- */
-const EXPIRY_INTERVAL_MS = 250;
+const SILENCE_CHECK_MS = 1_000;
 
 /** A heartbeat carries up to 1,000 readers (~100 KB); 1 MB leaves room and stops a runaway peer. */
 const MAX_MESSAGE_BYTES = 1024 * 1024;
@@ -40,8 +34,8 @@ interface Connection {
   scope: Scope;
   agentId?: string;
   heartbeatMs: number;
-  cursor: number;
-  pushing: boolean;
+  /** Stops following the merchant's payment events (set once the agent said hello). */
+  stopPush?: () => void;
   lastHeard: number;
   invalid: number;
 }
@@ -108,7 +102,7 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
   }
 
   function accept(ws: WebSocket, scope: Scope): void {
-    const conn: Connection = { ws, scope, heartbeatMs: 5_000, cursor: 0, pushing: false, lastHeard: clock.now(), invalid: 0 };
+    const conn: Connection = { ws, scope, heartbeatMs: 5_000, lastHeard: clock.now(), invalid: 0 };
     connections.add(conn);
     const helloTimer = setTimeout(() => {
       if (!conn.agentId) ws.close(1008, 'hello expected');
@@ -124,6 +118,7 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     });
     ws.on('close', () => {
       clearTimeout(helloTimer);
+      conn.stopPush?.();
       connections.delete(conn);
       if (conn.agentId) logger.info({ agent_id: conn.agentId }, 'agent disconnected');
     });
@@ -154,7 +149,6 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       const merchant = await services.merchants.identity(conn.scope);
       conn.agentId = agent.id;
       conn.heartbeatMs = message.heartbeat_ms;
-      conn.cursor = cursor;
       send(conn, {
         type: 'welcome',
         agent_id: agent.id,
@@ -165,7 +159,18 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
         last_report_seq: agent.last_report_seq,
       });
       logger.info({ agent_id: agent.id, merchant_id: conn.scope.merchantId, mode: conn.scope.mode }, 'agent connected');
-      void push(conn);
+      // Payment events are pushed as their commits announce them; an idle agent costs no reads. A
+      // socket that closed while the hello was handled has nobody left to stop a follower.
+      conn.stopPush?.();
+      if (conn.ws.readyState !== conn.ws.OPEN) return;
+      conn.stopPush = services.agents.followTransactionEvents(
+        conn.scope,
+        cursor,
+        (events) => {
+          for (const event of events) send(conn, { type: 'transaction', seq: event.seq, event: event.type, transaction: event.data });
+        },
+        (err) => logger.warn({ err, agent_id: conn.agentId }, 'pushing transaction events failed; trying again shortly'),
+      );
       return;
     }
     const agentId = conn.agentId;
@@ -191,54 +196,19 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     }
   }
 
-  async function push(conn: Connection): Promise<void> {
-    if (conn.pushing || !conn.agentId || conn.ws.readyState !== conn.ws.OPEN) return;
-    conn.pushing = true;
-    try {
-      for (;;) {
-        const { events, scanned } = await services.agents.transactionEventsAfter(conn.scope, conn.cursor);
-        for (const event of events) send(conn, { type: 'transaction', seq: event.seq, event: event.type, transaction: event.data });
-        if (scanned === conn.cursor) break;
-        conn.cursor = scanned;
-      }
-    } catch (err) {
-      logger.warn({ err, agent_id: conn.agentId }, 'pushing transaction events failed; retried on the next pass');
-    } finally {
-      conn.pushing = false;
-    }
-  }
-
-  const pushTimer = setInterval(() => {
+  const silenceTimer = setInterval(() => {
     const now = clock.now();
     for (const conn of connections) {
-      if (conn.agentId && now - conn.lastHeard > SILENT_HEARTBEATS * conn.heartbeatMs) {
-        conn.ws.terminate();
-        continue;
-      }
-      void push(conn);
+      if (conn.agentId && now - conn.lastHeard > SILENT_HEARTBEATS * conn.heartbeatMs) conn.ws.terminate();
     }
-  }, PUSH_INTERVAL_MS);
-  pushTimer.unref();
-
-  let expiring = false;
-  const expiryTimer = setInterval(() => {
-    if (expiring) return;
-    expiring = true;
-    services.agents
-      .expire()
-      .catch((err: unknown) => logger.warn({ err }, 'presence expiry pass failed'))
-      .finally(() => {
-        expiring = false;
-      });
-  }, EXPIRY_INTERVAL_MS);
-  expiryTimer.unref();
+  }, SILENCE_CHECK_MS);
+  silenceTimer.unref();
 
   return {
     connected: () => [...connections].filter((c) => c.agentId).length,
     async close() {
       closed = true;
-      clearInterval(pushTimer);
-      clearInterval(expiryTimer);
+      clearInterval(silenceTimer);
       server.off('upgrade', onUpgrade);
       // 1012 "service restart": agents reconnect with backoff and keep their readers' presence.
       for (const conn of connections) conn.ws.close(1012, 'server restarting');
@@ -246,7 +216,6 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       const deadline = Date.now() + 1_000;
       while (connections.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       for (const conn of connections) conn.ws.terminate();
-      while (expiring) await new Promise((r) => setTimeout(r, 10));
     },
   };
 }

@@ -11,13 +11,6 @@ import type { EventService, EventStreams } from '../webhooks/events.js';
 
 const IdParams = z.object({ id: z.string().openapi({ description: 'evt_ id' }) });
 
-/**
- * A stream checks for new events this often. A quarter second feels immediate to someone watching
- * `pos listen` and costs one indexed query per open stream.
- */
-const STREAM_POLL_MS = 250;
-/** Events written per read while a stream catches up. */
-const STREAM_BATCH = 100;
 /** A comment line this often keeps proxies and NAT tables from dropping an idle stream. */
 const HEARTBEAT_MS = 15_000;
 
@@ -57,7 +50,7 @@ export function eventsRouter(events: EventService, streams: EventStreams): Route
       .map((t) => t.trim())
       .filter(Boolean);
     const lastId = req.get('last-event-id');
-    let seq = (lastId ? await events.seqOf(scope, lastId) : undefined) ?? (await events.currentSeq(scope));
+    const seq = (lastId ? await events.seqOf(scope, lastId) : undefined) ?? (await events.currentSeq(scope));
 
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     // A HEAD has no body to stream, and Node sends its head only with the body's first byte or its
@@ -69,36 +62,32 @@ export function eventsRouter(events: EventService, streams: EventStreams): Route
     res.write(`event: ready\ndata: ${JSON.stringify({ mode: scope.mode })}\n\n`);
 
     let closed = false;
-    let timer: NodeJS.Timeout | undefined;
+    let stop = (): void => {};
     const heartbeat = setInterval(() => res.write(': ping\n\n'), HEARTBEAT_MS);
     const close = () => {
       if (closed) return;
       closed = true;
-      clearTimeout(timer);
       clearInterval(heartbeat);
+      stop();
       forget();
       res.end();
     };
     const forget = streams.add(close);
     res.on('close', close);
-
-    const tick = async () => {
-      if (closed) return;
-      let batch: Awaited<ReturnType<EventService['after']>>;
-      try {
-        batch = await events.after(scope, seq, STREAM_BATCH);
-      } catch {
-        close();
-        return;
-      }
-      for (const { seq: s, ...event } of batch) {
-        seq = s;
-        if (types && !filterMatches(types, event.type)) continue;
-        res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-      }
-      if (!closed) timer = setTimeout(() => void tick(), batch.length === STREAM_BATCH ? 0 : STREAM_POLL_MS);
-    };
-    void tick();
+    // Woken by each commit that writes an event of this merchant and mode; a failed read ends the
+    // stream, and the client resumes with Last-Event-ID.
+    stop = events.follow(
+      scope,
+      seq,
+      (batch) => {
+        if (closed) return;
+        for (const event of batch) {
+          if (types && !filterMatches(types, event.type)) continue;
+          res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+        }
+      },
+      close,
+    );
   });
 
   router.get('/:id', async (req, res) => {

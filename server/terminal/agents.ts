@@ -2,6 +2,7 @@ import type { ProcessorReader } from '../processor/types.js';
 import type { Logger } from 'pino';
 import type { PresenceReader, ReaderRef, Report } from '../../shared/agent-upstream.js';
 import { toIsoOrNull, type Clock } from '../../shared/time.js';
+import { followNotices, notifyOnCommit } from '../db/notify.js';
 import type { AgentsTable, TerminalReadersTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { conflict } from '../errors.js';
@@ -24,7 +25,7 @@ export const PRESENCE_TTL_HEARTBEATS = 3;
 /** Readers expired per pass: a whole shop going dark at once is still handled in a few passes. */
 const EXPIRE_BATCH = 500;
 
-/** Transaction events pushed per pass and connection; the next pass continues after them. */
+/** Transaction events pushed per read and connection; the next read continues after them. */
 export const PUSH_BATCH = 200;
 
 export interface AgentHello {
@@ -165,6 +166,11 @@ export class AgentService {
           if (row.status !== 'online') await this.#presenceEvent(trx, next, now);
           after.push(next);
         }
+        // Deadlines that only moved later need no one's attention: a pass set for an earlier one
+        // finds nothing and looks up the next. A new or earlier one must reach every expiry timer.
+        if (online.some((row) => row.status !== 'online' || row.presence_expires_at === null || expiresAt < row.presence_expires_at)) {
+          notifyOnCommit(trx, { topic: 'presence' });
+        }
       }
       if (offline.length) {
         await trx
@@ -190,31 +196,54 @@ export class AgentService {
 
   /** The agent stops on purpose: the readers it reported go offline now. */
   async goodbye(agentId: string): Promise<number> {
-    return this.#expire({ agentId });
+    return (await this.#expire({ agentId })).expired;
   }
 
   /**
-   * Readers whose agent-reported presence lapsed go offline. Runs on a short timer; after a server
-   * restart the stored expiry decides, so nothing is marked offline early or kept online forever.
+   * Readers whose agent-reported presence lapsed go offline, all of them (in batches). Run when the
+   * earliest deadline passes (server/terminal/presence-expiry.ts); after a server restart the
+   * stored deadlines decide, so nothing is marked offline early or kept online forever.
    */
   async expire(): Promise<number> {
-    return this.#expire({ before: this.clock.now() });
+    let expired = 0;
+    for (;;) {
+      const pass = await this.#expire({ before: this.clock.now() });
+      expired += pass.expired;
+      if (pass.scanned < EXPIRE_BATCH) return expired;
+    }
   }
 
-  async #expire(which: { agentId: string } | { before: number }): Promise<number> {
+  /** The earliest deadline of any agent-reported online reader (epoch ms), or undefined when none is online. */
+  async nextPresenceDeadline(): Promise<number | undefined> {
+    const row = await this.store.db
+      .selectFrom('terminal_readers')
+      .select((eb) => eb.fn.min('presence_expires_at').as('at'))
+      .where('status_source', '=', 'agent')
+      .where('status', '=', 'online')
+      .executeTakeFirst();
+    return row?.at ?? undefined;
+  }
+
+  async #expire(which: { agentId: string } | { before: number }): Promise<{ scanned: number; expired: number }> {
     const now = this.clock.now();
     return this.store.transaction(async (trx) => {
       let query = trx.selectFrom('terminal_readers').selectAll().where('status_source', '=', 'agent').where('status', '=', 'online');
       query = 'agentId' in which ? query.where('agent_id', '=', which.agentId) : query.where('presence_expires_at', '<', which.before);
       const rows = await query.limit(EXPIRE_BATCH).execute();
-      if (rows.length === 0) return 0;
-      await trx
+      if (rows.length === 0) return { scanned: 0, expired: 0 };
+      // The same conditions again: on PostgreSQL every instance's timer fires at the same deadline,
+      // and a heartbeat may renew a reader meanwhile; a row goes offline, with its event, only
+      // for the update that still finds it lapsed.
+      let update = trx
         .updateTable('terminal_readers')
         .set({ status: 'offline', presence_expires_at: null })
         .where('id', 'in', rows.map((r) => r.id))
-        .execute();
-      for (const row of rows) await this.#presenceEvent(trx, { ...row, status: 'offline', presence_expires_at: null }, now);
-      return rows.length;
+        .where('status_source', '=', 'agent')
+        .where('status', '=', 'online');
+      update = 'agentId' in which ? update.where('agent_id', '=', which.agentId) : update.where('presence_expires_at', '<', which.before);
+      const changed = new Set((await update.returning('id').execute()).map((r) => r.id));
+      for (const row of rows) if (changed.has(row.id)) await this.#presenceEvent(trx, { ...row, status: 'offline', presence_expires_at: null }, now);
+      return { scanned: rows.length, expired: changed.size };
     });
   }
 
@@ -248,8 +277,32 @@ export class AgentService {
     });
   }
 
-  /** Payment events of the merchant and mode after `cursor`, oldest first; `scanned` is the last seq looked at. */
-  async transactionEventsAfter(scope: Scope, cursor: number, limit = PUSH_BATCH): Promise<{ events: TransactionEvent[]; scanned: number }> {
+  /**
+   * Follows the scope's payment events after `cursor` for a connected agent: `deliver` gets them in
+   * order with the cursor to resume after, now and after each commit that wrote events; nothing is
+   * read while nothing is written. `failed` hears of a read that failed; it is retried. Returns stop.
+   */
+  followTransactionEvents(scope: Scope, cursor: number, deliver: (events: TransactionEvent[], scanned: number) => void, failed: (error: unknown) => void): () => void {
+    let at = cursor;
+    return followNotices(
+      this.store.notifications,
+      { topic: 'events', merchantId: scope.merchantId, mode: scope.mode },
+      async () => {
+        const { events, scanned, full } = await this.transactionEventsAfter(scope, at);
+        if (scanned === at) return false;
+        at = scanned;
+        deliver(events, scanned);
+        return full;
+      },
+      failed,
+    );
+  }
+
+  /**
+   * Payment events of the merchant and mode after `cursor`, oldest first; `scanned` is the last seq
+   * looked at, `full` whether the read stopped at `limit` (more may follow).
+   */
+  async transactionEventsAfter(scope: Scope, cursor: number, limit = PUSH_BATCH): Promise<{ events: TransactionEvent[]; scanned: number; full: boolean }> {
     const rows = await this.store.db
       .selectFrom('events')
       .select(['seq', 'type', 'data'])
@@ -260,7 +313,7 @@ export class AgentService {
       .limit(limit)
       .execute();
     const events = rows.filter((r) => r.type.startsWith('payment.')).map((r) => ({ seq: r.seq, type: r.type, data: JSON.parse(r.data) as Record<string, unknown> }));
-    return { events, scanned: rows.length ? rows[rows.length - 1]!.seq : cursor };
+    return { events, scanned: rows.length ? rows[rows.length - 1]!.seq : cursor, full: rows.length === limit };
   }
 
   /** One reader's live processor state (agent-facing: the /v1 API otherwise never reports it). */

@@ -1,5 +1,6 @@
 import { toIsoOrNull, toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { EventsTable } from '../db/schema.js';
+import { followNotices } from '../db/notify.js';
 import type { Store } from '../db/store.js';
 import { conflict, notFound } from '../errors.js';
 import type { EventDetail, WebhookDelivery, WebhookEvent } from '../schemas/webhooks.js';
@@ -14,6 +15,9 @@ export function presentEvent(row: Pick<EventsTable, 'id' | 'type' | 'created_at'
   const data = JSON.parse(row.data) as Record<string, unknown>;
   return { id: row.id, type: row.type, mode: eventMode(data), created_at: toIsoTimestamp(row.created_at), data };
 }
+
+/** Events written per read while a stream catches up. */
+const STREAM_BATCH = 100;
 
 /** Events are looked up by their `evt_` id only: anything else cannot be one. */
 const EVENT_ID = /^evt_[A-Za-z0-9]{1,64}$/;
@@ -121,6 +125,28 @@ export class EventService {
       .limit(limit)
       .execute();
     return rows.map((r) => ({ ...presentEvent(r), seq: r.seq }));
+  }
+
+  /**
+   * Follows the scope's events after `seq` (an event stream): `deliver` gets them in order, in
+   * batches, now and after each commit that wrote more; nothing is read while nothing is written.
+   * `failed` hears of a read that failed (the read is retried unless the caller stops). Returns stop.
+   */
+  follow(scope: Scope, seq: number, deliver: (events: WebhookEvent[]) => void, failed: (error: unknown) => void): () => void {
+    let cursor = seq;
+    const notice = { topic: 'events', merchantId: scope.merchantId, mode: scope.mode } as const;
+    return followNotices(
+      this.store.notifications,
+      notice,
+      async () => {
+        const batch = await this.after(scope, cursor, STREAM_BATCH);
+        if (batch.length === 0) return false;
+        cursor = batch[batch.length - 1]!.seq;
+        deliver(batch.map(({ seq: _seq, ...event }) => event));
+        return batch.length === STREAM_BATCH;
+      },
+      failed,
+    );
   }
 }
 

@@ -2,6 +2,7 @@ import { newReference } from '../../shared/ids.js';
 import { insertRow } from '../db/prepared.js';
 import type { Trx } from '../db/store.js';
 import { nextSeq } from '../db/counters.js';
+import { notifyOnCommit } from '../db/notify.js';
 import type { Scope } from '../accounts/scope.js';
 
 /**
@@ -52,7 +53,8 @@ export function eventMode(data: Record<string, unknown>): 'test' | 'live' | 'unk
 
 /**
  * Writes an event into the outbox inside the caller's transaction: the event exists if and only
- * if the state change it describes was committed.
+ * if the state change it describes was committed. Its commit wakes whoever follows the merchant's
+ * events (event streams, agents): every event goes through here, so nobody needs to poll.
  */
 export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objectId: string, data: Record<string, unknown>, now: number): Promise<string> {
   const id = newReference('event');
@@ -67,5 +69,6 @@ export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objec
     data: JSON.stringify({ ...data, is_test: scope.mode === 'test' }),
     created_at: now,
   });
+  notifyOnCommit(trx, { topic: 'events', merchantId: scope.merchantId, mode: scope.mode });
   return id;
 }

@@ -11,8 +11,9 @@ import type { Disputes } from '../engine/disputes.js';
 import type { Payouts } from '../engine/payouts.js';
 import type { BankAccounts } from '../engine/bankAccounts.js';
 import type { Customers } from '../engine/customers.js';
-import { type Handler, type EndpointOptions, endpoint } from './endpoint.js';
+import { type Handler, type EndpointOptions, type RequestContext, endpoint } from './endpoint.js';
 import type { RequestHandler } from 'express';
+import { RateLimitError, type RateLimits } from './rate-limits.js';
 
 /** Everything a router needs, built once in `index.ts`. */
 export interface Services {
@@ -32,10 +33,37 @@ export interface Services {
   events: EventLog;
   /** Wakes timers and the webhook dispatcher once a request has committed. */
   afterCommit(): void;
+  rateLimits: RateLimits;
 }
 
+/** A POST to a PaymentIntent or one of its actions updates that PaymentIntent (Stripe's hourly limit per object). */
+const PAYMENT_INTENT_UPDATE = /^\/v1\/payment_intents\/:id(\/|$)/;
+
+/**
+ * A `/v1` route: rate limits first (a refused request never executes, so nothing is stored for
+ * idempotent replay), then the request layer. The endpoint is Express's route template, so every
+ * PaymentIntent's confirm counts as the one endpoint `POST /v1/payment_intents/:id/confirm`.
+ */
 export function handle(services: Services, handler: Handler, options?: EndpointOptions): RequestHandler {
-  return endpoint(services.kernel, services.afterCommit, handler, options);
+  const run = endpoint(services.kernel, services.afterCommit, handler, options);
+  return (req, res, next) => {
+    const ctx = res.locals.ctx as RequestContext;
+    const template = String((req.route as { path?: unknown } | undefined)?.path ?? req.path);
+    const reason = services.rateLimits.admit(
+      {
+        mode: ctx.scope.livemode ? 'live' : 'test',
+        endpoint: `${req.method} ${template}`,
+        paymentIntent: req.method === 'POST' && PAYMENT_INTENT_UPDATE.test(template) ? String(req.params.id) : null,
+      },
+      services.kernel.now(),
+    );
+    if (reason !== null) {
+      const error = new RateLimitError(reason);
+      res.set(error.headers());
+      throw error;
+    }
+    run(req, res, next);
+  };
 }
 
 export function page(params: { limit?: number | undefined; starting_after?: string | undefined; ending_before?: string | undefined }, defaultLimit: number): {

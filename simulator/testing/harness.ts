@@ -25,8 +25,77 @@ export interface TestSimulator {
   close(): Promise<void>;
 }
 
-export function makeClient(sim: RunningSimulator, key: string): Stripe {
-  return new Stripe(key, { host: sim.host, port: sim.port, protocol: 'http', maxNetworkRetries: 0, telemetry: false });
+/**
+ * The simulator enforces Stripe's rate limits, and a test client, like any client of Stripe, keeps
+ * under them: 20 requests in any second per mode, a fifth below test mode's 25 so that requests
+ * sent a second apart that arrive closer together (the simulator's event loop is busy) still fit.
+ */
+const PACED_PER_SECOND = 20;
+const SECOND_MS = 1_000;
+/** Sends of one request before a 429 is given to the test: waits of 1, 2, 3 and 4 s clear any window. */
+const RATE_LIMITED_ATTEMPTS = 5;
+
+/** Sends at most PACED_PER_SECOND requests in any second, in the order they were asked for. */
+class Pacer {
+  readonly #sends: number[] = [];
+  #turn: Promise<void> = Promise.resolve();
+
+  slot(): Promise<void> {
+    const turn = this.#turn.then(() => this.#wait());
+    this.#turn = turn;
+    return turn;
+  }
+
+  async #wait(): Promise<void> {
+    for (;;) {
+      const now = Date.now();
+      while (this.#sends.length > 0 && this.#sends[0]! <= now - SECOND_MS) this.#sends.shift();
+      if (this.#sends.length < PACED_PER_SECOND) {
+        this.#sends.push(now);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, this.#sends[0]! + SECOND_MS - now));
+    }
+  }
+}
+
+/** One pacer per simulator and mode: its limits count per platform account and mode. */
+const pacers = new WeakMap<RunningSimulator, Record<'test' | 'live', Pacer>>();
+
+function pacedHttpClient(sim: RunningSimulator, key: string): Stripe.HttpClient {
+  let byMode = pacers.get(sim);
+  if (!byMode) {
+    byMode = { test: new Pacer(), live: new Pacer() };
+    pacers.set(sim, byMode);
+  }
+  const pacer = byMode[/_live_/.test(key) ? 'live' : 'test'];
+  const inner = Stripe.createNodeHttpClient();
+  return {
+    getClientName: () => inner.getClientName(),
+    makeRequest: async (...args) => {
+      // A 429 can still come when paced sends arrive bunched on a busy machine: back off and send
+      // again, as Stripe asks its clients to, rather than fail the test on the machine's load.
+      for (let attempt = 1; ; attempt += 1) {
+        await pacer.slot();
+        const response = await inner.makeRequest(...args);
+        if (response.getStatusCode() !== 429 || attempt >= RATE_LIMITED_ATTEMPTS) return response;
+        await response.toJSON().catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, SECOND_MS * attempt));
+      }
+    },
+  };
+}
+
+/** An SDK client on the simulator, paced under its rate limits unless `paced: false` (to exceed them on purpose). */
+export function makeClient(sim: RunningSimulator, key: string, options: { paced?: boolean } = {}): Stripe {
+  return new Stripe(key, {
+    host: sim.host,
+    port: sim.port,
+    protocol: 'http',
+    maxNetworkRetries: 0,
+    telemetry: false,
+    ...(options.paced === false ? {} : { httpClient: pacedHttpClient(sim, key) }),
+  });
 }
 
 export async function startTestSimulator(options: Partial<SimulatorOptions> = {}): Promise<TestSimulator> {

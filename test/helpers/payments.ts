@@ -1,4 +1,5 @@
 import Stripe from 'stripe';
+import { budgetedHttpClient } from '../../server/processor/budget-client.js';
 import { openTestDb } from './db.js';
 import type { TestServer } from './server.js';
 
@@ -13,9 +14,14 @@ export async function eventsOf(dataDir: string, objectId: string): Promise<{ typ
   }
 }
 
-/** The SDK pointed at the embedded simulator, as the platform (secret key) or as a browser (publishable key). */
+/**
+ * The SDK pointed at the embedded simulator, as the platform (secret key) or as a browser
+ * (publishable key), on the processor budget of its key like the server's own calls: the test is
+ * one more client of the platform account and keeps within its rate limits.
+ */
 export function simulatorSdk(t: TestServer, key?: string): Stripe {
   const sim = t.stack.simulator;
   if (!sim) throw new Error('no simulator');
-  return new Stripe(key ?? sim.keys.secretTest, { host: sim.host, port: sim.port, protocol: 'http', maxNetworkRetries: 0 });
+  const apiKey = key ?? sim.keys.secretTest;
+  return new Stripe(apiKey, { host: sim.host, port: sim.port, protocol: 'http', maxNetworkRetries: 0, httpClient: budgetedHttpClient(apiKey) });
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import Stripe from 'stripe';
+import { budgetedHttpClient } from '../../server/processor/budget-client.js';
 import { client, type ApiResponse, type Json } from './api.js';
 
 /** Helpers shared by the payments race, restart and processor-event tests. */
@@ -53,10 +54,14 @@ export function simulatorKeysOf(dataDir: string): { secretTest: string; secretLi
   }
 }
 
-/** The official SDK pointed at a simulator URL, as the server itself is. */
+/**
+ * The official SDK pointed at a simulator URL, as the server itself is, and on the same processor
+ * budget as a server in this process: a test reading the processor beside the server is one more
+ * client of the platform's key and must keep within its rate limits too.
+ */
 export function stripeAt(url: string, key: string): Stripe {
   const { hostname, port, protocol } = new URL(url);
-  return new Stripe(key, { host: hostname, port: Number(port), protocol: protocol === 'https:' ? 'https' : 'http', maxNetworkRetries: 0 });
+  return new Stripe(key, { host: hostname, port: Number(port), protocol: protocol === 'https:' ? 'https' : 'http', maxNetworkRetries: 0, httpClient: budgetedHttpClient(key) });
 }
 
 /** Every platform PaymentIntent the processor holds for a transaction id (there must be one). */

@@ -443,7 +443,18 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('merchants').addColumn('country', 'text', (c) => c.notNull().defaultTo('US')).execute();
     },
   },
-  '0013_disputes_payouts_customers': {
+  '0013_processor_budgets': {
+    async up(db: AnyDb) {
+      // The processor's rate budget on PostgreSQL: one sliding window of send times (a JSON array)
+      // per platform account and per endpoint, shared by every instance (server/processor/budget.ts).
+      await db.schema
+        .createTable('processor_budgets')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('sends', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
+  '0014_disputes_payouts_customers': {
     async up(db: AnyDb) {
       // Disputes of payments, as the processor reports them; one per payment (a charge is disputed once).
       await db.schema

@@ -18,6 +18,7 @@ const threeDsSchema = z.object({ result: z.enum(['complete', 'fail']) }).strict(
 const capabilitySchema = z.object({ status: z.enum(['active', 'inactive', 'pending', 'disabled', 'unrequested']) }).strict();
 const onlineSchema = z.object({ online: bool }).strict();
 const scriptSchema = z.object({ outcomes: stringList }).strict();
+const rateLimitsSchema = z.object({ enabled: bool }).strict();
 const faultsSchema = z
   .object({ delay_ms: int.optional(), duplicate: bool.optional(), drop: bool.optional(), hold: bool.optional(), hold_batch: int.optional() })
   .strict();
@@ -86,6 +87,9 @@ export function simRouter(s: Services, control: SimulatorControl): Router {
   r.post('/webhooks/release', json(async () => ({ released: await control.releaseHeldWebhooks() })));
   r.get('/webhooks/deliveries', json(async () => ({ data: await control.webhookDeliveries() })));
   r.post('/timers/advance', json(async () => control.advanceTimers()));
+  r.get('/rate_limits', json(async () => control.rateLimits()));
+  r.post('/rate_limits', json(async (req) => control.setRateLimits(parse(rateLimitsSchema, body(req)).enabled)));
+  r.post('/rate_limits/reset', json(async () => control.resetRateLimits()));
 
   r.get('/3ds/:id', (req, res) => {
     const id = String(req.params.id);

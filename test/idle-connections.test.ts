@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from './helpers/api.js';
+import { connectUpstreamAgent, openEventStream } from './helpers/live.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+
+/**
+ * Event streams and agent connections wait for commits to announce events; nothing asks the
+ * database on a timer while nothing happens. The server's own background loops are slowed to their
+ * longest settings here (the webhook worker's poll to a minute, the reconciler to ten minutes), so
+ * the store's statement counter sees the connections alone.
+ */
+
+/** Long enough for a poll every 200–250 ms per connection to run a dozen times. */
+const QUIET_WINDOW_MS = 3_000;
+/** The last statements of connecting (the hello's writes, the first reads) are done by then. */
+const SETTLE_MS = 500;
+/** The agent's heartbeat interval: none is due in the window, and its readers' presence lasts three of them. */
+const AGENT_HEARTBEAT_MS = 60_000;
+const ADDRESS = { line1: '1 Quiet Lane', city: 'Austin', postal_code: '78701', country: 'US' };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let t: TestServer;
+let key: string;
+let readerId: string;
+
+beforeAll(async () => {
+  t = await startTestServer({ webhookPollMs: 60_000, reconcileIntervalMs: 600_000 });
+  key = (await t.merchant('Quiet Shop')).keys.sk_test;
+  const api = client(t.url, key);
+  expect((await api.post('/v1/terminal/locations', { display_name: 'Counter', address: ADDRESS })).status).toBe(201);
+  const reader = await api.post<{ data: { processor_terminal_id: string } }>('/v1/terminals', { name: 'Till', registration_code: 'simulated-wpe' });
+  expect(reader.status).toBe(201);
+  readerId = reader.body.data.processor_terminal_id;
+});
+afterAll(() => t.stop());
+
+describe('idle connections', () => {
+  it('an open event stream and a connected agent with an online reader send the database nothing until something happens', async () => {
+    const stream = await openEventStream(t.url, key);
+    const agent = await connectUpstreamAgent(t.url, key, AGENT_HEARTBEAT_MS);
+    // The reader is online with a presence deadline three minutes away: no sweep has to look at it meanwhile.
+    agent.send({ type: 'heartbeat', readers: [{ reader: { processor_terminal_id: readerId }, status: 'online' }] });
+    await agent.next('presence');
+    await sleep(SETTLE_MS);
+
+    const before = t.server.store.statements();
+    await sleep(QUIET_WINDOW_MS);
+    expect(t.server.store.statements() - before).toBe(0);
+
+    // Both are awake: a payment reaches the stream and is pushed to the agent.
+    const made = await client(t.url, key).post<{ data: { id: string } }>('/v1/transactions', { amount: 1234 });
+    expect(made.status).toBe(201);
+    expect((await stream.event(made.body.data.id)).type).toBe('payment.created');
+    await agent.next('transaction', (m) => (m.transaction as { id?: string }).id === made.body.data.id);
+    stream.close();
+    agent.close();
+  });
+
+  it('delivers each event to a stream as its commit lands, not at the next tick of a poll', async () => {
+    const stream = await openEventStream(t.url, key);
+    const api = client(t.url, key);
+    const latencies: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      // Writes at random moments: with a poll they would land anywhere in its cycle.
+      await sleep(Math.random() * 300);
+      const sent = performance.now();
+      const made = await api.post<{ data: { id: string } }>('/v1/transactions', { amount: 2000 + i });
+      expect(made.status).toBe(201);
+      latencies.push((await stream.event(made.body.data.id)).at - sent);
+    }
+    stream.close();
+    latencies.sort((a, b) => a - b);
+    // A poll every 250 ms would put the median near 125 ms; a commit's notice takes a few.
+    expect(latencies[Math.floor(latencies.length / 2)]).toBeLessThan(50);
+  });
+});
