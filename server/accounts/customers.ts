@@ -145,7 +145,7 @@ export class CustomerService {
     const found = await this.#row(scope, idOrReference);
     if (found.processor_customer_id) {
       try {
-        await this.processor.deleteCustomer(scope.mode, found.processor_customer_id, processorIdempotencyKey(scope.merchantId, scope.mode, found.id, 'delete_customer'));
+        await this.processor.deleteCustomer(scope.mode, found.processor_customer_id);
       } catch (err) {
         throw fromProcessorError(err);
       }

@@ -186,8 +186,11 @@ export interface PaymentProcessor {
   /** Customers live on the platform, where the payments are made. */
   createCustomer(mode: Mode, fields: CustomerFields, idempotencyKey: string): Promise<ProcessorCustomer>;
   updateCustomer(mode: Mode, id: string, fields: CustomerFields, idempotencyKey: string): Promise<ProcessorCustomer>;
-  /** Deleting a customer the processor no longer has is not an error. */
-  deleteCustomer(mode: Mode, id: string, idempotencyKey: string): Promise<void>;
+  /**
+   * Deleting a customer the processor no longer has is not an error. No idempotency key: a DELETE
+   * is idempotent by nature, and Stripe ignores keys on it.
+   */
+  deleteCustomer(mode: Mode, id: string): Promise<void>;
 
   /** Points the processor's event deliveries at this server (the simulator; Stripe's are set in its dashboard). */
   registerWebhookEndpoint(url: string): Promise<void>;

@@ -383,9 +383,9 @@ export class StripeProcessor implements PaymentProcessor {
     return call(() => this.#client(mode).customers.update(id, customerParams(fields), { idempotencyKey }));
   }
 
-  async deleteCustomer(mode: Mode, id: string, idempotencyKey: string): Promise<void> {
+  async deleteCustomer(mode: Mode, id: string): Promise<void> {
     try {
-      await this.#client(mode).customers.del(id, {}, { idempotencyKey });
+      await this.#client(mode).customers.del(id);
     } catch (err) {
       // Already gone at the processor (deleted there, or by an earlier attempt of ours): done.
       if (err instanceof Stripe.errors.StripeInvalidRequestError && err.code === 'resource_missing') return;
