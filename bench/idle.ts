@@ -14,6 +14,7 @@ import { createMerchant } from '../server/accounts/merchants.js';
 import { loadServerConfig, type ServerFlags } from '../shared/config.js';
 import { systemClock } from '../shared/time.js';
 import { round } from './report.js';
+import { positiveOption } from './options.js';
 
 /**
  * What idle connections cost the database: `npm run build && node dist/bench/idle.js [--quick]`.
@@ -89,12 +90,7 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | undefin
     strict: true,
   });
   if (values.help) return undefined;
-  const positive = (name: string, raw: string | undefined, fallback: number): number => {
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${raw}`);
-    return n;
-  };
+  const positive = positiveOption;
   return {
     quick: values.quick,
     windowSeconds: positive('window', values.window, values.quick ? 2 : DEFAULT_WINDOW_S),

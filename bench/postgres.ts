@@ -10,6 +10,7 @@ import { startSimulator, type RunningSimulator } from '../simulator/index.js';
 import { createMerchant, startBaseline, startPos, type ServerChild } from './processes.js';
 import { machineFacts, round, type MachineFacts } from './report.js';
 import { ensureWrk, runWrk, type WrkResult } from './wrk.js';
+import { positiveOption } from './options.js';
 
 /**
  * The multi-instance benchmark: `POST /v1/transactions` throughput on one and two `pos server` instances on
@@ -64,12 +65,7 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | undefin
     strict: true,
   });
   if (values.help) return undefined;
-  const positive = (name: string, raw: string | undefined, fallback: number): number => {
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${raw}`);
-    return n;
-  };
+  const positive = positiveOption;
   const connections = positive('connections', values.connections, 50);
   // Two instances get half the connections each; fewer than 2 would leave one idle.
   if (connections < 2) throw new Error('--connections must be at least 2 (the two-instance run splits them)');

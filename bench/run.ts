@@ -9,6 +9,7 @@ import { machineFacts, renderMarkdown, round, type Outcome, type RunReport, type
 import { seedList, type SeededList } from './seed.js';
 import { benchStore, type StoreBenchResult } from './store.js';
 import { ensureWrk, percentile, runWrk, type WrkResult } from './wrk.js';
+import { positiveOption } from './options.js';
 
 const USAGE = `npm run bench [-- options]
 
@@ -57,12 +58,7 @@ function parseOptions(argv: string[]): Options | undefined {
     strict: true,
   });
   if (values.help) return undefined;
-  const positive = (name: string, raw: string | undefined, fallback: number): number => {
-    if (raw === undefined) return fallback;
-    const n = Number(raw.replaceAll('_', '').replaceAll(',', ''));
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${raw}`);
-    return n;
-  };
+  const positive = positiveOption;
   if (values.resource !== 'transactions' && values.resource !== 'customers') throw new Error(`--resource must be transactions or customers, got ${values.resource}`);
   return {
     quick: values.quick,

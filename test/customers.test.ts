@@ -69,7 +69,7 @@ describe('/v1/customers', () => {
   });
 });
 
-describe('customers on the processor, deleted, with their events (issue 16)', () => {
+describe('customers on the processor, deleted, with their events', () => {
   async function processorIdOf(id: string): Promise<string> {
     const db = await openTestDb(t.dataDir);
     try {

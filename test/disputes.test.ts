@@ -48,7 +48,7 @@ async function eventTypes(id: string, count: number): Promise<string[]> {
   }, WAIT_MS);
 }
 
-describe('disputes opened by the processor (issue 16)', () => {
+describe('disputes opened by the processor', () => {
   it.each([
     ['pm_card_createDispute', 'fraudulent', 'needs_response', ['dispute.created', 'dispute.funds_withdrawn']],
     ['pm_card_createDisputeProductNotReceived', 'product_not_received', 'needs_response', ['dispute.created', 'dispute.funds_withdrawn']],

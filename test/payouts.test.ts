@@ -59,7 +59,7 @@ async function settled(api: ReturnType<typeof client>, id: string): Promise<Payo
   }, WAIT_MS);
 }
 
-describe('balance (issue 16)', () => {
+describe('balance', () => {
   it('moves with charges, fees, refunds and disputes', async () => {
     const { api } = await shop('Balance Shop');
     expect(await usd(api)).toEqual({ available: 0, pending: 0 });
@@ -97,7 +97,7 @@ describe('balance (issue 16)', () => {
   });
 });
 
-describe('payouts (issue 16)', () => {
+describe('payouts', () => {
   it('pm_card_bypassPending, then POST /v1/payouts: payout.created, then payout.paid', async () => {
     const { api } = await shop('Payout Shop');
     await pay(api, 'pm_card_bypassPending');

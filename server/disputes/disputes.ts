@@ -1,3 +1,4 @@
+import { findScoped } from '../db/prepared.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isUuid, newIdentity } from '../../shared/ids.js';
@@ -306,13 +307,7 @@ export class DisputeService {
   }
 
   async #row(db: Executor, scope: Scope, idOrReference: string): Promise<DisputesTable> {
-    const row = await db
-      .selectFrom('disputes')
-      .selectAll()
-      .where('merchant_id', '=', scope.merchantId)
-      .where('mode', '=', scope.mode)
-      .where(isUuid(idOrReference) ? 'id' : 'reference', '=', idOrReference)
-      .executeTakeFirst();
+    const row = await findScoped(db, 'disputes', scope, isUuid(idOrReference) ? 'id' : 'reference', idOrReference);
     if (!row) throw notFound('id', 'dispute');
     return row;
   }

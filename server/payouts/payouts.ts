@@ -1,3 +1,4 @@
+import { findScoped } from '../db/prepared.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isUuid, newIdentity } from '../../shared/ids.js';
@@ -171,13 +172,7 @@ export class PayoutService {
   }
 
   async get(scope: Scope, idOrReference: string): Promise<Payout> {
-    const row = await this.store.db
-      .selectFrom('payouts')
-      .selectAll()
-      .where('merchant_id', '=', scope.merchantId)
-      .where('mode', '=', scope.mode)
-      .where(isUuid(idOrReference) ? 'id' : 'reference', '=', idOrReference)
-      .executeTakeFirst();
+    const row = await findScoped(this.store.db, 'payouts', scope, isUuid(idOrReference) ? 'id' : 'reference', idOrReference);
     if (!row) throw notFound('id', 'payout');
     return presentPayout(row);
   }
