@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { Clock } from '../shared/time.js';
 import { ping, type Store } from './db/store.js';
 import { apiEntry, errorHandler, gate, notFoundHandler, requestContext, timeResponses } from './http/middleware.js';
+import { routeScopes } from './http/route-scopes.js';
+import { apiKeyDocs, apiKeysRouter } from './routes/api-keys.js';
 import { liveMoneyGate, liveMoneyOf } from './http/live-money.js';
 import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.js';
 import { buildOpenApiDocument, type RouteDoc } from './openapi.js';
@@ -59,6 +61,7 @@ export interface AppDeps {
 
 export const routeDocs: readonly RouteDoc[] = [
   ...merchantDocs,
+  ...apiKeyDocs,
   ...customerDocs,
   ...transactionDocs,
   ...disputeDocs,
@@ -103,7 +106,7 @@ export function createApp(deps: AppDeps): Express {
     openApiDocument ??= buildOpenApiDocument(routeDocs);
     res.json(openApiDocument);
   });
-  v1.use(apiEntry(express.json({ limit: BODY_LIMIT })));
+  v1.use(apiEntry(express.json({ limit: BODY_LIMIT }), routeScopes(routeDocs)));
   const liveMoney = liveMoneyOf(deps.processor.kind, config.simulateLive);
   v1.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', '/payouts', ...TERMINAL_PAYMENT_PATHS], liveMoneyGate(liveMoney));
   const payments = transactionsRouters(services.transactions, services.refunds);
@@ -114,6 +117,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use('/payouts', payoutsRouter(services.payouts));
   v1.use('/merchant/bank-account', bankAccountRouter(services.payouts));
   v1.use('/merchant', merchantRouter(services.merchants));
+  v1.use('/api-keys', apiKeysRouter(services.apiKeys));
   v1.use('/customers', customersRouter(services.customers));
   const terminal = terminalRouters(services.terminal, services.agents);
   v1.use('/terminal', terminal.terminal);

@@ -17,6 +17,8 @@ export interface ErrorBody {
   code?: string;
   param?: string;
   decline_code?: string;
+  /** On a 403 to a restricted key: the permission it lacks. */
+  required_scope?: string;
 }
 
 export class ApiError extends Error {
@@ -26,6 +28,7 @@ export class ApiError extends Error {
   readonly code: string | undefined;
   readonly param: string | undefined;
   readonly declineCode: string | undefined;
+  readonly requiredScope: string | undefined;
   /** Extra response headers (e.g. Retry-After on 429). */
   readonly headers: Record<string, string>;
 
@@ -33,7 +36,7 @@ export class ApiError extends Error {
     status: number,
     type: ErrorType,
     message: string,
-    options: { code?: string; param?: string; declineCode?: string; headers?: Record<string, string> } = {},
+    options: { code?: string; param?: string; declineCode?: string; requiredScope?: string; headers?: Record<string, string> } = {},
   ) {
     super(message);
     this.status = status;
@@ -41,6 +44,7 @@ export class ApiError extends Error {
     this.code = options.code;
     this.param = options.param;
     this.declineCode = options.declineCode;
+    this.requiredScope = options.requiredScope;
     this.headers = options.headers ?? {};
   }
 
@@ -49,6 +53,7 @@ export class ApiError extends Error {
     if (this.code !== undefined) error.code = this.code;
     if (this.param !== undefined) error.param = this.param;
     if (this.declineCode !== undefined) error.decline_code = this.declineCode;
+    if (this.requiredScope !== undefined) error.required_scope = this.requiredScope;
     return { error };
   }
 }
@@ -77,6 +82,14 @@ export function unauthenticated(message: string): ApiError {
 
 export function forbidden(code: string, message: string): ApiError {
   return new ApiError(403, 'permission_error', message, { code });
+}
+
+/** A restricted key used outside its permissions: the answer names the one it lacks. */
+export function missingScope(scope: string): ApiError {
+  return new ApiError(403, 'permission_error', `This key lacks the \`${scope}\` permission: use a key that has it, or a secret key`, {
+    code: 'missing_scope',
+    requiredScope: scope,
+  });
 }
 
 export function rateLimited(retryAfterSeconds: number): ApiError {

@@ -19,6 +19,7 @@ import { CustomerService } from './accounts/customers.js';
 import { DEFAULT_KEY_TTL_MS, IdempotencyService } from './idempotency/keys.js';
 import type { Leases } from './db/leases.js';
 import { MerchantService } from './accounts/merchants.js';
+import { ApiKeyService } from './accounts/restricted-keys.js';
 import { PaymentLinkService } from './checkout/payment-links.js';
 import { RefundService } from './payments/refunds.js';
 import { TerminalService } from './terminal/readers.js';
@@ -31,6 +32,8 @@ import { WebhookQueue } from './webhooks/queue.js';
 export interface Services {
   customers: CustomerService;
   merchants: MerchantService;
+  /** The merchant's own keys: restricted keys made, listed, rolled and revoked through the API. */
+  apiKeys: ApiKeyService;
   idempotency: IdempotencyService;
   transactions: TransactionService;
   refunds: RefundService;
@@ -98,6 +101,7 @@ export function buildServices(deps: ServiceDeps): Services {
   return {
     customers: new CustomerService(store, clock, processor),
     merchants: new MerchantService(store, processor),
+    apiKeys: new ApiKeyService(store, clock),
     idempotency,
     transactions,
     refunds,

@@ -4,7 +4,7 @@ import type { Mode } from '../db/schema.js';
 import { Prepared } from '../db/prepared.js';
 import type { Executor, Store } from '../db/store.js';
 
-export type KeyKind = 'secret' | 'publishable';
+export type KeyKind = 'secret' | 'publishable' | 'restricted';
 
 /** 43 base62 characters carry 43 × log2(62) ≈ 256 bits of randomness. */
 const KEY_RANDOM_LENGTH = 43;
@@ -16,7 +16,7 @@ const KEY_RANDOM_LENGTH = 43;
  */
 export const DEFAULT_ROLL_GRACE_MS = 24 * 60 * 60 * 1000;
 
-const PREFIX: Record<KeyKind, string> = { secret: 'sk', publishable: 'pk' };
+const PREFIX: Record<KeyKind, string> = { secret: 'sk', publishable: 'pk', restricted: 'rk' };
 
 export interface IssuedKey {
   kind: KeyKind;
@@ -30,7 +30,11 @@ export interface Principal {
   mode: Mode;
   kind: KeyKind;
   keyId: string;
+  /** A restricted key's permissions (server/accounts/permissions.ts); empty for the others. */
+  permissions: ReadonlySet<string>;
 }
+
+const NO_PERMISSIONS: ReadonlySet<string> = new Set();
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
@@ -40,14 +44,21 @@ export function generateKey(kind: KeyKind, mode: Mode): string {
   return `${PREFIX[kind]}_${mode}_${randomBase62(KEY_RANDOM_LENGTH)}`;
 }
 
-const KEY_SHAPE = /^(sk|pk)_(test|live)_[0-9A-Za-z]{1,200}$/;
+const KEY_SHAPE = /^(sk|pk|rk)_(test|live)_[0-9A-Za-z]{1,200}$/;
 
-export async function issueKey(db: Executor, merchantId: string, kind: KeyKind, mode: Mode, now: number): Promise<IssuedKey> {
+/** A key's name, and a restricted key's permissions. */
+export interface KeyGrant {
+  name: string | null;
+  permissions?: readonly string[];
+}
+
+export async function issueKey(db: Executor, merchantId: string, kind: KeyKind, mode: Mode, now: number, grant?: KeyGrant): Promise<IssuedKey & { id: string }> {
   const key = generateKey(kind, mode);
+  const id = randomUUID();
   await db
     .insertInto('api_keys')
     .values({
-      id: randomUUID(),
+      id,
       merchant_id: merchantId,
       kind,
       mode,
@@ -55,9 +66,12 @@ export async function issueKey(db: Executor, merchantId: string, kind: KeyKind, 
       last4: key.slice(-4),
       created_at: now,
       expires_at: null,
+      name: grant?.name ?? null,
+      scopes: grant?.permissions ? JSON.stringify(grant.permissions) : null,
+      revoked_at: null,
     })
     .execute();
-  return { kind, mode, key };
+  return { id, kind, mode, key };
 }
 
 /**
@@ -65,9 +79,10 @@ export async function issueKey(db: Executor, merchantId: string, kind: KeyKind, 
  * (the key itself is never stored); the digest found is compared again in constant time so the
  * answer's timing says nothing about how much of a guess matched.
  */
-const keyByHash = new Prepared<{ digest: string }, { id: string; merchant_id: string; kind: KeyKind; mode: Mode; key_hash: string; expires_at: number | null }>((db, arg) =>
-  db.selectFrom('api_keys').select(['id', 'merchant_id', 'kind', 'mode', 'key_hash', 'expires_at']).where('key_hash', '=', arg('digest')),
-);
+const keyByHash = new Prepared<
+  { digest: string },
+  { id: string; merchant_id: string; kind: KeyKind; mode: Mode; key_hash: string; expires_at: number | null; scopes: string | null; revoked_at: number | null }
+>((db, arg) => db.selectFrom('api_keys').select(['id', 'merchant_id', 'kind', 'mode', 'key_hash', 'expires_at', 'scopes', 'revoked_at']).where('key_hash', '=', arg('digest')));
 
 export async function authenticateKey(db: Executor, presented: string, now: number): Promise<Principal | null> {
   const found = await lookUpKey(db, presented);
@@ -138,9 +153,10 @@ async function lookUpKey(db: Executor, presented: string): Promise<CachedKey | n
   if (!KEY_SHAPE.test(presented)) return null;
   const digest = hashKey(presented);
   const row = await keyByHash.first(db, { digest });
-  if (!row) return null;
+  if (!row || row.revoked_at !== null) return null;
   if (!timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(digest, 'hex'))) return null;
-  return { principal: { merchantId: row.merchant_id, mode: row.mode, kind: row.kind, keyId: row.id }, expiresAt: row.expires_at };
+  const permissions = row.kind === 'restricted' ? new Set(parsePermissions(row.scopes)) : NO_PERMISSIONS;
+  return { principal: { merchantId: row.merchant_id, mode: row.mode, kind: row.kind, keyId: row.id, permissions }, expiresAt: row.expires_at };
 }
 
 export interface RolledKey extends IssuedKey {
@@ -175,4 +191,15 @@ export async function rollSecretKeys(
     rolled.push({ ...issued, previousExpiresAt: expiresAt });
   }
   return rolled;
+}
+
+/** A stored permission list; anything unreadable grants nothing. */
+export function parsePermissions(stored: string | null): string[] {
+  if (!stored) return [];
+  try {
+    const parsed: unknown = JSON.parse(stored);
+    return Array.isArray(parsed) ? parsed.filter((p): p is string => typeof p === 'string') : [];
+  } catch {
+    return [];
+  }
 }

@@ -18,13 +18,19 @@ export interface MerchantsTable {
 export interface ApiKeysTable {
   id: string;
   merchant_id: string;
-  kind: 'secret' | 'publishable';
+  kind: 'secret' | 'publishable' | 'restricted';
   mode: Mode;
   key_hash: string;
   last4: string;
   created_at: number;
   /** Set when the key is rolled: it keeps working until then. Null = no expiry. */
   expires_at: number | null;
+  /** What the merchant calls it (restricted keys; null for the keys issued with the merchant). */
+  name: string | null;
+  /** Restricted keys: their permissions as a JSON array (server/accounts/permissions.ts); null for sk and pk. */
+  scopes: string | null;
+  /** When the key was revoked: it stopped working then. */
+  revoked_at: number | null;
 }
 
 export interface CustomersTable {

@@ -3,7 +3,9 @@ import type { ErrorRequestHandler, Express, NextFunction, Request, RequestHandle
 import type { Logger } from 'pino';
 import { newReference } from '../../shared/ids.js';
 import type { Clock } from '../../shared/time.js';
-import { ApiError, forbidden, internal, invalid, rateLimited, routeNotFound, unauthenticated } from '../errors.js';
+import { ApiError, forbidden, internal, invalid, missingScope, rateLimited, routeNotFound, unauthenticated } from '../errors.js';
+import { missingPermission } from '../accounts/permissions.js';
+import type { ScopeLookup } from './route-scopes.js';
 import type { KeyAuthenticator } from '../accounts/api-keys.js';
 import type { Scope } from '../accounts/scope.js';
 import type { RateLimitDecision, RateLimiter } from './rate-limit.js';
@@ -99,14 +101,15 @@ export function gate(keys: KeyAuthenticator, limiter: RateLimiter, clock: Clock)
 }
 
 /**
- * What every /v1 call passes before its route, as one layer: a secret key (the key alone picks the
- * merchant and the mode), a body only as JSON, parsed by `parseJson`, and a body and query that
- * pass `inputProblem` (shallow, well-formed text, no stray control characters) before any route,
- * store or processor sees them.
+ * What every /v1 call passes before its route, as one layer: a secret key, or a restricted key
+ * holding the permission the route's doc declares (the key alone picks the merchant and the mode),
+ * a body only as JSON, parsed by `parseJson`, and a body and query that pass `inputProblem`
+ * (shallow, well-formed text, no stray control characters) before any route, store or processor
+ * sees them.
  */
-export function apiEntry(parseJson: RequestHandler): RequestHandler {
+export function apiEntry(parseJson: RequestHandler, scopes: ScopeLookup): RequestHandler {
   return (req, res, next) => {
-    const refused = secretKeyProblem(req) ?? bodyTypeProblem(req) ?? (req.url.includes('?') ? inputProblem(req.query, 'query') : undefined);
+    const refused = keyProblem(req, scopes) ?? bodyTypeProblem(req) ?? (req.url.includes('?') ? inputProblem(req.query, 'query') : undefined);
     if (refused) return next(refused);
     if (!hasBody(req)) return next();
     parseJson(req, res, (err?: unknown) => {
@@ -116,14 +119,29 @@ export function apiEntry(parseJson: RequestHandler): RequestHandler {
   };
 }
 
-function secretKeyProblem(req: Request): ApiError | undefined {
+function keyProblem(req: Request, scopes: ScopeLookup): ApiError | undefined {
   const header = req.headers.authorization;
   if (!header) return unauthenticated('No API key provided: send `Authorization: Bearer sk_test_…` or `sk_live_…`');
   if (!BEARER.test(header)) return unauthenticated('Malformed Authorization header: expected `Bearer <secret key>`');
   const principal = req.principal;
   if (!principal) return unauthenticated('Invalid API key provided');
-  if (principal.kind !== 'secret') return forbidden('secret_key_required', 'This API call cannot be made with a publishable API key; use a secret key (sk_…)');
-  return undefined;
+  if (principal.kind === 'secret') return undefined;
+  if (principal.kind === 'publishable') return forbidden('secret_key_required', 'This API call cannot be made with a publishable API key; use a secret key (sk_…)');
+  return restrictedKeyProblem(req, scopes, principal.permissions);
+}
+
+/**
+ * A restricted key may call what its permissions cover and nothing else. A request no route
+ * documents is a 404 for it whatever Express would do, so a route added without a doc (and so
+ * without a declared scope) is closed to restricted keys rather than open.
+ */
+function restrictedKeyProblem(req: Request, scopes: ScopeLookup, held: ReadonlySet<string>): ApiError | undefined {
+  const path = req.baseUrl + req.path;
+  const needed = scopes(req.method, path);
+  if (needed === undefined) return routeNotFound(req.method, path);
+  if (needed === 'secret') return forbidden('secret_key_required', 'Only a secret key (sk_…) can do this: restricted keys never manage keys');
+  const missing = missingPermission(held, needed);
+  return missing ? missingScope(missing) : undefined;
 }
 
 function hasBody(req: Request): boolean {

@@ -4,8 +4,10 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { AgentUpMessageSchema, UPSTREAM_PATH, type AgentUpMessage, type ServerDownMessage } from '../../shared/agent-upstream.js';
 import type { Clock } from '../../shared/time.js';
-import { ApiError } from '../errors.js';
+import { ApiError, missingScope } from '../errors.js';
 import type { KeyAuthenticator } from '../accounts/api-keys.js';
+import { missingPermission } from '../accounts/permissions.js';
+import { AGENT_CONNECT_SCOPE } from './agent.js';
 import type { Services } from '../services.js';
 import type { Scope } from '../accounts/scope.js';
 import { inputProblem } from '../http/input.js';
@@ -29,9 +31,19 @@ const SILENT_HEARTBEATS = 3;
 /** Invalid messages tolerated on one connection before it is closed (a broken peer, not a hiccup). */
 const MAX_INVALID_MESSAGES = 20;
 
+/**
+ * A connected agent's key is looked up again on a heartbeat at most this often, so a revoked or
+ * expired key also ends connections made before (on any instance) within half a minute, for one
+ * indexed read per agent per 30 s.
+ */
+const KEY_RECHECK_MS = 30_000;
+
 interface Connection {
   ws: WebSocket;
   scope: Scope;
+  /** The key it connected with, and when it was last found still valid. */
+  key: string;
+  keyCheckedAt: number;
   agentId?: string;
   heartbeatMs: number;
   /** Stops following the merchant's payment events (set once the agent said hello). */
@@ -84,8 +96,10 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       const key = BEARER.exec(req.headers.authorization ?? '')?.[1];
       const principal = key ? await keys.authenticate(key, clock.now()) : null;
       if (!principal) return rejectUpgrade(socket, new ApiError(401, 'authentication_error', key ? 'Invalid API key provided' : 'No API key provided: send `Authorization: Bearer sk_…`'));
-      if (principal.kind !== 'secret') return rejectUpgrade(socket, new ApiError(403, 'permission_error', 'The agent needs a secret key (sk_…)', { code: 'secret_key_required' }));
-      wss.handleUpgrade(req, socket, head, (ws) => accept(ws, { merchantId: principal.merchantId, mode: principal.mode }));
+      if (principal.kind === 'publishable') return rejectUpgrade(socket, new ApiError(403, 'permission_error', 'The agent needs a secret key (sk_…) or a restricted key (rk_…)', { code: 'secret_key_required' }));
+      const missing = principal.kind === 'restricted' ? missingPermission(principal.permissions, AGENT_CONNECT_SCOPE) : undefined;
+      if (missing) return rejectUpgrade(socket, missingScope(missing));
+      wss.handleUpgrade(req, socket, head, (ws) => accept(ws, { merchantId: principal.merchantId, mode: principal.mode }, key ?? ''));
     })().catch((err: unknown) => {
       logger.error({ err }, 'agent upgrade failed');
       socket.destroy();
@@ -101,8 +115,8 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     send(conn, { type: 'error', error: { type, message, ...(code ? { code } : {}) } });
   }
 
-  function accept(ws: WebSocket, scope: Scope): void {
-    const conn: Connection = { ws, scope, heartbeatMs: 5_000, lastHeard: clock.now(), invalid: 0 };
+  function accept(ws: WebSocket, scope: Scope, key: string): void {
+    const conn: Connection = { ws, scope, key, keyCheckedAt: clock.now(), heartbeatMs: 5_000, lastHeard: clock.now(), invalid: 0 };
     connections.add(conn);
     const helloTimer = setTimeout(() => {
       if (!conn.agentId) ws.close(1008, 'hello expected');
@@ -180,6 +194,11 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     }
     switch (message.type) {
       case 'heartbeat': {
+        if (!(await keyStillValid(conn))) {
+          logger.info({ agent_id: agentId }, 'agent key revoked or expired: disconnecting');
+          conn.ws.close(1008, 'API key revoked or expired');
+          return;
+        }
         const view = await services.agents.heartbeat(conn.scope, agentId, conn.heartbeatMs, message.readers);
         send(conn, { type: 'presence', readers: view.readers, unknown: view.unknown });
         return;
@@ -194,6 +213,15 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
         conn.ws.close(1000, 'goodbye');
         return;
     }
+  }
+
+  async function keyStillValid(conn: Connection): Promise<boolean> {
+    const now = clock.now();
+    if (now - conn.keyCheckedAt < KEY_RECHECK_MS) return true;
+    const principal = await keys.authenticate(conn.key, now);
+    if (!principal) return false;
+    conn.keyCheckedAt = now;
+    return true;
   }
 
   const silenceTimer = setInterval(() => {

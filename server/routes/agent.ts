@@ -1,14 +1,22 @@
 import { Router } from 'express';
 import { ApiError } from '../errors.js';
+import type { Permission } from '../accounts/permissions.js';
 import type { RouteDoc } from '../openapi.js';
 import { ErrorBodySchema } from '../schemas/common.js';
+
+/**
+ * What the agent's websocket needs of a restricted key: it reports readers' presence and activity
+ * (terminal) and is pushed the merchant's payment events (transactions).
+ */
+export const AGENT_CONNECT_SCOPE: readonly Permission[] = ['terminal:write', 'transactions:read'];
 
 /** `/v1/agent`: the on-premise agent's upstream websocket; its readers' live state is under `/v1/terminal`. */
 export const agentDocs: RouteDoc[] = [
   {
     method: 'get',
     path: '/v1/agent/connect',
-    summary: 'Agent-facing: the upstream websocket (upgrade with Authorization: Bearer sk_…); a plain GET is 426',
+    scope: AGENT_CONNECT_SCOPE,
+    summary: 'Agent-facing: the upstream websocket (upgrade with Authorization: Bearer sk_… or a restricted key with terminal:write and transactions:read); a plain GET is 426',
     status: 426,
     response: ErrorBodySchema,
   },

@@ -13,12 +13,13 @@ export const checkoutSessionDocs: RouteDoc[] = [
   {
     method: 'post',
     path: '/v1/checkout/sessions',
+    scope: 'checkout:write',
     summary: 'Create a hosted checkout session (not idempotent: a retry creates a second session)',
     body: CreateCheckoutSessionSchema,
     status: 201,
     response: dataEnvelope(CheckoutSessionSchema),
   },
-  { method: 'get', path: '/v1/checkout/sessions/{id}', summary: 'Retrieve a checkout session by uuid or cs_ reference', params: IdParams, response: dataEnvelope(CheckoutSessionSchema) },
+  { method: 'get', path: '/v1/checkout/sessions/{id}', scope: 'checkout:read', summary: 'Retrieve a checkout session by uuid or cs_ reference', params: IdParams, response: dataEnvelope(CheckoutSessionSchema) },
 ];
 
 export function checkoutSessionsRouter(checkout: CheckoutService): Router {

@@ -11,11 +11,11 @@ import { pageRequest } from '../pagination.js';
 const IdParams = z.object({ id: UuidParam });
 
 export const customerDocs: RouteDoc[] = [
-  { method: 'post', path: '/v1/customers', summary: 'Create a customer', body: CreateCustomerSchema, status: 201, response: dataEnvelope(CustomerSchema) },
-  { method: 'get', path: '/v1/customers', summary: 'List customers, newest first', query: CustomerListQuerySchema, response: CustomerListSchema },
-  { method: 'get', path: '/v1/customers/{id}', summary: 'Retrieve a customer by uuid or cus_ reference', params: IdParams, response: dataEnvelope(CustomerSchema) },
-  { method: 'post', path: '/v1/customers/{id}', summary: 'Update a customer', params: IdParams, body: UpdateCustomerSchema, response: dataEnvelope(CustomerSchema) },
-  { method: 'delete', path: '/v1/customers/{id}', summary: 'Delete a customer: 404 afterwards, and no new payment may name it', params: IdParams, response: dataEnvelope(DeletedCustomerSchema) },
+  { method: 'post', path: '/v1/customers', scope: 'customers:write', summary: 'Create a customer', body: CreateCustomerSchema, status: 201, response: dataEnvelope(CustomerSchema) },
+  { method: 'get', path: '/v1/customers', scope: 'customers:read', summary: 'List customers, newest first', query: CustomerListQuerySchema, response: CustomerListSchema },
+  { method: 'get', path: '/v1/customers/{id}', scope: 'customers:read', summary: 'Retrieve a customer by uuid or cus_ reference', params: IdParams, response: dataEnvelope(CustomerSchema) },
+  { method: 'post', path: '/v1/customers/{id}', scope: 'customers:write', summary: 'Update a customer', params: IdParams, body: UpdateCustomerSchema, response: dataEnvelope(CustomerSchema) },
+  { method: 'delete', path: '/v1/customers/{id}', scope: 'customers:write', summary: 'Delete a customer: 404 afterwards, and no new payment may name it', params: IdParams, response: dataEnvelope(DeletedCustomerSchema) },
 ];
 
 export function customersRouter(customers: CustomerService): Router {

@@ -11,17 +11,18 @@ import type { DisputeService } from '../disputes/disputes.js';
 const IdParams = z.object({ id: UuidParam });
 
 export const disputeDocs: RouteDoc[] = [
-  { method: 'get', path: '/v1/disputes', summary: 'List disputes, newest first, optionally of one payment or status', query: DisputeListQuerySchema, response: DisputeListSchema },
-  { method: 'get', path: '/v1/disputes/{id}', summary: 'Retrieve a dispute by uuid or dp_ reference', params: IdParams, response: dataEnvelope(DisputeSchema) },
+  { method: 'get', path: '/v1/disputes', scope: 'disputes:read', summary: 'List disputes, newest first, optionally of one payment or status', query: DisputeListQuerySchema, response: DisputeListSchema },
+  { method: 'get', path: '/v1/disputes/{id}', scope: 'disputes:read', summary: 'Retrieve a dispute by uuid or dp_ reference', params: IdParams, response: dataEnvelope(DisputeSchema) },
   {
     method: 'post',
     path: '/v1/disputes/{id}/evidence',
+    scope: 'disputes:write',
     summary: 'Save evidence for a dispute, and with submit: true send it to the card network',
     params: IdParams,
     body: SubmitEvidenceSchema,
     response: dataEnvelope(DisputeSchema),
   },
-  { method: 'post', path: '/v1/disputes/{id}/close', summary: 'Accept the dispute: it is lost (an inquiry is closed); safe to repeat', params: IdParams, body: CloseDisputeSchema, response: dataEnvelope(DisputeSchema) },
+  { method: 'post', path: '/v1/disputes/{id}/close', scope: 'disputes:write', summary: 'Accept the dispute: it is lost (an inquiry is closed); safe to repeat', params: IdParams, body: CloseDisputeSchema, response: dataEnvelope(DisputeSchema) },
 ];
 
 export function disputesRouter(disputes: DisputeService): Router {

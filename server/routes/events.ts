@@ -15,18 +15,20 @@ const IdParams = z.object({ id: z.string().openapi({ description: 'evt_ id' }) }
 const HEARTBEAT_MS = 15_000;
 
 export const eventDocs: RouteDoc[] = [
-  { method: 'get', path: '/v1/events', summary: 'List events, newest first, optionally of one type', query: EventListQuerySchema, response: EventListSchema },
+  { method: 'get', path: '/v1/events', scope: 'events:read', summary: 'List events, newest first, optionally of one type', query: EventListQuerySchema, response: EventListSchema },
   {
     method: 'get',
     path: '/v1/events/stream',
+    scope: 'events:read',
     summary: 'Server-Sent Events: every new event of the key’s merchant and mode as it happens (pos listen)',
     query: EventStreamQuerySchema,
     response: EventSchema,
   },
-  { method: 'get', path: '/v1/events/{id}', summary: 'Retrieve an event with its webhook deliveries and attempts', params: IdParams, response: dataEnvelope(EventDetailSchema) },
+  { method: 'get', path: '/v1/events/{id}', scope: 'events:read', summary: 'Retrieve an event with its webhook deliveries and attempts', params: IdParams, response: dataEnvelope(EventDetailSchema) },
   {
     method: 'post',
     path: '/v1/events/{id}/resend',
+    scope: 'webhooks:write',
     summary: 'Send the event again to one endpoint (one attempt, now)',
     params: IdParams,
     body: ResendEventSchema,

@@ -6,7 +6,7 @@ import { MerchantSchema, type MerchantView } from '../schemas/merchant.js';
 import type { Scope } from '../accounts/scope.js';
 
 export const merchantDocs: RouteDoc[] = [
-  { method: 'get', path: '/v1/merchant', summary: "The key's merchant, with the processor details a front-end needs", response: dataEnvelope(MerchantSchema) },
+  { method: 'get', path: '/v1/merchant', scope: 'merchant:read', summary: "The key's merchant, with the processor details a front-end needs", response: dataEnvelope(MerchantSchema) },
 ];
 
 export interface MerchantReader {

@@ -11,10 +11,10 @@ import type { PaymentLinkService } from '../checkout/payment-links.js';
 const IdParams = z.object({ id: UuidParam });
 
 export const paymentLinkDocs: RouteDoc[] = [
-  { method: 'post', path: '/v1/payment-links', summary: 'Create a payment link', body: CreatePaymentLinkSchema, status: 201, response: dataEnvelope(PaymentLinkSchema), idempotent: true },
-  { method: 'get', path: '/v1/payment-links', summary: 'List payment links, newest first (limit 1–100, default 10)', query: PaymentLinkListQuerySchema, response: PaymentLinkListSchema },
-  { method: 'get', path: '/v1/payment-links/{id}', summary: 'Retrieve a payment link by uuid or pl_ reference', params: IdParams, response: dataEnvelope(PaymentLinkSchema) },
-  { method: 'delete', path: '/v1/payment-links/{id}', summary: 'Deactivate a payment link (safe to repeat)', params: IdParams, response: dataEnvelope(PaymentLinkSchema) },
+  { method: 'post', path: '/v1/payment-links', scope: 'payment_links:write', summary: 'Create a payment link', body: CreatePaymentLinkSchema, status: 201, response: dataEnvelope(PaymentLinkSchema), idempotent: true },
+  { method: 'get', path: '/v1/payment-links', scope: 'payment_links:read', summary: 'List payment links, newest first (limit 1–100, default 10)', query: PaymentLinkListQuerySchema, response: PaymentLinkListSchema },
+  { method: 'get', path: '/v1/payment-links/{id}', scope: 'payment_links:read', summary: 'Retrieve a payment link by uuid or pl_ reference', params: IdParams, response: dataEnvelope(PaymentLinkSchema) },
+  { method: 'delete', path: '/v1/payment-links/{id}', scope: 'payment_links:write', summary: 'Deactivate a payment link (safe to repeat)', params: IdParams, response: dataEnvelope(PaymentLinkSchema) },
 ];
 
 export function paymentLinksRouter(links: PaymentLinkService): Router {

@@ -12,20 +12,21 @@ import type { PayoutService } from '../payouts/payouts.js';
 const IdParams = z.object({ id: UuidParam });
 
 export const payoutDocs: RouteDoc[] = [
-  { method: 'get', path: '/v1/balance', summary: "The merchant's balance on its account: available to pay out, and pending", response: dataEnvelope(BalanceSchema) },
+  { method: 'get', path: '/v1/balance', scope: 'payouts:read', summary: "The merchant's balance on its account: available to pay out, and pending", response: dataEnvelope(BalanceSchema) },
   {
     method: 'post',
     path: '/v1/payouts',
+    scope: 'payouts:write',
     summary: 'Pay out to the bank account: an amount, or all that is available',
     body: CreatePayoutSchema,
     status: 201,
     response: dataEnvelope(PayoutSchema),
     idempotent: true,
   },
-  { method: 'get', path: '/v1/payouts', summary: 'List payouts, newest first', query: PayoutListQuerySchema, response: PayoutListSchema },
-  { method: 'get', path: '/v1/payouts/{id}', summary: 'Retrieve a payout by uuid or po_ reference', params: IdParams, response: dataEnvelope(PayoutSchema) },
-  { method: 'get', path: '/v1/merchant/bank-account', summary: "The bank account payouts in the merchant's currency go to", response: dataEnvelope(BankAccountSchema) },
-  { method: 'post', path: '/v1/merchant/bank-account', summary: 'Set the bank account payouts go to', body: SetBankAccountSchema, response: dataEnvelope(BankAccountSchema) },
+  { method: 'get', path: '/v1/payouts', scope: 'payouts:read', summary: 'List payouts, newest first', query: PayoutListQuerySchema, response: PayoutListSchema },
+  { method: 'get', path: '/v1/payouts/{id}', scope: 'payouts:read', summary: 'Retrieve a payout by uuid or po_ reference', params: IdParams, response: dataEnvelope(PayoutSchema) },
+  { method: 'get', path: '/v1/merchant/bank-account', scope: 'merchant:read', summary: "The bank account payouts in the merchant's currency go to", response: dataEnvelope(BankAccountSchema) },
+  { method: 'post', path: '/v1/merchant/bank-account', scope: 'merchant:write', summary: 'Set the bank account payouts go to', body: SetBankAccountSchema, response: dataEnvelope(BankAccountSchema) },
 ];
 
 export function bankAccountRouter(payouts: PayoutService): Router {

@@ -27,14 +27,14 @@ import type { TransactionService } from '../payments/transactions.js';
 const IdParams = z.object({ id: UuidParam });
 
 export const transactionDocs: RouteDoc[] = [
-  { method: 'post', path: '/v1/transactions', summary: 'Create a payment', body: CreateTransactionSchema, status: 201, response: CreateTransactionResponseSchema, idempotent: true },
-  { method: 'post', path: '/v1/payment-intents', summary: 'Alias of POST /v1/transactions', body: CreateTransactionSchema, status: 201, response: CreateTransactionResponseSchema, idempotent: true },
-  { method: 'get', path: '/v1/transactions', summary: 'List payments, newest first', query: TransactionListQuerySchema, response: TransactionListSchema },
-  { method: 'get', path: '/v1/transactions/{id}', summary: 'Retrieve a payment by uuid or txn_ reference', params: IdParams, response: dataEnvelope(TransactionSchema) },
-  { method: 'post', path: '/v1/transactions/{id}/capture', summary: 'Capture a manual-capture payment', params: IdParams, body: CaptureSchema, response: dataEnvelope(TransactionSchema) },
-  { method: 'post', path: '/v1/transactions/{id}/cancel', summary: 'Cancel an uncaptured payment (safe to repeat)', params: IdParams, body: CancelSchema, response: CancelResponseSchema },
-  { method: 'post', path: '/v1/transactions/{id}/refunds', summary: 'Refund a payment, in full or in part', params: IdParams, body: CreateRefundSchema, status: 201, response: dataEnvelope(RefundSchema), idempotent: true },
-  { method: 'get', path: '/v1/transactions/{id}/refunds', summary: "List a payment's refunds", params: IdParams, query: ListQuerySchema, response: RefundListSchema },
+  { method: 'post', path: '/v1/transactions', scope: 'transactions:write', summary: 'Create a payment', body: CreateTransactionSchema, status: 201, response: CreateTransactionResponseSchema, idempotent: true },
+  { method: 'post', path: '/v1/payment-intents', scope: 'transactions:write', summary: 'Alias of POST /v1/transactions', body: CreateTransactionSchema, status: 201, response: CreateTransactionResponseSchema, idempotent: true },
+  { method: 'get', path: '/v1/transactions', scope: 'transactions:read', summary: 'List payments, newest first', query: TransactionListQuerySchema, response: TransactionListSchema },
+  { method: 'get', path: '/v1/transactions/{id}', scope: 'transactions:read', summary: 'Retrieve a payment by uuid or txn_ reference', params: IdParams, response: dataEnvelope(TransactionSchema) },
+  { method: 'post', path: '/v1/transactions/{id}/capture', scope: 'transactions:write', summary: 'Capture a manual-capture payment', params: IdParams, body: CaptureSchema, response: dataEnvelope(TransactionSchema) },
+  { method: 'post', path: '/v1/transactions/{id}/cancel', scope: 'transactions:write', summary: 'Cancel an uncaptured payment (safe to repeat)', params: IdParams, body: CancelSchema, response: CancelResponseSchema },
+  { method: 'post', path: '/v1/transactions/{id}/refunds', scope: 'refunds:write', summary: 'Refund a payment, in full or in part', params: IdParams, body: CreateRefundSchema, status: 201, response: dataEnvelope(RefundSchema), idempotent: true },
+  { method: 'get', path: '/v1/transactions/{id}/refunds', scope: 'refunds:read', summary: "List a payment's refunds", params: IdParams, query: ListQuerySchema, response: RefundListSchema },
 ];
 
 export function transactionsRouters(transactions: TransactionService, refunds: RefundService): { transactions: Router; paymentIntents: Router } {

@@ -16,6 +16,7 @@ export const ErrorBodySchema = z
       code: z.string().optional(),
       param: z.string().optional(),
       decline_code: z.string().optional(),
+      required_scope: z.string().optional().openapi({ description: 'On a 403 `missing_scope`: the permission the restricted key lacks, e.g. `refunds:write`' }),
       transaction: z.record(z.string(), z.unknown()).optional().openapi({
         description:
           'On a create (POST /v1/transactions, /v1/payment-intents, /v1/terminal/create-payment) that left its payment failed (a 402 decline, a refusal by the processor): the failed transaction, as GET /v1/transactions/{id} returns it; the payment.failed event names the same reference',

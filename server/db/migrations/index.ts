@@ -516,6 +516,15 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('customers').addColumn('deleted_at', 'bigint').execute();
     },
   },
+  '0015_restricted_keys': {
+    async up(db: AnyDb) {
+      // Restricted keys (rk_) carry a name and their permissions (a JSON array); any key can be
+      // revoked, which stops it at once and for good (expiry is the roll's grace).
+      await db.schema.alterTable('api_keys').addColumn('name', 'text').execute();
+      await db.schema.alterTable('api_keys').addColumn('scopes', 'text').execute();
+      await db.schema.alterTable('api_keys').addColumn('revoked_at', 'bigint').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {
