@@ -45,7 +45,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const ports: AgentPorts = { clock: systemClock, upstream: wsTransport, serial: nodeSerialBinding, ...options.ports };
   const state = await AgentState.open(config.dataDir);
   const agentId = state.data.agent_id;
-  const mode = config.apiKey.startsWith('sk_live_') ? 'live' : 'test';
+  const mode = config.apiKey.includes('_live_') ? 'live' : 'test';
   const api = new PosApi({ server: config.serverUrl, apiKey: config.apiKey });
   let local: LocalServer | undefined;
   let link: UpstreamLink | undefined;

@@ -15,6 +15,7 @@ import { registerPaymentCommands } from './commands/payments.js';
 import { registerDisputeCommands } from './commands/disputes.js';
 import { registerPayoutCommands } from './commands/payouts.js';
 import { registerCustomerCommands } from './commands/customers.js';
+import { registerKeyCommands } from './commands/keys.js';
 import { registerReportCommands } from './commands/report.js';
 import { registerTerminalCommands } from './commands/terminal.js';
 import { registerUpCommands } from './commands/up.js';
@@ -39,7 +40,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .addOption(new Option('--server <url>', 'API server (env POS_SERVER_URL, default http://127.0.0.1:4242)'))
-    .addOption(new Option('--api-key <key>', 'secret API key (env POS_API_KEY)'))
+    .addOption(new Option('--api-key <key>', 'secret API key sk_…, or a restricted key rk_… (env POS_API_KEY)'))
     .addOption(new Option('--profile <name>', 'profile of the config file (env POS_PROFILE)'))
     .option('--json', "print the API's JSON instead of tables")
     .configureHelp({ showGlobalOptions: true })
@@ -54,6 +55,7 @@ export function buildProgram(): Command {
   registerWebhookEndpointCommands(program);
   registerReportCommands(program);
   registerAccountCommands(program);
+  registerKeyCommands(program);
   registerServerCommands(program);
   registerSimulatorCommands(program);
   registerAdminCommands(program);

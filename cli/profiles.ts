@@ -14,6 +14,8 @@ export interface Profile {
   api_key?: string;
   merchant_id?: string;
   business_name?: string;
+  /** `pos up`'s counter key (rk_test_…, preset counter): what its agent and counter TUI use instead of api_key. */
+  counter_key?: string;
 }
 
 export interface ConfigFile {
@@ -22,7 +24,7 @@ export interface ConfigFile {
 }
 
 export const DEFAULT_PROFILE = 'default';
-export const PROFILE_KEYS = ['server', 'api_key', 'merchant_id', 'business_name'] as const;
+export const PROFILE_KEYS = ['server', 'api_key', 'merchant_id', 'business_name', 'counter_key'] as const;
 export type ProfileKey = (typeof PROFILE_KEYS)[number];
 
 export function isProfileKey(key: string): key is ProfileKey {

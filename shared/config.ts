@@ -283,7 +283,7 @@ const serialSpec = z
 export const agentConfigSchema = z
   .object({
     serverUrl: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, '')),
-    apiKey: z.string().regex(/^sk_(test|live)_[0-9A-Za-z]+$/, 'must be a secret key (sk_test_… or sk_live_…)'),
+    apiKey: z.string().regex(/^(sk|rk)_(test|live)_[0-9A-Za-z]+$/, 'must be a restricted key (rk_test_… or rk_live_…, made with `pos keys create --preset counter`) or a secret key (sk_…)'),
     dataDir: dataDirSchema.default('.pos-agent'),
     listen: listenSchema.prefault(DEFAULT_AGENT_LISTEN),
     token: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -296,7 +296,7 @@ export const agentConfigSchema = z
     logLevel: logLevel.default('info'),
   })
   .refine((c) => isLoopbackHost(c.listen.host) || c.token !== undefined, { message: 'a non-loopback --listen needs --token (env POS_AGENT_TOKEN)', path: ['token'] })
-  .refine((c) => c.simulate === 0 || c.apiKey.startsWith('sk_test_'), { message: '--simulate needs a test key (sk_test_…)', path: ['simulate'] });
+  .refine((c) => c.simulate === 0 || c.apiKey.includes('_test_'), { message: '--simulate needs a test key (rk_test_… or sk_test_…)', path: ['simulate'] });
 
 export type AgentConfig = z.infer<typeof agentConfigSchema>;
 
@@ -348,7 +348,7 @@ export const clientConfigSchema = z.object({
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .default('http://127.0.0.1:4242')
     .transform((u) => u.replace(/\/+$/, '')),
-  apiKey: z.string({ error: 'an API key is needed: pass --api-key or set POS_API_KEY' }).regex(/^sk_(test|live)_\w+$/, 'must be a secret key (sk_test_… or sk_live_…)'),
+  apiKey: z.string({ error: 'an API key is needed: pass --api-key or set POS_API_KEY' }).regex(/^(sk|rk)_(test|live)_\w+$/, 'must be a secret key (sk_test_… or sk_live_…) or a restricted key (rk_…)'),
 });
 
 export type ClientConfig = z.infer<typeof clientConfigSchema>;
@@ -393,7 +393,7 @@ export function loadCliSettings(flags: CliFlags, env: Env = process.env): CliSet
   return parseOrThrow(
     z.object({
       server: serverUrlSchema.optional(),
-      apiKey: z.string().regex(/^(sk|pk)_(test|live)_\w+$/, 'an API key looks like sk_test_… or sk_live_…').optional(),
+      apiKey: z.string().regex(/^(sk|rk|pk)_(test|live)_\w+$/, 'an API key looks like sk_test_…, sk_live_… or rk_test_…').optional(),
       profile: profileNameSchema.optional(),
       configDir: z.string().min(1).transform((d) => resolve(d)),
       color: z.boolean(),

@@ -11,7 +11,7 @@ function masked(key: string | undefined): string {
 export async function login(_args: [], options: { name?: string }, ctx: CliContext): Promise<void> {
   const name = options.name ? parseProfileName(options.name) : ctx.config.profileName;
   if (!ctx.config.apiKey) throw usageError('pos login needs --api-key (or POS_API_KEY)');
-  if (!ctx.config.apiKey.startsWith('sk_')) throw usageError('pos login needs a secret key (sk_test_… or sk_live_…)');
+  if (!/^(sk|rk)_/.test(ctx.config.apiKey)) throw usageError('pos login needs a secret key (sk_test_… or sk_live_…) or a restricted key (rk_…)');
   const api = new PosClient({ server: ctx.config.server, apiKey: ctx.config.apiKey });
   const merchant = (await api.merchant()).data;
   await ctx.config.profiles.update(name, { server: ctx.config.server, api_key: ctx.config.apiKey, merchant_id: merchant.id, business_name: merchant.business_name });
@@ -48,7 +48,7 @@ export async function configSet([key, value]: [string, string], _options: object
   const k = checkedKey(key);
   if (k !== 'server' && k !== 'api_key') throw usageError(`${k} is filled in by pos login`);
   const v = k === 'server' ? parseServerUrl(value) : value;
-  if (k === 'api_key' && !/^sk_(test|live)_\w+$/.test(v)) throw usageError('an API key looks like sk_test_… or sk_live_…');
+  if (k === 'api_key' && !/^(sk|rk)_(test|live)_\w+$/.test(v)) throw usageError('an API key looks like sk_test_…, sk_live_… or rk_test_…');
   await ctx.config.profiles.update(ctx.config.profileName, { [k]: v });
   if (!ctx.out.json) ctx.out.line(`${ctx.config.profileName}.${k} set`);
 }

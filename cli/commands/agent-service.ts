@@ -1,6 +1,8 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { PosApi } from '../../shared/api/client.js';
 import { ConfigError, loadAgentConfig } from '../../shared/config.js';
 
 export interface ServiceOptions {
@@ -71,23 +73,41 @@ export async function installService(given: ServiceOptions): Promise<void> {
     simulate: options.simulate,
     serial: options.serial,
   });
-  const env = [`POS_SERVER_URL=${config.serverUrl}`, `POS_API_KEY=${config.apiKey}`, ...(config.token ? [`POS_AGENT_TOKEN=${config.token}`] : [])].join('\n') + '\n';
   const bin = fileURLToPath(new URL('../../../bin/pos.js', import.meta.url));
   const unit = renderUnit({ node: process.execPath, bin, user: options.user, envFile: options.envFile, args });
+  const envFile = (key: string) => [`POS_SERVER_URL=${config.serverUrl}`, `POS_API_KEY=${key}`, ...(config.token ? [`POS_AGENT_TOKEN=${config.token}`] : [])].join('\n') + '\n';
+  const mode = config.apiKey.includes('_live_') ? 'live' : 'test';
   if (options.print) {
-    process.stdout.write(`# ${join(options.unitDir, UNIT_NAME)}\n${unit}\n# ${options.envFile} (mode 0600)\n${env.replace(/(POS_API_KEY=sk_\w+?_)\w+/, '$1…')}`);
+    const shown = config.apiKey.startsWith('rk_') ? `${config.apiKey.slice(0, 8)}…` : `rk_${mode}_… (a new counter key, made when the files are written)`;
+    process.stdout.write(`# ${join(options.unitDir, UNIT_NAME)}\n${unit}\n# ${options.envFile} (mode 0600)\n${envFile(shown)}`);
     return;
   }
+  const key = await counterKeyFor(config.serverUrl, config.apiKey);
   try {
     mkdirSync(dirname(options.envFile), { recursive: true });
-    writeFileSync(options.envFile, env, { mode: 0o600 });
+    writeFileSync(options.envFile, envFile(key.key), { mode: 0o600 });
     chmodSync(options.envFile, 0o600);
     mkdirSync(options.unitDir, { recursive: true });
     writeFileSync(join(options.unitDir, UNIT_NAME), unit);
   } catch (err) {
+    // A key made for files that could not be written would only linger unseen: take it back.
+    if (key.made) await new PosApi({ server: config.serverUrl, apiKey: config.apiKey }).revokeApiKey(key.made.id).catch(() => undefined);
     throw new ConfigError(`could not write the service files (${err instanceof Error ? err.message : String(err)}); run as root or pass --unit-dir/--env-file`);
   }
+  const made = key.made ? `The agent uses a new restricted key "${key.made.name}" (${key.made.id}, preset counter: payments on readers, no refunds, no keys); the secret key was not written.\n` : '';
   process.stdout.write(
-    `Wrote ${join(options.unitDir, UNIT_NAME)} and ${options.envFile}.\nStart it with: sudo systemctl daemon-reload && sudo systemctl enable --now pos-agent\n`,
+    `Wrote ${join(options.unitDir, UNIT_NAME)} and ${options.envFile}.\n${made}Start it with: sudo systemctl daemon-reload && sudo systemctl enable --now pos-agent\n`,
   );
+}
+
+/**
+ * The shop PC gets a restricted key, never the secret one: given a secret key, a counter-preset key
+ * is made with it for this machine; a restricted key given is used as it is.
+ */
+async function counterKeyFor(server: string, apiKey: string): Promise<{ key: string; made?: { id: string; name: string } }> {
+  if (apiKey.startsWith('rk_')) return { key: apiKey };
+  const api = new PosApi({ server, apiKey });
+  const made = (await api.createApiKey({ name: `pos agent on ${hostname()}`.slice(0, 100), preset: 'counter' })).data;
+  if (!made.secret) throw new ConfigError('the server made a counter key but did not show it');
+  return { key: made.secret, made: { id: made.id, name: made.name ?? '' } };
 }

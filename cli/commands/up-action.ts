@@ -17,9 +17,12 @@ export const DEMO_READER = 'Till 1';
 const DEMO_LOCATION = { display_name: 'Demo counter', address: { line1: '1 Market St', city: 'San Francisco', state: 'CA', postal_code: '94105', country: 'US' } };
 
 export interface Demo {
+  /** With the demo merchant's test secret key: setting the demo up. */
   api: PosClient;
-  /** The demo merchant's test secret key (what the local agent authenticates with). */
+  /** The demo merchant's test secret key, saved to the profile for the developer's commands. */
   apiKey: string;
+  /** A restricted key with the counter preset: what the local agent and the counter TUI use. */
+  counterKey: string;
   profileName: string;
   created: boolean;
   keys?: Record<string, string>;
@@ -72,12 +75,40 @@ export async function ensureDemo(stack: Stack, ctx: CliContext): Promise<Demo> {
   }
   if ((await api.listLocations()).data.length === 0) await api.createLocation(DEMO_LOCATION);
   if ((await api.listReaders()).data.length === 0) await api.registerReader({ name: DEMO_READER, registration_code: 'simulated-wpe' });
-  return { api, apiKey, profileName, created, ...(keys ? { keys } : {}) };
+  const counterKey = await ensureCounterKey(api, ctx, profileName, created);
+  if (keys) keys.counter = counterKey;
+  return { api, apiKey, counterKey, profileName, created, ...(keys ? { keys } : {}) };
+}
+
+/** The counter's key name on the demo merchant's key list. */
+export const COUNTER_KEY_NAME = 'pos up counter';
+
+/**
+ * The shop PC should not hold the secret key: the agent and the counter get a restricted key with
+ * the counter preset (payments on readers, no refunds, no keys). Made once and kept in the
+ * profile beside the secret key; made again if it stopped working (revoked) or the merchant is new.
+ */
+async function ensureCounterKey(api: PosClient, ctx: CliContext, profileName: string, newMerchant: boolean): Promise<string> {
+  const saved = ctx.config.profiles.get(profileName)?.counter_key;
+  if (saved && !newMerchant) {
+    try {
+      await new PosClient({ server: api.server, apiKey: saved }).listReaders();
+      return saved;
+    } catch (err) {
+      if (!(err instanceof ApiRequestError)) throw err;
+    }
+  }
+  const made = (await api.createApiKey({ name: COUNTER_KEY_NAME, preset: 'counter' })).data;
+  if (!made.secret) throw new CliError('the server made a counter key but did not show it');
+  await ctx.config.profiles.update(profileName, { counter_key: made.secret });
+  return made.secret;
 }
 
 function printKeys(demo: Demo, write: (line: string) => void): void {
   if (!demo.keys) return;
-  write(`Demo merchant "${DEMO_BUSINESS}" created. Its keys are shown once; the test secret key is saved to profile "${demo.profileName}".`);
+  write(
+    `Demo merchant "${DEMO_BUSINESS}" created. Its keys are shown once; the test secret key is saved to profile "${demo.profileName}", and the counter and its agent use the restricted counter key (no refunds, no keys).`,
+  );
   for (const [name, key] of Object.entries(demo.keys)) write(`  ${name.padEnd(8)} ${key}`);
 }
 
@@ -96,12 +127,12 @@ export async function up(_args: [], options: { port?: string; host?: string; dat
   let agent: LocalAgent | undefined;
   try {
     const demo = await ensureDemo(stack, ctx);
-    agent = await startLocalAgent({ stack, apiKey: demo.apiKey, dataDir: config.dataDir, logger });
+    agent = await startLocalAgent({ stack, apiKey: demo.counterKey, dataDir: config.dataDir, logger });
     const write = (line: string) => process.stdout.write(`${line}\n`);
     printKeys(demo, write);
     if (interactive) {
       const { runTui } = await import('../tui/run.js');
-      await runTui({ api: demo.api, agentUrl: agent?.url, color: ctx.config.color, notice: demo.created ? `Demo keys saved to profile "${demo.profileName}".` : undefined });
+      await runTui({ api: new PosClient({ server: stack.server.url, apiKey: demo.counterKey }), agentUrl: agent?.url, color: ctx.config.color, notice: demo.created ? `Demo keys saved to profile "${demo.profileName}".` : undefined });
       return;
     }
     logger.info({ url: stack.server.url, profile: demo.profileName, agent: agent?.url ?? null }, 'pos up ready');

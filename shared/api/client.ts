@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Transport, type Query, type SendOptions, type StreamMessage, type StreamOptions, type TransportOptions } from './transport.js';
 import type {
+  ApiKey,
   Balance,
   BankAccount,
   CancelActionResult,
@@ -8,6 +9,7 @@ import type {
   CancelTransactionResponse,
   CaptureParams,
   CheckoutSession,
+  CreateApiKeyParams,
   CreateCheckoutSessionParams,
   CreateCustomerParams,
   CreateLocationParams,
@@ -38,6 +40,7 @@ import type {
   ReaderLiveState,
   Refund,
   RegisterReaderParams,
+  RollApiKeyParams,
   ResendEventParams,
   SimulatePaymentParams,
   SetBankAccountParams,
@@ -75,7 +78,7 @@ export class PosApi {
     return this.transport.baseUrl;
   }
 
-  /** The key's mode, read from its prefix. */
+  /** The key's mode, read from its prefix (sk_, rk_ or pk_). */
   get mode(): 'test' | 'live' | undefined {
     const key = this.transport.apiKey;
     if (key?.includes('_test_')) return 'test';
@@ -92,6 +95,12 @@ export class PosApi {
   }
 
   merchant = () => this.request<Data<Merchant>>('GET', '/v1/merchant');
+
+  /** Keys: the secret key's job only (restricted keys get 403). */
+  createApiKey = (body: CreateApiKeyParams) => this.request<Data<ApiKey>>('POST', '/v1/api-keys', { body });
+  listApiKeys = () => this.request<Data<ApiKey[]>>('GET', '/v1/api-keys');
+  rollApiKey = (key: string, body: RollApiKeyParams = {}) => this.request<Data<ApiKey>>('POST', `/v1/api-keys/${id(key)}/roll`, { body });
+  revokeApiKey = (key: string) => this.request<Data<ApiKey>>('POST', `/v1/api-keys/${id(key)}/revoke`, { body: {} });
 
   createTransaction = (body: CreateTransactionParams, options: { idempotencyKey?: string } = {}) =>
     this.request<CreateTransactionResponse>('POST', '/v1/transactions', { body, idempotencyKey: options.idempotencyKey ?? randomUUID() });

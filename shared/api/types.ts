@@ -6,6 +6,7 @@ import type { CreateCustomerSchema, CustomerListSchema, CustomerSchema, DeletedC
 import type { DisputeListSchema, DisputeSchema, SubmitEvidenceSchema } from '../../server/schemas/disputes.js';
 import type { BalanceSchema, BankAccountSchema, CreatePayoutSchema, PayoutListSchema, PayoutSchema, SetBankAccountSchema } from '../../server/schemas/payouts.js';
 import type { MerchantSchema } from '../../server/schemas/merchant.js';
+import type { ApiKeySchema, CreateApiKeySchema, RollApiKeySchema } from '../../server/schemas/api-keys.js';
 import type {
   CancelActionResultSchema,
   CreateLocationSchema,
@@ -47,6 +48,10 @@ import type {
  */
 
 export type Merchant = z.output<typeof MerchantSchema>;
+
+export type ApiKey = z.output<typeof ApiKeySchema>;
+export type CreateApiKeyParams = z.input<typeof CreateApiKeySchema>;
+export type RollApiKeyParams = z.input<typeof RollApiKeySchema>;
 
 export type Transaction = z.output<typeof TransactionSchema>;
 export type TransactionList = z.output<typeof TransactionListSchema>;
