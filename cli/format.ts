@@ -39,6 +39,16 @@ export function readerRow(r: Reader, now?: number) {
   return { name: r.name, status: r.status, last_seen: ago(r.last_seen_at, now), reader_id: r.processor_terminal_id, id: r.id, model: r.model };
 }
 
+/**
+ * Staff-facing words for a 403 to the counter's restricted key: what it cannot do, and who can.
+ * `scope` is the answer's `required_scope`; undefined for what only the secret key does.
+ */
+export function permissionWords(scope: string | undefined): string {
+  if (scope === 'refunds:write') return "This counter's key can't refund: the shop owner refunds with the secret key.";
+  if (scope) return `This counter's key can't do that (it lacks ${scope}): ask the shop owner.`;
+  return "Only the shop's secret key can do that: ask the shop owner.";
+}
+
 /** Staff-facing words for the API's conflict codes (spec §7 and docs/terminal.md). */
 export const CONFLICT_WORDS: Record<string, string> = {
   authorization_in_progress: 'Customer already tapped: wait for the result.',

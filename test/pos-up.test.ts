@@ -46,8 +46,10 @@ describe('pos up without a terminal', () => {
     const first = await up();
     expect(first.stdout()).toMatch(/Demo merchant "Demo Shop" created/);
     expect(first.stdout()).toMatch(/sk_test +sk_test_\w+/);
-    const profile = JSON.parse(readFileSync(join(env.POS_CONFIG_DIR, 'config.json'), 'utf8')) as { profiles: { default: { server: string; api_key: string } } };
-    expect(profile.profiles.default).toMatchObject({ server: first.url, api_key: expect.stringMatching(/^sk_test_/) });
+    const profile = JSON.parse(readFileSync(join(env.POS_CONFIG_DIR, 'config.json'), 'utf8')) as { profiles: { default: { server: string; api_key: string; counter_key: string } } };
+    expect(profile.profiles.default).toMatchObject({ server: first.url, api_key: expect.stringMatching(/^sk_test_/), counter_key: expect.stringMatching(/^rk_test_/) });
+    // The agent and the counter run on the restricted counter key, printed with the others.
+    expect(first.stdout()).toContain(`counter  ${profile.profiles.default.counter_key}`);
 
     const readers = await pos(['readers', 'list', '--json'], env);
     expect(readers.status, readers.stderr).toBe(0);
@@ -64,8 +66,11 @@ describe('pos up without a terminal', () => {
 
     const second = await up();
     expect(second.stdout()).not.toMatch(/Demo merchant/);
-    const again = JSON.parse(readFileSync(join(env.POS_CONFIG_DIR, 'config.json'), 'utf8')) as { profiles: { default: { api_key: string } } };
+    const again = JSON.parse(readFileSync(join(env.POS_CONFIG_DIR, 'config.json'), 'utf8')) as { profiles: { default: { api_key: string; counter_key: string } } };
     expect(again.profiles.default.api_key).toBe(profile.profiles.default.api_key);
+    expect(again.profiles.default.counter_key).toBe(profile.profiles.default.counter_key);
+    const keys = json<{ data: { type: string; name: string | null }[] }>(await pos(['keys', 'list', '--json'], env)).data;
+    expect(keys.filter((k) => k.type === 'restricted').map((k) => k.name)).toEqual(['pos up counter']);
     expect(json<{ data: unknown[] }>(await pos(['readers', 'list', '--json'], env)).data).toHaveLength(1);
     expect(await second.stop()).toBe(0);
   });

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useReducer, useRef } from 'react';
 import type { PosApi } from '../../../shared/api/client.js';
 import { ApiRequestError } from '../../../shared/api/errors.js';
 import { parseAmount } from '../../amount.js';
-import { CONFLICT_WORDS, money } from '../../format.js';
+import { CONFLICT_WORDS, money, permissionWords } from '../../format.js';
 import { loadDayReport, localDate } from '../../report.js';
 import type { CounterSource } from '../source.js';
 import { initialState, reduce, selectedReader, type CounterState } from '../state.js';
@@ -11,6 +11,9 @@ import { intentFor, type Intent, type KeyInfo } from '../keys.js';
 /** Staff-facing words for an error: the 409s in plain language, anything else as the API said it. */
 export function errorWords(err: unknown): string {
   if (err instanceof ApiRequestError) {
+    if (err.status === 403 && err.error.type === 'permission_error' && err.error.code !== undefined && ['missing_scope', 'secret_key_required'].includes(err.error.code)) {
+      return permissionWords(err.error.required_scope);
+    }
     const words = err.error.code ? CONFLICT_WORDS[err.error.code] : undefined;
     return words ?? err.error.message;
   }
