@@ -3,7 +3,7 @@ import { READER_ACTIVITIES } from './agent-protocol.js';
 
 /**
  * The upstream protocol: what an on-premise agent and the server say over the one websocket the
- * agent keeps open (`GET /v1/agent/connect`, upgraded, `Authorization: Bearer sk_…`). One JSON
+ * agent keeps open (`GET /v1/agent/connect`, upgraded, `Authorization: Bearer rk_…` or `sk_…`). One JSON
  * object per message, validated on both ends. Written down in docs/agent-protocol.md.
  */
 

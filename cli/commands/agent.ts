@@ -8,7 +8,7 @@ export function registerAgentCommands(program: Command): void {
     .command('agent')
     .description('Run the on-premise agent beside the card readers: presence, reader state, a local websocket for the counter')
     .option('--server <url>', 'the pos server (env POS_SERVER_URL)')
-    .option('--api-key <key>', "the shop's secret key, sk_test_… or sk_live_… (env POS_API_KEY)")
+    .option('--api-key <key>', "the shop's restricted counter key rk_… (pos keys create --preset counter) or its secret key (env POS_API_KEY)")
     .option('--data-dir <dir>', 'agent state: id, reader registry, queued reports (env POS_AGENT_DATA_DIR, default ./.pos-agent)')
     .option('--listen <host:port>', 'the local websocket (env POS_AGENT_LISTEN, default 127.0.0.1:4848)')
     .option('--token <token>', 'required in hello by counters; needed for a non-loopback --listen (env POS_AGENT_TOKEN)')
@@ -21,7 +21,7 @@ export function registerAgentCommands(program: Command): void {
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env POS_LOG_LEVEL)')
     .addHelpText(
       'after',
-      '\nExamples:\n  pos agent --server http://127.0.0.1:4242 --api-key sk_test_… --simulate 2\n  pos agent --listen 0.0.0.0:4848 --token "$(openssl rand -hex 16)" --serial usb:0403:6001\n\nProtocol: docs/agent-protocol.md; serial readers: docs/serial-readers.md',
+      '\nExamples:\n  pos agent --server http://127.0.0.1:4242 --api-key rk_test_… --simulate 2\n  pos agent --listen 0.0.0.0:4848 --token "$(openssl rand -hex 16)" --serial usb:0403:6001\n\nProtocol: docs/agent-protocol.md; serial readers: docs/serial-readers.md',
     )
     .action(async (_options: unknown, command: Command) => {
       const { runAgent } = await import('./agent-action.js');
@@ -32,7 +32,7 @@ export function registerAgentCommands(program: Command): void {
     .command('install-service')
     .description('Write a systemd unit (and an environment file holding the key) for a shop PC; does not start it')
     .option('--server <url>', 'the pos server (env POS_SERVER_URL)')
-    .option('--api-key <key>', "the shop's secret key (env POS_API_KEY); written to the environment file only")
+    .option('--api-key <key>', "the shop's secret key, used to make a restricted counter key that is written instead (or an rk_ key, written as it is) (env POS_API_KEY)")
     .option('--data-dir <dir>', 'agent state directory (default /var/lib/pos-agent)')
     .option('--listen <host:port>', 'the local websocket (default 127.0.0.1:4848)')
     .option('--token <token>', 'local websocket token (needed for a non-loopback --listen)')

@@ -98,7 +98,7 @@ export interface KeyAuthenticator {
 /** Bumped whenever this process changes existing keys, so every cache of them starts over. */
 let keyWrites = 0;
 
-/** Says that keys changed in this process (the roll itself, and again once its unit has settled). */
+/** Says that keys changed in this process (a roll or revoke itself, and again once its unit has settled). */
 export function keysChanged(): void {
   keyWrites += 1;
 }
@@ -114,7 +114,7 @@ interface CachedKey {
 /**
  * Every request presents a key, and its lookup (a SHA-256 and an indexed read) was a tenth of a
  * GET's cost. Where the store can say cheaply whether another process wrote since (SQLite's
- * data_version), keys found are remembered until then, or until this process rolls keys; expiry
+ * data_version), keys found are remembered until then, or until this process rolls or revokes keys; expiry
  * is still checked on every request against the remembered `expires_at`. Keys not found are never
  * remembered. Where it can't (PostgreSQL: other instances roll keys too), every request looks up.
  */
