@@ -19,6 +19,8 @@ import { CustomerService } from './accounts/customers.js';
 import { DEFAULT_KEY_TTL_MS, IdempotencyService } from './idempotency/keys.js';
 import type { Leases } from './db/leases.js';
 import { MerchantService } from './accounts/merchants.js';
+import { OnboardingService } from './accounts/onboarding.js';
+import { accountEventHandler } from './accounts/processor-events.js';
 import { PaymentLinkService } from './checkout/payment-links.js';
 import { RefundService } from './payments/refunds.js';
 import { TerminalService } from './terminal/readers.js';
@@ -31,6 +33,8 @@ import { WebhookQueue } from './webhooks/queue.js';
 export interface Services {
   customers: CustomerService;
   merchants: MerchantService;
+  /** The merchants' connected accounts: what they can do, what onboarding still needs, the onboarding link. */
+  onboarding: OnboardingService;
   idempotency: IdempotencyService;
   transactions: TransactionService;
   refunds: RefundService;
@@ -45,7 +49,7 @@ export interface Services {
   agents: AgentService;
   /** Takes readers offline when their agent-reported presence lapses; started by the server. */
   presenceExpiry: PresenceExpiry;
-  /** Apply the processor's events: to payments and refunds, disputes, payouts. */
+  /** Apply the processor's events: to payments and refunds, disputes, payouts, connected accounts. */
   processorEventHandlers: readonly ProcessorEventHandler[];
   webhookEndpoints: WebhookEndpointService;
   events: EventService;
@@ -94,10 +98,12 @@ export function buildServices(deps: ServiceDeps): Services {
   idempotency.register(refunds.operation);
   idempotency.register(paymentLinks.createOperation);
   idempotency.register(payouts.operation);
+  const onboarding = new OnboardingService(store, clock, processor, logger, publicUrl);
   const agents = new AgentService(store, clock, processor, logger, deps.presenceTtlMs);
   return {
     customers: new CustomerService(store, clock, processor),
-    merchants: new MerchantService(store, processor),
+    merchants: new MerchantService(store, processor, onboarding),
+    onboarding,
     idempotency,
     transactions,
     refunds,
@@ -109,7 +115,7 @@ export function buildServices(deps: ServiceDeps): Services {
     pages: new CheckoutPages(store, checkout, paymentLinks),
     agents,
     presenceExpiry: new PresenceExpiry(agents, store.notifications, clock, logger),
-    processorEventHandlers: [paymentEventHandler(transactions, refunds), disputeEventHandler(disputes), payoutEventHandler(payouts)],
+    processorEventHandlers: [paymentEventHandler(transactions, refunds), disputeEventHandler(disputes), payoutEventHandler(payouts), accountEventHandler(onboarding)],
     webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? DEFAULT_EGRESS),
     events: new EventService(store, clock),
     eventStreams: new EventStreams(),
