@@ -429,6 +429,11 @@ export function loadCliSettings(flags: CliFlags, env: Env = process.env): CliSet
 }
 
 /** Validates a server URL given to `pos login` or `pos config set`. */
+/** The server an admin command asks for what only the running server can do (`pos admin merchant onboard`). */
+export function loadAdminServerUrl(flags: { server?: string | undefined }, env: Env = process.env): string {
+  return parseOrThrow(serverUrlSchema.default(DEFAULT_SERVER_URL), pick(flags.server, env.POS_SERVER_URL));
+}
+
 export function parseServerUrl(url: string): string {
   return parseOrThrow(serverUrlSchema, url);
 }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Transport, type Query, type SendOptions, type StreamMessage, type StreamOptions, type TransportOptions } from './transport.js';
 import type {
+  OnboardingLink,
+  OnboardingLinkParams,
   Balance,
   BankAccount,
   CancelActionResult,
@@ -92,6 +94,7 @@ export class PosApi {
   }
 
   merchant = () => this.request<Data<Merchant>>('GET', '/v1/merchant');
+  onboardingLink = (body: OnboardingLinkParams = {}) => this.request<Data<OnboardingLink>>('POST', '/v1/merchant/onboarding-link', { body });
 
   createTransaction = (body: CreateTransactionParams, options: { idempotencyKey?: string } = {}) =>
     this.request<CreateTransactionResponse>('POST', '/v1/transactions', { body, idempotencyKey: options.idempotencyKey ?? randomUUID() });
