@@ -1,0 +1,216 @@
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestSimulator, WebhookReceiver, eventually, startTestSimulator } from '../simulator/testing/harness.js';
+import { verifiedAccountParams } from '../simulator/testing/onboarding.js';
+
+/**
+ * Connect onboarding as on Stripe: new accounts have requirements due and inactive capabilities,
+ * Stripe's test verification values verify or fail, Account Links open the hosted onboarding page
+ * once, and every change is an `account.updated` Connect event.
+ */
+
+let t: TestSimulator;
+let connect: WebhookReceiver;
+
+beforeAll(async () => {
+  // A long verification delay: tests move verification on with the control API, never by waiting.
+  t = await startTestSimulator({ verificationDelayMs: 60_000 });
+  connect = await new WebhookReceiver().start();
+  await t.stripe.webhookEndpoints.create({ url: connect.url, enabled_events: ['account.updated', 'capability.updated'], connect: true });
+});
+afterAll(async () => {
+  await connect.close();
+  await t.close();
+});
+
+const bothCapabilities = { card_payments: { requested: true }, transfers: { requested: true } };
+
+function errorOf(promise: Promise<unknown>): Promise<Stripe.errors.StripeError> {
+  return promise.then(
+    () => {
+      throw new Error('expected the request to fail');
+    },
+    (error: unknown) => error as Stripe.errors.StripeError,
+  );
+}
+
+describe('a new connected account', () => {
+  it('has requirements due and inactive capabilities, and cannot be charged', async () => {
+    const account = await t.stripe.accounts.create({ type: 'express', country: 'US', capabilities: bothCapabilities });
+    expect(account).toMatchObject({ type: 'express', charges_enabled: false, payouts_enabled: false, details_submitted: false, default_currency: 'usd' });
+    expect(account.capabilities).toEqual({ card_payments: 'inactive', transfers: 'inactive' });
+    expect(account.controller).toMatchObject({ requirement_collection: 'stripe', stripe_dashboard: { type: 'express' } });
+    expect(account.requirements?.currently_due).toEqual(
+      expect.arrayContaining(['business_type', 'business_profile.mcc', 'business_profile.url', 'external_account', 'tos_acceptance.date', 'tos_acceptance.ip']),
+    );
+    expect(account.requirements?.disabled_reason).toBe('requirements.past_due');
+    expect(account.requirements?.alternatives).toEqual([{ alternative_fields_due: ['business_profile.product_description'], original_fields_due: ['business_profile.url'] }]);
+    expect(account.external_accounts?.data).toEqual([]);
+
+    const destination = await errorOf(t.stripe.paymentIntents.create({ amount: 1_000, currency: 'usd', payment_method: 'pm_card_visa', transfer_data: { destination: account.id } }));
+    expect(destination).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
+    expect(destination).toMatchObject({ code: 'insufficient_capabilities_for_transfer', param: 'transfer_data[destination]' });
+    expect(destination.message).toBe('Your destination account needs to have at least one of the following capabilities enabled: transfers, crypto_transfers, legacy_payments');
+
+    const direct = await errorOf(t.stripe.paymentIntents.create({ amount: 1_000, currency: 'usd', payment_method: 'pm_card_visa', confirm: true }, { stripeAccount: account.id }));
+    expect(direct.message).toContain('Your account cannot currently make charges');
+    expect(direct.message).toContain(`/v1/accounts/${account.id}`);
+  });
+
+  it('lists individual requirements once the business type is known, per country', async () => {
+    const us = await t.stripe.accounts.create({ type: 'custom', country: 'US', business_type: 'individual', capabilities: bothCapabilities });
+    expect(us.requirements?.currently_due).toEqual([
+      'business_profile.mcc',
+      'business_profile.url',
+      'external_account',
+      'individual.address.city',
+      'individual.address.line1',
+      'individual.address.postal_code',
+      'individual.address.state',
+      'individual.dob.day',
+      'individual.dob.month',
+      'individual.dob.year',
+      'individual.email',
+      'individual.first_name',
+      'individual.last_name',
+      'individual.phone',
+      'individual.ssn_last_4',
+      'tos_acceptance.date',
+      'tos_acceptance.ip',
+    ]);
+    expect(us.requirements?.eventually_due).toContain('individual.id_number');
+    const gb = await t.stripe.accounts.create({ type: 'custom', country: 'GB', business_type: 'individual', capabilities: bothCapabilities });
+    expect(gb.default_currency).toBe('gbp');
+    expect(gb.requirements?.currently_due).not.toContain('individual.ssn_last_4');
+    expect(gb.requirements?.currently_due).not.toContain('individual.address.state');
+    const unsupported = await errorOf(t.stripe.accounts.create({ type: 'custom', country: 'ZZ' }));
+    expect(unsupported.param).toBe('country');
+  });
+
+  it('refuses terms of service accepted by the platform for an Express account', async () => {
+    const account = await t.stripe.accounts.create({ type: 'express', country: 'US', capabilities: bothCapabilities });
+    const error = await errorOf(t.stripe.accounts.update(account.id, { tos_acceptance: { date: Math.floor(Date.now() / 1000), ip: '127.0.0.1' } }));
+    expect(error.message).toBe('You cannot accept the Terms of Service on behalf of accounts where controller[requirement_collection]=stripe, which includes Standard and Express accounts.');
+  });
+
+  it('validates identity input', async () => {
+    const account = await t.stripe.accounts.create({ type: 'custom', country: 'US', business_type: 'individual' });
+    for (const [params, param] of [
+      [{ individual: { dob: { day: 31, month: 2, year: 1990 } } }, 'individual[dob]'],
+      [{ individual: { ssn_last_4: '12a4' } }, 'individual[ssn_last_4]'],
+      [{ individual: { email: 'not-an-email' } }, 'individual[email]'],
+      [{ business_profile: { url: 'javascript:alert(1)' } }, 'business_profile[url]'],
+      [{ business_profile: { mcc: 'food' } }, 'business_profile[mcc]'],
+      [{ tos_acceptance: { date: 1, ip: 'nowhere' } }, 'tos_acceptance[ip]'],
+      [{ company: { name: 'Acme' } }, 'company'],
+    ] as [Stripe.AccountUpdateParams, string][]) {
+      const error = await errorOf(t.stripe.accounts.update(account.id, params));
+      expect(error, JSON.stringify(params)).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
+      expect(error.param, JSON.stringify(params)).toBe(param);
+    }
+  });
+});
+
+describe('verification with Stripe test values', () => {
+  it('makes an account ready at once with the immediate test DOB, and it can be charged', async () => {
+    const account = await t.stripe.accounts.create(verifiedAccountParams());
+    expect(account).toMatchObject({ charges_enabled: true, payouts_enabled: true, details_submitted: true, capabilities: { card_payments: 'active', transfers: 'active' } });
+    expect(account.requirements).toMatchObject({ currently_due: [], past_due: [], pending_verification: [], errors: [], disabled_reason: null });
+    expect(account.individual).toMatchObject({ object: 'person', first_name: 'Jenny', id_number_provided: true, ssn_last_4_provided: true, verification: { status: 'verified' } });
+    expect(account.external_accounts?.data).toHaveLength(1);
+    const pi = await t.stripe.paymentIntents.create({ amount: 1_000, currency: 'usd', payment_method: 'pm_card_visa', confirm: true, transfer_data: { destination: account.id } });
+    expect(pi.status).toBe('succeeded');
+    const direct = await t.stripe.paymentIntents.create({ amount: 1_000, currency: 'usd', payment_method: 'pm_card_visa', confirm: true }, { stripeAccount: account.id });
+    expect(direct.status).toBe('succeeded');
+    for (const country of ['GB', 'CA', 'DE', 'JP', 'AU']) {
+      const abroad = await t.stripe.accounts.create(verifiedAccountParams({ country }));
+      expect(abroad.charges_enabled, `${country}: ${JSON.stringify(abroad.requirements)}`).toBe(true);
+    }
+  });
+
+  it('keeps submitted fields pending until verification, then activates and announces it', async () => {
+    const params = verifiedAccountParams();
+    const account = await t.stripe.accounts.create({ ...params, individual: { ...params.individual, dob: { day: 1, month: 1, year: 1901 } } });
+    expect(account.charges_enabled).toBe(false);
+    expect(account.capabilities).toEqual({ card_payments: 'pending', transfers: 'pending' });
+    expect(account.requirements?.currently_due).toEqual([]);
+    expect(account.requirements?.pending_verification).toEqual(expect.arrayContaining(['individual.dob.year', 'individual.address.line1', 'individual.id_number']));
+    expect(account.requirements?.disabled_reason).toBe('requirements.pending_verification');
+
+    await t.sim.control.advanceTimers();
+    const verified = await t.stripe.accounts.retrieve(account.id);
+    expect(verified).toMatchObject({ charges_enabled: true, payouts_enabled: true, capabilities: { card_payments: 'active', transfers: 'active' } });
+    expect(verified.requirements?.pending_verification).toEqual([]);
+    const updated = await eventually(
+      () => connect.received.find((w) => w.event.type === 'account.updated' && w.event.account === account.id && (w.event.data.object as unknown as Stripe.Account).charges_enabled),
+      'account.updated with charges_enabled',
+    );
+    expect((updated.event as unknown as Stripe.Event).data.previous_attributes).toMatchObject({ charges_enabled: false });
+    await eventually(
+      () => connect.received.find((w) => w.event.type === 'capability.updated' && w.event.account === account.id && w.event.data.object.status === 'active'),
+      'capability.updated active',
+    );
+  });
+
+  it('fails Stripe test values that do not verify, with requirement errors', async () => {
+    const params = verifiedAccountParams();
+    const cases: [Stripe.AccountCreateParams.Individual, string, string][] = [
+      [{ dob: { day: 15, month: 6, year: 1985 } }, 'individual.dob.day', 'verification_failed_keyed_identity'],
+      [{ address: { ...params.individual!.address, line1: 'address_no_match' } }, 'individual.address.line1', 'verification_failed_address_match'],
+      [{ id_number: '111111111' }, 'individual.id_number', 'verification_failed_id_number_match'],
+    ];
+    const ids: string[] = [];
+    for (const [change] of cases) {
+      ids.push((await t.stripe.accounts.create({ ...params, individual: { ...params.individual, dob: { day: 1, month: 1, year: 1901 }, ...change } })).id);
+    }
+    await t.sim.control.advanceTimers();
+    for (const [index, [, requirement, code]] of cases.entries()) {
+      const account = await t.stripe.accounts.retrieve(ids[index]!);
+      expect(account.charges_enabled, requirement).toBe(false);
+      expect(account.requirements?.currently_due).toContain(requirement);
+      expect(account.requirements?.errors).toContainEqual({ code, reason: expect.any(String) as string, requirement });
+      expect(account.capabilities?.card_payments).toBe('inactive');
+    }
+    // Correcting the failed field submits it again; it verifies and the account becomes ready.
+    const fixed = await t.stripe.accounts.update(ids[2]!, { individual: { id_number: '000000000' } });
+    expect(fixed.requirements?.pending_verification).toContain('individual.id_number');
+    expect(fixed.requirements?.errors).toEqual([]);
+    await t.sim.control.advanceTimers();
+    expect((await t.stripe.accounts.retrieve(ids[2]!)).charges_enabled).toBe(true);
+  });
+
+  it('puts an account with the OFAC test DOB under review as listed', async () => {
+    const params = verifiedAccountParams();
+    const account = await t.stripe.accounts.create({ ...params, individual: { ...params.individual, dob: { day: 1, month: 1, year: 1900 } } });
+    await t.sim.control.advanceTimers();
+    const listed = await t.stripe.accounts.retrieve(account.id);
+    expect(listed.requirements?.disabled_reason).toBe('listed');
+    expect(listed.charges_enabled).toBe(false);
+    expect(listed.payouts_enabled).toBe(false);
+  });
+
+  it('satisfies external_account with a bank account added later', async () => {
+    const { external_account: _bank, ...params } = verifiedAccountParams();
+    const account = await t.stripe.accounts.create(params);
+    expect(account.requirements?.currently_due).toEqual(['external_account']);
+    await t.stripe.accounts.createExternalAccount(account.id, { external_account: 'btok_us_verified' });
+    expect((await t.stripe.accounts.retrieve(account.id)).charges_enabled).toBe(true);
+  });
+});
+
+describe('Account Links', () => {
+  it('creates a single-use link with Stripe’s shape', async () => {
+    const account = await t.stripe.accounts.create({ type: 'express', country: 'US', capabilities: bothCapabilities });
+    const link = await t.stripe.accountLinks.create({ account: account.id, type: 'account_onboarding', refresh_url: 'http://127.0.0.1:9/refresh', return_url: 'http://127.0.0.1:9/return' });
+    expect(Object.keys(link).sort()).toEqual(['created', 'expires_at', 'object', 'url']);
+    expect(link.object).toBe('account_link');
+    expect(link.expires_at - link.created).toBe(300);
+    expect(link.url.startsWith(t.sim.url)).toBe(true);
+    const update = await errorOf(t.stripe.accountLinks.create({ account: account.id, type: 'account_update', refresh_url: 'http://127.0.0.1:9/r', return_url: 'http://127.0.0.1:9/r' }));
+    expect(update.param).toBe('type');
+    const badUrl = await errorOf(t.stripe.accountLinks.create({ account: account.id, type: 'account_onboarding', refresh_url: 'ftp://x', return_url: 'http://127.0.0.1:9/r' }));
+    expect(badUrl).toMatchObject({ param: 'refresh_url', code: 'url_invalid' });
+    const missing = await errorOf(t.stripe.accountLinks.create({ account: 'acct_nope', type: 'account_onboarding' }));
+    expect(missing.code).toBe('resource_missing');
+  });
+});
