@@ -32,7 +32,7 @@ const TEST_ADDRESSES: Record<string, { city: string; postal_code: string; state?
   FR: { city: 'Paris', postal_code: '75001' },
   NL: { city: 'Amsterdam', postal_code: '1012 AB' },
   AU: { city: 'Sydney', postal_code: '2000', state: 'NSW' },
-  JP: { city: 'Tokyo', postal_code: '100-0001', state: '13' },
+  JP: { city: 'Chiyoda-ku', postal_code: '100-0001', state: 'Tokyo' },
 };
 
 /**
@@ -71,7 +71,9 @@ export function prefilledAccountParams(input: { country: string; businessName: s
       phone: TEST_VERIFICATION.phone,
       dob: { ...TEST_VERIFICATION.dob },
       address: { line1: TEST_VERIFICATION.addressLine1, ...address, country: input.country },
-      ...(input.country === 'US' ? { ssn_last_4: TEST_VERIFICATION.ssnLast4, id_number: TEST_VERIFICATION.idNumber } : {}),
+      ...(input.country === 'US' ? { ssn_last_4: TEST_VERIFICATION.ssnLast4 } : {}),
+      // US accounts need the ID number eventually, Canadian ones at once.
+      ...(input.country === 'US' || input.country === 'CA' ? { id_number: TEST_VERIFICATION.idNumber } : {}),
     },
     ...(bank ? { external_account: { object: 'bank_account', country: input.country, ...bank } } : {}),
     tos_acceptance: { date: Math.floor(input.acceptedAt / 1000), ip: '127.0.0.1' },
