@@ -251,7 +251,7 @@ describe('the hosted onboarding page', () => {
     const submitted = await t.stripe.accounts.retrieve(account.id);
     expect(submitted).toMatchObject({ details_submitted: true, charges_enabled: false, business_type: 'individual' });
     expect(submitted.tos_acceptance).toMatchObject({ ip: '127.0.0.1', date: expect.any(Number) as number });
-    expect(submitted.requirements?.pending_verification.length).toBeGreaterThan(0);
+    expect(submitted.requirements?.pending_verification?.length).toBeGreaterThan(0);
 
     await t.sim.control.advanceTimers();
     const ready = await t.stripe.accounts.retrieve(account.id);
