@@ -360,3 +360,21 @@ describe('the hosted onboarding page', () => {
     expect((await t.stripe.accounts.retrieve(account.id)).charges_enabled).toBe(false);
   });
 });
+
+describe('restart', () => {
+  it('keeps pending verifications and unused links across a restart', async () => {
+    const params = verifiedAccountParams();
+    const pending = await t.stripe.accounts.create({ ...params, individual: { ...params.individual, dob: { day: 1, month: 1, year: 1901 } } });
+    const express = await t.stripe.accounts.create({ type: 'express', country: 'US', capabilities: bothCapabilities });
+    const link = await t.stripe.accountLinks.create({ account: express.id, type: 'account_onboarding', refresh_url: 'http://127.0.0.1:9/r', return_url: 'http://127.0.0.1:9/done' });
+    await t.restart();
+    expect((await t.stripe.accounts.retrieve(pending.id)).requirements?.disabled_reason).toBe('requirements.pending_verification');
+    await t.sim.control.advanceTimers();
+    expect((await t.stripe.accounts.retrieve(pending.id)).charges_enabled).toBe(true);
+    // The simulator listens on a new port after the restart; the link's path is what identifies it.
+    const moved = new URL(new URL(link.url).pathname, t.sim.url).toString();
+    const page = await fetch(moved, { redirect: 'manual' });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Use test data (verifies)');
+  });
+});
