@@ -214,3 +214,167 @@ describe('Account Links', () => {
     expect(missing.code).toBe('resource_missing');
   });
 });
+
+describe('the hosted onboarding page', () => {
+  const refreshUrl = 'http://127.0.0.1:9/onboarding/refresh';
+  const returnUrl = 'http://127.0.0.1:9/onboarding/return';
+
+  async function newLink(account: string): Promise<string> {
+    return (await t.stripe.accountLinks.create({ account, type: 'account_onboarding', refresh_url: refreshUrl, return_url: returnUrl })).url;
+  }
+
+  async function open(url: string): Promise<{ html: string; session: string }> {
+    const response = await fetch(url, { redirect: 'manual' });
+    expect(response.status).toBe(200);
+    const html = await response.text();
+    const session = /name="session" value="([^"]+)"/.exec(html)?.[1];
+    expect(session).toBeDefined();
+    return { html, session: session! };
+  }
+
+  function post(url: string, fields: Record<string, string> | string): Promise<Response> {
+    const body = typeof fields === 'string' ? fields : new URLSearchParams(fields).toString();
+    return fetch(url, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body });
+  }
+
+  it('collects Stripe test data, returns to return_url, and the account becomes ready with account.updated', async () => {
+    const account = await t.stripe.accounts.create({ type: 'express', country: 'US', capabilities: bothCapabilities });
+    const url = await newLink(account.id);
+    const { html, session } = await open(url);
+    expect(html).toContain('business_profile.mcc');
+    expect(html).toContain('Use test data (verifies)');
+    expect(html).toContain('name="tos_acceptance"');
+
+    const done = await post(url, { session, action: 'test_data' });
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toBe(returnUrl);
+    const submitted = await t.stripe.accounts.retrieve(account.id);
+    expect(submitted).toMatchObject({ details_submitted: true, charges_enabled: false, business_type: 'individual' });
+    expect(submitted.tos_acceptance).toMatchObject({ ip: '127.0.0.1', date: expect.any(Number) as number });
+    expect(submitted.requirements?.pending_verification?.length).toBeGreaterThan(0);
+
+    await t.sim.control.advanceTimers();
+    const ready = await t.stripe.accounts.retrieve(account.id);
+    expect(ready).toMatchObject({ charges_enabled: true, payouts_enabled: true, capabilities: { card_payments: 'active', transfers: 'active' } });
+    await eventually(
+      () => connect.received.find((w) => w.event.type === 'account.updated' && w.event.account === account.id && (w.event.data.object as unknown as Stripe.Account).charges_enabled),
+      'account.updated for the onboarded account',
+    );
+    const pi = await t.stripe.paymentIntents.create({ amount: 2_500, currency: 'usd', payment_method: 'pm_card_visa', confirm: true, transfer_data: { destination: account.id } });
+    expect(pi.status).toBe('succeeded');
+
+    // The link was used: visiting it again, or posting the finished session again, goes to refresh_url.
+    const again = await fetch(url, { redirect: 'manual' });
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe(refreshUrl);
+    const replay = await post(url, { session, action: 'test_data' });
+    expect(replay.headers.get('location')).toBe(refreshUrl);
+  });
+
+  it('sends an expired link to refresh_url', async () => {
+    const account = await t.stripe.accounts.create({ type: 'express', country: 'US', capabilities: bothCapabilities });
+    await t.sim.control.setAccountLinkTtl(0);
+    try {
+      const url = await newLink(account.id);
+      const response = await fetch(url, { redirect: 'manual' });
+      expect(response.status).toBe(303);
+      expect(response.headers.get('location')).toBe(refreshUrl);
+    } finally {
+      await t.sim.control.setAccountLinkTtl(300_000);
+    }
+    const unknown = await fetch(`${t.sim.url}/_sim/connect/setup/e/${account.id}/alink_nope`, { redirect: 'manual' });
+    expect(unknown.status).toBe(404);
+  });
+
+  it('takes typed values: Stripe failing test values keep charges disabled with requirement errors', async () => {
+    const account = await t.stripe.accounts.create({ type: 'express', country: 'US', business_type: 'individual', capabilities: bothCapabilities });
+    const url = await newLink(account.id);
+    const { html, session } = await open(url);
+    expect(html).toContain('name="individual[dob][day]"');
+    const typed = await post(url, {
+      session,
+      action: 'submit',
+      'individual[first_name]': 'Jane',
+      'individual[last_name]': 'Doe',
+      'individual[email]': 'jane@example.com',
+      'individual[phone]': '0000000000',
+      'individual[dob][day]': '1',
+      'individual[dob][month]': '1',
+      'individual[dob][year]': '1901',
+      'individual[address][line1]': 'address_no_match',
+      'individual[address][city]': 'San Francisco',
+      'individual[address][state]': 'CA',
+      'individual[address][postal_code]': '94103',
+      'individual[ssn_last_4]': '0000',
+      'business_profile[mcc]': '5812',
+      'business_profile[product_description]': 'Coffee and pastries',
+      'external_account[routing_number]': '110000000',
+      'external_account[account_number]': '000123456789',
+      tos_acceptance: 'accepted',
+    });
+    expect(typed.status).toBe(303);
+    expect(typed.headers.get('location')).toBe(returnUrl);
+    await t.sim.control.advanceTimers();
+    const failed = await t.stripe.accounts.retrieve(account.id);
+    expect(failed.charges_enabled).toBe(false);
+    expect(failed.requirements?.currently_due).toEqual(['individual.address.line1']);
+    expect(failed.requirements?.errors).toEqual([{ code: 'verification_failed_address_match', reason: expect.any(String) as string, requirement: 'individual.address.line1' }]);
+    // A new link shows the error and asks for the address again.
+    const retry = await open(await newLink(account.id));
+    expect(retry.html).toContain('The address on your account could not be verified');
+    expect(retry.html).toContain('name="individual[address][line1]"');
+  });
+
+  it('answers hostile form input with a 400 page, never a 500', async () => {
+    const account = await t.stripe.accounts.create({ type: 'express', country: 'US', business_type: 'individual', capabilities: bothCapabilities });
+    const url = await newLink(account.id);
+    const { session } = await open(url);
+    const hostile: (Record<string, string> | string)[] = [
+      { session, action: 'nuke' },
+      { session, action: 'submit', 'individual[dob][day]': '31', 'individual[dob][month]': '2', 'individual[dob][year]': '1990' },
+      { session, action: 'submit', 'individual[dob][day]': 'one', 'individual[dob][month]': '1', 'individual[dob][year]': '1990' },
+      { session, action: 'submit', 'individual[email]': 'x'.repeat(10_000) },
+      { session, action: 'submit', 'individual[admin]': 'true' },
+      { session, action: 'submit', 'business_profile[url]': 'javascript:alert(1)' },
+      { session, action: 'submit', 'external_account[routing_number]': '110000000' },
+      { session, action: 'submit', 'external_account[account_number]': '12;DROP', 'external_account[routing_number]': '110000000' },
+      `session=${session}&action=submit&individual[first_name][]=a&individual[first_name][]=b`,
+      `session=${session}&action=submit&individual[address]=flat`,
+      `session=${session}&action=submit&individual[first_name]=%00%01`,
+      `session=${session}&action[x]=submit`,
+    ];
+    for (const fields of hostile) {
+      const response = await post(url, fields);
+      const label = typeof fields === 'string' ? fields : JSON.stringify(fields).slice(0, 200);
+      expect(response.status, label).toBe(400);
+      expect(response.headers.get('content-type'), label).toMatch(/text\/html/);
+      const html = await response.text();
+      expect(html, label).not.toContain('<script');
+      expect(html, label).toContain('name="session"');
+    }
+    // A forged session, or none, is not the holder's: it goes to refresh_url.
+    expect((await post(url, { session: 'forged', action: 'test_data' })).headers.get('location')).toBe(refreshUrl);
+    expect((await post(url, 'action=test_data')).headers.get('location')).toBe(refreshUrl);
+    const json = await fetch(url, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/json' }, body: '{"session": ' });
+    expect(json.status).toBe(400);
+    expect((await t.stripe.accounts.retrieve(account.id)).charges_enabled).toBe(false);
+  });
+});
+
+describe('restart', () => {
+  it('keeps pending verifications and unused links across a restart', async () => {
+    const params = verifiedAccountParams();
+    const pending = await t.stripe.accounts.create({ ...params, individual: { ...params.individual, dob: { day: 1, month: 1, year: 1901 } } });
+    const express = await t.stripe.accounts.create({ type: 'express', country: 'US', capabilities: bothCapabilities });
+    const link = await t.stripe.accountLinks.create({ account: express.id, type: 'account_onboarding', refresh_url: 'http://127.0.0.1:9/r', return_url: 'http://127.0.0.1:9/done' });
+    await t.restart();
+    expect((await t.stripe.accounts.retrieve(pending.id)).requirements?.disabled_reason).toBe('requirements.pending_verification');
+    await t.sim.control.advanceTimers();
+    expect((await t.stripe.accounts.retrieve(pending.id)).charges_enabled).toBe(true);
+    // The simulator listens on a new port after the restart; the link's path is what identifies it.
+    const moved = new URL(new URL(link.url).pathname, t.sim.url).toString();
+    const page = await fetch(moved, { redirect: 'manual' });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Use test data (verifies)');
+  });
+});

@@ -938,7 +938,7 @@ export class Accounts {
       const tos = { ...(body.tos_acceptance ?? { date: null, ip: null, user_agent: null }) };
       const t = input.tos_acceptance;
       if (t.date !== undefined) {
-        if (t.date <= 0 || t.date * 1000 > now + 60_000) throw invalidRequest('tos_acceptance[date] must be a Unix timestamp not in the future.', 'tos_acceptance[date]', 'parameter_invalid');
+        if (t.date <= 0) throw invalidRequest('tos_acceptance[date] must be a Unix timestamp.', 'tos_acceptance[date]', 'parameter_invalid');
         tos.date = t.date;
       }
       if (t.ip !== undefined) {
