@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { ConfigError, type ServerConfig } from '../shared/config.js';
 import type { Clock } from '../shared/time.js';
 import type { ProcessorConnection } from '../server/processor/connection.js';
+import type { AccountPolicy } from '../server/processor/port.js';
 import type { ProcessorEventHandler } from '../server/processor/events-route.js';
 import { startServer, type RunningServer } from '../server/main.js';
 import type { RunningSimulator, SimulatorOptions } from '../simulator/index.js';
@@ -38,6 +39,8 @@ export function stripeConnection(config: ServerConfig): ProcessorConnection {
     secretKeys: { test: s.secretKeyTest, live: s.secretKeyLive },
     publishableKeys: { test: s.publishableKeyTest, live: s.publishableKeyLive },
     webhookSecrets: [...s.webhookSecrets],
+    // A live Stripe key never takes test values: live accounts walk onboarding.
+    accounts: { type: config.accountType, prefill: { test: true, live: false } },
     ...(base
       ? {
           endpoint: { host: base.hostname, port: Number(base.port || (base.protocol === 'https:' ? 443 : 80)), protocol: base.protocol === 'https:' ? ('https' as const) : ('http' as const) },
@@ -49,8 +52,9 @@ export function stripeConnection(config: ServerConfig): ProcessorConnection {
   };
 }
 
-export function simulatorConnection(simulator: RunningSimulator, rateLimits = true): ProcessorConnection {
+export function simulatorConnection(simulator: RunningSimulator, rateLimits = true, accounts?: AccountPolicy): ProcessorConnection {
   return {
+    ...(accounts ? { accounts } : {}),
     ...(rateLimits ? {} : { unlimited: true }),
     kind: 'simulator',
     secretKeys: { test: simulator.keys.secretTest, live: simulator.keys.secretLive },
@@ -68,7 +72,10 @@ export async function startStack(config: ServerConfig, options: StackOptions = {
     const { startSimulator } = await import('../simulator/index.js');
     const rateLimits = options.simulator?.rateLimits ?? config.simulatorRateLimits;
     simulator = await startSimulator({ dataDir: join(config.dataDir, 'simulator'), ...options.simulator, rateLimits });
-    connection = simulatorConnection(simulator, rateLimits);
+    connection = simulatorConnection(simulator, rateLimits, {
+      type: config.accountType,
+      prefill: { test: true, live: config.simulateLive && config.simulatedLiveAccounts === 'ready' },
+    });
   } else {
     connection = stripeConnection(config);
   }

@@ -6,6 +6,7 @@ import { apiEntry, errorHandler, gate, notFoundHandler, requestContext, timeResp
 import { routeScopes } from './http/route-scopes.js';
 import { apiKeyDocs, apiKeysRouter } from './routes/api-keys.js';
 import { liveMoneyGate, liveMoneyOf } from './http/live-money.js';
+import { accountReadinessGate } from './http/account-readiness.js';
 import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.js';
 import { buildOpenApiDocument, type RouteDoc } from './openapi.js';
 import { checkoutSessionDocs, checkoutSessionsRouter } from './routes/checkout-sessions.js';
@@ -109,6 +110,8 @@ export function createApp(deps: AppDeps): Express {
   v1.use(apiEntry(express.json({ limit: BODY_LIMIT }), routeScopes(routeDocs)));
   const liveMoney = liveMoneyOf(deps.processor.kind, config.simulateLive);
   v1.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', '/payouts', ...TERMINAL_PAYMENT_PATHS], liveMoneyGate(liveMoney));
+  v1.post(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', ...TERMINAL_PAYMENT_PATHS], accountReadinessGate(services.onboarding, 'charges'));
+  v1.post('/payouts', accountReadinessGate(services.onboarding, 'payouts'));
   const payments = transactionsRouters(services.transactions, services.refunds);
   v1.use('/transactions', payments.transactions);
   v1.use('/payment-intents', payments.paymentIntents);
@@ -116,7 +119,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use('/balance', balanceRouter(services.payouts));
   v1.use('/payouts', payoutsRouter(services.payouts));
   v1.use('/merchant/bank-account', bankAccountRouter(services.payouts));
-  v1.use('/merchant', merchantRouter(services.merchants));
+  v1.use('/merchant', merchantRouter(services.merchants, services.onboarding));
   v1.use('/api-keys', apiKeysRouter(services.apiKeys));
   v1.use('/customers', customersRouter(services.customers));
   const terminal = terminalRouters(services.terminal, services.agents);

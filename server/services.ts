@@ -20,6 +20,8 @@ import { DEFAULT_KEY_TTL_MS, IdempotencyService } from './idempotency/keys.js';
 import type { Leases } from './db/leases.js';
 import { MerchantService } from './accounts/merchants.js';
 import { ApiKeyService } from './accounts/restricted-keys.js';
+import { OnboardingService } from './accounts/onboarding.js';
+import { accountEventHandler } from './accounts/processor-events.js';
 import { PaymentLinkService } from './checkout/payment-links.js';
 import { RefundService } from './payments/refunds.js';
 import { TerminalService } from './terminal/readers.js';
@@ -32,6 +34,8 @@ import { WebhookQueue } from './webhooks/queue.js';
 export interface Services {
   customers: CustomerService;
   merchants: MerchantService;
+  /** The merchants' connected accounts: what they can do, what onboarding still needs, the onboarding link. */
+  onboarding: OnboardingService;
   /** The merchant's own keys: restricted keys made, listed, rolled and revoked through the API. */
   apiKeys: ApiKeyService;
   idempotency: IdempotencyService;
@@ -48,7 +52,7 @@ export interface Services {
   agents: AgentService;
   /** Takes readers offline when their agent-reported presence lapses; started by the server. */
   presenceExpiry: PresenceExpiry;
-  /** Apply the processor's events: to payments and refunds, disputes, payouts. */
+  /** Apply the processor's events: to payments and refunds, disputes, payouts, connected accounts. */
   processorEventHandlers: readonly ProcessorEventHandler[];
   webhookEndpoints: WebhookEndpointService;
   events: EventService;
@@ -97,10 +101,12 @@ export function buildServices(deps: ServiceDeps): Services {
   idempotency.register(refunds.operation);
   idempotency.register(paymentLinks.createOperation);
   idempotency.register(payouts.operation);
+  const onboarding = new OnboardingService(store, clock, processor, logger, publicUrl);
   const agents = new AgentService(store, clock, processor, logger, deps.presenceTtlMs);
   return {
     customers: new CustomerService(store, clock, processor),
-    merchants: new MerchantService(store, processor),
+    merchants: new MerchantService(store, processor, onboarding),
+    onboarding,
     apiKeys: new ApiKeyService(store, clock),
     idempotency,
     transactions,
@@ -113,7 +119,7 @@ export function buildServices(deps: ServiceDeps): Services {
     pages: new CheckoutPages(store, checkout, paymentLinks),
     agents,
     presenceExpiry: new PresenceExpiry(agents, store.notifications, clock, logger),
-    processorEventHandlers: [paymentEventHandler(transactions, refunds), disputeEventHandler(disputes), payoutEventHandler(payouts)],
+    processorEventHandlers: [paymentEventHandler(transactions, refunds), disputeEventHandler(disputes), payoutEventHandler(payouts), accountEventHandler(onboarding)],
     webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? DEFAULT_EGRESS),
     events: new EventService(store, clock),
     eventStreams: new EventStreams(),

@@ -137,6 +137,18 @@ export const serverConfigSchema = z.object({
    * for development and tests, and every live page, receipt and the start-up log says so.
    */
   simulateLive: z.boolean().default(false),
+  /**
+   * What live connected accounts are: `express` (Stripe's hosted onboarding collects what Stripe
+   * needs; the default) or `custom` (the platform collects it and sends it by API). Test-mode
+   * accounts are made ready at once with Stripe's test verification values (docs/processor.md).
+   */
+  accountType: z.enum(['express', 'custom']).default('express'),
+  /**
+   * With `--simulate-live`: `ready` makes simulated live accounts ready at once like test-mode
+   * ones (the default: live-mode development and tests charge at once); `onboarding` makes them as
+   * real live accounts are made, so they walk onboarding before they can charge.
+   */
+  simulatedLiveAccounts: z.enum(['ready', 'onboarding']).default('ready'),
   /** Live endpoints follow the test-mode egress rule: for a server whose live mode moves no real money. */
   liveEndpointsFollowTestRule: z.boolean().default(false),
   /** Which proxies in front of the server to believe about the client's address; unset trusts none. */
@@ -172,6 +184,8 @@ export interface ServerFlags {
   trustProxy?: string | undefined;
   webhookPollMs?: string | number | undefined;
   presenceTtlMs?: string | number | undefined;
+  accountType?: string | undefined;
+  simulatedLiveAccounts?: string | undefined;
 }
 
 function pick<T>(...values: (T | undefined)[]): T | undefined {
@@ -215,6 +229,8 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
     trustProxy: pick(flags.trustProxy, env.POS_TRUST_PROXY),
     webhookPollMs: pick(flags.webhookPollMs, env.POS_WEBHOOK_POLL_MS),
     presenceTtlMs: pick(flags.presenceTtlMs, env.POS_PRESENCE_TTL_MS),
+    accountType: pick(flags.accountType, env.POS_ACCOUNT_TYPE),
+    simulatedLiveAccounts: pick(flags.simulatedLiveAccounts, env.POS_SIMULATED_LIVE_ACCOUNTS),
     stripe: {
       apiBase: pick(env.STRIPE_API_BASE),
       secretKeyTest: pick(env.STRIPE_SECRET_KEY_TEST),
@@ -237,6 +253,10 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
   });
   // With Stripe, live payments are real: a flag saying they are simulated would mislead whoever set it.
   if (config.simulateLive && config.processor === 'stripe') throw new ConfigError('--simulate-live needs the simulator: with --processor stripe, live payments are real');
+  // Only simulated live accounts can be made ready with test values; saying so elsewhere would mislead.
+  if (pick(flags.simulatedLiveAccounts, env.POS_SIMULATED_LIVE_ACCOUNTS) !== undefined && !config.simulateLive) {
+    throw new ConfigError('--simulated-live-accounts needs --simulate-live: real live accounts always walk onboarding');
+  }
   return config;
 }
 
@@ -409,6 +429,11 @@ export function loadCliSettings(flags: CliFlags, env: Env = process.env): CliSet
 }
 
 /** Validates a server URL given to `pos login` or `pos config set`. */
+/** The server an admin command asks for what only the running server can do (`pos admin merchant onboard`). */
+export function loadAdminServerUrl(flags: { server?: string | undefined }, env: Env = process.env): string {
+  return parseOrThrow(serverUrlSchema.default(DEFAULT_SERVER_URL), pick(flags.server, env.POS_SERVER_URL));
+}
+
 export function parseServerUrl(url: string): string {
   return parseOrThrow(serverUrlSchema, url);
 }

@@ -38,6 +38,10 @@ export interface SimulatorControl {
   setAchSettlementDelay(ms: number): Promise<void>;
   /** Delay before a dispute test card's dispute opens, and before submitted evidence is decided. */
   setDisputeDelay(ms: number): Promise<void>;
+  /** Delay between identity fields being submitted and Stripe's verification result, from now on. */
+  setVerificationDelay(ms: number): Promise<void>;
+  /** How long Account Links created from now on stay usable. */
+  setAccountLinkTtl(ms: number): Promise<void>;
   /** The cardholder passes the 3DS challenge of an intent in `requires_action`. */
   completeThreeDSecure(paymentIntentId: string): Promise<Stripe.PaymentIntent>;
   /** The cardholder fails the 3DS challenge. */
@@ -115,6 +119,16 @@ export function createControl(deps: ControlDeps): SimulatorControl {
       act(() => {
         nonNegative(ms, 'The dispute delay');
         kernel.config.disputeDelayMs = ms;
+      }),
+    setVerificationDelay: (ms) =>
+      act(() => {
+        nonNegative(ms, 'The verification delay');
+        kernel.config.verificationDelayMs = ms;
+      }),
+    setAccountLinkTtl: (ms) =>
+      act(() => {
+        nonNegative(ms, 'The account link lifetime');
+        kernel.config.accountLinkTtlMs = ms;
       }),
     completeThreeDSecure: (id) => act(() => deps.payments.finishAuthentication(controlOrigin(), id, true)),
     failThreeDSecure: (id) => act(() => deps.payments.finishAuthentication(controlOrigin(), id, false)),

@@ -4,6 +4,7 @@ import { Store } from './store.js';
 import { newSecret } from './ids.js';
 import type { Kernel, RuntimeConfig } from './engine/kernel.js';
 import { Accounts } from './engine/accounts.js';
+import { AccountLinks } from './engine/accountLinks.js';
 import { PaymentMethods } from './engine/paymentMethods.js';
 import { Charges } from './engine/charges.js';
 import { Payments } from './engine/payments.js';
@@ -40,6 +41,10 @@ export interface SimulatorOptions {
   achSettlementDelayMs?: number;
   /** Capture on a dispute test card → dispute opens; deciding evidence → dispute closes. Default 1000 ms. */
   disputeDelayMs?: number;
+  /** Identity fields submitted → verified or failed (`pending_verification` meanwhile); default 1000 ms. */
+  verificationDelayMs?: number;
+  /** How long an Account Link's URL works; default 300 000 ms (Stripe's five minutes). */
+  accountLinkTtlMs?: number;
   logger?: (line: string) => void;
   /**
    * Stripe's published rate limits (simulator/http/rate-limits.ts); default on. Off only for
@@ -70,6 +75,14 @@ const DEFAULT_ACH_SETTLEMENT_DELAY_MS = 2_000;
  * payment succeed, undisputed, before `charge.dispute.created`, and keeps a demo moving.
  */
 const DEFAULT_DISPUTE_DELAY_MS = 1_000;
+
+/**
+ * 1 s: Stripe's test-mode verification comes back within seconds. A second keeps
+ * `pending_verification` observable to a client without slowing a demo.
+ */
+const DEFAULT_VERIFICATION_DELAY_MS = 1_000;
+/** 300 s: Stripe's Account Links expire five minutes after creation (`expires_at`). */
+const DEFAULT_ACCOUNT_LINK_TTL_MS = 300_000;
 
 const KEYS_META = 'platform_keys';
 
@@ -108,6 +121,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     authorizationDelayMs: options.authorizationDelayMs ?? DEFAULT_AUTHORIZATION_DELAY_MS,
     achSettlementDelayMs: options.achSettlementDelayMs ?? DEFAULT_ACH_SETTLEMENT_DELAY_MS,
     disputeDelayMs: options.disputeDelayMs ?? DEFAULT_DISPUTE_DELAY_MS,
+    verificationDelayMs: options.verificationDelayMs ?? DEFAULT_VERIFICATION_DELAY_MS,
+    accountLinkTtlMs: options.accountLinkTtlMs ?? DEFAULT_ACCOUNT_LINK_TTL_MS,
     baseUrl: '',
   };
   const timers = new Timers(store, now, log);
@@ -122,6 +137,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const transfers = new Transfers(kernel, ledger);
   const bankAccounts = new BankAccounts(kernel);
   const accounts = new Accounts(kernel, bankAccounts);
+  const accountLinks = new AccountLinks(kernel, accounts);
   const customers = new Customers(kernel);
   const paymentMethods = new PaymentMethods(kernel);
   const charges = new Charges(kernel, ledger, transfers);
@@ -140,10 +156,12 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   timers.on('payout_run', (payload) => payouts.run(payload));
   timers.on('payout_submit', (payload) => payouts.submit(payload));
   timers.on('payout_arrival', (payload) => payouts.arrive(payload));
+  timers.on('account_verification', (payload) => accounts.completeVerification(payload));
 
   const services: Services = {
     kernel,
     accounts,
+    accountLinks,
     paymentMethods,
     payments,
     charges,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestSimulator, WebhookReceiver, startTestSimulator } from '../simulator/testing/harness.js';
+import { verifiedAccountParams } from '../simulator/testing/onboarding.js';
 
 /**
  * Disputes through the real `stripe` package: Stripe's dispute test cards, evidence, closing, the
@@ -245,9 +246,7 @@ describe('refunds of disputed charges', () => {
 describe('money and scope', () => {
   it('a destination charge: the platform is debited, the transfer reversed and the fee passed on; winning gives both back', async () => {
     const account = await t.stripe.accounts.create({
-      type: 'custom',
-      country: 'US',
-      capabilities: { card_payments: { requested: true }, transfers: { requested: true } },
+      ...verifiedAccountParams(),
       // Manual payouts: the merchant's balance stays where the dispute leaves it.
       settings: { payouts: { schedule: { interval: 'manual' } } },
     });
@@ -281,9 +280,7 @@ describe('money and scope', () => {
 
   it('a direct charge on a connected account: its balance carries the dispute', async () => {
     const account = await t.stripe.accounts.create({
-      type: 'custom',
-      country: 'US',
-      capabilities: { card_payments: { requested: true }, transfers: { requested: true } },
+      ...verifiedAccountParams(),
       settings: { payouts: { schedule: { interval: 'manual' } } },
     });
     const connect = await new WebhookReceiver().start();

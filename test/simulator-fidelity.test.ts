@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type TestSimulator, eventually, startTestSimulator } from '../simulator/testing/harness.js';
+import { verifiedAccountParams } from '../simulator/testing/onboarding.js';
 
 /**
  * Shape fidelity: every object the simulator returns carries every top-level key that Stripe's own
@@ -60,11 +61,14 @@ function check(value: unknown, where: string): void {
 
 it('returns objects with every key of Stripe fixtures, for every type', async () => {
   const account: Stripe.Account = await t.stripe.accounts.create({
-    type: 'custom',
-    country: 'US',
+    ...verifiedAccountParams(),
     capabilities: { card_payments: { requested: true }, transfers: { requested: true }, us_bank_account_ach_payments: { requested: true } },
   });
   check(account, 'account');
+  const express = await t.stripe.accounts.create({ type: 'express', country: 'US', business_type: 'individual', capabilities: { card_payments: { requested: true } } });
+  check(express, 'account (requirements due)');
+  const link: Stripe.AccountLink = await t.stripe.accountLinks.create({ account: express.id, type: 'account_onboarding', refresh_url: 'http://127.0.0.1:9/refresh', return_url: 'http://127.0.0.1:9/return' });
+  check(link, 'account_link');
   const capability: Stripe.Capability = await t.stripe.accounts.retrieveCapability(account.id, 'card_payments');
   check(capability, 'capability');
   check(await t.stripe.accounts.listCapabilities(account.id), 'capabilities');
@@ -176,6 +180,7 @@ it('returns objects with every key of Stripe fixtures, for every type', async ()
   expect(covered).toEqual(
     [
       'account',
+      'account_link',
       'application_fee',
       'balance',
       'balance_transaction',
@@ -192,6 +197,7 @@ it('returns objects with every key of Stripe fixtures, for every type', async ()
       'payment_intent',
       'payment_method',
       'payout',
+      'person',
       'refund',
       'terminal.connection_token',
       'terminal.location',

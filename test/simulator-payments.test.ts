@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestSimulator, startTestSimulator } from '../simulator/testing/harness.js';
+import { verifiedAccountParams } from '../simulator/testing/onboarding.js';
 
 let t: TestSimulator;
 beforeAll(async () => {
@@ -396,12 +397,12 @@ describe('client-side confirmation with a publishable key', () => {
 });
 
 describe('connected accounts', () => {
-  it('creates an account whose requested capabilities become active, except ACH', async () => {
+  it('creates a verified account whose requested capabilities become active, except ACH', async () => {
+    const verified = verifiedAccountParams();
     const account: Stripe.Account = await t.stripe.accounts.create({
-      type: 'custom',
-      country: 'US',
+      ...verified,
       email: 'shop@example.com',
-      business_profile: { name: 'Corner Shop', mcc: '5812' },
+      business_profile: { ...verified.business_profile, name: 'Corner Shop', mcc: '5812' },
       capabilities: { card_payments: { requested: true }, transfers: { requested: true }, us_bank_account_ach_payments: { requested: true } },
       metadata: { shop: '1' },
     });
@@ -424,7 +425,7 @@ describe('connected accounts', () => {
   });
 
   it('scopes objects to the Stripe-Account header', async () => {
-    const account = await t.stripe.accounts.create({ type: 'custom', country: 'US', capabilities: { card_payments: { requested: true }, transfers: { requested: true } } });
+    const account = await t.stripe.accounts.create(verifiedAccountParams());
     const direct = await t.stripe.paymentIntents.create(
       { amount: 4000, currency: 'usd', payment_method: 'pm_card_visa', confirm: true, application_fee_amount: 300 },
       { stripeAccount: account.id },
@@ -443,7 +444,7 @@ describe('connected accounts', () => {
   });
 
   it('destination charges create a transfer and an application fee', async () => {
-    const account = await t.stripe.accounts.create({ type: 'express', country: 'US', capabilities: { card_payments: { requested: true }, transfers: { requested: true } } });
+    const account = await t.stripe.accounts.create(verifiedAccountParams());
     const pi = await t.stripe.paymentIntents.create({
       amount: 10_000,
       currency: 'usd',

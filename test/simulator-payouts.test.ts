@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestSimulator, WebhookReceiver, startTestSimulator } from '../simulator/testing/harness.js';
+import { verifiedAccountParams } from '../simulator/testing/onboarding.js';
 
 /**
  * Balances and payouts of connected accounts through the real `stripe` package: funds pending then
@@ -32,9 +33,7 @@ afterAll(async () => {
 
 async function merchant(interval: 'daily' | 'manual' = 'daily'): Promise<Stripe.Account> {
   return t.stripe.accounts.create({
-    type: 'custom',
-    country: 'US',
-    capabilities: { card_payments: { requested: true }, transfers: { requested: true } },
+    ...verifiedAccountParams(),
     settings: { payouts: { schedule: { interval } } },
   });
 }
@@ -79,7 +78,7 @@ async function rejected(promise: Promise<unknown>): Promise<Stripe.errors.Stripe
 }
 
 describe('external accounts', () => {
-  it('a new test connected account has the paying test bank account; more can be added', async () => {
+  it('an account onboarded with btok_us_verified has the paying test bank account; more can be added', async () => {
     const account = await merchant();
     const [bank] = account.external_accounts?.data ?? [];
     expect(bank).toMatchObject({ object: 'bank_account', routing_number: '110000000', last4: '6789', currency: 'usd', default_for_currency: true, status: 'new' });

@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestSimulator, eventually, startTestSimulator } from '../simulator/testing/harness.js';
+import { verifiedAccountParams } from '../simulator/testing/onboarding.js';
 
 let t: TestSimulator;
 beforeAll(async () => {
@@ -56,7 +57,7 @@ describe('refunds', () => {
   });
 
   it('reverses the transfer and refunds the application fee proportionally', async () => {
-    const account = await t.stripe.accounts.create({ type: 'custom', country: 'US', capabilities: { card_payments: { requested: true }, transfers: { requested: true } } });
+    const account = await t.stripe.accounts.create(verifiedAccountParams());
     const pi = await paid(10_000, { transfer_data: { destination: account.id }, application_fee_amount: 1_000 });
     const charge = await t.stripe.charges.retrieve(String(pi.latest_charge));
     const refund = await t.stripe.refunds.create({ payment_intent: pi.id, amount: 5_000, reverse_transfer: true, refund_application_fee: true });
@@ -155,7 +156,7 @@ describe('ACH direct debit', () => {
 
   it('live mode requires the destination to have an active ACH capability; test mode does not', async () => {
     const capabilities = { card_payments: { requested: true }, transfers: { requested: true }, us_bank_account_ach_payments: { requested: true } };
-    const liveAccount = await t.live.accounts.create({ type: 'custom', country: 'US', capabilities });
+    const liveAccount = await t.live.accounts.create({ ...verifiedAccountParams(), capabilities });
     const params: Stripe.PaymentIntentCreateParams = {
       amount: 5_000,
       currency: 'usd',
@@ -171,7 +172,7 @@ describe('ACH direct debit', () => {
     await t.sim.control.setCapability(liveAccount.id, 'us_bank_account_ach_payments', 'inactive');
     await rejected(t.live.paymentIntents.create(params));
 
-    const testAccount = await t.stripe.accounts.create({ type: 'custom', country: 'US', capabilities });
+    const testAccount = await t.stripe.accounts.create({ ...verifiedAccountParams(), capabilities });
     const testPi = await t.stripe.paymentIntents.create({ ...params, transfer_data: { destination: testAccount.id } });
     expect(testPi.status).toBe('requires_payment_method');
   });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type TestSimulator, WebhookReceiver, eventually, notDeleted, startTestSimulator } from '../simulator/testing/harness.js';
+import { verifiedAccountParams } from '../simulator/testing/onboarding.js';
 
 /** A restart in the middle of every kind of pending work: nothing is lost, nothing happens twice. */
 
@@ -25,7 +26,7 @@ afterAll(async () => {
 it('keeps keys, objects, pending timers and pending webhooks across a restart', async () => {
   const keys = t.sim.keys;
   const endpoint = await t.stripe.webhookEndpoints.create({ url: receiver.url, enabled_events: ['payment_intent.succeeded', 'refund.created'] });
-  const account = await t.stripe.accounts.create({ type: 'custom', country: 'US', capabilities: { card_payments: { requested: true }, transfers: { requested: true } } });
+  const account = await t.stripe.accounts.create(verifiedAccountParams());
   const location = await t.stripe.terminal.locations.create({ display_name: 'Shop', address: { country: 'US', line1: '1 Main St' } });
   const reader = await t.stripe.terminal.readers.create({ registration_code: 'simulated-wpe', location: location.id });
   const paid = await t.stripe.paymentIntents.create({ amount: 4000, currency: 'usd', payment_method: 'pm_card_visa', confirm: true });

@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type TestSimulator, WebhookReceiver, eventually, startTestSimulator } from '../simulator/testing/harness.js';
+import { verifiedAccountParams } from '../simulator/testing/onboarding.js';
 import type { DeliveryInfo } from '../simulator/index.js';
 
 let t: TestSimulator;
@@ -75,7 +76,7 @@ describe('delivery', () => {
     const narrow = await t.stripe.webhookEndpoints.create({ url: chargesOnly.url, enabled_events: ['charge.succeeded'] });
     const connectEndpoint = await t.stripe.webhookEndpoints.create({ url: connect.url, enabled_events: ['*'], connect: true });
     try {
-      const account = await t.stripe.accounts.create({ type: 'custom', country: 'US', capabilities: { card_payments: { requested: true }, transfers: { requested: true } } });
+      const account = await t.stripe.accounts.create(verifiedAccountParams());
       await t.stripe.paymentIntents.create({ amount: 1000, currency: 'usd', payment_method: 'pm_card_visa', confirm: true }, { stripeAccount: account.id });
       await t.stripe.paymentIntents.create({ amount: 1000, currency: 'usd', payment_method: 'pm_card_visa', confirm: true });
       await eventually(() => (connect.types().includes('payment_intent.succeeded') && chargesOnly.received.length === 1 ? true : undefined), 'connect deliveries');

@@ -84,6 +84,9 @@ export async function merchant(_args: [], _options: object, ctx: CliContext): Pr
     { field: 'currency', value: m.default_currency },
     { field: 'processor', value: m.processor.name },
     { field: 'publishable_key', value: m.processor.publishable_key ?? '' },
+    { field: 'charges_enabled', value: String(m.charges_enabled) },
+    { field: 'payouts_enabled', value: String(m.payouts_enabled) },
+    { field: 'onboarding', value: `${m.onboarding.status}: ${m.onboarding.message}` },
     { field: 'server', value: ctx.config.server },
   ]);
 }

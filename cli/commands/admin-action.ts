@@ -1,4 +1,7 @@
-import { loadStoreConfig } from '../../shared/config.js';
+import { ConfigError, loadAdminServerUrl, loadStoreConfig } from '../../shared/config.js';
+import { PosApi } from '../../shared/api/client.js';
+import { hashKey as hashOf, issueKey, keysChanged } from '../../server/accounts/api-keys.js';
+import { getMerchant } from '../../server/accounts/merchants.js';
 import { toIsoTimestamp, systemClock } from '../../shared/time.js';
 import { openStore, type Store } from '../../server/db/store.js';
 import { createMerchant, listMerchants, rollMerchantKeys } from '../../server/accounts/merchants.js';
@@ -72,4 +75,54 @@ export async function rollKeysAction(options: { merchant: string; mode: 'test' |
   }
   out.table(rows);
   out.line('The new keys are shown once. The old secret keys stop working at the time shown.');
+}
+
+/**
+ * The one-off key `pos admin merchant onboard` asks the server with lives two minutes at most (a
+ * request takes seconds; the processor may queue a call behind its rate budget for up to 20 s) and
+ * is expired as soon as the answer is in.
+ */
+const ONBOARD_KEY_TTL_MS = 2 * 60_000;
+
+/**
+ * Only the running server talks to the processor, so the link is asked of it, as the merchant
+ * would ask: with a secret key of the merchant's, issued here on the data dir for this one call
+ * and expired right after.
+ */
+export async function onboardMerchantAction(
+  id: string,
+  options: { mode: 'live' | 'test'; server?: string; returnUrl?: string; refreshUrl?: string; dataDir?: string; databaseUrl?: string; json?: boolean },
+): Promise<void> {
+  let server: string;
+  try {
+    server = loadAdminServerUrl(options);
+  } catch (err) {
+    if (err instanceof ConfigError) throw usageError(`--server: ${err.message}`);
+    throw err;
+  }
+  const out = createOutput(Boolean(options.json));
+  const link = await withStore(options, async (store) => {
+    const now = systemClock.now();
+    const issued = await store.transaction(async (trx) => {
+      await getMerchant(trx, id).catch(() => {
+        throw usageError(`no merchant ${id} (pos admin merchant list)`);
+      });
+      const key = await issueKey(trx, id, 'secret', options.mode, now);
+      await trx.updateTable('api_keys').set({ expires_at: now + ONBOARD_KEY_TTL_MS }).where('key_hash', '=', hashOf(key.key)).execute();
+      return key.key;
+    });
+    try {
+      const api = new PosApi({ server, apiKey: issued });
+      return (await api.onboardingLink({ ...(options.returnUrl ? { return_url: options.returnUrl } : {}), ...(options.refreshUrl ? { refresh_url: options.refreshUrl } : {}) })).data;
+    } finally {
+      await store.db.updateTable('api_keys').set({ expires_at: systemClock.now() }).where('key_hash', '=', hashOf(issued)).execute();
+      keysChanged();
+    }
+  });
+  if (out.json) {
+    out.printJson({ merchant_id: id, mode: options.mode, ...link });
+    return;
+  }
+  out.line(`Onboarding link for merchant ${id} (${options.mode} mode), valid once until ${link.expires_at}:`);
+  out.line(link.url);
 }

@@ -10,7 +10,7 @@ export function registerAdminCommands(program: Command): void {
   const dataDir = () => new Option('--data-dir <dir>', 'data dir of the server (env POS_DATA_DIR, default ./.pos)');
   const databaseUrl = () => new Option('--database-url <url>', 'the PostgreSQL database of the server, if it uses one (env DATABASE_URL)');
 
-  const merchant = admin.command('merchant').description('Create and list merchants');
+  const merchant = admin.command('merchant').description('Create, list and onboard merchants');
   merchant
     .command('create')
     .description('Create a merchant with test and live keys (printed once, stored only as hashes)')
@@ -23,6 +23,21 @@ export function registerAdminCommands(program: Command): void {
     .action(async (options: { businessName: string; country: string; currency?: string; dataDir?: string; databaseUrl?: string }, command: Command) => {
       const { createMerchantAction } = await import('./admin-action.js');
       await createMerchantAction(withJson(options, command));
+    });
+  merchant
+    .command('onboard <id>')
+    .description("Print a link to Stripe's hosted onboarding for the merchant's connected account (asks the running server)")
+    .addOption(new Option('--mode <mode>', 'which account: live (real onboarding) or test (the test onboarding, with test values)').choices(['live', 'test']).default('live'))
+    .option('--return-url <url>', "where the merchant lands after onboarding (default: the server's /onboarding/return page)")
+    .option('--refresh-url <url>', "where an expired link sends the merchant (default: the server's /onboarding/refresh page)")
+    .addOption(dataDir())
+    .addOption(databaseUrl())
+    .addHelpText('after', '\nIt asks the server named by --server (env POS_SERVER_URL, default http://127.0.0.1:4242). The link works once and for a few minutes. `pos merchant` (with the merchant\'s key) shows what Stripe still needs.\n\nExamples:\n  pos admin merchant onboard 6f1c…-… --mode live\n  pos admin merchant onboard 6f1c…-… --mode test --json')
+    .action(async (id: string, options: { mode: 'live' | 'test'; server?: string; returnUrl?: string; refreshUrl?: string; dataDir?: string; databaseUrl?: string }, command: Command) => {
+      const { onboardMerchantAction } = await import('./admin-action.js');
+      // --server is the program's global flag (the running server's URL, env POS_SERVER_URL).
+      const server = (command.optsWithGlobals() as { server?: string }).server;
+      await onboardMerchantAction(id, { ...withJson(options, command), ...(server ? { server } : {}) });
     });
   merchant
     .command('list')

@@ -13,6 +13,8 @@ export function registerServerCommands(program: Command): void {
     .option('--rate-window <seconds>', 'rate-limit window in seconds (env POS_RATE_WINDOW, default 60)')
     .option('--processor <name>', 'simulator (default, offline) or stripe (env POS_PROCESSOR; keys from STRIPE_* env, see docs/processor.md)')
     .option('--simulate-live', 'with the simulator: let live-mode keys take simulated payments too, for development and tests (env POS_SIMULATE_LIVE=1); every live page and receipt then says payments are simulated')
+    .option('--account-type <type>', "what merchants' live connected accounts are: express (default: Stripe-hosted onboarding) or custom (the platform collects what Stripe needs); test-mode accounts are made ready at once (env POS_ACCOUNT_TYPE, docs/processor.md)")
+    .option('--simulated-live-accounts <how>', 'with --simulate-live: ready (default: live accounts charge at once, like test ones) or onboarding (they walk onboarding first, as real live accounts do) (env POS_SIMULATED_LIVE_ACCOUNTS)')
     .option('--idempotency-ttl-hours <hours>', 'how long idempotency keys are kept, 24–720 (env POS_IDEMPOTENCY_TTL_HOURS, default 24)')
     .option('--reconcile-interval-ms <ms>', 'how often the reconciler runs: recovery, polling fallback (each payment at most every 10 s), sweeps (default 5000)')
     .option('--public-url <url>', 'where customers reach this server, for receipt and checkout links (env POS_PUBLIC_URL; default its own URL)')

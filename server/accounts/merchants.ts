@@ -7,6 +7,8 @@ import { invalid, notFound } from '../errors.js';
 import type { MerchantView } from '../schemas/merchant.js';
 import { type IssuedKey, issueKey, type RolledKey, rollSecretKeys, keysChanged } from './api-keys.js';
 import type { Scope } from './scope.js';
+import type { AccountState } from '../processor/accounts.js';
+import { accountStateView } from './onboarding.js';
 
 export interface Merchant {
   id: string;
@@ -123,14 +125,22 @@ export interface ProcessorDirectory {
   connectedAccount(merchantId: string, mode: Mode): Promise<string>;
 }
 
+/** The connected account's standing, as the onboarding service keeps it (onboarding.ts). */
+export interface AccountStateReader {
+  current(scope: Scope): Promise<AccountState>;
+}
+
 export class MerchantService {
   constructor(
     private readonly store: Store,
     private readonly processor: ProcessorDirectory,
+    private readonly accounts: AccountStateReader,
   ) {}
 
   async describe(scope: Scope): Promise<MerchantView> {
     const merchant = await getMerchant(this.store.db, scope.merchantId);
+    const connectedAccount = await this.processor.connectedAccount(scope.merchantId, scope.mode);
+    const state = await this.accounts.current(scope);
     return {
       id: merchant.id,
       business_name: merchant.businessName,
@@ -141,8 +151,9 @@ export class MerchantService {
         name: this.processor.name,
         publishable_key: this.processor.publishableKey(scope.mode),
         api_base: this.processor.browserUrl(),
-        connected_account_id: await this.processor.connectedAccount(scope.merchantId, scope.mode),
+        connected_account_id: connectedAccount,
       },
+      ...accountStateView(state),
     };
   }
 

@@ -66,6 +66,15 @@ export interface ProcessorAccountsTable {
   mode: Mode;
   account_id: string;
   created_at: number;
+  /** `express` or `custom`, as the account was created; null for accounts made before types were chosen. */
+  account_type: string | null;
+  /** 0/1 as the processor last said; null until the account is first read. */
+  charges_enabled: number | null;
+  payouts_enabled: number | null;
+  details_submitted: number | null;
+  /** JSON `AccountRequirements` (server/accounts/onboarding.ts); null until first read. */
+  requirements: string | null;
+  synced_at: number | null;
 }
 
 export interface ProcessorSettingsTable {

@@ -186,3 +186,15 @@ ${header(view, 'p')}
 export function renderNotFoundPage(assets: Assets): string {
   return layout('Page not found', assets, `<main class="card closed"><h1>Page not found</h1><p>There is no checkout page at this address. Check the link you were given.</p></main>`);
 }
+
+/** Where the processor's hosted onboarding sends a merchant back to, by default: `return` or `refresh` (expired link). */
+export function renderOnboardingPage(kind: 'return' | 'refresh', assets: Assets): string {
+  const [title, text] =
+    kind === 'return'
+      ? ['Back from onboarding', 'Stripe has what you entered. If anything is still missing or being verified, your platform will tell you; GET /v1/merchant (or `pos merchant`) shows what Stripe still needs.']
+      : ['This onboarding link has expired', 'Onboarding links work once and for a few minutes. Ask your platform for a new one (`pos admin merchant onboard <merchant id>`, or POST /v1/merchant/onboarding-link).'];
+  return layout(title, assets, `<main class="card closed">
+<h1>${escape(title)}</h1>
+<p>${escape(text)}</p>
+</main>`);
+}

@@ -1,4 +1,5 @@
 import type { Mode } from '../db/schema.js';
+import type { AccountPolicy } from './port.js';
 
 /**
  * How to reach the processor. The same adapter code serves both kinds: for the simulator only the
@@ -20,4 +21,6 @@ export interface ProcessorConnection {
    * set for Stripe itself.
    */
   unlimited?: boolean;
+  /** How connected accounts are made; default live `express` and test prefilled (port.ts). */
+  accounts?: AccountPolicy;
 }

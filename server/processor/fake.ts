@@ -1,8 +1,9 @@
 import type { Mode } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { ProcessorFailure } from './errors.js';
-import type { BankAccountRequest, CustomerFields, DisputeEvidence, IntentCreation, IntentRequest, LocationRequest, PaymentProcessor, PayoutRequest, PresentedCard, ReaderRequest, RefundRequest } from './port.js';
+import type { AccountLink, AccountLinkRequest, BankAccountRequest, CustomerFields, DisputeEvidence, IntentCreation, IntentRequest, LocationRequest, PaymentProcessor, PayoutRequest, PresentedCard, ReaderRequest, RefundRequest } from './port.js';
 import type {
+  ProcessorAccount,
   ProcessorBalance,
   ProcessorBankAccount,
   ProcessorCancellationReason,
@@ -82,6 +83,21 @@ const EVIDENCE_OUTCOMES: Record<string, ProcessorDisputeStatus> = { winning_evid
 /** Seven days to answer, as card networks commonly give (Stripe shows the network's date). */
 const EVIDENCE_WINDOW_S = 7 * 24 * 3600;
 
+/** What `retrieveAccount` reports of a connected account (Stripe's fields, camel-cased). */
+export interface FakeAccountState {
+  type: 'express' | 'custom';
+  chargesEnabled: boolean;
+  payoutsEnabled: boolean;
+  detailsSubmitted: boolean;
+  currentlyDue: string[];
+  pastDue: string[];
+  pendingVerification: string[];
+  /** Epoch seconds, as Stripe gives it. */
+  currentDeadline: number | null;
+  disabledReason: string | null;
+  errors: { code: string; reason: string; requirement: string }[];
+}
+
 interface ReaderRecord {
   id: string;
   mode: Mode;
@@ -105,7 +121,11 @@ export class InMemoryProcessor implements PaymentProcessor {
   /** The status new refunds take (Stripe settles most card refunds at once). */
   refundStatus: 'succeeded' | 'pending' | 'failed' = 'succeeded';
 
+  /** Account Links made, in order. */
+  readonly accountLinks: ({ mode: Mode } & AccountLinkRequest)[] = [];
+
   readonly #accounts = new Map<string, string>();
+  readonly #accountStates = new Map<string, FakeAccountState>();
   readonly #intents = new Map<string, IntentRecord>();
   readonly #refunds = new Map<string, ProcessorRefund>();
   readonly #readers = new Map<string, ReaderRecord>();
@@ -212,6 +232,61 @@ export class InMemoryProcessor implements PaymentProcessor {
   async provisionMissingAccounts(): Promise<number> {
     this.#enter('provisionMissingAccounts', null);
     return 0;
+  }
+
+  /**
+   * A connected account's standing, as Stripe would report it: ready to charge and pay out unless
+   * a test says otherwise (an account still onboarding, one whose verification failed).
+   */
+  setAccountState(account: string, state: Partial<FakeAccountState>): void {
+    this.#accountStates.set(account, { ...this.#accountState(account), ...state });
+  }
+
+  async retrieveAccount(mode: Mode, account: string): Promise<ProcessorAccount> {
+    this.#enter('retrieveAccount', mode);
+    const state = this.#accountState(account);
+    const requirements = {
+      alternatives: [],
+      current_deadline: state.currentDeadline,
+      currently_due: state.currentlyDue,
+      disabled_reason: state.disabledReason,
+      errors: state.errors,
+      eventually_due: state.currentlyDue,
+      past_due: state.pastDue,
+      pending_verification: state.pendingVerification,
+    };
+    return {
+      id: account,
+      object: 'account',
+      type: state.type,
+      charges_enabled: state.chargesEnabled,
+      payouts_enabled: state.payoutsEnabled,
+      details_submitted: state.detailsSubmitted,
+      requirements,
+    } as unknown as ProcessorAccount;
+  }
+
+  async createAccountLink(mode: Mode, request: AccountLinkRequest): Promise<AccountLink> {
+    this.#enter('createAccountLink', mode);
+    this.accountLinks.push({ mode, ...request });
+    return { url: `https://connect.fake.test/setup/${this.#id('al')}`, expiresAt: this.nowSeconds * 1000 + 300_000 };
+  }
+
+  #accountState(account: string): FakeAccountState {
+    return (
+      this.#accountStates.get(account) ?? {
+        type: 'custom',
+        chargesEnabled: true,
+        payoutsEnabled: true,
+        detailsSubmitted: true,
+        currentlyDue: [],
+        pastDue: [],
+        pendingVerification: [],
+        currentDeadline: null,
+        disabledReason: null,
+        errors: [],
+      }
+    );
   }
 
   async capabilityStatus(mode: Mode, account: string, capability: string): Promise<string> {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Mode } from '../db/schema.js';
 import type { ProcessorFailure } from './errors.js';
 import type {
+  ProcessorAccount,
   ProcessorBalance,
   ProcessorBankAccount,
   ProcessorCancellationReason,
@@ -102,6 +103,32 @@ export interface BankAccountRequest {
   currency: string;
 }
 
+export interface AccountLinkRequest {
+  account: string;
+  /** Where the processor sends the merchant when the link has expired or was already used. */
+  refreshUrl: string;
+  /** Where the processor sends the merchant when they leave onboarding (finished or not). */
+  returnUrl: string;
+}
+
+export interface AccountLink {
+  url: string;
+  /** Epoch ms. */
+  expiresAt: number;
+}
+
+/**
+ * How connected accounts are made. `type`: what live accounts are (`express`: the processor's
+ * hosted onboarding collects what it needs; `custom`: the platform collects it and sends it by
+ * API). `prefill`: per mode, whether a new account is made ready to charge at once with Stripe's
+ * test verification values, which only a test-mode key (or the simulator's simulated live mode)
+ * accepts; such accounts are `custom`, since only those take identity and terms acceptance by API.
+ */
+export interface AccountPolicy {
+  type: 'express' | 'custom';
+  prefill: Record<Mode, boolean>;
+}
+
 /**
  * A customer's fields as the processor keeps them. On an update, an absent field is left as it is,
  * null clears it, and metadata keys merge (an empty value removes a key), as on Stripe.
@@ -139,6 +166,13 @@ export interface PaymentProcessor {
   provisionMissingAccounts(): Promise<number>;
   /** A capability's status on a connected account; `inactive` when the account does not have it. */
   capabilityStatus(mode: Mode, account: string, capability: string): Promise<string>;
+  /** The connected account as the processor has it now: whether it may charge and pay out, what it still needs. */
+  retrieveAccount(mode: Mode, account: string): Promise<ProcessorAccount>;
+  /**
+   * A single-use link to the processor's hosted onboarding for a connected account (Stripe's
+   * Account Link, `account_onboarding`). Not idempotent by nature: every call makes a new link.
+   */
+  createAccountLink(mode: Mode, request: AccountLinkRequest): Promise<AccountLink>;
 
   createIntent(mode: Mode, request: IntentRequest, idempotencyKey: string): Promise<IntentCreation>;
   /** The intent with its latest charge expanded. */

@@ -6,7 +6,12 @@ import { ApiError } from '../errors.js';
 import { ProcessorFailure, type ProcessorFailureDetails, type ProcessorFailureKind } from './errors.js';
 import { budgetedHttpClient } from './budget-client.js';
 import type { ProcessorConnection } from './connection.js';
+import { prefilledAccountParams } from './test-accounts.js';
+import { accountStateColumns, stateOfAccount } from './accounts.js';
 import {
+  type AccountLink,
+  type AccountLinkRequest,
+  type AccountPolicy,
   type BankAccountRequest,
   type CustomerFields,
   type DisputeEvidence,
@@ -20,7 +25,7 @@ import {
   type ReaderRequest,
   type RefundRequest,
 } from './port.js';
-import type { ProcessorBalance, ProcessorBankAccount, ProcessorCancellationReason, ProcessorCustomer, ProcessorDispute, ProcessorPaymentIntent, ProcessorPayout, ProcessorReader, ProcessorRefund } from './types.js';
+import type { ProcessorAccount, ProcessorBalance, ProcessorBankAccount, ProcessorCancellationReason, ProcessorCustomer, ProcessorDispute, ProcessorPaymentIntent, ProcessorPayout, ProcessorReader, ProcessorRefund } from './types.js';
 
 /**
  * The processor calls are one HTTP round trip each; 20 s is well past Stripe's slowest documented
@@ -63,10 +68,13 @@ export const PROCESSOR_EVENTS = [
 ] as const;
 
 /**
- * Events of the merchants' connected accounts (Stripe Connect): their payouts happen there, so
- * these reach a Connect endpoint, whose events name the account they happened on.
+ * Events of the merchants' connected accounts (Stripe Connect): their onboarding and their payouts
+ * happen there, so these reach a Connect endpoint, whose events name the account they happened on.
  */
-export const PROCESSOR_CONNECT_EVENTS = ['payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled'] as const;
+export const PROCESSOR_CONNECT_EVENTS = ['account.updated', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled'] as const;
+
+/** Live accounts go through Stripe's hosted onboarding; test-mode ones are ready at once (port.ts). */
+export const DEFAULT_ACCOUNT_POLICY: AccountPolicy = { type: 'express', prefill: { test: true, live: false } };
 
 export class StripeProcessor implements PaymentProcessor {
   readonly name: string;
@@ -76,12 +84,15 @@ export class StripeProcessor implements PaymentProcessor {
   /** Connected accounts by merchant and mode: a merchant's account never changes once made. */
   readonly #accounts = new Map<string, string>();
 
+  readonly #policy: AccountPolicy;
+
   constructor(
     connection: ProcessorConnection,
     private readonly store: Store,
     private readonly clock: Clock,
   ) {
     this.#connection = connection;
+    this.#policy = connection.accounts ?? DEFAULT_ACCOUNT_POLICY;
     this.kind = connection.kind;
     this.name = connection.kind === 'simulator' ? 'stripe-simulator' : 'stripe';
     for (const mode of ['test', 'live'] as const) {
@@ -134,25 +145,27 @@ export class StripeProcessor implements PaymentProcessor {
       this.#accounts.set(`${merchantId}:${mode}`, existing.account_id);
       return existing.account_id;
     }
-    const merchant = await this.store.db.selectFrom('merchants').select(['business_name', 'country']).where('id', '=', merchantId).executeTakeFirstOrThrow();
-    let account: Stripe.Account;
-    try {
-      account = await this.#client(mode).accounts.create(
-        {
-          type: 'custom',
+    const merchant = await this.store.db.selectFrom('merchants').select(['business_name', 'country', 'created_at']).where('id', '=', merchantId).executeTakeFirstOrThrow();
+    const params: Stripe.AccountCreateParams = this.#policy.prefill[mode]
+      ? // The acceptance time is the merchant's creation, so a retry sends the very same parameters.
+        prefilledAccountParams({ country: merchant.country, businessName: merchant.business_name, merchantId, acceptedAt: Number(merchant.created_at) })
+      : {
+          type: this.#policy.type,
           country: merchant.country,
           business_profile: { name: merchant.business_name },
           capabilities: { card_payments: { requested: true }, transfers: { requested: true } },
           metadata: { pos_merchant_id: merchantId },
-        },
-        { idempotencyKey: processorIdempotencyKey('account', merchantId, mode) },
-      );
+        };
+    let account: Stripe.Account;
+    try {
+      account = await this.#client(mode).accounts.create(params, { idempotencyKey: processorIdempotencyKey('account', merchantId, mode) });
     } catch (err) {
       throw failureOf(err);
     }
     await this.store.db
       .insertInto('processor_accounts')
-      .values({ merchant_id: merchantId, mode, account_id: account.id, created_at: this.clock.now() })
+      // The account as created is its first known state: a later change to it is news (merchant.updated).
+      .values({ merchant_id: merchantId, mode, account_id: account.id, created_at: this.clock.now(), account_type: account.type ?? params.type ?? null, ...accountStateColumns(stateOfAccount(account, this.clock.now())) })
       .onConflict((oc) => oc.columns(['merchant_id', 'mode']).doNothing())
       .execute();
     return account.id;
@@ -181,6 +194,17 @@ export class StripeProcessor implements PaymentProcessor {
       }
     }
     return created;
+  }
+
+  retrieveAccount(mode: Mode, account: string): Promise<ProcessorAccount> {
+    return call(() => this.#client(mode).accounts.retrieve(account));
+  }
+
+  async createAccountLink(mode: Mode, request: AccountLinkRequest): Promise<AccountLink> {
+    const link = await call(() =>
+      this.#client(mode).accountLinks.create({ account: request.account, refresh_url: request.refreshUrl, return_url: request.returnUrl, type: 'account_onboarding', collection_options: { fields: 'currently_due' } }),
+    );
+    return { url: link.url, expiresAt: link.expires_at * 1000 };
   }
 
   async capabilityStatus(mode: Mode, account: string, capability: string): Promise<string> {

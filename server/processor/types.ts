@@ -20,3 +20,4 @@ export type ProcessorBalance = Stripe.Balance;
 export type ProcessorPayout = Stripe.Payout;
 export type ProcessorCustomer = Stripe.Customer;
 export type ProcessorBankAccount = Stripe.BankAccount;
+export type ProcessorAccount = Stripe.Account;

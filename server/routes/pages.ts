@@ -6,7 +6,7 @@ import { inputProblem } from '../http/input.js';
 import { type LiveMoney, liveModeUnavailable } from '../http/live-money.js';
 import { parseInput } from '../http/validate.js';
 import type { Scope } from '../accounts/scope.js';
-import { type Assets, type Processor, renderClosedPage, renderNotFoundPage, renderPaymentPage, renderUnavailablePage } from '../pages/render.js';
+import { type Assets, type Processor, renderClosedPage, renderNotFoundPage, renderOnboardingPage, renderPaymentPage, renderUnavailablePage } from '../pages/render.js';
 import { PageDetailsSchema } from '../schemas/checkout.js';
 import type { CheckoutPages, PageKind } from '../checkout/pages.js';
 
@@ -131,5 +131,12 @@ export function pagesRouter(pages: CheckoutPages, processor: PageProcessor, live
   router.post('/checkout/:reference/start', json, start('session'));
   router.get('/pay/:reference', show('link'));
   router.post('/pay/:reference/start', json, start('link'));
+  // The default return and refresh URLs of onboarding links (server/accounts/onboarding.ts).
+  for (const kind of ['return', 'refresh'] as const) {
+    router.get(`/onboarding/${kind}`, (_req, res) => {
+      pageHeaders(res, csp);
+      res.type('html').send(renderOnboardingPage(kind, assets));
+    });
+  }
   return router;
 }

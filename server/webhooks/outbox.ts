@@ -34,6 +34,8 @@ export const EVENT_TYPES = [
   'customer.created',
   'customer.updated',
   'customer.deleted',
+  // The merchant's connected account changed what it can do or needs (server/accounts/onboarding.ts).
+  'merchant.updated',
   // Reader presence as the on-premise agent reports it (docs/agent-protocol.md).
   'terminal.reader.online',
   'terminal.reader.offline',

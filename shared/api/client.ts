@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Transport, type Query, type SendOptions, type StreamMessage, type StreamOptions, type TransportOptions } from './transport.js';
 import type {
   ApiKey,
+  OnboardingLink,
+  OnboardingLinkParams,
   Balance,
   BankAccount,
   CancelActionResult,
@@ -95,6 +97,7 @@ export class PosApi {
   }
 
   merchant = () => this.request<Data<Merchant>>('GET', '/v1/merchant');
+  onboardingLink = (body: OnboardingLinkParams = {}) => this.request<Data<OnboardingLink>>('POST', '/v1/merchant/onboarding-link', { body });
 
   /** Keys: the secret key's job only (restricted keys get 403). */
   createApiKey = (body: CreateApiKeyParams) => this.request<Data<ApiKey>>('POST', '/v1/api-keys', { body });

@@ -5,7 +5,7 @@ import type { ErrorBodySchema } from '../../server/schemas/common.js';
 import type { CreateCustomerSchema, CustomerListSchema, CustomerSchema, DeletedCustomerSchema, UpdateCustomerSchema } from '../../server/schemas/customers.js';
 import type { DisputeListSchema, DisputeSchema, SubmitEvidenceSchema } from '../../server/schemas/disputes.js';
 import type { BalanceSchema, BankAccountSchema, CreatePayoutSchema, PayoutListSchema, PayoutSchema, SetBankAccountSchema } from '../../server/schemas/payouts.js';
-import type { MerchantSchema } from '../../server/schemas/merchant.js';
+import type { MerchantSchema, OnboardingLinkRequestSchema, OnboardingLinkSchema } from '../../server/schemas/merchant.js';
 import type { ApiKeySchema, CreateApiKeySchema, RollApiKeySchema } from '../../server/schemas/api-keys.js';
 import type {
   CancelActionResultSchema,
@@ -48,6 +48,8 @@ import type {
  */
 
 export type Merchant = z.output<typeof MerchantSchema>;
+export type OnboardingLink = z.output<typeof OnboardingLinkSchema>;
+export type OnboardingLinkParams = z.input<typeof OnboardingLinkRequestSchema>;
 
 export type ApiKey = z.output<typeof ApiKeySchema>;
 export type CreateApiKeyParams = z.input<typeof CreateApiKeySchema>;

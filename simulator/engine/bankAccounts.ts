@@ -4,7 +4,7 @@ import { invalidRequest, missingParam } from '../errors.js';
 import type { Scope, StoredObject } from '../store.js';
 import { type Kernel, type Origin, getScoped } from './kernel.js';
 import { list, type ListEnvelope, type Metadata, mergeMetadata } from './shapes.js';
-import { ACH_TEST_ROUTING, PAYOUT_TEST_ACCOUNT, bankTokenAccount, fingerprint } from './instruments.js';
+import { ACH_TEST_ROUTING, bankTokenAccount, fingerprint } from './instruments.js';
 
 /**
  * Connected accounts' external bank accounts, where payouts go. They live on the connected account
@@ -41,11 +41,6 @@ function accountScope(livemode: boolean, account: string): Scope {
 export class BankAccounts {
   constructor(private readonly kernel: Kernel) {}
 
-  /** The bank account a new test connected account starts with: Stripe's test account that pays. */
-  createDefault(livemode: boolean, account: string): Stripe.BankAccount {
-    return this.insert(livemode, account, { account_number: PAYOUT_TEST_ACCOUNT, routing_number: ACH_TEST_ROUTING, country: 'US', currency: 'usd' }, true, undefined);
-  }
-
   /** `POST /v1/accounts/:id/external_accounts`: a `btok_…` test token or a bank account hash. */
   create(origin: Origin, account: string, input: ExternalAccountInput): Stripe.BankAccount {
     let details: BankAccountHashInput;
@@ -60,9 +55,17 @@ export class BankAccounts {
       }
       if (!details.account_number) throw missingParam('external_account[account_number]');
       if (!details.country) throw missingParam('external_account[country]');
-      if (!details.routing_number) throw missingParam('external_account[routing_number]');
-      if (!/^\d{9}$/.test(details.routing_number)) throw invalidRequest('Invalid routing number.', 'external_account[routing_number]', 'routing_number_invalid');
-      if (!/^\d{4,17}$/.test(details.account_number)) throw invalidRequest('Invalid account number.', 'external_account[account_number]', 'account_number_invalid');
+      if (details.country.toUpperCase() === 'US') {
+        if (!details.routing_number) throw missingParam('external_account[routing_number]');
+        if (!/^\d{9}$/.test(details.routing_number)) throw invalidRequest('Invalid routing number.', 'external_account[routing_number]', 'routing_number_invalid');
+        if (!/^\d{4,17}$/.test(details.account_number)) throw invalidRequest('Invalid account number.', 'external_account[account_number]', 'account_number_invalid');
+      } else {
+        // Elsewhere an IBAN, or a local account number with its bank/branch code (sort code, BSB, transit number).
+        if (details.routing_number !== undefined && !/^[0-9-]{3,12}$/.test(details.routing_number)) {
+          throw invalidRequest('Invalid routing number.', 'external_account[routing_number]', 'routing_number_invalid');
+        }
+        if (!/^[A-Za-z0-9]{4,34}$/.test(details.account_number)) throw invalidRequest('Invalid account number.', 'external_account[account_number]', 'account_number_invalid');
+      }
     }
     const livemode = origin.scope.livemode;
     const currency = (details.currency ?? 'usd').toLowerCase();

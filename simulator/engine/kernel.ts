@@ -20,6 +20,10 @@ export interface RuntimeConfig {
   achSettlementDelayMs: number;
   /** A captured charge on a dispute test card → its dispute opens; evidence submitted → the bank decides. */
   disputeDelayMs: number;
+  /** Identity fields submitted → Stripe's verification result (`pending_verification` meanwhile). */
+  verificationDelayMs: number;
+  /** An Account Link's URL works this long after creation (`expires_at`). */
+  accountLinkTtlMs: number;
   /** Public base URL of the simulator (3DS pages, receipts), known once the server listens. */
   baseUrl: string;
 }
@@ -32,7 +36,8 @@ export type TimerKind =
   | 'dispute_decision'
   | 'payout_run'
   | 'payout_submit'
-  | 'payout_arrival';
+  | 'payout_arrival'
+  | 'account_verification';
 
 export interface TimerQueue {
   schedule(kind: TimerKind, dueAt: number, payload: unknown): string;

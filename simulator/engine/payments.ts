@@ -217,6 +217,10 @@ export class Payments {
     if (input.on_behalf_of && !this.accounts.findConnected(scope.livemode, input.on_behalf_of)) {
       throw new SimError(400, 'invalid_request_error', `No such account: '${input.on_behalf_of}'`, { code: 'resource_missing', param: 'on_behalf_of' });
     }
+    for (const chargedAccount of [scope.account, input.on_behalf_of ?? null]) {
+      const account = chargedAccount === null ? undefined : this.accounts.findConnected(scope.livemode, chargedAccount);
+      if (account) this.accounts.assertCanCharge(account);
+    }
     if (input.customer !== undefined) this.customers.assertUsable(scope, input.customer);
     if (input.application_fee_amount !== undefined) {
       if (destination === null && scope.account === null) {

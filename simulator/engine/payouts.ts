@@ -267,6 +267,8 @@ export class Payouts {
     account.internal.payoutRunTimerId = null;
     this.kernel.store.save(account);
     if (account.body.settings?.payouts?.schedule.interval === 'manual') return;
+    // Stripe sends no automatic payout to an account whose payouts are disabled (requirements due).
+    if (!account.body.payouts_enabled) return;
     const scope: Scope = { livemode: payload.livemode, account: payload.account };
     const origin = systemOrigin(scope, payload.apiVersion);
     for (const entry of this.ledger.balance(scope).available) {

@@ -10,6 +10,7 @@ import { refundsRouter } from './routes/refunds.js';
 import { terminalRouter } from './routes/terminal.js';
 import { webhooksRouter } from './routes/webhooks.js';
 import { simRouter } from './routes/sim.js';
+import { onboardingRouter } from './routes/onboarding.js';
 import { balanceRouter } from './routes/balance.js';
 import { customersRouter } from './routes/customers.js';
 import { disputesRouter } from './routes/disputes.js';
@@ -49,7 +50,7 @@ export function createApp(services: Services, keys: PlatformKeys, control: Simul
     res.on('finish', () => services.kernel.log(`${req.method} ${req.originalUrl.split('?')[0]} ${res.statusCode} ${requestId(res)}`));
     next();
   });
-  app.use('/_sim', express.urlencoded({ extended: true, limit: BODY_LIMIT }), express.json({ limit: BODY_LIMIT }), simRouter(services, control));
+  app.use('/_sim', express.urlencoded({ extended: true, limit: BODY_LIMIT }), express.json({ limit: BODY_LIMIT }), simRouter(services, control), onboardingRouter(services));
   app.use('/v1', cors);
   app.use(
     '/v1',

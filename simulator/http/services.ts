@@ -1,4 +1,5 @@
 import type { Accounts } from '../engine/accounts.js';
+import type { AccountLinks } from '../engine/accountLinks.js';
 import type { EventLog, WebhookEndpoints } from '../engine/events.js';
 import type { Kernel } from '../engine/kernel.js';
 import type { PaymentMethods } from '../engine/paymentMethods.js';
@@ -19,6 +20,7 @@ import { RateLimitError, type RateLimits } from './rate-limits.js';
 export interface Services {
   kernel: Kernel;
   accounts: Accounts;
+  accountLinks: AccountLinks;
   paymentMethods: PaymentMethods;
   payments: Payments;
   charges: Charges;

@@ -525,6 +525,23 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('api_keys').addColumn('revoked_at', 'bigint').execute();
     },
   },
+  '0016_merchant_onboarding': {
+    async up(db: AnyDb) {
+      // The connected account's standing as the processor last reported it (re-read on its
+      // account.updated events and now and then): whether it may charge and pay out, and what it
+      // still needs. Null columns: never read yet. `requirements` is a JSON object (Stripe's fields).
+      for (const [name, type] of [
+        ['account_type', 'text'],
+        ['charges_enabled', 'integer'],
+        ['payouts_enabled', 'integer'],
+        ['details_submitted', 'integer'],
+        ['requirements', 'text'],
+        ['synced_at', 'bigint'],
+      ] as const) {
+        await db.schema.alterTable('processor_accounts').addColumn(name, type).execute();
+      }
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -35,32 +35,80 @@ const externalAccountCreate = z
   .strict();
 const externalAccountList = z.object({ ...listParams, object: z.enum(['bank_account', 'card']).optional() }).strict();
 
-const createSchema = z
+const address = z
+  .object({ line1: str.optional(), line2: str.optional(), city: str.optional(), state: str.optional(), postal_code: str.optional(), country: str.optional() })
+  .strict();
+const individual = z
   .object({
-    type: z.enum(['custom', 'express', 'standard']).optional(),
-    country: str.optional(),
+    first_name: str.optional(),
+    last_name: str.optional(),
     email: str.optional(),
-    business_type: businessType.optional(),
-    business_profile: businessProfile.optional(),
-    capabilities: capabilities.optional(),
-    metadata: metadata.optional(),
-    controller: z.record(z.string(), z.unknown()).optional(),
-    default_currency: str.optional(),
-    tos_acceptance: z.record(z.string(), z.unknown()).optional(),
-    settings: settings.optional(),
-    expand,
+    phone: str.optional(),
+    dob: z.union([z.literal(''), z.object({ day: int, month: int, year: int }).strict()]).optional(),
+    address: address.optional(),
+    id_number: str.optional(),
+    ssn_last_4: str.optional(),
+  })
+  .strict();
+const company = z
+  .object({
+    name: str.optional(),
+    phone: str.optional(),
+    tax_id: str.optional(),
+    address: address.optional(),
+    owners_provided: bool.optional(),
+    directors_provided: bool.optional(),
+    executives_provided: bool.optional(),
+  })
+  .strict();
+const tosAcceptance = z
+  .object({ date: int.optional(), ip: str.optional(), user_agent: str.optional(), service_agreement: z.enum(['full', 'recipient']).optional() })
+  .strict();
+const controller = z
+  .object({
+    fees: z.object({ payer: z.enum(['account', 'application']).optional() }).strict().optional(),
+    losses: z.object({ payments: z.enum(['application', 'stripe']).optional() }).strict().optional(),
+    requirement_collection: z.enum(['application', 'stripe']).optional(),
+    stripe_dashboard: z.object({ type: z.enum(['express', 'full', 'none']).optional() }).strict().optional(),
   })
   .strict();
 
-const updateSchema = z
+/** Fields both create and update take. */
+export const accountUpdateFields = {
+  email: str.optional(),
+  business_type: businessType.optional(),
+  business_profile: businessProfile.optional(),
+  individual: individual.optional(),
+  company: company.optional(),
+  tos_acceptance: tosAcceptance.optional(),
+  external_account: z.union([str, bankAccountHash]).optional(),
+  capabilities: capabilities.optional(),
+  metadata: metadata.optional(),
+  settings: settings.optional(),
+  expand,
+};
+
+const createSchema = z
   .object({
-    email: str.optional(),
-    business_type: businessType.optional(),
-    business_profile: businessProfile.optional(),
-    capabilities: capabilities.optional(),
-    metadata: metadata.optional(),
-    tos_acceptance: z.record(z.string(), z.unknown()).optional(),
-    settings: settings.optional(),
+    ...accountUpdateFields,
+    type: z.enum(['custom', 'express', 'standard']).optional(),
+    controller: controller.optional(),
+    country: str.optional(),
+    default_currency: str.optional(),
+  })
+  .strict();
+
+const updateSchema = z.object(accountUpdateFields).strict();
+
+const collectFields = z.enum(['currently_due', 'eventually_due']);
+const accountLinkSchema = z
+  .object({
+    account: str,
+    type: z.enum(['account_onboarding', 'account_update']),
+    refresh_url: str.optional(),
+    return_url: str.optional(),
+    collect: collectFields.optional(),
+    collection_options: z.object({ fields: collectFields.optional(), future_requirements: z.enum(['include', 'omit']).optional() }).strict().optional(),
     expand,
   })
   .strict();
@@ -81,6 +129,7 @@ export function accountsRouter(s: Services): Router {
     parse(expandOnly, params);
     return s.accounts.retrieve(ctx.scope, String(path.id)).body;
   }));
+  r.post('/v1/account_links', handle(s, ({ ctx, params }) => s.accountLinks.create(ctx, parse(accountLinkSchema, params))));
   r.post('/v1/accounts/:id', handle(s, ({ ctx, params, path }) => s.accounts.update(ctx, String(path.id), parse(updateSchema, params))));
   r.get('/v1/accounts/:id/capabilities', handle(s, ({ ctx, params, path }) => {
     parse(expandOnly, params);
@@ -95,8 +144,7 @@ export function accountsRouter(s: Services): Router {
     return s.accounts.updateCapability(ctx, String(path.id), String(path.capability), p.requested);
   }));
   r.post('/v1/accounts/:id/external_accounts', handle(s, ({ ctx, params, path }) => {
-    const account = s.accounts.retrieve(ctx.scope, String(path.id));
-    return s.bankAccounts.create(ctx, account.id, parse(externalAccountCreate, params));
+    return s.accounts.addExternalAccount(ctx, String(path.id), parse(externalAccountCreate, params));
   }));
   r.get('/v1/accounts/:id/external_accounts', handle(s, ({ ctx, params, path }) => {
     const p = parse(externalAccountList, params);

@@ -61,6 +61,14 @@ export function simRouter(s: Services, control: SimulatorControl): Router {
     await control.setDisputeDelay(parse(msSchema, body(req)).ms);
     return { dispute_delay_ms: s.kernel.config.disputeDelayMs };
   }));
+  r.post('/verification_delay', json(async (req) => {
+    await control.setVerificationDelay(parse(msSchema, body(req)).ms);
+    return { verification_delay_ms: s.kernel.config.verificationDelayMs };
+  }));
+  r.post('/account_link_ttl', json(async (req) => {
+    await control.setAccountLinkTtl(parse(msSchema, body(req)).ms);
+    return { account_link_ttl_ms: s.kernel.config.accountLinkTtlMs };
+  }));
   r.post('/payment_intents/:id/3ds', json(async (req) => {
     const { result } = parse(threeDsSchema, body(req));
     const id = String(req.params.id);
