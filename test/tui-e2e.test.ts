@@ -109,7 +109,9 @@ describe.skipIf(!hasTmux)('pos up in a terminal (tmux, 80×24)', () => {
     keys('r');
     save('readers', await waitFor(/› Till 1\s+● online/));
     keys('h');
-    const history = await waitFor(/canceled/);
+    await waitFor(/canceled/);
+    const history = await waitFor('Page 1 of 1 (2 payments) · all payments');
+    expect(history).toContain('Canceled by staff');
     expect(history).toMatch(/\$10\.00\s+succeeded\s+counter\s+visa ••4242/);
     save('history', history);
     keys('d');

@@ -14,7 +14,10 @@ const FILTER_WORDS = { all: 'all payments', counter: 'counter payments', online:
 /** Why a payment that did not go through did not, in the counter's words. */
 export function outcomeWords(t: Transaction): string | null {
   if (t.status === 'failed') return declineWords(t);
-  if (t.status === 'canceled') return `Canceled: ${cancelWords(t.cancellation_reason) ?? 'no reason given'}`;
+  if (t.status === 'canceled') {
+    const why = cancelWords(t.cancellation_reason);
+    return why ? `${why[0]!.toUpperCase()}${why.slice(1)}` : 'Canceled, no reason given';
+  }
   return null;
 }
 
