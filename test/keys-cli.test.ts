@@ -26,43 +26,52 @@ afterAll(async () => {
 });
 
 describe('pos keys', () => {
-  it('creates, lists, rolls and revokes a restricted key', async () => {
+  const owner = () => client(t.url, m.keys.sk_test);
+  const made = async (preset = 'counter') => (await owner().post<{ data: Key }>('/v1/api-keys', { name: 'Till 1 PC', preset })).body.data;
+
+  it('creates a restricted key, printing it once, as a table or as JSON', async () => {
     const created = await pos(['keys', 'create', '--name', 'Till 1 PC', '--preset', 'counter', '--json'], env);
     expect(created.status, created.stderr).toBe(0);
-    const key = json<{ data: Key }>(created).data;
-    expect(key.secret).toMatch(/^rk_test_/);
-
+    expect(json<{ data: Key }>(created).data).toMatchObject({ type: 'restricted', name: 'Till 1 PC', secret: expect.stringMatching(/^rk_test_/) });
     const table = await pos(['keys', 'create', '--name', 'Books', '--scope', 'transactions:read, refunds:read'], env);
     expect(table.status, table.stderr).toBe(0);
     expect(table.stdout).toMatch(/scopes +transactions:read, refunds:read/);
     expect(table.stdout).toMatch(/Key \(shown this once; store it now\): rk_test_\w{43}/);
+  });
 
+  it('lists keys by their last four characters only', async () => {
+    const key = await made();
     const list = await pos(['keys', 'list'], env);
     expect(list.status, list.stderr).toBe(0);
     expect(list.stdout).toContain(`rk_test_…${key.last4}`);
     expect(list.stdout).toContain(`sk_test_…${m.keys.sk_test.slice(-4)}`);
     expect(list.stdout).not.toContain(String(key.secret));
+  });
 
+  it('rolls a key with no grace, then revokes the new one: both refused at once', async () => {
+    const key = await made();
     const rolled = await pos(['keys', 'roll', key.id, '--grace-hours', '0', '--json'], env);
     expect(rolled.status, rolled.stderr).toBe(0);
     const next = json<{ data: Key }>(rolled).data;
     expect(next).toMatchObject({ name: 'Till 1 PC', scopes: key.scopes });
     expect((await client(t.url, key.secret).get('/v1/merchant')).status).toBe(401);
-
     const revoked = await pos(['keys', 'revoke', next.id], env);
     expect(revoked.status, revoked.stderr).toBe(0);
     expect(revoked.stdout).toMatch(/^Revoked Till 1 PC \(rk_test_…\w{4}\): it is refused from now on\./);
     expect((await client(t.url, next.secret).get('/v1/merchant')).status).toBe(401);
   });
 
-  it('says what is wrong: no permissions (exit 2), an unknown one (exit 1, naming it), a restricted key managing keys (403)', async () => {
+  it('says what is wrong: no permissions (exit 2), an unknown one (exit 1, naming it)', async () => {
     const none = await pos(['keys', 'create', '--name', 'x'], env);
     expect(none.status).toBe(2);
     expect(none.stderr).toMatch(/--scope/);
     const unknown = await pos(['keys', 'create', '--name', 'x', '--scope', 'refunds:delete'], env);
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toMatch(/scopes\[0\]/);
-    const counter = json<{ data: Key }>(await pos(['keys', 'create', '--name', 'c', '--preset', 'counter', '--json'], env)).data;
+  });
+
+  it('refuses a restricted key managing keys (exit 1, permission_error)', async () => {
+    const counter = await made();
     const refused = await pos(['keys', 'list'], { ...env, POS_API_KEY: String(counter.secret) });
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/permission_error/);
@@ -70,7 +79,7 @@ describe('pos keys', () => {
 });
 
 describe('pos agent install-service', () => {
-  it('writes a counter key for the shop PC, never the secret key', async () => {
+  it('writes a counter key for the shop PC, never the secret key', { timeout: 60_000 }, async () => {
     const unitDir = join(dir.path, 'units');
     const envFile = join(dir.path, 'agent.env');
     // Node 20 reads `--env-file PATH` even after the script name and stops when PATH is missing

@@ -229,8 +229,9 @@ describe('listing, rolling and revoking', () => {
     expect((await owner.post<ErrorBody>('/v1/api-keys/not-an-id/revoke')).status).toBe(404);
   });
 
-  it('revokes across processes: a second server on the same data stops a key this one remembers', async () => {
-    second = await spawnServer(t.dataDir);
+  // A second `pos server` starts in a few seconds, but several times that on a loaded 2-core machine.
+  it('revokes across processes: a second server on the same data stops a key this one remembers', { timeout: 90_000 }, async () => {
+    second = await spawnServer(t.dataDir, [], {}, { startTimeoutMs: 60_000 });
     const key = await createKey({ name: 'Elsewhere', preset: 'counter' });
     const here = client(t.url, key.secret);
     expect((await here.get('/v1/merchant')).status).toBe(200);

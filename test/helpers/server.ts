@@ -72,7 +72,7 @@ export interface ServerProcess {
 }
 
 /** Starts `pos server` as a real child process on an ephemeral port; the URL comes from its JSON log. */
-export async function spawnServer(dataDir: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<ServerProcess> {
+export async function spawnServer(dataDir: string, extraArgs: string[] = [], env: Record<string, string> = {}, options: { startTimeoutMs?: number } = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, [POS_BIN, 'server', '--port', '0', '--data-dir', dataDir, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...backendEnv(dataDir), ...env },
@@ -81,7 +81,7 @@ export async function spawnServer(dataDir: string, extraArgs: string[] = [], env
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     let buffer = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${logs.join('\n')}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${logs.join('\n')}`)), options.startTimeoutMs ?? 15_000);
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       buffer += chunk;
       let newline = buffer.indexOf('\n');
