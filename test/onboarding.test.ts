@@ -171,6 +171,8 @@ describe('merchant onboarding through the simulator', () => {
 
   it('pos admin merchant onboard prints a link from the running server', async () => {
     const m = await t.merchant('CLI Onboarding');
+    // The live account exists already, so the command's one request only makes the link.
+    expect((await merchantView(m.keys.sk_live)).onboarding.status).toBe('action_required');
     // Asynchronously: the server answering the command runs in this process.
     const run = await pos(['admin', 'merchant', 'onboard', m.merchant.id, '--mode', 'live', '--server', t.url, '--data-dir', t.dataDir, '--json'], backendEnv(t.dataDir));
     expect(run.status, run.stderr).toBe(0);
