@@ -74,7 +74,8 @@ describe('a payment through the agent', () => {
     expect(tap.data).toMatchObject({ status: 'succeeded', transaction_id: txn.id });
     const approved = await counter.next('reader', (msg) => msg.reader.processor_terminal_id === reader && msg.reader.activity === 'approved', 10_000, from);
     expect(approved.reader).toMatchObject({ transaction_id: txn.id, amount: 4750, currency: 'usd' });
-    expect(counter.activities(reader, from)).toEqual(['waiting_for_card', 'processing', 'approved']);
+    // "processing" only when a look at the reader finds the processor authorising (never on the agent's say-so).
+    expect(counter.activities(reader, from).filter((a) => a !== 'processing')).toEqual(['waiting_for_card', 'approved']);
 
     const pushed = await counter.next('transaction', (msg) => msg.transaction.id === txn.id && msg.transaction.status === 'succeeded', 10_000, from);
     expect(pushed.transaction).toMatchObject({ amount: 4750, card_last_four: '4242', reader_id: reader });
@@ -92,7 +93,9 @@ describe('a payment through the agent', () => {
     expect(tap.data).toMatchObject({ status: 'failed' });
     const declined = await counter.next('reader', (msg) => msg.reader.activity === 'declined', 10_000, from);
     expect(declined.reader.failure_code).toBeTruthy();
-    expect(counter.activities(reader, from)).toEqual(['waiting_for_card', 'processing', 'declined']);
+    // "processing" is shown only when the processor reports it (never on the agent's say-so); a
+    // decline that comes back before the next look at the reader goes straight to "declined".
+    expect(counter.activities(reader, from).filter((a) => a !== 'processing')).toEqual(['waiting_for_card', 'declined']);
   });
 
   it('sees a customer cancel on the reader that the API keeps silent, and cancels the payment on command', async () => {
@@ -137,7 +140,7 @@ describe('a payment through the agent', () => {
       }
     });
     const activities = rows.map((r) => r.activity);
-    expect(activities.join(',')).toContain('waiting_for_card,processing,approved');
+    expect(activities.join(',')).toMatch(/waiting_for_card,(processing,)?approved/);
     expect(activities.join(',')).toContain('waiting_for_card,canceled_on_reader');
     expect(rows.map((r) => r.seq)).toEqual([...rows.map((r) => r.seq)].sort((a, b) => a - b));
   });
