@@ -397,7 +397,7 @@ export class TransactionService {
       throw conflict('transaction_not_capturable', `Only an authorised manual-capture payment can be captured; this one is ${row.status}`);
     }
     if (amountToCapture !== undefined && amountToCapture > row.amount) {
-      throw invalid('amount_to_capture', `amount_to_capture cannot exceed the authorised ${row.amount}`);
+      throw invalid('amount_to_capture', `Cannot capture more than the ${formatAmount(row.amount, row.currency)} authorised (amount_to_capture ${amountToCapture} > ${row.amount} in minor units)`);
     }
     const intentId = row.processor_payment_intent_id;
     if (!intentId) throw conflict('transaction_not_capturable', 'The payment has no authorisation yet');
