@@ -138,6 +138,9 @@ function init(root) {
     sessionStorage.removeItem(txnKey);
     form.hidden = true;
     done.hidden = false;
+    // Paid: there is nothing left to cancel.
+    const cancel = document.getElementById('cancel-link');
+    if (cancel) cancel.parentElement.hidden = true;
     const message = document.getElementById('done-message');
     if (cfg.successUrl) {
       message.textContent = 'Payment received. Taking you back…';
