@@ -327,29 +327,33 @@ export class TerminalService {
     const intentId = presented.action?.process_payment_intent?.payment_intent;
     await this.readerActions.onResponse(reader, presented, startedAt, presented.action?.status === 'in_progress');
     // The outcome arrives as the processor's events: the reader's action, then the payment's.
-    const settled = async (): Promise<{ action: string | null; failure: string | null; txn: TransactionsTable | undefined } | undefined> => {
+    const settled = async (waitForPayment: boolean): Promise<{ action: string | null; failure: string | null; txn: TransactionsTable | undefined } | undefined> => {
       const state = await this.readerActions.stateOf(reader);
       const txn = typeof intentId === 'string' ? await findScoped(this.store.db, 'transactions', scope, 'processor_payment_intent_id', intentId) : undefined;
       const action = state?.action && state.action.payment_intent_id === intentId ? state.action : null;
       if (action?.status === 'in_progress') return undefined;
       // An approval or a decline moves the payment too (its own event); a cancel on the reader does not.
       const movesPayment = action?.status === 'succeeded' || (action?.status === 'failed' && action.failure_code !== 'customer_canceled' && action.failure_code !== 'payment_intent_canceled');
-      if (txn && txn.status === 'pending' && movesPayment) return undefined;
+      if (waitForPayment && txn && txn.status === 'pending' && movesPayment) return undefined;
       return { action: action?.status ?? null, failure: action?.failure_code ?? null, txn };
     };
-    let outcome = await waitFor(
-      this.store.notifications,
-      [
-        { topic: 'readers', merchantId: scope.merchantId, mode: scope.mode },
-        { topic: 'events', merchantId: scope.merchantId, mode: scope.mode },
-      ],
-      settled,
-      SIMULATE_WAIT_MS,
-    );
+    // A processor that answers with the outcome at once has no events to wait for.
+    let outcome =
+      presented.action?.status === 'in_progress'
+        ? await waitFor(
+            this.store.notifications,
+            [
+              { topic: 'readers', merchantId: scope.merchantId, mode: scope.mode },
+              { topic: 'events', merchantId: scope.merchantId, mode: scope.mode },
+            ],
+            () => settled(true),
+            SIMULATE_WAIT_MS,
+          )
+        : await settled(false);
     if (!outcome) {
       // No event in time (lost, or held up): what the processor says now.
       await this.readerActions.refresh(scope.mode, reader.processor_reader_id);
-      outcome = (await settled()) ?? { action: 'in_progress', failure: null, txn: undefined };
+      outcome = (await settled(false)) ?? { action: 'in_progress', failure: null, txn: undefined };
     }
     let txn = outcome.txn;
     if (txn && txn.status === 'pending' && outcome.action !== 'in_progress') txn = await this.transactions.sync(txn);
