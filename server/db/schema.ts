@@ -292,6 +292,8 @@ export interface TerminalReadersTable {
   /** `canceled`: the action was canceled by us or its payment was canceled (the processor then drops the action). */
   action_status: ReaderActionStatus | null;
   action_payment_intent_id: string | null;
+  /** The payment the reader's action was about before this one: its late events are known to be old. */
+  action_previous_payment_intent_id: string | null;
   /** 1 once a card was presented for the in-progress action (its intent is `processing`). */
   action_card_presented: number;
   action_failure_code: string | null;

@@ -32,7 +32,14 @@ const CHECK_BATCH = 50;
 
 type ActionState = Pick<
   TerminalReadersTable,
-  'action_type' | 'action_status' | 'action_payment_intent_id' | 'action_card_presented' | 'action_failure_code' | 'action_failure_message' | 'action_processor_at'
+  | 'action_type'
+  | 'action_status'
+  | 'action_payment_intent_id'
+  | 'action_previous_payment_intent_id'
+  | 'action_card_presented'
+  | 'action_failure_code'
+  | 'action_failure_message'
+  | 'action_processor_at'
 >;
 
 /** What one event or one read says the reader's action is. */
@@ -77,6 +84,7 @@ function sameState(stored: ActionState, next: ActionUpdate): boolean {
  * - about the same payment, only a step forward counts (waiting → card presented → outcome), and
  *   not from an event more than a second older than what is stored (that is an earlier attempt of
  *   a payment sent to the reader again);
+ * - about the payment the reader showed before the current one, an event is old: dropped;
  * - about another payment, an event clearly newer wins, one clearly older is dropped, and one within
  *   the same second is settled by reading the reader;
  * - a read of ours wins unless it would step the same payment back while newer news arrived during
@@ -94,6 +102,7 @@ export function decide(stored: ActionState & { action_updated_at: number | null 
   const storedAt = stored.action_processor_at;
   if (stored.action_status === null || storedAt === null) return 'apply';
   if (samePayment) return forward && at >= storedAt - SECOND_MS ? 'apply' : 'ignore';
+  if (next.paymentIntentId !== null && next.paymentIntentId === stored.action_previous_payment_intent_id) return 'ignore';
   if (at > storedAt + SECOND_MS) return 'apply';
   if (at < storedAt - SECOND_MS) return 'ignore';
   return 'read';
@@ -278,6 +287,7 @@ export class ReaderActions {
         action_type: next.type,
         action_status: next.status,
         action_payment_intent_id: next.paymentIntentId,
+        action_previous_payment_intent_id: next.paymentIntentId === row.action_payment_intent_id ? row.action_previous_payment_intent_id : row.action_payment_intent_id,
         action_card_presented: next.cardPresented ? 1 : 0,
         action_failure_code: next.failureCode,
         action_failure_message: next.failureMessage,

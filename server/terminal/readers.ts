@@ -32,11 +32,13 @@ export const DEFAULT_TERMINAL_STALE_MS = 10 * 60 * 1000;
 
 /**
  * simulate-payment answers once the simulated authorisation is over, as the processor's events tell
- * it. The simulator's window is 300 ms by default and its events follow within milliseconds; ten
- * seconds covers any configured window (and a slow webhook) without hanging a caller forever. Past
- * it the reader and the payment are read once.
+ * it. The simulator's window is 300 ms by default and its events follow within milliseconds when
+ * the account is quiet; in a burst at the account's request budget (20 a second in test mode) the
+ * events queue behind the reads their handlers make, so 50 payments at once take ten seconds or
+ * more. Thirty seconds covers that without hanging a caller forever; past it the reader and the
+ * payment are read once.
  */
-const SIMULATE_WAIT_MS = 10_000;
+const SIMULATE_WAIT_MS = 30_000;
 
 /** Stale payments swept per pass, so a backlog never holds the processor or the database long. */
 const SWEEP_BATCH = 50;
@@ -184,6 +186,7 @@ export class TerminalService {
       action_type: null,
       action_status: null,
       action_payment_intent_id: null,
+      action_previous_payment_intent_id: null,
       action_card_presented: 0,
       action_failure_code: null,
       action_failure_message: null,

@@ -525,6 +525,7 @@ const migrations: Record<string, Migration> = {
       await readers().addColumn('action_type', 'text').execute();
       await readers().addColumn('action_status', 'text').execute();
       await readers().addColumn('action_payment_intent_id', 'text').execute();
+      await readers().addColumn('action_previous_payment_intent_id', 'text').execute();
       await readers().addColumn('action_card_presented', 'integer', (c) => c.notNull().defaultTo(0)).execute();
       await readers().addColumn('action_failure_code', 'text').execute();
       await readers().addColumn('action_failure_message', 'text').execute();
