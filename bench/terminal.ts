@@ -154,7 +154,8 @@ async function main(): Promise<void> {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const load = loadavg()[0]!;
   const config = loadServerConfig({ port: 0, dataDir: join(dir, 'server'), logLevel: 'warn' }, {});
-  const stack = await startStack(config, { logger: pino({ level: 'warn' }) });
+  // The issuer's answer is instant: what is timed is our path (processor events → server → agent → counter), not the simulator's pretend authorisation window.
+  const stack = await startStack(config, { logger: pino({ level: 'warn' }), simulator: { authorizationDelayMs: 0 } });
   const sim = stack.simulator!;
   const merchant = await createMerchant(stack.server.store, systemClock, { businessName: 'Bench Café' });
   const agent = await spawnAgent(['--server', stack.server.url, '--api-key', merchant.keys.sk_test, '--data-dir', join(dir, 'agent'), '--simulate', String(READERS), '--log-level', 'info']);
@@ -166,7 +167,8 @@ async function main(): Promise<void> {
     const readers = ((await readersMessage).readers as Reader[]).map((r) => r.processor_terminal_id);
     process.stdout.write(`${readers.length} simulated readers online\n`);
 
-    // One payment after another on one reader.
+    // One payment after another. A first one provisions the merchant's connected account (once per merchant): not counted.
+    await sale(counter, readers[0]!, 990);
     await sim.control.resetRateLimits();
     const latencies: number[] = [];
     for (let i = 0; i < SEQUENTIAL; i++) latencies.push(await sale(counter, readers[i % READERS]!, 1_000 + 10 * i));
@@ -209,7 +211,7 @@ async function main(): Promise<void> {
       quick,
       machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_before: load, loadavg_after: loadavg()[0] },
       note:
-        'Processor calls are every request the simulator counted (GET /_sim/rate_limits), the simulated tap (present_payment_method) included. Latency is simulate_tap sent on the agent\'s local websocket → `approved` received on it, the simulator\'s authorisation window (300 ms) included. presence_2000_* come from bench/agents.ts (its many_agents scenario), idle_db_queries_per_s from bench/idle.ts (streams and agents open, the webhook worker and reconciler at their longest intervals: see its own note).',
+        'Processor calls are every request the simulator counted (GET /_sim/rate_limits), the simulated tap (present_payment_method) included. Latency is simulate_tap sent on the agent\'s local websocket → `approved` received on it, with the simulator\'s authorisation window set to 0 (it is 300 ms by default: add it for a demo\'s feel). presence_2000_* come from bench/agents.ts (its many_agents scenario), idle_db_queries_per_s from bench/idle.ts (streams and agents open, the webhook worker and reconciler at their longest intervals: see its own note).',
       processor_calls_per_terminal_payment: Math.round(perPayment * 100) / 100,
       processor_calls_per_terminal_payment_by_endpoint: byEndpoint,
       processor_calls_per_idle_reader_minute: Math.round(idlePerReaderMinute * 100) / 100,
