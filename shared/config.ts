@@ -157,6 +157,8 @@ export const serverConfigSchema = z.object({
   webhookPollMs: z.coerce.number().int().min(5).max(60_000).default(DEFAULT_WEBHOOK_POLL_MS),
   /** Agent presence TTL; unset = three of each agent's heartbeat intervals (server/terminal/agents.ts). */
   presenceTtlMs: z.coerce.number().int().min(100).max(24 * 60 * 60 * 1000).optional(),
+  /** An in-progress reader action with no event for this long is read from the processor (server/terminal/reader-actions.ts). */
+  readerCheckMs: z.coerce.number().int().min(100).max(24 * 60 * 60 * 1000).default(30_000),
 });
 
 export type ServerConfig = z.infer<typeof serverConfigSchema>;
@@ -186,6 +188,7 @@ export interface ServerFlags {
   presenceTtlMs?: string | number | undefined;
   accountType?: string | undefined;
   simulatedLiveAccounts?: string | undefined;
+  readerCheckMs?: string | number | undefined;
 }
 
 function pick<T>(...values: (T | undefined)[]): T | undefined {
@@ -231,6 +234,7 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
     presenceTtlMs: pick(flags.presenceTtlMs, env.POS_PRESENCE_TTL_MS),
     accountType: pick(flags.accountType, env.POS_ACCOUNT_TYPE),
     simulatedLiveAccounts: pick(flags.simulatedLiveAccounts, env.POS_SIMULATED_LIVE_ACCOUNTS),
+    readerCheckMs: pick(flags.readerCheckMs, env.POS_READER_CHECK_MS),
     stripe: {
       apiBase: pick(env.STRIPE_API_BASE),
       secretKeyTest: pick(env.STRIPE_SECRET_KEY_TEST),

@@ -181,6 +181,27 @@ describe.skipIf(!TEST_DATABASE_URL)('several server instances on one PostgreSQL 
     expect(await count("select count(*) from events where object_id = ? and type = 'terminal.reader.offline'", reader.id)).toBe(1);
   });
 
+  it('pushes a reader state changed by an event on one instance to an agent connected to another', async () => {
+    const api = pick(0);
+    await api.post('/v1/terminal/locations', { display_name: 'Front', address: { line1: '3 Main St', city: 'Austin', postal_code: '78701', country: 'US' } });
+    const reader = (await api.post<{ data: { processor_terminal_id: string } }>('/v1/terminals', { name: 'Till 3', registration_code: 'simulated-wpe' })).body.data.processor_terminal_id;
+    const agent = await connectUpstreamAgent(instances[2]!.url, key, 60_000);
+    try {
+      await agent.next('reader_states', (m) => (m.readers as { processor_terminal_id: string }[]).some((r) => r.processor_terminal_id === reader));
+      const created = await pick(1).post<{ data: { id: string; payment_intent_id: string } }>('/v1/terminal/create-payment', { amount: 4200 });
+      await pick(1).post('/v1/terminal/process-payment', { payment_intent_id: created.body.data.payment_intent_id, reader_id: reader });
+      const from = agent.messages.length;
+      // The tap goes straight to the processor: its events reach instance 0 only, which applies
+      // them; instance 2 hears of it through NOTIFY and pushes the approval to its agent.
+      const platform = new Stripe(sim.keys.secretTest, { host: sim.host, port: sim.port, protocol: 'http' });
+      await platform.testHelpers.terminal.readers.presentPaymentMethod(reader);
+      const approved = await agent.next('reader_state', (m) => (m.reader as { activity: string }).activity === 'approved', from, 10_000);
+      expect(approved.reader).toMatchObject({ processor_terminal_id: reader, action: { transaction_id: created.body.data.id, status: 'succeeded' } });
+    } finally {
+      agent.close();
+    }
+  });
+
   it('answers the same reader list from every instance', async () => {
     const lists = await Promise.all(apis().map((api) => api.get<{ data: Json[] }>('/v1/terminal/readers')));
     const shapes = lists.map((l) => JSON.stringify(l.body.data.map((r) => [r.id, r.status])));
