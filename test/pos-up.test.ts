@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { client } from './helpers/api.js';
 import { json, pos } from './helpers/cli.js';
 import { POS_BIN } from './helpers/server.js';
 import { tempDir } from './helpers/tmp.js';
@@ -69,7 +70,7 @@ describe('pos up without a terminal', () => {
     const again = JSON.parse(readFileSync(join(env.POS_CONFIG_DIR, 'config.json'), 'utf8')) as { profiles: { default: { api_key: string; counter_key: string } } };
     expect(again.profiles.default.api_key).toBe(profile.profiles.default.api_key);
     expect(again.profiles.default.counter_key).toBe(profile.profiles.default.counter_key);
-    const keys = json<{ data: { type: string; name: string | null }[] }>(await pos(['keys', 'list', '--json'], env)).data;
+    const keys = (await client(second.url, again.profiles.default.api_key).get<{ data: { type: string; name: string | null }[] }>('/v1/api-keys')).body.data;
     expect(keys.filter((k) => k.type === 'restricted').map((k) => k.name)).toEqual(['pos up counter']);
     expect(json<{ data: unknown[] }>(await pos(['readers', 'list', '--json'], env)).data).toHaveLength(1);
     expect(await second.stop()).toBe(0);
