@@ -53,3 +53,18 @@ describe('POS_SIMULATOR_RATE_LIMITS', () => {
     expect(() => loadSimulatorRateLimits({ POS_SIMULATOR_RATE_LIMITS: '0' })).toThrow(/simulatorRateLimits/);
   });
 });
+
+describe('connected accounts', () => {
+  it('are express by default, custom when asked, and nothing else', () => {
+    expect(loadServerConfig({}, {}).accountType).toBe('express');
+    expect(loadServerConfig({}, { POS_ACCOUNT_TYPE: 'custom' }).accountType).toBe('custom');
+    expect(() => loadServerConfig({ accountType: 'standard' }, {})).toThrow(/accountType/);
+  });
+
+  it('are ready at once on the simulated live side unless told to walk onboarding, which needs --simulate-live', () => {
+    expect(loadServerConfig({ simulateLive: true }, {}).simulatedLiveAccounts).toBe('ready');
+    expect(loadServerConfig({ simulateLive: true, simulatedLiveAccounts: 'onboarding' }, {}).simulatedLiveAccounts).toBe('onboarding');
+    expect(() => loadServerConfig({ simulatedLiveAccounts: 'onboarding' }, {})).toThrow(/needs --simulate-live/);
+    expect(() => loadServerConfig({ simulateLive: true, simulatedLiveAccounts: 'maybe' }, {})).toThrow(ConfigError);
+  });
+});
