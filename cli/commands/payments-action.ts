@@ -76,14 +76,13 @@ export async function resolveReader(ctx: CliContext, wanted: string): Promise<Re
 const WAIT_POLL_MS = 500;
 
 /**
- * The payment the reader is busy with, if any: refused before anything is created, so a busy
- * reader never leaves a pending payment behind, and named so staff can cancel it.
+ * The payment the reader is busy with, if any: a pending payment sent to it. Asked before anything
+ * is created, so a busy reader never leaves a pending payment behind, and named so staff can cancel
+ * it. One page of the newest pending payments is enough: a reader carries one payment at a time.
  */
 async function paymentOnReader(ctx: CliContext, reader: Reader): Promise<Transaction | null> {
-  const action = (await ctx.api.readerState(reader.processor_terminal_id)).data.action;
-  if (action?.status !== 'in_progress' || !action.transaction_id) return null;
-  const t = (await ctx.api.getTransaction(action.transaction_id)).data;
-  return t.status === 'pending' ? t : null;
+  const pending = (await ctx.api.listTransactions({ status: 'pending', size: 100 })).data;
+  return pending.find((t) => t.reader_id === reader.processor_terminal_id || t.terminal_id === reader.id) ?? null;
 }
 
 export async function pay(
