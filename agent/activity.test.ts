@@ -5,6 +5,7 @@ const action = (patch: Partial<ProcessorAction>): ProcessorAction => ({
   type: 'process_payment_intent',
   status: 'in_progress',
   failure_code: null,
+  failure_message: null,
   payment_intent_id: 'pi_1',
   transaction_id: 't1',
   payment_intent_status: 'requires_payment_method',

@@ -76,6 +76,7 @@ function transactionRow(merchantId: string, mode: Mode, seq: number, createdAt: 
     synced_at: createdAt,
     dispute_id: null,
     dispute_status: null,
+    terminal_options: null,
   };
 }
 

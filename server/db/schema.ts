@@ -129,6 +129,8 @@ export interface TransactionsTable {
   /** The payment's dispute, once the cardholder disputed it, and its status (Stripe's values). */
   dispute_id: string | null;
   dispute_status: string | null;
+  /** JSON `TerminalOptions` (server/terminal/options.ts) of a terminal payment; null otherwise. */
+  terminal_options: string | null;
 }
 
 /** Stripe's dispute statuses; the `warning_*` ones are inquiries, which take no money. */
@@ -261,6 +263,10 @@ export interface TerminalLocationsTable {
   address: string;
   processor_location_id: string;
   created_at: number;
+  /** JSON of the location's on-reader tipping (TippingOut), null when tipping is off. */
+  tipping: string | null;
+  /** The processor's Terminal Configuration carrying the tipping, once one was made. */
+  processor_configuration_id: string | null;
 }
 
 /** Reader status values: `online`, `offline` (see docs/terminal.md). */

@@ -18,6 +18,7 @@ import { recordEvent } from '../webhooks/outbox.js';
 import { type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
 import { patchFromSnapshot, type PaymentState, snapshotOf, transactionById } from './payment-state.js';
 import { presentTransaction } from './present.js';
+import type { TerminalOptions } from './terminal-options.js';
 import type { Scope } from '../accounts/scope.js';
 
 /** What a create step needs to (re)do its work after a crash: the request as first validated. */
@@ -31,6 +32,8 @@ export interface CreatePaymentState {
   linkId?: string;
   /** How the processor's answer becomes the HTTP answer. */
   response: 'transaction' | 'terminal';
+  /** A terminal payment's cart and reader options, stored with it. */
+  terminal?: TerminalOptions;
 }
 
 export type CreatePaymentResponder = (row: TransactionsTable) => unknown;
@@ -223,6 +226,7 @@ export class TransactionService {
         synced_at: now,
         dispute_id: null,
         dispute_status: null,
+        terminal_options: state.terminal ? JSON.stringify(state.terminal) : null,
       };
       await insertRow(trx, 'transactions', row);
       await addToCounter(trx, scope.merchantId, scope.mode, 'transactions:pending', 1);

@@ -18,6 +18,7 @@ import {
   SimulatePaymentSchema,
   SimulateResultSchema,
   TerminalPaymentSchema,
+  UpdateLocationSchema,
 } from '../schemas/terminal.js';
 import { z } from '../schemas/zod.js';
 import type { AgentService } from '../terminal/agents.js';
@@ -40,6 +41,7 @@ export const terminalDocs: RouteDoc[] = [
   { method: 'delete', path: '/v1/terminal/readers/{id}', summary: 'Delete a reader (uuid or tmr_ id)', params: IdParams, response: dataEnvelope(ReaderSchema) },
   { method: 'post', path: '/v1/terminal/locations', summary: 'Create a location readers attach to', body: CreateLocationSchema, status: 201, response: dataEnvelope(LocationSchema) },
   { method: 'get', path: '/v1/terminal/locations', summary: "The key's mode's locations", response: dataEnvelope(z.array(LocationSchema)) },
+  { method: 'post', path: '/v1/terminal/locations/{id}', summary: "Set or turn off a location's on-reader tipping", params: IdParams, body: UpdateLocationSchema, response: dataEnvelope(LocationSchema) },
   { method: 'post', path: '/v1/terminals', summary: 'Register a reader (simulated-wpe in test mode)', body: RegisterReaderSchema, status: 201, response: dataEnvelope(ReaderSchema) },
   { method: 'delete', path: '/v1/terminals/{id}', summary: 'Delete a reader (alias)', params: IdParams, response: dataEnvelope(ReaderSchema) },
   { method: 'post', path: '/v1/terminal/create-payment', summary: 'Create an in-person payment', body: CreateTerminalPaymentSchema, status: 201, response: dataEnvelope(TerminalPaymentSchema), idempotent: true },
@@ -66,6 +68,11 @@ export function terminalRouters(terminal: TerminalService, agents: AgentService)
   router.post('/locations', async (req, res) => {
     const input = parseInput(CreateLocationSchema, req.body ?? {});
     res.status(201).json({ data: await terminal.createLocation(scopeOf(req), input) });
+  });
+  router.post('/locations/:id', async (req, res) => {
+    const { id } = parseInput(IdParams, req.params);
+    const input = parseInput(UpdateLocationSchema, req.body ?? {});
+    res.json({ data: await terminal.updateLocation(scopeOf(req), id, input) });
   });
   router.get('/locations', async (req, res) => {
     res.json({ data: await terminal.listLocations(scopeOf(req)) });

@@ -5,6 +5,8 @@ export const ReaderActionStateSchema = z
     type: z.string(),
     status: z.enum(['in_progress', 'succeeded', 'failed']),
     failure_code: z.string().nullable(),
+    /** The processor's words for the failure, e.g. "This action was canceled by the customer on the reader." */
+    failure_message: z.string().nullable(),
     payment_intent_id: z.string().nullable(),
     /** Our transaction for that payment intent, when there is one. */
     transaction_id: z.string().nullable(),

@@ -369,7 +369,8 @@ export class AgentService {
     }
     return Promise.all(
       pairs.map(async ([row, reader]): Promise<ReaderLiveState> => {
-        const action = reader?.action ?? null;
+        // Only a payment is reader activity: a cart shown before it (set_reader_display) is not.
+        const action = reader?.action?.type === 'process_payment_intent' ? reader.action : null;
         const piRef = action?.process_payment_intent?.payment_intent;
         const piId = typeof piRef === 'string' ? piRef : (piRef?.id ?? null);
         let piStatus: string | null = null;
@@ -392,6 +393,7 @@ export class AgentService {
                 type: action.type,
                 status: action.status as 'in_progress' | 'succeeded' | 'failed',
                 failure_code: action.failure_code ?? null,
+                failure_message: action.failure_message ?? null,
                 payment_intent_id: piId,
                 transaction_id: piId ? (txnByIntent.get(piId) ?? null) : null,
                 payment_intent_status: piStatus,
