@@ -9,6 +9,7 @@ import type { MerchantSchema } from '../../server/schemas/merchant.js';
 import type {
   CancelActionResultSchema,
   CreateLocationSchema,
+  UpdateLocationSchema,
   CreateTerminalPaymentSchema,
   LocationSchema,
   ReaderActionSchema,
@@ -85,6 +86,7 @@ export type SimulateResult = z.output<typeof SimulateResultSchema>;
 export type CancelActionResult = z.output<typeof CancelActionResultSchema>;
 export type RegisterReaderParams = z.input<typeof RegisterReaderSchema>;
 export type CreateLocationParams = z.input<typeof CreateLocationSchema>;
+export type UpdateLocationParams = z.input<typeof UpdateLocationSchema>;
 export type CreateTerminalPaymentParams = z.input<typeof CreateTerminalPaymentSchema>;
 export type SimulatePaymentParams = z.input<typeof SimulatePaymentSchema>;
 
