@@ -47,6 +47,9 @@ async function processorCreates(): Promise<number> {
   return report.endpoints.filter((e) => e.endpoint === 'POST /v1/payment_intents').reduce((n, e) => n + e.requests, 0);
 }
 
+/** Each `pos` run starts a Node process: on a loaded machine a test running two or three takes a while. */
+const CLI_TEST_MS = 60_000;
+
 describe('line items on create-payment', () => {
   it('that do not add up to the amount less tax: 400 naming line_items, nothing written, nothing sent to the processor', async () => {
     const before = (await api.get<{ data: unknown[] }>('/v1/transactions?size=100')).body.data.length;
@@ -109,7 +112,7 @@ describe('line items on create-payment', () => {
     const r = await run;
     expect(r.status, r.stderr).toBe(0);
     expect(json<{ data: Json }>(r).data).toMatchObject({ status: 'succeeded', amount: 1280, tip_amount: 0, cart: { line_items: LINES, tax: null } });
-  });
+  }, CLI_TEST_MS);
 
   it('pos simulate screen shows the cart and tips; pos simulate tap --tip-option picks one on the reader and it lands in the payment', async () => {
     const created = await api.post<{ data: { id: string; payment_intent_id: string } }>('/v1/terminal/create-payment', { amount: 1280, line_items: LINES });
@@ -127,7 +130,7 @@ describe('line items on create-payment', () => {
     });
     // 20 % of 12.80 is 2.56.
     expect(paid).toMatchObject({ amount: 1536, tip_amount: 256 });
-  });
+  }, CLI_TEST_MS);
 
   it('pos pay --wait says the customer canceled on the reader and exits 3, the payment left open', async () => {
     const run = pos(['pay', '8.00', '--reader', 'Till 1', '--no-tip', '--wait'], env);
@@ -139,5 +142,5 @@ describe('line items on create-payment', () => {
     expect(r.stderr).toMatch(/Customer canceled on the reader/);
     const open = (await api.get<{ data: { status: string; amount: number }[] }>('/v1/transactions?size=1')).body.data[0];
     expect(open).toMatchObject({ status: 'pending', amount: 800 });
-  });
+  }, CLI_TEST_MS);
 });
