@@ -1,30 +1,42 @@
 import { describe, expect, it } from 'vitest';
-import { activityOf, type ProcessorAction } from './activity.js';
+import type { ReaderActionState, ReaderStatePush } from '../shared/agent-upstream.js';
+import { observationOf } from './activity.js';
 
-const action = (patch: Partial<ProcessorAction>): ProcessorAction => ({
-  type: 'process_payment_intent',
-  status: 'in_progress',
-  failure_code: null,
-  failure_message: null,
-  payment_intent_id: 'pi_1',
-  transaction_id: 't1',
-  payment_intent_status: 'requires_payment_method',
-  ...patch,
+const NOW = Date.parse('2026-11-25T12:00:00Z');
+const HOLD = 10_000;
+
+const state = (activity: ReaderStatePush['activity'], patch: Partial<ReaderActionState> = {}): Pick<ReaderStatePush, 'activity' | 'action'> => ({
+  activity,
+  action:
+    activity === 'idle'
+      ? null
+      : {
+          type: 'process_payment_intent',
+          status: 'in_progress',
+          payment_intent_id: 'pi_1',
+          transaction_id: 't1',
+          amount: 500,
+          currency: 'usd',
+          card_presented: false,
+          failure_code: null,
+          failure_message: null,
+          updated_at: new Date(NOW - 1_000).toISOString(),
+          ...patch,
+        },
 });
 
-describe('activityOf', () => {
-  it('maps the processor action to what the reader is doing', () => {
-    expect(activityOf(null).activity).toBe('idle');
-    expect(activityOf(action({})).activity).toBe('waiting_for_card');
-    expect(activityOf(action({ payment_intent_status: 'processing' })).activity).toBe('processing');
-    expect(activityOf(action({ status: 'succeeded' }))).toMatchObject({ activity: 'approved', transaction_id: 't1' });
-    expect(activityOf(action({ status: 'failed', failure_code: 'card_declined' }))).toMatchObject({ activity: 'declined', failure_code: 'card_declined' });
-    expect(activityOf(action({ status: 'failed', failure_code: 'customer_canceled' })).activity).toBe('canceled_on_reader');
+describe('observationOf', () => {
+  it('takes what the server says the reader is doing', () => {
+    expect(observationOf(state('idle'), NOW, HOLD).activity).toBe('idle');
+    expect(observationOf(state('waiting_for_card'), NOW, HOLD)).toMatchObject({ activity: 'waiting_for_card', transaction_id: 't1', outcome_key: null });
+    expect(observationOf(state('approved', { status: 'succeeded' }), NOW, HOLD)).toMatchObject({ activity: 'approved', transaction_id: 't1' });
+    expect(observationOf(state('canceled_on_reader', { status: 'failed', failure_code: 'customer_canceled' }), NOW, HOLD)).toMatchObject({ failure_code: 'customer_canceled' });
   });
 
-  it('keys each outcome so a cleared one is recognised', () => {
-    expect(activityOf(action({ status: 'succeeded' })).outcome_key).toBe(activityOf(action({ status: 'succeeded' })).outcome_key);
-    expect(activityOf(action({ status: 'succeeded' })).outcome_key).not.toBe(activityOf(action({ status: 'failed', failure_code: 'x' })).outcome_key);
-    expect(activityOf(action({})).outcome_key).toBeNull();
+  it('keys each outcome so a cleared one is recognised, and drops outcomes older than the hold', () => {
+    const approved = observationOf(state('approved', { status: 'succeeded' }), NOW, HOLD);
+    expect(approved.outcome_key).toBe(observationOf(state('approved', { status: 'succeeded' }), NOW, HOLD).outcome_key);
+    expect(approved.outcome_key).not.toBe(observationOf(state('declined', { status: 'failed', failure_code: 'x' }), NOW, HOLD).outcome_key);
+    expect(observationOf(state('approved', { status: 'succeeded', updated_at: new Date(NOW - HOLD - 1).toISOString() }), NOW, HOLD).activity).toBe('idle');
   });
 });

@@ -1,8 +1,5 @@
 import type { ReaderActivity } from '../shared/agent-protocol.js';
-import type { ReaderActionState } from '../shared/api/types.js';
-
-/** A reader's action as the server's agent-facing state endpoint reports it from the processor. */
-export type ProcessorAction = ReaderActionState;
+import type { ReaderStatePush } from '../shared/agent-upstream.js';
 
 export interface Observation {
   activity: ReaderActivity;
@@ -15,20 +12,17 @@ export interface Observation {
 export const IDLE: Observation = { activity: 'idle', transaction_id: null, failure_code: null, outcome_key: null };
 
 /**
- * The processor's reader action, as what the reader is doing: no action is idle; an action in
- * progress waits for a card until its intent is `processing` (a card was presented); a finished
- * action is approved, or canceled on the reader (`customer_canceled`), or declined.
+ * A reader's action as the server pushes it (docs/agent-protocol.md, `reader_state`), as what the
+ * reader is doing. An outcome older than `holdMs` at `now` is over: a reconnect's snapshot does not
+ * bring back a result the counter showed long ago.
  */
-export function activityOf(action: ProcessorAction | null): Observation {
-  if (!action) return IDLE;
-  const base = { transaction_id: action.transaction_id, outcome_key: null };
-  if (action.status === 'in_progress') {
-    return { ...base, activity: action.payment_intent_status === 'processing' ? 'processing' : 'waiting_for_card', failure_code: null };
-  }
-  const outcome_key = `${action.payment_intent_id ?? ''}:${action.status}:${action.failure_code ?? ''}`;
-  if (action.status === 'succeeded') return { ...base, activity: 'approved', failure_code: null, outcome_key };
-  const canceled = action.failure_code === 'customer_canceled';
-  return { ...base, activity: canceled ? 'canceled_on_reader' : 'declined', failure_code: action.failure_code, outcome_key };
+export function observationOf(state: Pick<ReaderStatePush, 'activity' | 'action'>, now: number, holdMs: number): Observation {
+  const action = state.action;
+  if (!action || state.activity === 'idle') return IDLE;
+  const base = { activity: state.activity, transaction_id: action.transaction_id, failure_code: action.failure_code };
+  if (!isOutcome(state.activity)) return { ...base, outcome_key: null };
+  if (Date.parse(action.updated_at) + holdMs < now) return IDLE;
+  return { ...base, outcome_key: `${action.payment_intent_id ?? ''}:${action.status}:${action.failure_code ?? ''}` };
 }
 
 export function isBusy(activity: ReaderActivity): boolean {

@@ -74,7 +74,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
 
   const ctx: DriverContext = { book, api, state, logger, serial: ports.serial };
   const simulated = new SimulatedDriver(ctx, config.simulate);
-  const processor = new ProcessorDriver(ctx, { slowPollMs: config.heartbeatMs, includeProcessorReaders: config.processorReaders, simulated: () => simulated.ids() });
+  const processor = new ProcessorDriver(ctx, { includeProcessorReaders: config.processorReaders, simulated: () => simulated.ids() });
   const serial = new SerialDriver(ctx, config.serial.map(parseSerialSpec), config.serialBaud);
   const drivers: ReaderDriver[] = [simulated, processor, serial];
   const driverOf = (key: string) => drivers.find((d) => d.handles(key));
@@ -100,6 +100,14 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       }
       case 'reports_ack':
         state.acknowledge(message.seq);
+        return;
+      case 'reader_states':
+        processor.snapshot(message.readers);
+        // The readers just learnt are reported online now, not a heartbeat interval later.
+        link?.send(heartbeat());
+        return;
+      case 'reader_state':
+        processor.changed(message.reader);
         return;
       case 'presence':
         // Serial readers learn their server identity (uuid, tmr_ id, name) by serial number.

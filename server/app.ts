@@ -115,7 +115,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use('/merchant/bank-account', bankAccountRouter(services.payouts));
   v1.use('/merchant', merchantRouter(services.merchants));
   v1.use('/customers', customersRouter(services.customers));
-  const terminal = terminalRouters(services.terminal, services.agents);
+  const terminal = terminalRouters(services.terminal);
   v1.use('/terminal', terminal.terminal);
   v1.use('/terminals', terminal.terminals);
   v1.use('/agent', agentRouter());

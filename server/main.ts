@@ -72,6 +72,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     webhookRetryScale: config.webhookRetryScale,
     recoveryRetryScale: config.recoveryRetryScale,
     ...(config.presenceTtlMs !== undefined ? { presenceTtlMs: config.presenceTtlMs } : {}),
+    readerCheckMs: config.readerCheckMs,
   });
   const reconciler = new Reconciler(services, logger, {
     intervalMs: config.reconcileIntervalMs,
@@ -95,6 +96,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const server: Server = createServer(app);
   const agentUpstream = attachAgentUpstream(server, { keys: { authenticate: (presented, now) => authenticateKey(store.db, presented, now) }, clock, logger, services });
   services.presenceExpiry.start();
+  services.readerReconciler.start();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -122,6 +124,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
       services.eventStreams.closeAll();
       await agentUpstream.close();
       await services.presenceExpiry.stop();
+      await services.readerReconciler.stop();
       // close() only drops connections idle at that moment; a keep-alive connection whose
       // response finishes later would otherwise hold the exit for its whole keep-alive timeout.
       server.closeIdleConnections();

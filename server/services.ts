@@ -15,6 +15,8 @@ import { PaymentState, recordPaymentEvent } from './payments/payment-state.js';
 import { ReaderResets } from './terminal/reader-reset.js';
 import { AgentService } from './terminal/agents.js';
 import { PresenceExpiry } from './terminal/presence-expiry.js';
+import { ReaderActions } from './terminal/reader-actions.js';
+import { ReaderReconciler } from './terminal/reader-reconciler.js';
 import { CustomerService } from './accounts/customers.js';
 import { DEFAULT_KEY_TTL_MS, IdempotencyService } from './idempotency/keys.js';
 import type { Leases } from './db/leases.js';
@@ -45,6 +47,10 @@ export interface Services {
   agents: AgentService;
   /** Takes readers offline when their agent-reported presence lapses; started by the server. */
   presenceExpiry: PresenceExpiry;
+  /** Each reader's action, from the processor's events; pushed to agents. */
+  readerActions: ReaderActions;
+  /** Reads a reader whose in-progress action had no news for too long; started by the server. */
+  readerReconciler: ReaderReconciler;
   /** Apply the processor's events: to payments and refunds, disputes, payouts. */
   processorEventHandlers: readonly ProcessorEventHandler[];
   webhookEndpoints: WebhookEndpointService;
@@ -70,6 +76,8 @@ export interface ServiceDeps {
   recoveryRetryScale?: number;
   /** Agent presence TTL; default three of each agent's heartbeat intervals. */
   presenceTtlMs?: number;
+  /** How long an in-progress reader action may go without news before it is read (server/terminal/reader-actions.ts). */
+  readerCheckMs?: number;
 }
 
 /**
@@ -94,7 +102,8 @@ export function buildServices(deps: ServiceDeps): Services {
   idempotency.register(refunds.operation);
   idempotency.register(paymentLinks.createOperation);
   idempotency.register(payouts.operation);
-  const agents = new AgentService(store, clock, processor, logger, deps.presenceTtlMs);
+  const agents = new AgentService(store, clock, deps.presenceTtlMs);
+  const readerActions = new ReaderActions(store, clock, processor, logger, deps.readerCheckMs);
   return {
     customers: new CustomerService(store, clock, processor),
     merchants: new MerchantService(store, processor),
@@ -103,13 +112,15 @@ export function buildServices(deps: ServiceDeps): Services {
     refunds,
     disputes,
     payouts,
-    terminal: new TerminalService(store, clock, processor, transactions, payments, logger, deps.terminalStaleMs),
+    terminal: new TerminalService(store, clock, processor, transactions, payments, readerActions, logger, deps.terminalStaleMs),
     checkout,
     paymentLinks,
     pages: new CheckoutPages(store, checkout, paymentLinks),
     agents,
     presenceExpiry: new PresenceExpiry(agents, store.notifications, clock, logger),
-    processorEventHandlers: [paymentEventHandler(transactions, refunds), disputeEventHandler(disputes), payoutEventHandler(payouts)],
+    readerActions,
+    readerReconciler: new ReaderReconciler(readerActions, store.notifications, clock, logger),
+    processorEventHandlers: [paymentEventHandler(transactions, refunds), (event, mode) => readerActions.onEvent(event, mode), disputeEventHandler(disputes), payoutEventHandler(payouts)],
     webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? DEFAULT_EGRESS),
     events: new EventService(store, clock),
     eventStreams: new EventStreams(),

@@ -79,6 +79,43 @@ export const PresenceReaderSchema = z.object({
 });
 export type PresenceReader = z.infer<typeof PresenceReaderSchema>;
 
+/**
+ * A reader's action as the server keeps it from the processor's events
+ * (server/terminal/reader-actions.ts), pushed to the merchant's agents: the whole list after the
+ * welcome, then each reader as it changes. `seq` grows with every change of any reader of the
+ * merchant and mode: a reader's push with a lower seq than one already applied is older.
+ */
+export const ReaderActionStateSchema = z.object({
+  type: z.string(),
+  status: z.enum(['in_progress', 'succeeded', 'failed', 'canceled']),
+  payment_intent_id: z.string().nullable(),
+  /** Our transaction for that payment intent, with its amount and currency, when there is one. */
+  transaction_id: z.string().nullable(),
+  amount: z.number().int().nullable(),
+  currency: z.string().nullable(),
+  /** A card was presented and is being authorised. */
+  card_presented: z.boolean(),
+  /** Why the action failed: a decline code, `customer_canceled` (the customer pressed cancel on the reader), … */
+  failure_code: z.string().nullable(),
+  failure_message: z.string().nullable(),
+  updated_at: z.string(),
+});
+export type ReaderActionState = z.infer<typeof ReaderActionStateSchema>;
+
+export const ReaderStatePushSchema = z.object({
+  id: z.string(),
+  processor_terminal_id: z.string(),
+  name: z.string(),
+  serial_number: z.string(),
+  /** Presence as the processor last reported it (null: not known yet). */
+  processor_status: z.enum(['online', 'offline']).nullable(),
+  seq: z.number().int().nonnegative(),
+  /** What the counter shows, derived from `action`. */
+  activity: z.enum(READER_ACTIVITIES),
+  action: ReaderActionStateSchema.nullable(),
+});
+export type ReaderStatePush = z.infer<typeof ReaderStatePushSchema>;
+
 export const ServerDownMessageSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('welcome'),
@@ -94,6 +131,10 @@ export const ServerDownMessageSchema = z.discriminatedUnion('type', [
   /** The server's view of the readers of the last heartbeat; `unknown` are references it has no reader for. */
   z.object({ type: z.literal('presence'), readers: z.array(PresenceReaderSchema), unknown: z.array(ReaderRefSchema) }),
   z.object({ type: z.literal('reports_ack'), seq: z.number().int().nonnegative() }),
+  /** Every reader of the merchant and mode with its action state: sent once after the welcome; readers not in it are gone. */
+  z.object({ type: z.literal('reader_states'), readers: z.array(ReaderStatePushSchema) }),
+  /** One reader's action state changed (or a reader was registered). */
+  z.object({ type: z.literal('reader_state'), reader: ReaderStatePushSchema }),
   /** A transaction of this merchant and mode changed; `seq` is the cursor to resume after. */
   z.object({ type: z.literal('transaction'), seq: z.number().int().positive(), event: z.string(), transaction: z.record(z.string(), z.unknown()) }),
   z.object({ type: z.literal('error'), error: z.object({ type: z.string(), code: z.string().optional(), message: z.string() }) }),

@@ -145,6 +145,8 @@ export const serverConfigSchema = z.object({
   webhookPollMs: z.coerce.number().int().min(5).max(60_000).default(DEFAULT_WEBHOOK_POLL_MS),
   /** Agent presence TTL; unset = three of each agent's heartbeat intervals (server/terminal/agents.ts). */
   presenceTtlMs: z.coerce.number().int().min(100).max(24 * 60 * 60 * 1000).optional(),
+  /** An in-progress reader action with no event for this long is read from the processor (server/terminal/reader-actions.ts). */
+  readerCheckMs: z.coerce.number().int().min(100).max(24 * 60 * 60 * 1000).default(30_000),
 });
 
 export type ServerConfig = z.infer<typeof serverConfigSchema>;
@@ -172,6 +174,7 @@ export interface ServerFlags {
   trustProxy?: string | undefined;
   webhookPollMs?: string | number | undefined;
   presenceTtlMs?: string | number | undefined;
+  readerCheckMs?: string | number | undefined;
 }
 
 function pick<T>(...values: (T | undefined)[]): T | undefined {
@@ -215,6 +218,7 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
     trustProxy: pick(flags.trustProxy, env.POS_TRUST_PROXY),
     webhookPollMs: pick(flags.webhookPollMs, env.POS_WEBHOOK_POLL_MS),
     presenceTtlMs: pick(flags.presenceTtlMs, env.POS_PRESENCE_TTL_MS),
+    readerCheckMs: pick(flags.readerCheckMs, env.POS_READER_CHECK_MS),
     stripe: {
       apiBase: pick(env.STRIPE_API_BASE),
       secretKeyTest: pick(env.STRIPE_SECRET_KEY_TEST),

@@ -143,6 +143,7 @@ export function createControl(deps: ControlDeps): SimulatorControl {
         const next = { ...loadFaults(kernel.store), ...change };
         if (!Number.isInteger(next.delayMs) || next.delayMs < 0) throw invalidRequest('delayMs must be a non-negative integer.', 'delay_ms');
         if (!Number.isInteger(next.holdBatch) || next.holdBatch < 0) throw invalidRequest('holdBatch must be a non-negative integer.', 'hold_batch');
+        if (!Number.isInteger(next.dropNext) || next.dropNext < 0) throw invalidRequest('dropNext must be a non-negative integer.', 'drop_next');
         saveFaults(kernel.store, next);
         if (!next.hold) kernel.store.releaseHeldReversed(kernel.now());
         return next;

@@ -90,9 +90,11 @@ describe('line items on create-payment', () => {
     // Tips are suggested on the amount before tax.
     expect(shown.tipping).toMatchObject({ kind: 'percentages', eligible_amount: 1280 });
     expect(shown.lines).toEqual(expect.arrayContaining(['2 x Flat white  $9.00', '1 x Almond croissant  $3.80', 'Tax  $1.00', 'Total  $13.80']));
-    // The agent's reader state is about the payment, not the cart shown before it.
-    const state = await api.get<{ data: { action: Json | null } }>(`/v1/terminal/readers/${reader.id}/state`);
-    expect(state.body.data.action).toMatchObject({ type: 'process_payment_intent', status: 'in_progress' });
+    // The reader's state (what the agent pushes to the counter) is about the payment, not the cart
+    // shown before it, whatever order the processor's events arrive in.
+    await new Promise((r) => setTimeout(r, 500));
+    const listed = await api.get<{ data: { id: string; action: Json | null }[] }>('/v1/terminal/readers');
+    expect(listed.body.data.find((r) => r.id === reader.id)?.action).toMatchObject({ type: 'process_payment_intent', status: 'in_progress' });
 
     const tapped = await api.post<{ data: Json }>('/v1/terminal/simulate-payment', { reader_id: reader.processor_terminal_id });
     expect(tapped.body.data).toMatchObject({ status: 'succeeded' });

@@ -186,13 +186,18 @@ describe('customer cancel on the reader', () => {
     expect(pressed.status, JSON.stringify(pressed.body)).toBe(200);
     expect((await display()).screen).toBe('canceled');
 
-    const state = await api.get<{ data: { action: Json | null } }>(`/v1/terminal/readers/${reader.id}/state`);
-    expect(state.body.data.action).toMatchObject({
+    // The processor's action_failed event reaches the server, which keeps it on the reader.
+    const action = await eventually(async () => {
+      const listed = await api.get<{ data: { id: string; action: Json | null }[] }>('/v1/terminal/readers');
+      const got = listed.body.data.find((r) => r.id === reader.id)?.action;
+      return got?.status === 'failed' ? got : undefined;
+    });
+    expect(action).toMatchObject({
       type: 'process_payment_intent',
       status: 'failed',
       failure_code: 'customer_canceled',
       failure_message: expect.stringMatching(/canceled by the customer/i),
-      transaction_id: created.id,
+      payment_intent_id: created.payment_intent_id,
     });
     expect((await api.get<Txn>(`/v1/transactions/${created.id}`)).body.data.status).toBe('pending');
     const pi = await simulatorSdk(t).paymentIntents.retrieve(created.payment_intent_id);

@@ -1,20 +1,9 @@
-import type { ReaderLiveState } from '../../shared/api/types.js';
-import { activityOf, isBusy } from '../activity.js';
-import type { DriverKind } from '../readers.js';
+import type { ReaderStatePush } from '../../shared/agent-upstream.js';
+import { observationOf } from '../activity.js';
+import { OUTCOME_HOLD_MS, type DriverKind } from '../readers.js';
 import type { DriverContext, ReaderDriver } from './types.js';
 
-/**
- * A reader with an action in progress is polled this often: a tap and its result show on the
- * counter within a tenth of a second, and only readers mid-payment cost anything.
- */
-export const FAST_POLL_MS = 100;
-
-/** After a command, a reader is followed closely this long even before its action shows. */
-const WATCH_MS = 3_000;
-
 export interface ProcessorDriverOptions {
-  /** How often every reader is looked at (presence, actions started elsewhere). */
-  slowPollMs: number;
   /** Follow processor readers of the merchant's locations (`--no-processor-readers` turns it off). */
   includeProcessorReaders: boolean;
   /** tmr_ ids registered by the simulated driver: reported as `simulated`. */
@@ -22,19 +11,16 @@ export interface ProcessorDriverOptions {
 }
 
 /**
- * Readers the processor drives (physical readers at the merchant's locations, and simulated
- * ones): presence and actions read through the server's agent-facing reader-state endpoints, one
- * list call for all of them every slow interval, and one call per busy reader every 100 ms.
+ * Readers the processor drives (physical readers at the merchant's locations, and simulated ones).
+ * Nothing is polled: the server keeps each reader's action from the processor's events and pushes
+ * it over the upstream websocket (docs/agent-protocol.md): every reader after the welcome
+ * (`reader_states`), then each change (`reader_state`).
  */
 export class ProcessorDriver implements ReaderDriver {
   readonly kind = 'processor' as const;
-  #slowTimer: NodeJS.Timeout | undefined;
-  #stopped = false;
   readonly #mine = new Set<string>();
-  readonly #fast = new Map<string, number>();
-  readonly #inFlight = new Set<string>();
-  #fastTimer: NodeJS.Timeout | undefined;
-  #slowRunning: Promise<void> | undefined;
+  /** The seq of the last push applied per reader: an older one arriving late is dropped. */
+  readonly #seq = new Map<string, number>();
 
   constructor(
     private readonly ctx: DriverContext,
@@ -45,85 +31,45 @@ export class ProcessorDriver implements ReaderDriver {
     return this.#mine.has(key);
   }
 
-  async start(): Promise<void> {
-    await this.pollAll();
-    const loop = () => {
-      if (this.#stopped) return;
-      this.#slowTimer = setTimeout(() => {
-        this.#slowRunning = this.pollAll().finally(loop);
-      }, this.options.slowPollMs);
-    };
-    loop();
-    this.#fastTimer = setInterval(() => this.#pollBusy(), FAST_POLL_MS);
-  }
+  async start(): Promise<void> {}
 
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#slowTimer);
-    clearInterval(this.#fastTimer);
-    await this.#slowRunning;
-  }
+  async stop(): Promise<void> {}
 
-  watch(key: string): void {
-    if (this.#mine.has(key)) this.#fast.set(key, Date.now() + WATCH_MS);
-  }
+  watch(): void {}
 
-  paymentStarted(key: string): void {
-    this.watch(key);
-  }
+  paymentStarted(): void {}
 
-  /** Every reader of the merchant, once. Failures are logged; the next pass tries again. */
-  async pollAll(): Promise<void> {
-    const tick = this.ctx.book.nextTick();
-    let states: ReaderLiveState[];
-    try {
-      states = (await this.ctx.api.readerStates()).data;
-    } catch (err) {
-      this.ctx.logger.warn({ err: err instanceof Error ? err.message : err }, 'could not read reader states from the server');
-      return;
-    }
-    const simulated = this.options.simulated();
+  /** Every reader of the merchant, as the server sends it after each welcome: readers not in it are gone. */
+  snapshot(states: readonly ReaderStatePush[]): void {
     const seen = new Set<string>();
-    for (const s of states) {
-      const kind: DriverKind = simulated.has(s.processor_terminal_id) ? 'simulated' : 'processor';
-      if (kind === 'processor' && !this.options.includeProcessorReaders) continue;
-      const key = s.processor_terminal_id;
-      seen.add(key);
-      this.#mine.add(key);
-      this.ctx.book.upsert(key, { driver: kind, id: s.id, processor_terminal_id: key, name: s.name, serial_number: s.serial_number });
-      this.#apply(key, s, tick);
-    }
+    for (const state of states) if (this.#apply(state, true)) seen.add(state.processor_terminal_id);
     for (const key of [...this.#mine]) {
       if (seen.has(key)) continue;
       this.#mine.delete(key);
-      this.#fast.delete(key);
+      this.#seq.delete(key);
       this.ctx.book.remove(key);
     }
   }
 
-  #apply(key: string, s: ReaderLiveState, tick: number): void {
-    this.ctx.book.setPresence(key, s.processor_status === 'online');
-    const observation = activityOf(s.action);
-    this.ctx.book.observe(key, observation, tick);
-    if (isBusy(this.ctx.book.get(key)?.activity ?? 'idle')) this.#fast.set(key, Math.max(this.#fast.get(key) ?? 0, Date.now() + FAST_POLL_MS));
+  /** One reader changed. */
+  changed(state: ReaderStatePush): void {
+    this.#apply(state, false);
   }
 
-  #pollBusy(): void {
-    const now = Date.now();
-    for (const [key, until] of this.#fast) {
-      const busy = isBusy(this.ctx.book.get(key)?.activity ?? 'idle');
-      if (!busy && until < now) {
-        this.#fast.delete(key);
-        continue;
-      }
-      if (this.#inFlight.has(key)) continue;
-      this.#inFlight.add(key);
-      const tick = this.ctx.book.nextTick();
-      this.ctx.api
-        .readerState(key)
-        .then((s) => this.#apply(key, s.data, tick))
-        .catch((err: unknown) => this.ctx.logger.debug({ err: err instanceof Error ? err.message : err, reader: key }, 'reader state poll failed'))
-        .finally(() => this.#inFlight.delete(key));
-    }
+  #apply(s: ReaderStatePush, snapshot: boolean): boolean {
+    const kind: DriverKind = this.options.simulated().has(s.processor_terminal_id) ? 'simulated' : 'processor';
+    if (kind === 'processor' && !this.options.includeProcessorReaders) return false;
+    const key = s.processor_terminal_id;
+    // A snapshot after a reconnect starts the order afresh (the server's seq is per merchant and mode).
+    if (!snapshot && s.seq <= (this.#seq.get(key) ?? -1)) return true;
+    this.#seq.set(key, s.seq);
+    this.#mine.add(key);
+    const book = this.ctx.book;
+    book.upsert(key, { driver: kind, id: s.id, processor_terminal_id: key, name: s.name, serial_number: s.serial_number });
+    // Presence not reported yet by the processor (a reader registered before it was kept) counts as online.
+    book.setPresence(key, s.processor_status !== 'offline');
+    if (s.action?.transaction_id && s.action.amount !== null && s.action.currency !== null) book.rememberTransaction(s.action.transaction_id, s.action.amount, s.action.currency);
+    book.observe(key, observationOf(s, Date.now(), OUTCOME_HOLD_MS), book.nextTick());
+    return true;
   }
 }

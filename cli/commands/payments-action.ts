@@ -84,7 +84,7 @@ const WAIT_POLL_MS = 500;
 
 /** The reader's action for this payment ended with the customer's cancel (the API itself stays silent). */
 async function canceledOnReader(ctx: CliContext, reader: Reader, intent: string): Promise<string | null> {
-  const action = (await ctx.api.readerState(reader.id)).data.action;
+  const action = (await ctx.api.listReaders()).data.find((r) => r.id === reader.id)?.action;
   if (action?.payment_intent_id !== intent || action.status !== 'failed' || action.failure_code !== 'customer_canceled') return null;
   return action.failure_message ?? 'The customer canceled on the reader.';
 }

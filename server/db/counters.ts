@@ -3,10 +3,11 @@ import { Prepared } from './prepared.js';
 import type { Executor } from './store.js';
 
 /**
+ * `reader_actions` numbers reader action changes per scope (pushes to agents resume after one).
  * `transactions:<status>` counts per status, so filtered lists also answer totalCount without
  * COUNT(*); `customers:deleted` how many of the `customers` were deleted.
  */
-export type CounterName = 'customers' | 'customers:deleted' | 'transactions' | 'events' | `transactions:${TransactionStatus}`;
+export type CounterName = 'customers' | 'customers:deleted' | 'transactions' | 'events' | 'reader_actions' | `transactions:${TransactionStatus}`;
 
 /** Increments and returns the counter: the new row's sequence number and the list's new size. */
 type CounterArgs = { merchantId: string; mode: Mode; name: CounterName; delta: number };

@@ -21,11 +21,21 @@ export type Notice =
   /** An event was written to the merchant's outbox in that mode (server/webhooks/outbox.ts). */
   | { topic: 'events'; merchantId: string; mode: Mode }
   /** Some reader's presence deadline appeared or moved earlier (server/terminal/presence-expiry.ts). */
-  | { topic: 'presence' };
+  | { topic: 'presence' }
+  /** A reader of the merchant in that mode changed its action state (server/terminal/reader-actions.ts). */
+  | { topic: 'readers'; merchantId: string; mode: Mode }
+  /** Some reader's reconciliation deadline appeared or moved earlier (server/terminal/reader-reconciler.ts). */
+  | { topic: 'reader_checks' };
 
 /** The notice as a string: the payload sent through PostgreSQL and the key listeners are filed under. */
 export function noticeKey(notice: Notice): string {
-  return notice.topic === 'events' ? `events:${notice.mode}:${notice.merchantId}` : notice.topic;
+  switch (notice.topic) {
+    case 'events':
+    case 'readers':
+      return `${notice.topic}:${notice.mode}:${notice.merchantId}`;
+    default:
+      return notice.topic;
+  }
 }
 
 export interface Notifications {

@@ -291,7 +291,28 @@ export interface TerminalReadersTable {
   agent_id: string | null;
   /** When an agent-reported `online` lapses without a further heartbeat (epoch ms). */
   presence_expires_at: number | null;
+  /** The scope's `reader_actions` counter at the reader's last change: agents are pushed rows after the seq they were sent. */
+  action_seq: number;
+  /** The reader's current or last action (server/terminal/reader-actions.ts); null: none since registration. */
+  action_type: string | null;
+  /** `canceled`: the action was canceled by us or its payment was canceled (the processor then drops the action). */
+  action_status: ReaderActionStatus | null;
+  action_payment_intent_id: string | null;
+  /** 1 once a card was presented for the in-progress action (its intent is `processing`). */
+  action_card_presented: number;
+  action_failure_code: string | null;
+  action_failure_message: string | null;
+  /** The processor's time of what is stored (an event's `created`, or when we read it), epoch ms: orders events. */
+  action_processor_at: number | null;
+  /** Our clock when the action state last changed. */
+  action_updated_at: number | null;
+  /** When an in-progress action with no news is read from the processor (reconciliation); null when none is in progress. */
+  action_check_at: number | null;
+  /** Presence as the processor last reported it (registration, events, reads). */
+  processor_status: ReaderStatus | null;
 }
+
+export type ReaderActionStatus = 'in_progress' | 'succeeded' | 'failed' | 'canceled';
 
 export interface AgentsTable {
   id: string;

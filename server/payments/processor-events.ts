@@ -13,7 +13,7 @@ export function paymentEventHandler(transactions: TransactionService, refunds: R
   return async (event, mode: Mode) => {
     if (event.type.startsWith('payment_intent.')) {
       const intent = event.data.object as ProcessorPaymentIntent;
-      await transactions.onIntentEvent(intent.id, intent.metadata?.pos_transaction_id, mode);
+      await transactions.onIntentEvent(intent.id, intent.metadata?.pos_transaction_id, mode, intent.status);
     } else if (event.type.startsWith('refund.')) {
       await refunds.onRefundEvent((event.data.object as ProcessorRefund).id, mode);
     } else if (event.type === 'charge.refunded') {

@@ -468,8 +468,12 @@ export class TransactionService {
     );
   }
 
-  /** Processor events about a PaymentIntent: re-read the intent and apply what it says now. */
-  async onIntentEvent(intentId: string, metadataTransactionId: string | undefined, mode: Mode): Promise<void> {
+  /**
+   * Processor events about a PaymentIntent: re-read the intent and apply what it says now. An
+   * event saying the intent is `processing` (a card is being authorised) is not worth a read while
+   * the payment is pending: it moves nothing, and the card's details come with the outcome's event.
+   */
+  async onIntentEvent(intentId: string, metadataTransactionId: string | undefined, mode: Mode, eventStatus?: string): Promise<void> {
     let row = await this.store.db.selectFrom('transactions').selectAll().where('processor_payment_intent_id', '=', intentId).executeTakeFirst();
     if (!row && metadataTransactionId) {
       row = await this.store.db.selectFrom('transactions').selectAll().where('id', '=', metadataTransactionId).where('mode', '=', mode).executeTakeFirst();
@@ -478,6 +482,7 @@ export class TransactionService {
       this.logger.debug({ intent: intentId }, 'processor event for an intent we do not know');
       return;
     }
+    if (eventStatus === 'processing' && row.status === 'pending') return;
     const intent = await this.processor.retrieveIntent(mode, intentId);
     await this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent));
   }

@@ -61,6 +61,7 @@ export const PROCESSOR_EVENTS = [
   'refund.failed',
   'terminal.reader.action_succeeded',
   'terminal.reader.action_failed',
+  'terminal.reader.action_updated',
   'capability.updated',
   'account.updated',
 ] as const;

@@ -36,6 +36,8 @@ interface Connection {
   heartbeatMs: number;
   /** Stops following the merchant's payment events (set once the agent said hello). */
   stopPush?: () => void;
+  /** Stops following the merchant's reader states (set once the agent said hello). */
+  stopReaders?: () => void;
   lastHeard: number;
   invalid: number;
 }
@@ -119,6 +121,7 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     ws.on('close', () => {
       clearTimeout(helloTimer);
       conn.stopPush?.();
+      conn.stopReaders?.();
       connections.delete(conn);
       if (conn.agentId) logger.info({ agent_id: conn.agentId }, 'agent disconnected');
     });
@@ -162,7 +165,16 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       // Payment events are pushed as their commits announce them; an idle agent costs no reads. A
       // socket that closed while the hello was handled has nobody left to stop a follower.
       conn.stopPush?.();
+      conn.stopReaders?.();
       if (conn.ws.readyState !== conn.ws.OPEN) return;
+      // Reader states: every reader once, then each change as its commit announces it (the
+      // processor's events move them; nothing here asks the processor).
+      conn.stopReaders = services.readerActions.follow(
+        conn.scope,
+        (readers) => send(conn, { type: 'reader_states', readers }),
+        (reader) => send(conn, { type: 'reader_state', reader }),
+        (err) => logger.warn({ err, agent_id: conn.agentId }, 'pushing reader states failed; trying again shortly'),
+      );
       conn.stopPush = services.agents.followTransactionEvents(
         conn.scope,
         cursor,

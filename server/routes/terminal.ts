@@ -3,7 +3,6 @@ import { scopeOf } from '../http/middleware.js';
 import { idempotencyKeyOf, sendIdempotent } from '../http/idempotency.js';
 import { parseInput } from '../http/validate.js';
 import type { RouteDoc } from '../openapi.js';
-import { ReaderLiveStateSchema } from '../schemas/agents.js';
 import { dataEnvelope, UuidParam } from '../schemas/common.js';
 import {
   CancelActionResultSchema,
@@ -21,22 +20,11 @@ import {
   UpdateLocationSchema,
 } from '../schemas/terminal.js';
 import { z } from '../schemas/zod.js';
-import type { AgentService } from '../terminal/agents.js';
 import type { TerminalService } from '../terminal/readers.js';
 
 const IdParams = z.object({ id: UuidParam });
 
 export const terminalDocs: RouteDoc[] = [
-  // Agent-facing: the on-premise agent reads live reader state here so a shop PC never holds the
-  // platform's processor keys. Any secret key may call them; the counter should not need to.
-  {
-    method: 'get',
-    path: '/v1/terminal/readers/{id}/state',
-    summary: "Agent-facing: a reader's live processor state (its current action), uuid or tmr_ id",
-    params: IdParams,
-    response: dataEnvelope(ReaderLiveStateSchema),
-  },
-  { method: 'get', path: '/v1/terminal/reader-states', summary: "Agent-facing: every reader's live processor state", response: dataEnvelope(z.array(ReaderLiveStateSchema)) },
   { method: 'get', path: '/v1/terminal/readers', summary: "The key's mode's readers with presence", response: dataEnvelope(z.array(ReaderSchema)) },
   { method: 'delete', path: '/v1/terminal/readers/{id}', summary: 'Delete a reader (uuid or tmr_ id)', params: IdParams, response: dataEnvelope(ReaderSchema) },
   { method: 'post', path: '/v1/terminal/locations', summary: 'Create a location readers attach to', body: CreateLocationSchema, status: 201, response: dataEnvelope(LocationSchema) },
@@ -50,14 +38,8 @@ export const terminalDocs: RouteDoc[] = [
   { method: 'post', path: '/v1/terminal/cancel-action', summary: "Clear the reader's screen (the payment stays pending)", body: CancelActionSchema, response: dataEnvelope(CancelActionResultSchema) },
 ];
 
-export function terminalRouters(terminal: TerminalService, agents: AgentService): { terminal: Router; terminals: Router } {
+export function terminalRouters(terminal: TerminalService): { terminal: Router; terminals: Router } {
   const router = Router();
-  router.get('/readers/:id/state', async (req, res) => {
-    res.json({ data: await agents.readerState(scopeOf(req), String(req.params.id)) });
-  });
-  router.get('/reader-states', async (req, res) => {
-    res.json({ data: await agents.readerStates(scopeOf(req)) });
-  });
   router.get('/readers', async (req, res) => {
     res.json({ data: await terminal.listReaders(scopeOf(req)) });
   });

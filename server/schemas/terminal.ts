@@ -91,6 +91,16 @@ export const ReaderSchema = z
     location_id: z.uuid(),
     last_seen_at: TimestampSchema.nullable(),
     is_test: z.boolean(),
+    action: z
+      .object({
+        type: z.string(),
+        status: z.enum(['in_progress', 'succeeded', 'failed', 'canceled']),
+        payment_intent_id: z.string().nullable(),
+        failure_code: z.string().nullable().openapi({ description: 'customer_canceled: the customer pressed cancel on the reader (the payment stays pending)' }),
+        failure_message: z.string().nullable(),
+      })
+      .nullable()
+      .openapi({ description: "The reader's current or last payment action, as the processor's events last reported it" }),
   })
   .openapi('TerminalReader');
 

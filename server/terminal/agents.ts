@@ -1,20 +1,12 @@
-import type { ProcessorReader } from '../processor/types.js';
-import type { Logger } from 'pino';
 import type { PresenceReader, ReaderRef, Report } from '../../shared/agent-upstream.js';
 import { toIsoOrNull, type Clock } from '../../shared/time.js';
 import { followNotices, notifyOnCommit } from '../db/notify.js';
 import type { AgentsTable, TerminalReadersTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { conflict } from '../errors.js';
-import { fromProcessorError } from '../processor/errors.js';
-import type { PaymentProcessor } from '../processor/port.js';
-import type { z } from '../schemas/zod.js';
-import type { ReaderLiveStateSchema } from '../schemas/agents.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import type { Scope } from '../accounts/scope.js';
-import { findReaderRow, presentReader } from './readers.js';
-
-type ReaderLiveState = z.infer<typeof ReaderLiveStateSchema>;
+import { presentReader } from './readers.js';
 
 /**
  * A reader is declared offline after this many missed heartbeats when the server has no
@@ -59,14 +51,12 @@ function presenceView(row: TerminalReadersTable): PresenceReader {
 
 /**
  * On-premise agents: who they are, the presence they report for readers (heartbeats and their
- * expiry), what they saw readers do, and the live reader state they need from the processor.
+ * expiry) and what they saw readers do. Reader action state comes from reader-actions.ts.
  */
 export class AgentService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly processor: PaymentProcessor,
-    private readonly logger: Logger,
     /** The server's `--presence-ttl-ms`; without it each agent's own heartbeat interval decides. */
     private readonly presenceTtlMs?: number,
   ) {}
@@ -314,93 +304,5 @@ export class AgentService {
       .execute();
     const events = rows.filter((r) => r.type.startsWith('payment.')).map((r) => ({ seq: r.seq, type: r.type, data: JSON.parse(r.data) as Record<string, unknown> }));
     return { events, scanned: rows.length ? rows[rows.length - 1]!.seq : cursor, full: rows.length === limit };
-  }
-
-  /** One reader's live processor state (agent-facing: the /v1 API otherwise never reports it). */
-  async readerState(scope: Scope, id: string): Promise<ReaderLiveState> {
-    const row = await findReaderRow(this.store.db, scope, id);
-    let reader: ProcessorReader | null;
-    try {
-      reader = await this.processor.retrieveReader(scope.mode, row.processor_reader_id);
-    } catch (err) {
-      throw fromProcessorError(err);
-    }
-    if (!reader) return { id: row.id, processor_terminal_id: row.processor_reader_id, name: row.name, serial_number: row.serial_number, processor_status: 'offline', action: null };
-    const [state] = await this.#liveStates(scope, [[row, reader]]);
-    return state!;
-  }
-
-  /** Every reader of the merchant and mode, as the processor sees it now: one list call per location. */
-  async readerStates(scope: Scope): Promise<ReaderLiveState[]> {
-    const rows = await this.store.db.selectFrom('terminal_readers').selectAll().where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).orderBy('created_at').execute();
-    if (rows.length === 0) return [];
-    const locations = await this.store.db
-      .selectFrom('terminal_locations')
-      .select(['id', 'processor_location_id'])
-      .where('id', 'in', [...new Set(rows.map((r) => r.location_id))])
-      .execute();
-    const seen = new Map<string, ProcessorReader>();
-    try {
-      for (const location of locations) {
-        for (const reader of await this.processor.listReaders(scope.mode, location.processor_location_id)) seen.set(reader.id, reader);
-      }
-    } catch (err) {
-      throw fromProcessorError(err);
-    }
-    const pairs: [TerminalReadersTable, ProcessorReader | null][] = rows.map((row) => [row, seen.get(row.processor_reader_id) ?? null]);
-    return this.#liveStates(scope, pairs);
-  }
-
-  async #liveStates(scope: Scope, pairs: readonly [TerminalReadersTable, ProcessorReader | null][]): Promise<ReaderLiveState[]> {
-    const intents = pairs.flatMap(([, r]) => {
-      const pi = r?.action?.process_payment_intent?.payment_intent;
-      return typeof pi === 'string' ? [pi] : pi ? [pi.id] : [];
-    });
-    const txnByIntent = new Map<string, string>();
-    if (intents.length) {
-      const txns = await this.store.db
-        .selectFrom('transactions')
-        .select(['id', 'processor_payment_intent_id'])
-        .where('merchant_id', '=', scope.merchantId)
-        .where('mode', '=', scope.mode)
-        .where('processor_payment_intent_id', 'in', intents)
-        .execute();
-      for (const t of txns) if (t.processor_payment_intent_id) txnByIntent.set(t.processor_payment_intent_id, t.id);
-    }
-    return Promise.all(
-      pairs.map(async ([row, reader]): Promise<ReaderLiveState> => {
-        // Only a payment is reader activity: a cart shown before it (set_reader_display) is not.
-        const action = reader?.action?.type === 'process_payment_intent' ? reader.action : null;
-        const piRef = action?.process_payment_intent?.payment_intent;
-        const piId = typeof piRef === 'string' ? piRef : (piRef?.id ?? null);
-        let piStatus: string | null = null;
-        // Only an action still in progress needs the intent: `processing` there is "card presented".
-        if (action?.status === 'in_progress' && piId) {
-          try {
-            piStatus = (await this.processor.retrieveIntent(scope.mode, piId)).status;
-          } catch (err) {
-            this.logger.debug({ err, payment_intent: piId }, 'could not read the payment intent of a reader action');
-          }
-        }
-        return {
-          id: row.id,
-          processor_terminal_id: row.processor_reader_id,
-          name: row.name,
-          serial_number: row.serial_number,
-          processor_status: reader?.status === 'online' ? 'online' : 'offline',
-          action: action
-            ? {
-                type: action.type,
-                status: action.status as 'in_progress' | 'succeeded' | 'failed',
-                failure_code: action.failure_code ?? null,
-                failure_message: action.failure_message ?? null,
-                payment_intent_id: piId,
-                transaction_id: piId ? (txnByIntent.get(piId) ?? null) : null,
-                payment_intent_status: piStatus,
-              }
-            : null,
-        };
-      }),
-    );
   }
 }

@@ -18,6 +18,8 @@ import type { PaymentState } from '../payments/payment-state.js';
 import { authorizing } from './reader-reset.js';
 import type { Scope } from '../accounts/scope.js';
 import type { CreatePaymentState, TransactionService } from '../payments/transactions.js';
+import type { Notice } from '../db/notify.js';
+import type { ReaderActions } from './reader-actions.js';
 
 type Location = z.infer<typeof LocationSchema>;
 type Reader = z.infer<typeof ReaderSchema>;
@@ -30,12 +32,12 @@ type Reader = z.infer<typeof ReaderSchema>;
 export const DEFAULT_TERMINAL_STALE_MS = 10 * 60 * 1000;
 
 /**
- * simulate-payment answers once the simulated authorisation is over. The simulator's window is
- * 300 ms by default; ten seconds covers any configured window without hanging a caller forever.
+ * simulate-payment answers once the simulated authorisation is over, as the processor's events tell
+ * it. The simulator's window is 300 ms by default and its events follow within milliseconds; ten
+ * seconds covers any configured window (and a slow webhook) without hanging a caller forever. Past
+ * it the reader and the payment are read once.
  */
 const SIMULATE_WAIT_MS = 10_000;
-/** A twelfth of the simulator's default window: the answer comes within 25 ms of the outcome, at ~40 reads a second for one test call. */
-const SIMULATE_POLL_MS = 25;
 
 /** Stale payments swept per pass, so a backlog never holds the processor or the database long. */
 const SWEEP_BATCH = 50;
@@ -67,6 +69,16 @@ export function presentReader(row: TerminalReadersTable): Reader {
     location_id: row.location_id,
     last_seen_at: toIsoOrNull(row.last_seen_at),
     is_test: row.mode === 'test',
+    action:
+      row.action_status === null
+        ? null
+        : {
+            type: row.action_type ?? 'process_payment_intent',
+            status: row.action_status,
+            payment_intent_id: row.action_payment_intent_id,
+            failure_code: row.action_failure_code,
+            failure_message: row.action_failure_message,
+          },
   };
 }
 
@@ -104,6 +116,7 @@ export class TerminalService {
     private readonly processor: PaymentProcessor,
     private readonly transactions: TransactionService,
     private readonly payments: PaymentState,
+    private readonly readerActions: ReaderActions,
     private readonly logger: Logger,
     private readonly staleMs: number = DEFAULT_TERMINAL_STALE_MS,
   ) {}
@@ -222,8 +235,22 @@ export class TerminalService {
       created_at: this.clock.now(),
       agent_id: null,
       presence_expires_at: null,
+      action_seq: 0,
+      action_type: null,
+      action_status: null,
+      action_payment_intent_id: null,
+      action_card_presented: 0,
+      action_failure_code: null,
+      action_failure_message: null,
+      action_processor_at: null,
+      action_updated_at: null,
+      action_check_at: null,
+      processor_status: reader.status === 'online' ? 'online' : 'offline',
     };
-    await this.store.db.insertInto('terminal_readers').values(row).execute();
+    await this.store.transaction(async (trx) => {
+      row.action_seq = await this.readerActions.registered(trx, row);
+      await trx.insertInto('terminal_readers').values(row).execute();
+    });
     return presentReader(row);
   }
 
@@ -323,6 +350,7 @@ export class TerminalService {
     }
     const options = parseTerminalOptions(txn.terminal_options);
     let result: ProcessorReader;
+    const startedAt = this.clock.now();
     try {
       if (options?.line_items) {
         await this.processor.setReaderDisplay(scope.mode, reader.processor_reader_id, {
@@ -342,6 +370,7 @@ export class TerminalService {
       throw readerConflict(err);
     }
     await this.store.transaction((trx) => this.payments.update(trx, txn.id, () => ({ terminal_id: reader.id, reader_id: reader.processor_reader_id }), this.clock.now()));
+    await this.readerActions.onResponse(reader, result, startedAt);
     const status = result.action?.status;
     return {
       reader_id: reader.processor_reader_id,
@@ -358,6 +387,7 @@ export class TerminalService {
     if (scope.mode !== 'test') throw invalid(undefined, 'simulate-payment is only available with a test key (sk_test_…)', 'livemode_not_allowed');
     const reader = await this.readerByProcessorId(scope, readerId);
     let presented: ProcessorReader;
+    const startedAt = this.clock.now();
     try {
       presented = await this.processor.presentPaymentMethod(scope.mode, reader.processor_reader_id, {
         ...(options.amountTip ? { amountTip: options.amountTip } : {}),
@@ -370,30 +400,52 @@ export class TerminalService {
       throw readerConflict(err);
     }
     const intentId = presented.action?.process_payment_intent?.payment_intent;
-    const deadline = this.clock.now() + SIMULATE_WAIT_MS;
-    let action = presented.action;
-    while (action?.status === 'in_progress' && this.clock.now() < deadline) {
-      await new Promise((r) => setTimeout(r, SIMULATE_POLL_MS));
-      const now = await this.processor.retrieveReader(scope.mode, reader.processor_reader_id);
-      action = now?.action ?? null;
+    await this.readerActions.onResponse(reader, presented, startedAt, presented.action?.status === 'in_progress');
+    // The outcome arrives as the processor's events: the reader's action, then the payment's.
+    const settled = async (waitForPayment: boolean): Promise<{ action: string | null; failure: string | null; txn: TransactionsTable | undefined } | undefined> => {
+      const state = await this.readerActions.stateOf(reader);
+      const txn = typeof intentId === 'string' ? await findScoped(this.store.db, 'transactions', scope, 'processor_payment_intent_id', intentId) : undefined;
+      const action = state?.action && state.action.payment_intent_id === intentId ? state.action : null;
+      if (action?.status === 'in_progress') return undefined;
+      // An approval or a decline moves the payment too (its own event); a cancel on the reader does not.
+      const movesPayment = action?.status === 'succeeded' || (action?.status === 'failed' && action.failure_code !== 'customer_canceled' && action.failure_code !== 'payment_intent_canceled');
+      if (waitForPayment && txn && txn.status === 'pending' && movesPayment) return undefined;
+      return { action: action?.status ?? null, failure: action?.failure_code ?? null, txn };
+    };
+    // A processor that answers with the outcome at once has no events to wait for.
+    let outcome =
+      presented.action?.status === 'in_progress'
+        ? await waitFor(
+            this.store.notifications,
+            [
+              { topic: 'readers', merchantId: scope.merchantId, mode: scope.mode },
+              { topic: 'events', merchantId: scope.merchantId, mode: scope.mode },
+            ],
+            () => settled(true),
+            SIMULATE_WAIT_MS,
+          )
+        : await settled(false);
+    if (!outcome) {
+      // No event in time (lost, or held up): what the processor says now.
+      await this.readerActions.refresh(scope.mode, reader.processor_reader_id);
+      outcome = (await settled(false)) ?? { action: 'in_progress', failure: null, txn: undefined };
     }
-    let transactionId: string | null = null;
-    if (typeof intentId === 'string') {
-      const txn = await this.store.db.selectFrom('transactions').selectAll().where('processor_payment_intent_id', '=', intentId).executeTakeFirst();
-      if (txn) transactionId = (await this.transactions.sync(txn)).id;
-    }
-    const status: 'succeeded' | 'failed' | 'in_progress' = action?.status === 'succeeded' ? 'succeeded' : action?.status === 'failed' ? 'failed' : 'in_progress';
-    return { reader_id: reader.processor_reader_id, status, transaction_id: transactionId, failure_code: action?.failure_code ?? null };
+    let txn = outcome.txn;
+    if (txn && txn.status === 'pending' && outcome.action !== 'in_progress') txn = await this.transactions.sync(txn);
+    const status: 'succeeded' | 'failed' | 'in_progress' = outcome.action === 'succeeded' ? 'succeeded' : outcome.action === 'failed' ? 'failed' : 'in_progress';
+    return { reader_id: reader.processor_reader_id, status, transaction_id: txn?.id ?? null, failure_code: outcome.failure };
   }
 
   /** Clears the reader's screen only; the payment stays pending (spec §3, last row). */
   async cancelAction(scope: Scope, readerId: string): Promise<{ reader_id: string; status: 'idle'; canceled_payment_intent_id: string | null }> {
     const reader = await this.readerByProcessorId(scope, readerId);
+    // Which payment was on the screen: the reader's action as its events left it, not a read.
+    const intent = reader.action_status === 'in_progress' ? reader.action_payment_intent_id : null;
+    const startedAt = this.clock.now();
     try {
-      const before = await this.processor.retrieveReader(scope.mode, reader.processor_reader_id);
-      const intent = before?.action?.process_payment_intent?.payment_intent;
       await this.processor.cancelReaderAction(scope.mode, reader.processor_reader_id);
-      return { reader_id: reader.processor_reader_id, status: 'idle', canceled_payment_intent_id: typeof intent === 'string' ? intent : null };
+      await this.readerActions.onCanceled(reader, startedAt);
+      return { reader_id: reader.processor_reader_id, status: 'idle', canceled_payment_intent_id: intent };
     } catch (err) {
       if (processorErrorCode(err) === 'terminal_reader_busy') throw authorizing();
       throw readerConflict(err);
@@ -425,4 +477,47 @@ export class TerminalService {
     }
     return canceled;
   }
+}
+
+/**
+ * Resolves with `check()`'s first answer other than undefined: now, and after each of `notices`
+ * (commits that changed what it looks at), one check at a time; undefined after `timeoutMs`.
+ */
+async function waitFor<T>(notifications: { subscribe(notice: Notice, listener: () => void): () => void }, notices: Notice[], check: () => Promise<T | undefined>, timeoutMs: number): Promise<T | undefined> {
+  return new Promise<T | undefined>((resolve, reject) => {
+    let done = false;
+    let running = false;
+    let again = false;
+    const unsubscribes: (() => void)[] = [];
+    const finish = (value: T | undefined, error?: unknown) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      for (const unsubscribe of unsubscribes) unsubscribe();
+      if (error !== undefined) reject(error);
+      else resolve(value);
+    };
+    const run = async (): Promise<void> => {
+      if (done) return;
+      if (running) {
+        again = true;
+        return;
+      }
+      running = true;
+      try {
+        do {
+          again = false;
+          const value = await check();
+          if (value !== undefined) return finish(value);
+        } while (again && !done);
+      } catch (err) {
+        finish(undefined, err);
+      } finally {
+        running = false;
+      }
+    };
+    const timer = setTimeout(() => finish(undefined), timeoutMs);
+    for (const notice of notices) unsubscribes.push(notifications.subscribe(notice, () => void run()));
+    void run();
+  });
 }

@@ -36,7 +36,6 @@ import type {
   PayoutList,
   Reader,
   ReaderAction,
-  ReaderLiveState,
   Refund,
   RegisterReaderParams,
   ResendEventParams,
@@ -124,8 +123,6 @@ export class PosApi {
 
   listReaders = () => this.request<Data<Reader[]>>('GET', '/v1/terminal/readers');
   /** Every reader's live processor state (what the agent polls). */
-  readerStates = () => this.request<Data<ReaderLiveState[]>>('GET', '/v1/terminal/reader-states');
-  readerState = (reader: string) => this.request<Data<ReaderLiveState>>('GET', `/v1/terminal/readers/${id(reader)}/state`);
   registerReader = (body: RegisterReaderParams) => this.request<Data<Reader>>('POST', '/v1/terminals', { body });
   deleteReader = (reader: string) => this.request<Data<Reader>>('DELETE', `/v1/terminal/readers/${id(reader)}`);
   listLocations = () => this.request<Data<Location[]>>('GET', '/v1/terminal/locations');

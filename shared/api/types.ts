@@ -1,5 +1,4 @@
 import type { z } from 'zod';
-import type { ReaderActionStateSchema, ReaderLiveStateSchema } from '../../server/schemas/agents.js';
 import type { CheckoutSessionSchema, CreateCheckoutSessionSchema, CreatePaymentLinkSchema, PaymentLinkListSchema, PaymentLinkSchema } from '../../server/schemas/checkout.js';
 import type { ErrorBodySchema } from '../../server/schemas/common.js';
 import type { CreateCustomerSchema, CustomerListSchema, CustomerSchema, DeletedCustomerSchema, UpdateCustomerSchema } from '../../server/schemas/customers.js';
@@ -77,8 +76,6 @@ export type CreateCustomerParams = z.input<typeof CreateCustomerSchema>;
 export type UpdateCustomerParams = z.input<typeof UpdateCustomerSchema>;
 
 export type Reader = z.output<typeof ReaderSchema>;
-export type ReaderLiveState = z.output<typeof ReaderLiveStateSchema>;
-export type ReaderActionState = z.output<typeof ReaderActionStateSchema>;
 export type Location = z.output<typeof LocationSchema>;
 export type TerminalPayment = z.output<typeof TerminalPaymentSchema>;
 export type ReaderAction = z.output<typeof ReaderActionSchema>;

@@ -42,13 +42,15 @@ export interface WebhookFaults {
   duplicate: boolean;
   /** New deliveries are discarded (never sent) until this is turned off. */
   drop: boolean;
+  /** The deliveries of this many next events (that have an endpoint to go to) are discarded; counts down. */
+  dropNext: number;
   /** New deliveries are held back; releasing sends them newest first (out of order). */
   hold: boolean;
   /** While holding, release automatically once this many deliveries are held (0: only on request). */
   holdBatch: number;
 }
 
-export const NO_FAULTS: WebhookFaults = { delayMs: 0, duplicate: false, drop: false, hold: false, holdBatch: 0 };
+export const NO_FAULTS: WebhookFaults = { delayMs: 0, duplicate: false, drop: false, dropNext: 0, hold: false, holdBatch: 0 };
 
 const FAULTS_KEY = 'webhook_faults';
 
@@ -95,8 +97,10 @@ export class EventLog implements EventSink {
     const now = this.now();
     let pending = 0;
     const deliveries: [string, 'pending' | 'held' | 'dropped'][] = [];
+    const dropThis = faults.drop || (faults.dropNext > 0 && endpoints.length > 0);
+    if (!faults.drop && dropThis) saveFaults(this.store, { ...faults, dropNext: faults.dropNext - 1 });
     for (const endpoint of endpoints) {
-      const status = faults.drop ? 'dropped' : faults.hold ? 'held' : 'pending';
+      const status = dropThis ? 'dropped' : faults.hold ? 'held' : 'pending';
       const copies = faults.duplicate ? 2 : 1;
       for (let i = 0; i < copies; i++) deliveries.push([endpoint.id, status]);
       if (status !== 'dropped') pending++;

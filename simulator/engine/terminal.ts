@@ -15,9 +15,11 @@ import { formatAmount } from '../../shared/money.js';
  * Terminal: locations, readers and the server-driven `process_payment_intent` flow.
  *
  *   process_payment_intent → action in_progress, intent waits for a card (requires_payment_method)
- *   present_payment_method → intent `processing` for the authorisation window (a persisted timer)
+ *   present_payment_method → intent `processing` for the authorisation window (a persisted timer);
+ *                            `payment_intent.processing` and `terminal.reader.action_updated`
  *   window ends            → approved: intent succeeded/requires_capture, action succeeded
  *                            declined: intent requires_payment_method, action failed
+ *                            (`terminal.reader.action_succeeded` / `…action_failed`, with the reader)
  *
  * During the window the reader is busy: cancel_action and canceling the intent are refused.
  */
@@ -681,6 +683,9 @@ export class Terminal {
     this.payments.store(piRow);
     this.kernel.store.save(reader);
     this.kernel.events.emit({ ...origin, scope: { livemode: piRow.livemode, account: piRow.account } }, 'payment_intent.processing', pi);
+    // The reader read the card and its action moved on (still in progress): Stripe tells of such a
+    // change with `terminal.reader.action_updated`, carrying the reader with its action.
+    this.kernel.events.emit({ ...origin, scope: { livemode: reader.livemode, account: reader.account } }, 'terminal.reader.action_updated', reader.body);
     return reader.body;
   }
 

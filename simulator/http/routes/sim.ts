@@ -21,7 +21,7 @@ const scriptSchema = z.object({ outcomes: stringList }).strict();
 const tipSchema = z.object({ option: int.optional(), amount: int.optional(), none: bool.optional() }).strict();
 const rateLimitsSchema = z.object({ enabled: bool }).strict();
 const faultsSchema = z
-  .object({ delay_ms: int.optional(), duplicate: bool.optional(), drop: bool.optional(), hold: bool.optional(), hold_batch: int.optional() })
+  .object({ delay_ms: int.optional(), duplicate: bool.optional(), drop: bool.optional(), drop_next: int.optional(), hold: bool.optional(), hold_batch: int.optional() })
   .strict();
 
 function escapeHtml(text: string): string {
@@ -90,6 +90,7 @@ export function simRouter(s: Services, control: SimulatorControl): Router {
       ...(p.delay_ms !== undefined ? { delayMs: p.delay_ms } : {}),
       ...(p.duplicate !== undefined ? { duplicate: p.duplicate } : {}),
       ...(p.drop !== undefined ? { drop: p.drop } : {}),
+      ...(p.drop_next !== undefined ? { dropNext: p.drop_next } : {}),
       ...(p.hold !== undefined ? { hold: p.hold } : {}),
       ...(p.hold_batch !== undefined ? { holdBatch: p.hold_batch } : {}),
     });

@@ -1,0 +1,401 @@
+import type { Logger } from 'pino';
+import type { ReaderActivity } from '../../shared/agent-protocol.js';
+import type { ReaderStatePush } from '../../shared/agent-upstream.js';
+import { toIsoTimestamp, type Clock } from '../../shared/time.js';
+import type { Scope } from '../accounts/scope.js';
+import { nextSeq } from '../db/counters.js';
+import { followNotices, notifyOnCommit } from '../db/notify.js';
+import type { Mode, ReaderActionStatus, TerminalReadersTable } from '../db/schema.js';
+import type { Store, Trx } from '../db/store.js';
+import type { PaymentProcessor } from '../processor/port.js';
+import type { ProcessorEvent, ProcessorPaymentIntent, ProcessorReader } from '../processor/types.js';
+
+/**
+ * An in-progress action with no news for this long is read from the processor once
+ * (reconciliation). Stripe delivers events within seconds, so a missing one is overdue long before
+ * this; but a reader waiting for a card waits on a customer, who may take half a minute to find
+ * one, and each read spends the account's shared request budget. 30 s finds a lost event while the
+ * customer is still at the counter and costs at most two reads a minute per busy reader, none for an
+ * idle one. `--reader-check-ms` sets it (tests use a second).
+ */
+export const DEFAULT_READER_CHECK_MS = 30_000;
+
+/**
+ * A processor event's `created` is in whole seconds, so an event may be up to a second older than
+ * the moment it describes. Within this distance two facts about different payments cannot be
+ * ordered by time and the reader is read instead.
+ */
+const SECOND_MS = 1_000;
+
+/** Overdue actions read per reconciliation pass: bounded so one pass never holds the budget long. */
+const CHECK_BATCH = 50;
+
+type ActionState = Pick<
+  TerminalReadersTable,
+  'action_type' | 'action_status' | 'action_payment_intent_id' | 'action_card_presented' | 'action_failure_code' | 'action_failure_message' | 'action_processor_at'
+>;
+
+/** What one event or one read says the reader's action is. */
+export interface ActionUpdate {
+  type: string | null;
+  /** null: the reader has no action. */
+  status: ReaderActionStatus | null;
+  paymentIntentId: string | null;
+  cardPresented: boolean;
+  failureCode: string | null;
+  failureMessage: string | null;
+  processorStatus?: 'online' | 'offline';
+  /**
+   * `event`: an event, at its `created` (epoch ms). `read`: the processor's answer to a request of
+   * ours sent at `startedAt` (our clock): the state at some moment after that.
+   */
+  source: { kind: 'event'; at: number } | { kind: 'read'; startedAt: number };
+}
+
+export type Decision = 'apply' | 'ignore' | 'read';
+
+/** How far along one action is: news about the same payment only moves it forward. */
+function rank(status: ReaderActionStatus | null, cardPresented: boolean): number {
+  if (status === null) return 0;
+  if (status === 'in_progress') return cardPresented ? 2 : 1;
+  return 3;
+}
+
+function sameState(stored: ActionState, next: ActionUpdate): boolean {
+  return (
+    stored.action_status === next.status &&
+    stored.action_payment_intent_id === next.paymentIntentId &&
+    (stored.action_card_presented === 1) === next.cardPresented &&
+    stored.action_failure_code === next.failureCode &&
+    stored.action_type === next.type
+  );
+}
+
+/**
+ * Whether `next` may replace what is stored. Events arrive late, twice and out of order; an old one
+ * must never overwrite newer state:
+ * - about the same payment, only a step forward counts (waiting → card presented → outcome), and
+ *   not from an event more than a second older than what is stored (that is an earlier attempt of
+ *   a payment sent to the reader again);
+ * - about another payment, an event clearly newer wins, one clearly older is dropped, and one within
+ *   the same second is settled by reading the reader;
+ * - a read of ours wins unless it would step the same payment back while newer news arrived during
+ *   the request.
+ */
+export function decide(stored: ActionState & { action_updated_at: number | null }, next: ActionUpdate): Decision {
+  if (sameState(stored, next)) return 'ignore';
+  const samePayment = stored.action_payment_intent_id === next.paymentIntentId;
+  const forward = rank(next.status, next.cardPresented) > rank(stored.action_status, stored.action_card_presented === 1);
+  if (next.source.kind === 'read') {
+    if (samePayment && !forward && stored.action_updated_at !== null && stored.action_updated_at >= next.source.startedAt) return 'ignore';
+    return 'apply';
+  }
+  const at = next.source.at;
+  const storedAt = stored.action_processor_at;
+  if (stored.action_status === null || storedAt === null) return 'apply';
+  if (samePayment) return forward && at >= storedAt - SECOND_MS ? 'apply' : 'ignore';
+  if (at > storedAt + SECOND_MS) return 'apply';
+  if (at < storedAt - SECOND_MS) return 'ignore';
+  return 'read';
+}
+
+function intentIdOf(reader: ProcessorReader): string | null {
+  const ref = reader.action?.process_payment_intent?.payment_intent;
+  return typeof ref === 'string' ? ref : (ref?.id ?? null);
+}
+
+/** A reader object (from an event or a request) as an update; `cardPresented` when known otherwise. */
+export function updateFromReader(reader: ProcessorReader, source: ActionUpdate['source'], cardPresented: boolean): ActionUpdate {
+  // A cart shown before a payment (set_reader_display) is not reader activity: no action.
+  const action = reader.action?.type === 'process_payment_intent' ? reader.action : null;
+  const intent = action?.process_payment_intent?.payment_intent;
+  const status = action ? (action.status as 'in_progress' | 'succeeded' | 'failed') : null;
+  return {
+    type: action?.type ?? null,
+    status,
+    paymentIntentId: intentIdOf(reader),
+    // An expanded intent says for itself whether a card is being authorised.
+    cardPresented: status === 'in_progress' && (cardPresented || (typeof intent === 'object' && intent?.status === 'processing')),
+    failureCode: action?.failure_code ?? null,
+    failureMessage: action?.failure_message ?? null,
+    processorStatus: reader.status === 'online' ? 'online' : 'offline',
+    source,
+  };
+}
+
+/** What the counter shows for a stored action. */
+export function activityOf(row: Pick<TerminalReadersTable, 'action_status' | 'action_card_presented' | 'action_failure_code'>): ReaderActivity {
+  switch (row.action_status) {
+    case 'in_progress':
+      return row.action_card_presented === 1 ? 'processing' : 'waiting_for_card';
+    case 'succeeded':
+      return 'approved';
+    case 'failed':
+      return row.action_failure_code === 'customer_canceled' ? 'canceled_on_reader' : 'declined';
+    default:
+      return 'idle';
+  }
+}
+
+type StateRow = TerminalReadersTable & { transaction_id: string | null; amount: number | null; currency: string | null };
+
+function present(row: StateRow): ReaderStatePush {
+  return {
+    id: row.id,
+    processor_terminal_id: row.processor_reader_id,
+    name: row.name,
+    serial_number: row.serial_number,
+    processor_status: row.processor_status,
+    seq: Number(row.action_seq),
+    activity: activityOf(row),
+    action:
+      row.action_status === null
+        ? null
+        : {
+            type: row.action_type ?? 'process_payment_intent',
+            status: row.action_status,
+            payment_intent_id: row.action_payment_intent_id,
+            transaction_id: row.transaction_id,
+            amount: row.amount === null ? null : Number(row.amount),
+            currency: row.currency,
+            card_presented: row.action_card_presented === 1,
+            failure_code: row.action_failure_code,
+            failure_message: row.action_failure_message,
+            updated_at: toIsoTimestamp(row.action_updated_at ?? row.created_at),
+          },
+  };
+}
+
+/**
+ * Each reader's action, kept from the processor's `terminal.reader.action_*` and `payment_intent.*`
+ * events and from the answers to our own reader requests, in the event's transaction. A change
+ * takes the scope's next `reader_actions` seq and sends the `readers` notice, which wakes whoever
+ * pushes reader states to that merchant's agents, on every instance. Nothing polls the processor:
+ * an in-progress action with no news for `checkMs` is read once (see DEFAULT_READER_CHECK_MS).
+ */
+export class ReaderActions {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly processor: PaymentProcessor,
+    private readonly logger: Logger,
+    readonly checkMs: number = DEFAULT_READER_CHECK_MS,
+  ) {}
+
+  /** Applies one processor event; events that say nothing about a reader's action are skipped. */
+  async onEvent(event: ProcessorEvent, mode: Mode): Promise<void> {
+    const at = event.created * 1000;
+    if (event.type.startsWith('terminal.reader.action_')) {
+      const reader = event.data.object as ProcessorReader;
+      // An event about a cart shown before the payment says nothing about the payment's action.
+      if (reader.action && reader.action.type !== 'process_payment_intent') return;
+      // `action_updated` on a payment in progress: the reader read a card and the intent is being authorised.
+      const update = updateFromReader(reader, { kind: 'event', at }, event.type === 'terminal.reader.action_updated');
+      await this.#applyTo({ mode, processorReaderId: reader.id }, update);
+      return;
+    }
+    if (!event.type.startsWith('payment_intent.')) return;
+    const intent = event.data.object as ProcessorPaymentIntent;
+    let status: ReaderActionStatus;
+    let cardPresented = false;
+    if (event.type === 'payment_intent.processing') {
+      status = 'in_progress';
+      cardPresented = true;
+    } else if (event.type === 'payment_intent.succeeded') {
+      status = 'succeeded';
+    } else if (event.type === 'payment_intent.canceled') {
+      // The processor drops a canceled payment's action from the reader; the screen is cleared.
+      status = 'canceled';
+    } else {
+      return;
+    }
+    const readers = await this.store.db
+      .selectFrom('terminal_readers')
+      .select('processor_reader_id')
+      .where('action_payment_intent_id', '=', intent.id)
+      .where('mode', '=', mode)
+      .execute();
+    for (const { processor_reader_id } of readers) {
+      await this.#applyTo(
+        { mode, processorReaderId: processor_reader_id },
+        { type: 'process_payment_intent', status, paymentIntentId: intent.id, cardPresented, failureCode: null, failureMessage: null, source: { kind: 'event', at } },
+        (row) => row.action_payment_intent_id === intent.id && row.action_status === 'in_progress',
+      );
+    }
+  }
+
+  /** The processor's answer to a reader request of ours (process, present, cancel), sent at `startedAt`. */
+  async onResponse(row: TerminalReadersTable, reader: ProcessorReader | null, startedAt: number, cardPresented = false): Promise<void> {
+    const update: ActionUpdate = reader
+      ? updateFromReader(reader, { kind: 'read', startedAt }, cardPresented)
+      : { type: null, status: null, paymentIntentId: null, cardPresented: false, failureCode: null, failureMessage: null, source: { kind: 'read', startedAt } };
+    await this.#applyTo({ mode: row.mode, processorReaderId: row.processor_reader_id }, update);
+  }
+
+  /** We canceled the reader's action (cancel-action, or a payment canceled after its reader reset). */
+  async onCanceled(row: TerminalReadersTable, startedAt: number): Promise<void> {
+    await this.#applyTo(
+      { mode: row.mode, processorReaderId: row.processor_reader_id },
+      { type: 'process_payment_intent', status: 'canceled', paymentIntentId: null, cardPresented: false, failureCode: null, failureMessage: null, source: { kind: 'read', startedAt } },
+      (stored) => stored.action_status === 'in_progress',
+      (stored) => stored.action_payment_intent_id,
+    );
+  }
+
+  /** A reader was registered: its first seq, so agents following the merchant learn of it. */
+  async registered(trx: Trx, row: TerminalReadersTable): Promise<number> {
+    const seq = await nextSeq(trx, row.merchant_id, row.mode, 'reader_actions');
+    notifyOnCommit(trx, { topic: 'readers', merchantId: row.merchant_id, mode: row.mode });
+    return seq;
+  }
+
+  async #applyTo(
+    which: { mode: Mode; processorReaderId: string },
+    update: ActionUpdate,
+    only?: (row: TerminalReadersTable) => boolean,
+    keepIntent?: (row: TerminalReadersTable) => string | null,
+  ): Promise<void> {
+    const decision = await this.store.transaction(async (trx): Promise<Decision> => {
+      let query = trx.selectFrom('terminal_readers').selectAll().where('processor_reader_id', '=', which.processorReaderId).where('mode', '=', which.mode);
+      // Two instances handling two events of one reader at once: the second waits for the first's commit.
+      if (this.store.dialect === 'postgres') query = query.forUpdate();
+      const row = await query.executeTakeFirst();
+      if (!row || (only && !only(row))) return 'ignore';
+      const next = keepIntent ? { ...update, paymentIntentId: keepIntent(row) } : update;
+      const decision = decide(row, next);
+      if (decision !== 'apply') return decision;
+      await this.#write(trx, row, next);
+      return 'apply';
+    });
+    if (decision === 'read') await this.refresh(which.mode, which.processorReaderId);
+  }
+
+  async #write(trx: Trx, row: TerminalReadersTable, next: ActionUpdate): Promise<void> {
+    const now = this.clock.now();
+    const seq = await nextSeq(trx, row.merchant_id, row.mode, 'reader_actions');
+    const checkAt = next.status === 'in_progress' ? now + this.checkMs : null;
+    await trx
+      .updateTable('terminal_readers')
+      .set({
+        action_seq: seq,
+        action_type: next.type,
+        action_status: next.status,
+        action_payment_intent_id: next.paymentIntentId,
+        action_card_presented: next.cardPresented ? 1 : 0,
+        action_failure_code: next.failureCode,
+        action_failure_message: next.failureMessage,
+        // A read's moment on the processor's clock is taken as ours: Stripe's clock and a server's NTP clock agree far within a second.
+        action_processor_at: next.source.kind === 'event' ? next.source.at : now,
+        action_updated_at: now,
+        action_check_at: checkAt,
+        ...(next.processorStatus ? { processor_status: next.processorStatus } : {}),
+      })
+      .where('id', '=', row.id)
+      .execute();
+    notifyOnCommit(trx, { topic: 'readers', merchantId: row.merchant_id, mode: row.mode });
+    // Deadlines that only moved later need no timer's attention (as for presence).
+    if (checkAt !== null && (row.action_check_at === null || checkAt < row.action_check_at)) notifyOnCommit(trx, { topic: 'reader_checks' });
+  }
+
+  /** Reads the reader from the processor (through the budget) and applies what it says now. */
+  async refresh(mode: Mode, processorReaderId: string): Promise<void> {
+    const row = await this.store.db.selectFrom('terminal_readers').selectAll().where('processor_reader_id', '=', processorReaderId).where('mode', '=', mode).executeTakeFirst();
+    if (!row) return;
+    const startedAt = this.clock.now();
+    const reader = await this.processor.retrieveReader(mode, processorReaderId);
+    // The reader object does not say whether a card was read; for the same payment, what we knew stands.
+    const intent = reader ? intentIdOf(reader) : null;
+    const presented = reader?.action?.status === 'in_progress' && intent === row.action_payment_intent_id && row.action_card_presented === 1;
+    await this.onResponse(row, reader, startedAt, presented);
+  }
+
+  /**
+   * Reconciliation: reads each reader whose in-progress action had no news for `checkMs`, once per
+   * deadline. Several instances may run this at the same deadline; the conditional update that
+   * moves a reader's deadline on lets exactly one of them read it.
+   */
+  async reconcile(): Promise<number> {
+    const now = this.clock.now();
+    const due = await this.store.db
+      .selectFrom('terminal_readers')
+      .select(['id', 'mode', 'processor_reader_id', 'action_check_at'])
+      .where('action_check_at', '<=', now)
+      .orderBy('action_check_at')
+      .limit(CHECK_BATCH)
+      .execute();
+    let read = 0;
+    for (const row of due) {
+      const claimed = await this.store.db
+        .updateTable('terminal_readers')
+        .set({ action_check_at: now + this.checkMs })
+        .where('id', '=', row.id)
+        .where('action_check_at', '=', row.action_check_at)
+        .executeTakeFirst();
+      if (Number(claimed.numUpdatedRows) !== 1) continue;
+      try {
+        await this.refresh(row.mode, row.processor_reader_id);
+        read += 1;
+      } catch (err) {
+        this.logger.warn({ err, reader: row.processor_reader_id }, 'reconciliation read of a reader failed; trying again at its next deadline');
+      }
+    }
+    if (read) this.logger.info({ read }, 'reader actions with an overdue event read from the processor');
+    return due.length === CHECK_BATCH ? read + (await this.reconcile()) : read;
+  }
+
+  /** The earliest reconciliation deadline (epoch ms), or undefined when no action is in progress. */
+  async nextCheck(): Promise<number | undefined> {
+    const row = await this.store.db
+      .selectFrom('terminal_readers')
+      .select((eb) => eb.fn.min('action_check_at').as('at'))
+      .executeTakeFirst();
+    return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
+  }
+
+  /** Readers of the scope changed after `seq` (every reader for -1), oldest change first. */
+  async statesAfter(scope: Scope, seq: number): Promise<ReaderStatePush[]> {
+    const rows = await this.store.db
+      .selectFrom('terminal_readers as r')
+      .leftJoin('transactions as t', (join) => join.onRef('t.processor_payment_intent_id', '=', 'r.action_payment_intent_id'))
+      .selectAll('r')
+      .select(['t.id as transaction_id', 't.amount as amount', 't.currency as currency'])
+      .where('r.merchant_id', '=', scope.merchantId)
+      .where('r.mode', '=', scope.mode)
+      .where('r.action_seq', '>', seq)
+      .orderBy('r.action_seq')
+      .execute();
+    return rows.map((row) => present(row as StateRow));
+  }
+
+  /** One reader's state now (simulate-payment waits on it). */
+  async stateOf(row: TerminalReadersTable): Promise<ReaderStatePush | undefined> {
+    const states = await this.statesAfter({ merchantId: row.merchant_id, mode: row.mode }, -1);
+    return states.find((s) => s.id === row.id);
+  }
+
+  /**
+   * Follows the scope's reader states for a connected agent: `snapshot` gets every reader first,
+   * then `changed` each reader that changed, after each commit that changed one. Returns stop.
+   */
+  follow(scope: Scope, snapshot: (readers: ReaderStatePush[]) => void, changed: (reader: ReaderStatePush) => void, failed: (error: unknown) => void): () => void {
+    let at: number | undefined;
+    return followNotices(
+      this.store.notifications,
+      { topic: 'readers', merchantId: scope.merchantId, mode: scope.mode },
+      async () => {
+        const states = await this.statesAfter(scope, at ?? -1);
+        if (at === undefined) {
+          at = states.reduce((max, s) => Math.max(max, s.seq), 0);
+          snapshot(states);
+          return false;
+        }
+        for (const state of states) {
+          at = Math.max(at, state.seq);
+          changed(state);
+        }
+        return false;
+      },
+      failed,
+    );
+  }
+}
