@@ -72,11 +72,13 @@ describe.skipIf(!hasTmux)('pos up in a terminal (tmux, 80×24)', () => {
     dir.cleanup();
   });
 
-  it('prints the demo keys once and opens the counter', async () => {
-    await waitFor('Press Enter to charge.', 25_000);
+  it('shows the demo keys on a screen of their own, then opens the counter', async () => {
+    const intro = await waitFor('Press any key to open the counter', 25_000);
+    expect(intro).toMatch(/sk_test +sk_test_\w+/);
+    keys('Space');
+    await waitFor('Press Enter to charge.');
     const first = await waitFor(/TEST MODE: simulated cards, no real money moves[\s\S]*● online/);
-    expect(first).toContain('Amount  10.00_');
-    expect(tmux('capture-pane', '-p', '-t', SESSION, '-S', '-30')).toMatch(/sk_test +sk_test_\w+/);
+    expect(first).toContain('Amount  _  USD  Enter alone charges 10.00');
     save('charge-entry', first);
   });
 
@@ -97,7 +99,7 @@ describe.skipIf(!hasTmux)('pos up in a terminal (tmux, 80×24)', () => {
     await waitFor('WAITING FOR CARD');
     keys('x');
     const canceled = await waitFor('✘ CANCELED  $10.00');
-    expect(canceled).toContain('Nothing was charged (requested by customer).');
+    expect(canceled).toContain('Nothing was charged (canceled by staff).');
     save('charge-canceled', canceled);
   });
 
@@ -107,8 +109,10 @@ describe.skipIf(!hasTmux)('pos up in a terminal (tmux, 80×24)', () => {
     keys('r');
     save('readers', await waitFor(/› Till 1\s+● online/));
     keys('h');
-    const history = await waitFor(/canceled/);
-    expect(history).toMatch(/\$10\.00\s+succeeded\s+visa ••4242/);
+    await waitFor(/canceled/);
+    const history = await waitFor('Page 1 of 1 (2 payments) · all payments');
+    expect(history).toContain('Canceled by staff');
+    expect(history).toMatch(/\$10\.00\s+succeeded\s+counter\s+visa ••4242/);
     save('history', history);
     keys('d');
     const day = await waitFor(/All\s+1\s+\$10\.00\s+0\s+1/);
@@ -125,10 +129,14 @@ describe.skipIf(!hasTmux)('pos up in a terminal (tmux, 80×24)', () => {
     await waitFor('Refund $10.00 of txn_');
     keys('y');
     await waitFor('Refunded $10.00.');
-    await waitFor(/\$10\.00\s+refunded\s+visa ••4242/);
+    await waitFor(/\$10\.00\s+refunded\s+counter\s+visa ••4242/);
   });
 
-  it('quits with q', async () => {
+  it('quits with q, after saying what quitting stops', async () => {
+    keys('c');
+    await waitFor('Press Enter to charge.');
+    keys('q');
+    expect(await waitFor('Quit? This stops the server, the simulator and the agent.')).toContain('y quit');
     // A key sent while the previous screen is still settling is sometimes lost between tmux and
     // Ink; staff would press again, and so does the test (at most three times).
     const end = Date.now() + 15_000;
@@ -144,10 +152,10 @@ describe.skipIf(!hasTmux)('pos up in a terminal (tmux, 80×24)', () => {
         const log = join(dir.path, 'data', 'pos-up.log');
         const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-8).join('\n') : '(no log)';
         const pane = tmux('display-message', '-p', '-t', SESSION, '#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal}').trim();
-        throw new Error(`pos up did not exit cleanly after ${presses} presses of q (pane dead/status: ${pane}):\n${screen()}\nlog:\n${tail}`);
+        throw new Error(`pos up did not exit cleanly after ${presses} presses of y (pane dead/status: ${pane}):\n${screen()}\nlog:\n${tail}`);
       }
       if (Date.now() >= nextPress && presses < 3) {
-        keys('q');
+        keys('y');
         presses += 1;
         nextPress = Date.now() + 4_000;
       }

@@ -29,6 +29,7 @@ export function registerPaymentCommands(program: Command): void {
     .option('--no-tip', 'no tip screen for this payment')
     .option('--no-customer-cancel', 'no cancel button on the reader')
     .option('--wait', 'wait for the outcome; exit 3 if it fails, is canceled, or the customer cancels on the reader (Ctrl-C cancels the payment)')
+    .option('--cancel-current', 'if the reader is busy with another payment, cancel that one first (without it, a busy reader is an error naming the payment)')
     .addHelpText(
       'after',
       '\nExamples:\n  pos pay 12.00 --reader "Till 1" --wait\n  pos pay --item "Coffee:3.50x2" --item "Bagel:2.50" --tax 0.77 --reader "Till 1" --wait\n  pos simulate tap "Till 1"   # in another shell, test mode',

@@ -96,6 +96,7 @@ export const ReaderSchema = z
         type: z.string(),
         status: z.enum(['in_progress', 'succeeded', 'failed', 'canceled']),
         payment_intent_id: z.string().nullable(),
+        transaction_id: z.string().nullable().openapi({ description: 'Our payment for that payment intent' }),
         failure_code: z.string().nullable().openapi({ description: 'customer_canceled: the customer pressed cancel on the reader (the payment stays pending)' }),
         failure_message: z.string().nullable(),
       })

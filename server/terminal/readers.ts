@@ -57,7 +57,7 @@ function presentLocation(row: TerminalLocationsTable): Location {
   };
 }
 
-export function presentReader(row: TerminalReadersTable): Reader {
+export function presentReader(row: TerminalReadersTable, transactionId: string | null = null): Reader {
   return {
     id: row.id,
     object: 'terminal.reader',
@@ -76,6 +76,7 @@ export function presentReader(row: TerminalReadersTable): Reader {
             type: row.action_type ?? 'process_payment_intent',
             status: row.action_status,
             payment_intent_id: row.action_payment_intent_id,
+            transaction_id: transactionId,
             failure_code: row.action_failure_code,
             failure_message: row.action_failure_message,
           },
@@ -278,7 +279,18 @@ export class TerminalService {
         this.logger.warn({ err }, 'could not refresh reader status from the processor; showing the last known');
       }
     }
-    return rows.map(presentReader);
+    const intents = [...new Set(rows.flatMap((r) => (r.action_payment_intent_id ? [r.action_payment_intent_id] : [])))];
+    const txns = intents.length
+      ? await this.store.db
+          .selectFrom('transactions')
+          .select(['id', 'processor_payment_intent_id'])
+          .where('merchant_id', '=', scope.merchantId)
+          .where('mode', '=', scope.mode)
+          .where('processor_payment_intent_id', 'in', intents)
+          .execute()
+      : [];
+    const byIntent = new Map(txns.map((t) => [t.processor_payment_intent_id, t.id]));
+    return rows.map((row) => presentReader(row, row.action_payment_intent_id ? (byIntent.get(row.action_payment_intent_id) ?? null) : null));
   }
 
   #readerRows(scope: Scope): Promise<TerminalReadersTable[]> {
