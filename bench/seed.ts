@@ -78,6 +78,7 @@ function transactionRow(merchantId: string, mode: Mode, seq: number, createdAt: 
     dispute_id: null,
     dispute_status: null,
     ...NO_CARD_RECEIPT,
+    terminal_options: null,
   };
 }
 

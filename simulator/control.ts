@@ -4,7 +4,7 @@ import type { WebhookDispatcher } from './engine/dispatcher.js';
 import { type WebhookFaults, loadFaults, saveFaults } from './engine/events.js';
 import type { Kernel, Origin } from './engine/kernel.js';
 import type { Payments } from './engine/payments.js';
-import type { ScriptedOutcome, Terminal } from './engine/terminal.js';
+import type { ReaderDisplay, ScriptedOutcome, Terminal } from './engine/terminal.js';
 import type { Timers } from './engine/timers.js';
 import { invalidRequest } from './errors.js';
 import { isDeclineName } from './engine/instruments.js';
@@ -50,6 +50,10 @@ export interface SimulatorControl {
   setCapability(accountId: string, capability: string, status: CapabilityStatus): Promise<Stripe.Capability>;
   /** The customer presses cancel on the reader while it waits for a card. */
   customerCancel(readerId: string): Promise<Stripe.Terminal.Reader>;
+  /** What the reader's screen shows: cart, tip selection, "tap card" with the total, outcome; `lines` as text. */
+  readerDisplay(readerId: string): Promise<ReaderDisplay & { reader: string; lines: string[] }>;
+  /** The customer answers the tip selection screen: suggestion 1–3, a custom amount, or no tip. */
+  chooseTip(readerId: string, choice: { option?: number; amount?: number; none?: boolean }): Promise<ReaderDisplay & { reader: string; lines: string[] }>;
   /** Unplugs (false) or reconnects (true) a reader. */
   setReaderOnline(readerId: string, online: boolean): Promise<Stripe.Terminal.Reader>;
   /** Outcomes for the next cards presented on a reader, in order: 'approve' or a decline code. */
@@ -138,6 +142,8 @@ export function createControl(deps: ControlDeps): SimulatorControl {
         return deps.accounts.setCapabilityStatus(controlOrigin(), accountId, capability, status);
       }),
     customerCancel: (readerId) => act(() => deps.terminal.customerCancel(controlOrigin(), readerId)),
+    readerDisplay: (readerId) => act(() => deps.terminal.display(readerId)),
+    chooseTip: (readerId, choice) => act(() => deps.terminal.chooseTip(readerId, choice)),
     setReaderOnline: (readerId, online) => act(() => deps.terminal.setOnline(readerId, online)),
     scriptReader: (readerId, outcomes) =>
       act(() => {

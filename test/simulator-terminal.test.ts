@@ -237,7 +237,7 @@ describe('process_payment_intent', () => {
   it('customer cancel on the reader fails the action and only emits action_failed', async () => {
     const reader = await newReader();
     const pi = await cardPresentIntent(1000);
-    await t.stripe.terminal.readers.processPaymentIntent(reader.id, { payment_intent: pi.id });
+    await t.stripe.terminal.readers.processPaymentIntent(reader.id, { payment_intent: pi.id, process_config: { enable_customer_cancellation: true } });
     const response = await fetch(`${t.sim.url}/_sim/readers/${reader.id}/customer_cancel`, { method: 'POST' });
     expect(response.status).toBe(200);
     const after = notDeleted<Stripe.Terminal.Reader>(await t.stripe.terminal.readers.retrieve(reader.id));

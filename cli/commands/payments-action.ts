@@ -3,11 +3,13 @@ import { findReader } from '../../shared/api/client.js';
 import { ApiRequestError } from '../../shared/api/errors.js';
 import type { Reader, Transaction } from '../../shared/api/types.js';
 import { parseAmount, parseChargeAmount } from '../amount.js';
+import { cartTotal, parseCartLine } from '../cart.js';
 import { cancelWords, declineWords } from '../../shared/declines.js';
 import { CliError, usageError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { cardOf, CONFLICT_WORDS, money, transactionRow } from '../format.js';
 import { startSpinner } from '../spinner.js';
+import { chooseTipOnScreen } from './sim-control.js';
 
 export async function currencyFor(ctx: CliContext, explicit: string | undefined): Promise<string> {
   if (explicit) return explicit.toLowerCase();
@@ -75,23 +77,36 @@ export async function resolveReader(ctx: CliContext, wanted: string): Promise<Re
 /** How often `--wait` re-reads the payment: quick enough to feel live at a counter, 2 requests/s. */
 const WAIT_POLL_MS = 500;
 
+/** The reader's action for this payment ended with the customer's cancel (the API itself stays silent). */
+async function canceledOnReader(ctx: CliContext, reader: Reader, intent: string): Promise<string | null> {
+  const action = (await ctx.api.listReaders()).data.find((r) => r.id === reader.id)?.action;
+  if (action?.payment_intent_id !== intent || action.status !== 'failed' || action.failure_code !== 'customer_canceled') return null;
+  return action.failure_message ?? 'The customer canceled on the reader.';
+}
+
 /**
  * The payment the reader is busy with, if any: a pending payment sent to it. Asked before anything
  * is created, so a busy reader never leaves a pending payment behind, and named so staff can cancel
  * it. One page of the newest pending payments is enough: a reader carries one payment at a time.
  */
 async function paymentOnReader(ctx: CliContext, reader: Reader): Promise<Transaction | null> {
-  const pending = (await ctx.api.listTransactions({ status: 'pending', size: 100 })).data;
-  return pending.find((t) => t.reader_id === reader.processor_terminal_id || t.terminal_id === reader.id) ?? null;
+  const action = (await ctx.api.listReaders()).data.find((r) => r.id === reader.id)?.action;
+  if (action?.status !== 'in_progress' || !action.transaction_id) return null;
+  const t = (await ctx.api.getTransaction(action.transaction_id)).data;
+  return t.status === 'pending' ? t : null;
 }
 
 export async function pay(
-  [amountText]: [string],
-  options: { reader: string; currency?: string; description?: string; wait?: boolean; cancelCurrent?: boolean },
+  [amountText]: [string | undefined],
+  options: { reader: string; currency?: string; description?: string; wait?: boolean; cancelCurrent?: boolean; item?: string[]; tax?: string; tip?: boolean; customerCancel?: boolean },
   ctx: CliContext,
 ): Promise<void> {
   const currency = await currencyFor(ctx, options.currency);
-  const amount = parseChargeAmount(amountText, currency);
+  const lines = (options.item ?? []).map((item) => parseCartLine(item, currency));
+  const tax = options.tax !== undefined ? parseAmount(options.tax, currency) : undefined;
+  if (tax !== undefined && lines.length === 0) throw usageError('--tax goes with a cart: add --item lines');
+  if (amountText === undefined && lines.length === 0) throw usageError('give an amount, or --item lines to total');
+  const amount = amountText !== undefined ? parseChargeAmount(amountText, currency) : cartTotal(lines, tax);
   const reader = await resolveReader(ctx, options.reader);
   const current = await paymentOnReader(ctx, reader);
   if (current) {
@@ -105,7 +120,16 @@ export async function pay(
     await ctx.api.cancelTransaction(current.id, { reason: 'canceled_by_staff' });
     if (!ctx.out.json) ctx.out.line(`Canceled ${what}, which was on ${reader.name}.`);
   }
-  const created = await ctx.api.createTerminalPayment({ amount, currency, terminal_id: reader.id, ...(options.description ? { description: options.description } : {}) });
+  const created = await ctx.api.createTerminalPayment({
+    amount,
+    currency,
+    terminal_id: reader.id,
+    ...(options.description ? { description: options.description } : {}),
+    ...(lines.length ? { line_items: lines } : {}),
+    ...(tax !== undefined ? { tax } : {}),
+    ...(options.tip === false ? { skip_tipping: true } : {}),
+    ...(options.customerCancel === false ? { enable_customer_cancellation: false } : {}),
+  });
   const intent = created.data.payment_intent_id;
   try {
     if (!intent) throw new CliError(`payment ${created.data.reference} has no processor payment to send to ${reader.name}`);
@@ -136,15 +160,23 @@ export async function pay(
   };
   process.on('SIGINT', onInterrupt);
   let t: Transaction;
+  let customerCanceled: string | null = null;
   try {
     for (;;) {
       t = (await ctx.api.getTransaction(created.data.id)).data;
       if (t.status !== 'pending') break;
+      customerCanceled = await canceledOnReader(ctx, reader, intent);
+      if (customerCanceled) break;
       await new Promise((r) => setTimeout(r, WAIT_POLL_MS));
     }
   } finally {
     process.off('SIGINT', onInterrupt);
     spinner?.stop();
+  }
+  if (customerCanceled) {
+    if (ctx.out.json) ctx.out.printJson({ data: t, reader_failure: { code: 'customer_canceled', message: customerCanceled } });
+    else ctx.out.error(`Customer canceled on the reader: ${t.reference} is still open (send it again: pos transactions…, or cancel it: pos transactions cancel ${t.reference})`);
+    throw new CliError(`payment ${t.reference}: customer canceled on the reader`, ExitCode.paymentFailed);
   }
   if (ctx.out.json) ctx.out.printJson({ data: t });
   else if (t.status === 'succeeded') ctx.out.line(`Approved: ${money(t.amount, t.currency)}${t.tip_amount ? ` (tip ${money(t.tip_amount, t.currency)})` : ''} ${cardOf(t)}  ${t.reference}${t.receipt_url ? `\nReceipt: ${t.receipt_url}` : ''}`);
@@ -211,10 +243,13 @@ export async function refund([id]: [string], options: { amount?: string; reason?
   ctx.out.line(`Refund ${r.reference}: ${money(r.amount, r.currency)} ${r.status}`);
 }
 
-export async function simulateTap([readerName]: [string], options: { tip?: string; card?: string }, ctx: CliContext): Promise<void> {
+export async function simulateTap([readerName]: [string], options: { tip?: string; tipOption?: string; card?: string }, ctx: CliContext): Promise<void> {
   const reader = await resolveReader(ctx, readerName);
+  if (options.tip && options.tipOption) throw usageError('--tip and --tip-option are two answers to one screen: give one');
   let tip: number | undefined;
   if (options.tip) tip = parseAmount(options.tip, (await ctx.api.merchant()).data.default_currency);
+  // A suggestion is picked on the reader's tip screen (the simulator's), then the card is tapped.
+  if (options.tipOption) await chooseTipOnScreen(ctx, reader, positiveInt(options.tipOption, '--tip-option', 3));
   const res = await ctx.api
     .simulatePayment({ reader_id: reader.processor_terminal_id, ...(tip !== undefined ? { amount_tip: tip } : {}), ...(options.card ? { card_number: options.card } : {}) })
     ;

@@ -20,13 +20,20 @@ export function registerPaymentCommands(program: Command): void {
   program
     .command('pay')
     .description('Take an in-person payment on a reader')
-    .argument('<amount>', 'e.g. 47.50 or 4750c')
+    .argument('[amount]', 'e.g. 47.50 or 4750c; default the total of --item lines and --tax')
     .requiredOption('--reader <reader>', 'reader name, tmr_… id or uuid')
     .addOption(currency())
     .option('--description <text>', 'shown on the payment and receipts')
-    .option('--wait', 'wait for the outcome; exit 3 if it fails or is canceled (Ctrl-C cancels the payment)')
+    .option('--item <DESC:PRICE[xQTY]>', 'a cart line shown on the reader, e.g. "Coffee:3.50x2" (repeat for more)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--tax <amount>', 'tax included in the total, shown on the cart (tips are suggested on the rest)')
+    .option('--no-tip', 'no tip screen for this payment')
+    .option('--no-customer-cancel', 'no cancel button on the reader')
+    .option('--wait', 'wait for the outcome; exit 3 if it fails, is canceled, or the customer cancels on the reader (Ctrl-C cancels the payment)')
     .option('--cancel-current', 'if the reader is busy with another payment, cancel that one first (without it, a busy reader is an error naming the payment)')
-    .addHelpText('after', '\nExamples:\n  pos pay 12.00 --reader "Till 1" --wait\n  pos simulate tap "Till 1"   # in another shell, test mode')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  pos pay 12.00 --reader "Till 1" --wait\n  pos pay --item "Coffee:3.50x2" --item "Bagel:2.50" --tax 0.77 --reader "Till 1" --wait\n  pos simulate tap "Till 1"   # in another shell, test mode',
+    )
     .action(lazy(async () => (await import('./payments-action.js')).pay));
 
   const transactions = program.command('transactions').alias('txn').description('List, inspect, capture and cancel payments');
@@ -69,7 +76,18 @@ export function registerPaymentCommands(program: Command): void {
     .command('tap')
     .description('Tap a test card on a simulated reader (answers once the authorisation is over)')
     .argument('<reader>', 'reader name, tmr_… id or uuid')
-    .option('--tip <amount>', 'tip the customer adds on the reader')
+    .option('--tip <amount>', 'tip the customer adds on the reader (Stripe\'s amount_tip)')
+    .option('--tip-option <n>', "pick tip suggestion 1, 2 or 3 on the simulated reader's tip screen first")
     .option('--card <number>', 'card-present test number, e.g. 4000000000009995 declines (insufficient funds)')
     .action(lazy(async () => (await import('./payments-action.js')).simulateTap));
+  simulate
+    .command('cancel')
+    .description('The customer presses cancel on a simulated reader (the payment stays open)')
+    .argument('<reader>', 'reader name, tmr_… id or uuid')
+    .action(lazy(async () => (await import('./simulate-action.js')).simulateCancel));
+  simulate
+    .command('screen')
+    .description("What a simulated reader's screen shows: cart, tip suggestions, total")
+    .argument('<reader>', 'reader name, tmr_… id or uuid')
+    .action(lazy(async () => (await import('./simulate-action.js')).simulateScreen));
 }

@@ -1,5 +1,9 @@
 import type { CliContext } from '../context.js';
+import type { Location } from '../../shared/api/types.js';
 import { readerRow } from '../format.js';
+import { parseAmount } from '../amount.js';
+import { usageError } from '../errors.js';
+import { money } from '../format.js';
 import { resolveReader } from './payments-action.js';
 
 export async function listReaders(_args: [], _options: object, ctx: CliContext): Promise<void> {
@@ -42,5 +46,39 @@ export async function createLocation(
 export async function listLocations(_args: [], _options: object, ctx: CliContext): Promise<void> {
   const res = await ctx.api.listLocations();
   if (ctx.out.json) ctx.out.printJson(res);
-  else ctx.out.table(res.data.map((l) => ({ name: l.display_name, city: l.address.city, country: l.address.country, mode: l.is_test ? 'test' : 'live', id: l.id })));
+  else ctx.out.table(res.data.map((l) => ({ name: l.display_name, city: l.address.city, country: l.address.country, tipping: tippingWords(l.tipping), mode: l.is_test ? 'test' : 'live', id: l.id })));
+}
+
+function tippingWords(tipping: Location['tipping']): string {
+  if (!tipping) return 'off';
+  const parts: string[] = [];
+  if (tipping.percentages) parts.push(tipping.percentages.map((p) => `${p}%`).join(' / '));
+  if (tipping.fixed_amounts) parts.push(tipping.fixed_amounts.map((a) => money(a, tipping.currency)).join(' / '));
+  if (tipping.smart_tip_threshold !== null) parts.push(`fixed below ${money(tipping.smart_tip_threshold, tipping.currency)}`);
+  return parts.join('; ');
+}
+
+export async function setTipping(
+  [wanted]: [string],
+  options: { percentages?: string; fixed?: string; threshold?: string; off?: boolean },
+  ctx: CliContext,
+): Promise<void> {
+  const locations = (await ctx.api.listLocations()).data;
+  const location = locations.find((l) => l.id === wanted) ?? locations.find((l) => l.display_name === wanted);
+  if (!location) throw usageError(`no location "${wanted}" (locations: ${locations.map((l) => l.display_name).join(', ') || 'none: pos locations create'})`);
+  const some = options.percentages !== undefined || options.fixed !== undefined || options.threshold !== undefined;
+  if (options.off === some) throw usageError('give --off, or --percentages and/or --fixed (with --threshold for both)');
+  const currency = (await ctx.api.merchant()).data.default_currency;
+  const list = (text: string) => text.split(',').map((part) => part.trim());
+  const tipping = options.off
+    ? null
+    : {
+        currency,
+        ...(options.percentages !== undefined ? { percentages: list(options.percentages).map(Number) } : {}),
+        ...(options.fixed !== undefined ? { fixed_amounts: list(options.fixed).map((a) => parseAmount(a, currency)) } : {}),
+        ...(options.threshold !== undefined ? { smart_tip_threshold: parseAmount(options.threshold, currency) } : {}),
+      };
+  const res = await ctx.api.updateLocation(location.id, { tipping });
+  if (ctx.out.json) ctx.out.printJson(res);
+  else ctx.out.line(`Tipping at ${res.data.display_name}: ${tippingWords(res.data.tipping)}`);
 }

@@ -35,6 +35,16 @@ export function registerTerminalCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  pos locations create --name "Front counter" --line1 "1 Market St" --city "San Francisco" --state CA --postal-code 94105 --country US')
     .action(lazy(async () => (await import('./terminal-action.js')).createLocation));
   locations
+    .command('tipping')
+    .description("Set a location's on-reader tipping, or turn it off")
+    .argument('<location>', 'location uuid or display name')
+    .option('--percentages <list>', 'up to three whole percentages, e.g. 15,18,20')
+    .option('--fixed <list>', 'up to three amounts, e.g. 1,2,3')
+    .option('--threshold <amount>', 'smart tips: fixed amounts below it, percentages from it up (needs both lists)')
+    .option('--off', 'no tip screen at this location')
+    .addHelpText('after', '\nExamples:\n  pos locations tipping Front --percentages 15,18,20 --fixed 1,2,3 --threshold 10\n  pos locations tipping Front --off')
+    .action(lazy(async () => (await import('./terminal-action.js')).setTipping));
+  locations
     .command('list')
     .description('Locations of the key’s mode')
     .action(lazy(async () => (await import('./terminal-action.js')).listLocations));

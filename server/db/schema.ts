@@ -154,6 +154,8 @@ export interface TransactionsTable {
   card_verification_method: string | null;
   /** The processor's `tml_…` location of the reader that took the card: its address heads the receipt. */
   processor_location_id: string | null;
+  /** JSON `TerminalOptions` (server/terminal/options.ts) of a terminal payment; null otherwise. */
+  terminal_options: string | null;
 }
 
 /** Stripe's dispute statuses; the `warning_*` ones are inquiries, which take no money. */
@@ -286,6 +288,10 @@ export interface TerminalLocationsTable {
   address: string;
   processor_location_id: string;
   created_at: number;
+  /** JSON of the location's on-reader tipping (TippingOut), null when tipping is off. */
+  tipping: string | null;
+  /** The processor's Terminal Configuration carrying the tipping, once one was made. */
+  processor_configuration_id: string | null;
 }
 
 /** Reader status values: `online`, `offline` (see docs/terminal.md). */

@@ -1,6 +1,7 @@
 import { toIsoOrNull, toIsoTimestamp } from '../../shared/time.js';
 import type { RefundsTable, TransactionStatus, TransactionsTable } from '../db/schema.js';
 import type { Refund, Transaction } from '../schemas/transactions.js';
+import { parseTerminalOptions } from './terminal-options.js';
 
 const BADGES: Record<TransactionStatus, string> = {
   pending: 'Pending',
@@ -56,7 +57,13 @@ export function presentTransaction(row: TransactionsTable): Transaction {
     disputed_at: toIsoOrNull(row.disputed_at),
     dispute_id: row.dispute_id,
     dispute_status: row.dispute_status,
+    cart: cartOf(row.terminal_options),
   };
+}
+
+function cartOf(stored: string | null): Transaction['cart'] {
+  const options = parseTerminalOptions(stored);
+  return options?.line_items ? { line_items: options.line_items, tax: options.tax ?? null } : null;
 }
 
 export function presentRefund(row: RefundsTable): Refund {

@@ -20,6 +20,7 @@ import { NO_CARD_RECEIPT, patchFromSnapshot, type PaymentState, snapshotOf, tran
 import { presentTransaction } from './present.js';
 import { findReceipt, hasReceipt } from './receipts.js';
 import { type ReceiptContent, receiptContent } from '../../shared/receipt.js';
+import type { TerminalOptions } from './terminal-options.js';
 import type { Scope } from '../accounts/scope.js';
 
 /** What a create step needs to (re)do its work after a crash: the request as first validated. */
@@ -33,6 +34,8 @@ export interface CreatePaymentState {
   linkId?: string;
   /** How the processor's answer becomes the HTTP answer. */
   response: 'transaction' | 'terminal';
+  /** A terminal payment's cart and reader options, stored with it. */
+  terminal?: TerminalOptions;
 }
 
 export type CreatePaymentResponder = (row: TransactionsTable) => unknown;
@@ -226,6 +229,7 @@ export class TransactionService {
         dispute_id: null,
         dispute_status: null,
         ...NO_CARD_RECEIPT,
+        terminal_options: state.terminal ? JSON.stringify(state.terminal) : null,
       };
       await insertRow(trx, 'transactions', row);
       await addToCounter(trx, scope.merchantId, scope.mode, 'transactions:pending', 1);

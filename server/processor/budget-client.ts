@@ -13,7 +13,7 @@ import { BudgetTimeoutError, MemoryLedger, PostgresLedger, type Priority, Proces
 const CRITICAL_CALLS = [
   /^POST \/v1\/payment_intents$/,
   /^POST \/v1\/payment_intents\/:id\/(confirm|capture|cancel)$/,
-  /^POST \/v1\/terminal\/readers\/:id\/(process_payment_intent|cancel_action)$/,
+  /^POST \/v1\/terminal\/readers\/:id\/(process_payment_intent|set_reader_display|cancel_action)$/,
   /^POST \/v1\/refunds$/,
 ];
 

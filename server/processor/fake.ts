@@ -1,7 +1,25 @@
 import type { Mode } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { ProcessorFailure } from './errors.js';
-import type { AccountLink, AccountLinkRequest, BankAccountRequest, CustomerFields, DisputeEvidence, IntentCreation, IntentRequest, LocationRequest, PaymentProcessor, PayoutRequest, PresentedCard, ReaderRequest, RefundRequest } from './port.js';
+import type {
+  AccountLink,
+  AccountLinkRequest,
+  BankAccountRequest,
+  CartRequest,
+  CustomerFields,
+  DisputeEvidence,
+  IntentCreation,
+  IntentRequest,
+  LocationRequest,
+  PaymentProcessor,
+  PayoutRequest,
+  PresentedCard,
+  ProcessConfig,
+  ReaderRequest,
+  RefundRequest,
+  TippingRequest,
+} from './port.js';
+import { type TipSuggestions, tipSuggestions } from '../../shared/tipping.js';
 import type {
   ProcessorAccount,
   ProcessorBalance,
@@ -104,7 +122,20 @@ interface ReaderRecord {
   location: string;
   label: string;
   action: { intent: string; status: 'in_progress' | 'succeeded' | 'failed'; failureCode: string | null } | null;
+  /** What the reader shows: the cart set before the payment, and the payment's tip screen. */
+  screen: ReaderScreen;
 }
+
+/** A fake reader's screen, for tests to read as a customer would. */
+export interface ReaderScreen {
+  cart: CartRequest | null;
+  config: ProcessConfig | null;
+  tipping: TipSuggestions | null;
+  /** The tip the customer chose on the tip screen, until the card is presented. */
+  tip: number | null;
+}
+
+const BLANK_SCREEN: ReaderScreen = { cart: null, config: null, tipping: null, tip: null };
 
 /**
  * An in-memory `PaymentProcessor` for unit tests of the domain: stateful like Stripe's test mode
@@ -129,6 +160,9 @@ export class InMemoryProcessor implements PaymentProcessor {
   readonly #intents = new Map<string, IntentRecord>();
   readonly #refunds = new Map<string, ProcessorRefund>();
   readonly #readers = new Map<string, ReaderRecord>();
+  /** Tipping per Terminal Configuration, and the configuration each location is assigned. */
+  readonly #configurations = new Map<string, TippingRequest | null>();
+  readonly #locationConfigurations = new Map<string, string>();
   readonly #disputes = new Map<string, DisputeRecord>();
   readonly #payouts = new Map<string, PayoutRecord>();
   /** Balances by `account:currency`. */
@@ -407,7 +441,7 @@ export class InMemoryProcessor implements PaymentProcessor {
     this.#enter('registerReader', mode);
     return this.#once(idempotencyKey, () => {
       if (request.registrationCode !== 'simulated-wpe') throw invalidRequest('invalid_registration_code', 'The registration code is not valid', 'registration_code');
-      const reader: ReaderRecord = { id: this.#id('tmr'), mode, location: request.location, label: request.label, action: null };
+      const reader: ReaderRecord = { id: this.#id('tmr'), mode, location: request.location, label: request.label, action: null, screen: BLANK_SCREEN };
       this.#readers.set(reader.id, reader);
       return this.#presentReader(reader);
     });
@@ -429,13 +463,58 @@ export class InMemoryProcessor implements PaymentProcessor {
     if (!this.#readers.delete(id)) throw missing('terminal.reader', id);
   }
 
-  async processPaymentIntent(mode: Mode, readerId: string, paymentIntent: string): Promise<ProcessorReader> {
+  async configureLocationTipping(mode: Mode, location: string, configuration: string | null, tipping: TippingRequest | null, idempotencyKey: string): Promise<string> {
+    this.#enter('configureLocationTipping', mode);
+    return this.#once(idempotencyKey, () => {
+      const id = configuration ?? this.#id('tmc');
+      this.#configurations.set(id, tipping ? { ...tipping } : null);
+      this.#locationConfigurations.set(location, id);
+      return id;
+    });
+  }
+
+  async processPaymentIntent(mode: Mode, readerId: string, paymentIntent: string, config?: ProcessConfig): Promise<ProcessorReader> {
     this.#enter('processPaymentIntent', mode);
     const reader = this.#reader(readerId);
     if (reader.action?.status === 'in_progress') throw invalidRequest('terminal_reader_busy', 'The reader is busy with another action');
-    this.#intent(paymentIntent);
+    const intent = this.#intent(paymentIntent);
     reader.action = { intent: paymentIntent, status: 'in_progress', failureCode: null };
+    const configId = this.#locationConfigurations.get(reader.location);
+    const tipping = configId ? this.#configurations.get(configId) : null;
+    const eligible = config?.tipEligibleAmount ?? intent.amount;
+    const suggestions = tipping && tipping.currency === intent.currency && !config?.skipTipping && eligible > 0 ? tipSuggestions({ percentages: tipping.percentages, fixed_amounts: tipping.fixedAmounts, smart_tip_threshold: tipping.smartTipThreshold }, eligible, intent.currency) : null;
+    reader.screen = { cart: reader.screen.cart, config: config ?? null, tipping: suggestions, tip: null };
     return this.#presentReader(reader);
+  }
+
+  async setReaderDisplay(mode: Mode, readerId: string, cart: CartRequest): Promise<ProcessorReader> {
+    this.#enter('setReaderDisplay', mode);
+    const reader = this.#reader(readerId);
+    if (reader.action?.status === 'in_progress') throw invalidRequest('terminal_reader_busy', 'The reader is busy with another action');
+    reader.screen = { ...BLANK_SCREEN, cart: { ...cart, lineItems: cart.lineItems.map((l) => ({ ...l })) } };
+    return this.#presentReader(reader);
+  }
+
+  /** Test hook: what the reader shows now. */
+  readerScreen(readerId: string): ReaderScreen {
+    return this.#reader(readerId).screen;
+  }
+
+  /** Test hook: the customer picks tip suggestion `option` (1–3) on the tip screen. */
+  chooseTip(readerId: string, option: number): number {
+    const reader = this.#reader(readerId);
+    const picked = reader.screen.tipping?.options.find((o) => o.option === option);
+    if (!picked) throw new Error(`the reader shows no tip option ${option}`);
+    reader.screen = { ...reader.screen, tip: picked.amount };
+    return picked.amount;
+  }
+
+  /** Test hook: the customer presses cancel on the reader (only shown with enableCustomerCancellation). */
+  customerCancel(readerId: string): void {
+    const reader = this.#reader(readerId);
+    if (reader.action?.status !== 'in_progress' || !reader.screen.config?.enableCustomerCancellation) throw new Error('the reader shows no cancel button');
+    reader.action = { ...reader.action, status: 'failed', failureCode: 'customer_canceled' };
+    reader.screen = BLANK_SCREEN;
   }
 
   async cancelReaderAction(mode: Mode, readerId: string): Promise<void> {
@@ -445,6 +524,7 @@ export class InMemoryProcessor implements PaymentProcessor {
       throw invalidRequest('terminal_reader_busy', 'The reader is authorising a card');
     }
     reader.action = null;
+    reader.screen = BLANK_SCREEN;
   }
 
   async presentPaymentMethod(mode: Mode, readerId: string, card: PresentedCard): Promise<ProcessorReader> {
@@ -452,7 +532,8 @@ export class InMemoryProcessor implements PaymentProcessor {
     const reader = this.#reader(readerId);
     if (reader.action?.status !== 'in_progress') throw invalidRequest('terminal_reader_invalid_state', 'The reader has no action in progress');
     const intent = this.#intent(reader.action.intent);
-    intent.tip = card.amountTip ?? 0;
+    intent.tip = card.amountTip ?? reader.screen.tip ?? 0;
+    reader.screen = BLANK_SCREEN;
     intent.amount += intent.tip;
     intent.card = { brand: 'visa', last4: (card.cardNumber ?? '4242424242424242').slice(-4), kind: 'card_present' };
     intent.status = 'succeeded';

@@ -68,6 +68,35 @@ export interface ReaderRequest {
   metadata: Record<string, string>;
 }
 
+/**
+ * A location's on-reader tipping in one currency (Stripe's `tipping[<currency>]` of a Terminal
+ * Configuration): up to three percentages or fixed amounts, fixed amounts below the smart-tip
+ * threshold.
+ */
+export interface TippingRequest {
+  currency: string;
+  percentages?: number[];
+  fixedAmounts?: number[];
+  smartTipThreshold?: number;
+}
+
+/** How a reader takes one payment (Stripe's `process_config`). */
+export interface ProcessConfig {
+  skipTipping: boolean;
+  enableCustomerCancellation: boolean;
+  /** The amount tip suggestions are computed on (the amount before tax); default the payment's amount. */
+  tipEligibleAmount?: number;
+}
+
+/** A cart shown on a reader before it asks for the card (Stripe's `set_reader_display` type `cart`). */
+export interface CartRequest {
+  currency: string;
+  /** `amount` is the unit price; the reader shows quantity × amount. */
+  lineItems: { description: string; quantity: number; amount: number }[];
+  tax?: number;
+  total: number;
+}
+
 /** What a test card presented on a simulated reader carries. */
 export interface PresentedCard {
   amountTip?: number;
@@ -192,7 +221,15 @@ export interface PaymentProcessor {
   /** Null when the processor deleted the reader. */
   retrieveReader(mode: Mode, id: string): Promise<ProcessorReader | null>;
   deleteReader(mode: Mode, id: string): Promise<void>;
-  processPaymentIntent(mode: Mode, reader: string, paymentIntent: string): Promise<ProcessorReader>;
+  /**
+   * Puts a location's tipping on the processor: creates the Terminal Configuration carrying it and
+   * assigns it to the location (`configuration_overrides`) when `configuration` is null, else
+   * updates that configuration; null tipping turns tipping off. Answers the configuration's id.
+   */
+  configureLocationTipping(mode: Mode, location: string, configuration: string | null, tipping: TippingRequest | null, idempotencyKey: string): Promise<string>;
+  processPaymentIntent(mode: Mode, reader: string, paymentIntent: string, config?: ProcessConfig): Promise<ProcessorReader>;
+  /** Shows a cart on the reader; it stays through the payment sent next. */
+  setReaderDisplay(mode: Mode, reader: string, cart: CartRequest): Promise<ProcessorReader>;
   cancelReaderAction(mode: Mode, reader: string): Promise<void>;
   /** Test mode only: a customer presents a test card on a simulated reader. */
   presentPaymentMethod(mode: Mode, reader: string, card: PresentedCard): Promise<ProcessorReader>;

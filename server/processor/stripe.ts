@@ -17,7 +17,10 @@ import {
   type DisputeEvidence,
   type IntentCreation,
   type IntentRequest,
+  type CartRequest,
   type LocationRequest,
+  type ProcessConfig,
+  type TippingRequest,
   type PaymentProcessor,
   type PayoutRequest,
   type PresentedCard,
@@ -316,8 +319,55 @@ export class StripeProcessor implements PaymentProcessor {
     await call(() => this.#client(mode).terminal.readers.del(id));
   }
 
-  processPaymentIntent(mode: Mode, reader: string, paymentIntent: string): Promise<ProcessorReader> {
-    return call(() => this.#client(mode).terminal.readers.processPaymentIntent(reader, { payment_intent: paymentIntent }));
+  async configureLocationTipping(mode: Mode, location: string, configuration: string | null, tipping: TippingRequest | null, idempotencyKey: string): Promise<string> {
+    const client = this.#client(mode);
+    const perCurrency: Stripe.Emptyable<Stripe.Terminal.ConfigurationCreateParams.Tipping> = tipping
+      ? {
+          [tipping.currency]: {
+            ...(tipping.percentages ? { percentages: tipping.percentages } : {}),
+            ...(tipping.fixedAmounts ? { fixed_amounts: tipping.fixedAmounts } : {}),
+            ...(tipping.smartTipThreshold !== undefined ? { smart_tip_threshold: tipping.smartTipThreshold } : {}),
+          },
+        }
+      : '';
+    if (configuration) {
+      await call(() => client.terminal.configurations.update(configuration, { tipping: perCurrency }, { idempotencyKey }));
+      return configuration;
+    }
+    const created = await call(() => client.terminal.configurations.create(perCurrency === '' ? {} : { tipping: perCurrency }, { idempotencyKey: `${idempotencyKey}_create` }));
+    await call(() => client.terminal.locations.update(location, { configuration_overrides: created.id }, { idempotencyKey: `${idempotencyKey}_assign` }));
+    return created.id;
+  }
+
+  processPaymentIntent(mode: Mode, reader: string, paymentIntent: string, config?: ProcessConfig): Promise<ProcessorReader> {
+    return call(() =>
+      this.#client(mode).terminal.readers.processPaymentIntent(reader, {
+        payment_intent: paymentIntent,
+        ...(config
+          ? {
+              process_config: {
+                skip_tipping: config.skipTipping,
+                enable_customer_cancellation: config.enableCustomerCancellation,
+                ...(config.tipEligibleAmount !== undefined ? { tipping: { amount_eligible: config.tipEligibleAmount } } : {}),
+              },
+            }
+          : {}),
+      }),
+    );
+  }
+
+  setReaderDisplay(mode: Mode, reader: string, cart: CartRequest): Promise<ProcessorReader> {
+    return call(() =>
+      this.#client(mode).terminal.readers.setReaderDisplay(reader, {
+        type: 'cart',
+        cart: {
+          currency: cart.currency,
+          line_items: cart.lineItems.map((item) => ({ description: item.description, quantity: item.quantity, amount: item.amount })),
+          ...(cart.tax !== undefined ? { tax: cart.tax } : {}),
+          total: cart.total,
+        },
+      }),
+    );
   }
 
   async cancelReaderAction(mode: Mode, reader: string): Promise<void> {

@@ -1,6 +1,40 @@
 import { MetadataSchema, TimestampSchema } from './common.js';
-import { AmountSchema, CurrencySchema, IdempotencyKeySchema } from './transactions.js';
+import { AmountSchema, CurrencySchema, IdempotencyKeySchema, MAX_AMOUNT } from './transactions.js';
 import { z } from './zod.js';
+import { MAX_TIP_OPTIONS, MAX_TIP_PERCENTAGE } from '../../shared/tipping.js';
+
+/** A tip amount or threshold: minor units, positive, no larger than any payment can be. */
+const TipAmountSchema = z.number().int().min(1).max(MAX_AMOUNT);
+
+/**
+ * On-reader tipping at a location (Stripe's Terminal Configuration `tipping[<currency>]`): up to
+ * three percentages (whole numbers 1–100) or up to three fixed amounts, or both with a smart-tip
+ * threshold below which the fixed amounts show. In the merchant's default currency unless given.
+ */
+export const TippingSchema = z
+  .object({
+    currency: CurrencySchema.optional(),
+    percentages: z.array(z.number().int().min(1).max(MAX_TIP_PERCENTAGE)).min(1).max(MAX_TIP_OPTIONS).optional(),
+    fixed_amounts: z.array(TipAmountSchema).min(1).max(MAX_TIP_OPTIONS).optional(),
+    smart_tip_threshold: TipAmountSchema.optional().openapi({ description: 'Below this amount the fixed amounts show, at or above it the percentages' }),
+  })
+  .strict()
+  .superRefine((t, ctx) => {
+    if (!t.percentages && !t.fixed_amounts) ctx.addIssue({ code: 'custom', path: ['percentages'], message: 'give percentages or fixed_amounts (or null to turn tipping off)' });
+    const both = t.percentages !== undefined && t.fixed_amounts !== undefined;
+    if (both && t.smart_tip_threshold === undefined) ctx.addIssue({ code: 'custom', path: ['smart_tip_threshold'], message: 'is required with both percentages and fixed_amounts (it decides which show)' });
+    if (!both && t.smart_tip_threshold !== undefined) ctx.addIssue({ code: 'custom', path: ['smart_tip_threshold'], message: 'needs both percentages and fixed_amounts' });
+  })
+  .openapi('TerminalTipping');
+
+export const TippingOutSchema = z
+  .object({
+    currency: z.string(),
+    percentages: z.array(z.number().int()).nullable(),
+    fixed_amounts: z.array(z.number().int()).nullable(),
+    smart_tip_threshold: z.number().int().nullable(),
+  })
+  .openapi('TerminalTippingConfig');
 
 const AddressSchema = z
   .object({
@@ -14,9 +48,14 @@ const AddressSchema = z
   .strict();
 
 export const CreateLocationSchema = z
-  .object({ display_name: z.string().min(1).max(100), address: AddressSchema })
+  .object({ display_name: z.string().min(1).max(100), address: AddressSchema, tipping: TippingSchema.nullable().optional() })
   .strict()
   .openapi('CreateTerminalLocation');
+
+export const UpdateLocationSchema = z
+  .object({ tipping: TippingSchema.nullable().openapi({ description: 'null turns on-reader tipping off' }) })
+  .strict()
+  .openapi('UpdateTerminalLocation');
 
 export const LocationSchema = z
   .object({
@@ -25,6 +64,7 @@ export const LocationSchema = z
     display_name: z.string(),
     address: z.record(z.string(), z.string()),
     processor_location_id: z.string().openapi({ example: 'tml_FvB2aQx…' }),
+    tipping: TippingOutSchema.nullable().openapi({ description: 'On-reader tipping; null: off' }),
     is_test: z.boolean(),
     created_at: TimestampSchema,
   })
@@ -51,8 +91,38 @@ export const ReaderSchema = z
     location_id: z.uuid(),
     last_seen_at: TimestampSchema.nullable(),
     is_test: z.boolean(),
+    action: z
+      .object({
+        type: z.string(),
+        status: z.enum(['in_progress', 'succeeded', 'failed', 'canceled']),
+        payment_intent_id: z.string().nullable(),
+        transaction_id: z.string().nullable().openapi({ description: 'Our payment for that payment intent' }),
+        failure_code: z.string().nullable().openapi({ description: 'customer_canceled: the customer pressed cancel on the reader (the payment stays pending)' }),
+        failure_message: z.string().nullable(),
+      })
+      .nullable()
+      .openapi({ description: "The reader's current or last payment action, as the processor's events last reported it" }),
   })
   .openapi('TerminalReader');
+
+/** Stripe's cap on a cart line's description (`cart[line_items][][description]`). */
+export const MAX_LINE_DESCRIPTION = 5000;
+/**
+ * Lines on one cart. Stripe states no cap; a hundred is far past a counter sale and keeps the
+ * reader's screen (and the stored row) small.
+ */
+export const MAX_LINE_ITEMS = 100;
+/** A line's quantity: a counter sells units, not tonnes; this keeps quantity × amount a safe integer. */
+export const MAX_LINE_QUANTITY = 10_000;
+
+export const LineItemSchema = z
+  .object({
+    description: z.string().min(1).max(MAX_LINE_DESCRIPTION),
+    quantity: z.number().int().min(1).max(MAX_LINE_QUANTITY).default(1),
+    amount: z.number().int().min(0).max(MAX_AMOUNT).openapi({ description: 'Unit price in minor units; the line is quantity × amount' }),
+  })
+  .strict()
+  .openapi('TerminalLineItem');
 
 export const CreateTerminalPaymentSchema = z
   .object({
@@ -62,9 +132,29 @@ export const CreateTerminalPaymentSchema = z
     description: z.string().max(1000).optional(),
     customer_id: z.uuid().optional(),
     metadata: MetadataSchema.optional(),
+    line_items: z
+      .array(LineItemSchema)
+      .min(1)
+      .max(MAX_LINE_ITEMS)
+      .optional()
+      .openapi({ description: 'A cart shown on the reader before the tap; Σ quantity × amount + tax must equal amount' }),
+    tax: z.number().int().min(0).max(MAX_AMOUNT).optional().openapi({ description: 'Tax included in amount, shown on the cart; tips are suggested on amount − tax' }),
+    skip_tipping: z.boolean().optional().openapi({ description: "No tip screen for this payment, whatever the location's tipping" }),
+    enable_customer_cancellation: z.boolean().optional().openapi({ description: 'A cancel button on the reader (default true)' }),
     idempotency_key: IdempotencyKeySchema.optional(),
   })
   .strict()
+  .superRefine((v, ctx) => {
+    if (v.tax !== undefined && !v.line_items) ctx.addIssue({ code: 'custom', path: ['tax'], message: 'is shown on a cart: give line_items with it' });
+    if (v.tax !== undefined && v.tax >= v.amount) ctx.addIssue({ code: 'custom', path: ['tax'], message: 'must be less than amount' });
+    if (v.line_items) {
+      const sum = v.line_items.reduce((total, item) => total + item.quantity * item.amount, 0);
+      const expected = v.amount - (v.tax ?? 0);
+      if (sum !== expected) {
+        ctx.addIssue({ code: 'custom', path: ['line_items'], message: `add up to ${sum} (Σ quantity × amount) but amount less tax is ${expected}` });
+      }
+    }
+  })
   .openapi('CreateTerminalPayment');
 
 export const TerminalPaymentSchema = z

@@ -99,6 +99,13 @@ export const TransactionSchema = z
     disputed_at: TimestampSchema.nullable().openapi({ description: 'When the cardholder disputed the payment' }),
     dispute_id: z.uuid().nullable().openapi({ description: "The payment's dispute (GET /v1/disputes/{id}), once it is disputed" }),
     dispute_status: z.string().nullable().openapi({ description: "The dispute's status (Stripe's values); while it is open, or once lost, the payment cannot be refunded" }),
+    cart: z
+      .object({
+        line_items: z.array(z.object({ description: z.string(), quantity: z.number().int(), amount: z.number().int() })),
+        tax: z.number().int().nullable(),
+      })
+      .nullable()
+      .openapi({ description: 'The cart a terminal payment showed on the reader (line_items at create-payment); null otherwise' }),
   })
   .openapi('Transaction');
 

@@ -115,7 +115,8 @@ function intentIdOf(reader: ProcessorReader): string | null {
 
 /** A reader object (from an event or a request) as an update; `cardPresented` when known otherwise. */
 export function updateFromReader(reader: ProcessorReader, source: ActionUpdate['source'], cardPresented: boolean): ActionUpdate {
-  const action = reader.action;
+  // A cart shown before a payment (set_reader_display) is not reader activity: no action.
+  const action = reader.action?.type === 'process_payment_intent' ? reader.action : null;
   const intent = action?.process_payment_intent?.payment_intent;
   const status = action ? (action.status as 'in_progress' | 'succeeded' | 'failed') : null;
   return {
@@ -195,6 +196,8 @@ export class ReaderActions {
     const at = event.created * 1000;
     if (event.type.startsWith('terminal.reader.action_')) {
       const reader = event.data.object as ProcessorReader;
+      // An event about a cart shown before the payment says nothing about the payment's action.
+      if (reader.action && reader.action.type !== 'process_payment_intent') return;
       // `action_updated` on a payment in progress: the reader read a card and the intent is being authorised.
       const update = updateFromReader(reader, { kind: 'event', at }, event.type === 'terminal.reader.action_updated');
       await this.#applyTo({ mode, processorReaderId: reader.id }, update);

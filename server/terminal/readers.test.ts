@@ -66,4 +66,61 @@ describe('terminal payments on the in-memory processor', () => {
     expect(await d.services.terminal.sweep()).toBe(1);
     expect((await d.services.transactions.getRow(d.scope, id)).status).toBe('canceled');
   });
+
+  describe('tipping and carts on the reader', () => {
+    const SMART = { percentages: [15, 18, 20], fixed_amounts: [100, 200, 300], smart_tip_threshold: 1000 };
+
+    async function tipping(): Promise<void> {
+      const [location] = await d.services.terminal.listLocations(d.scope);
+      await d.services.terminal.updateLocation(d.scope, location?.id ?? '', { tipping: SMART });
+    }
+
+    it('mirrors a location\'s tipping to the processor once, then updates it; off keeps the configuration', async () => {
+      const [location] = await d.services.terminal.listLocations(d.scope);
+      const set = await d.services.terminal.updateLocation(d.scope, location?.id ?? '', { tipping: SMART });
+      expect(set.tipping).toEqual({ currency: 'usd', ...SMART });
+      const off = await d.services.terminal.updateLocation(d.scope, location?.id ?? '', { tipping: null });
+      expect(off.tipping).toBeNull();
+      expect(d.processor.count('configureLocationTipping')).toBe(2);
+      await expect(d.services.terminal.updateLocation(d.scope, '00000000-0000-4000-8000-000000000000', { tipping: null })).rejects.toMatchObject({ status: 404 });
+    });
+
+    it('the reader suggests fixed amounts under the threshold and percentages over it; the chosen tip lands in the payment', async () => {
+      await tipping();
+      const small = await pending(800);
+      await d.services.terminal.processPayment(d.scope, small.intent, reader);
+      expect(d.processor.readerScreen(reader).tipping?.kind).toBe('fixed_amounts');
+      await d.services.terminal.cancelAction(d.scope, reader);
+
+      const { id, intent } = await pending(4000);
+      await d.services.terminal.processPayment(d.scope, intent, reader);
+      expect(d.processor.readerScreen(reader).tipping?.options.map((o) => o.amount)).toEqual([600, 720, 800]);
+      expect(d.processor.chooseTip(reader, 2)).toBe(720);
+      await d.services.terminal.simulatePayment(d.scope, reader, {});
+      expect(await d.services.transactions.getRow(d.scope, id)).toMatchObject({ status: 'succeeded', amount: 4720, tip_amount: 720 });
+    });
+
+    it('skip_tipping sends no tip screen; enable_customer_cancellation is on unless turned off', async () => {
+      await tipping();
+      const created = await d.services.terminal.createPayment(d.scope, { amount: 4000, skip_tipping: true }, undefined);
+      const row = await d.services.transactions.getRow(d.scope, created.state.transactionId ?? '');
+      await d.services.terminal.processPayment(d.scope, row.processor_payment_intent_id ?? '', reader);
+      expect(d.processor.readerScreen(reader)).toMatchObject({ tipping: null, config: { skipTipping: true, enableCustomerCancellation: true } });
+      d.processor.customerCancel(reader);
+      expect((await d.processor.retrieveReader('test', reader))?.action).toMatchObject({ status: 'failed', failure_code: 'customer_canceled' });
+      expect((await d.services.transactions.getRow(d.scope, row.id)).status).toBe('pending');
+    });
+
+    it('shows the cart before the payment, with tips suggested on the amount before tax', async () => {
+      await tipping();
+      const created = await d.services.terminal.createPayment(d.scope, { amount: 4400, line_items: [{ description: 'Cake', quantity: 2, amount: 2000 }], tax: 400 }, undefined);
+      const row = await d.services.transactions.getRow(d.scope, created.state.transactionId ?? '');
+      expect(JSON.parse(row.terminal_options ?? '{}')).toMatchObject({ line_items: [{ description: 'Cake', quantity: 2, amount: 2000 }], tax: 400 });
+      await d.services.terminal.processPayment(d.scope, row.processor_payment_intent_id ?? '', reader);
+      const screen = d.processor.readerScreen(reader);
+      expect(screen.cart).toEqual({ currency: 'usd', lineItems: [{ description: 'Cake', quantity: 2, amount: 2000 }], tax: 400, total: 4400 });
+      expect(screen.tipping).toMatchObject({ kind: 'percentages', eligible_amount: 4000 });
+      expect(d.processor.calls.map((c) => c.call).filter((c) => c === 'setReaderDisplay' || c === 'processPaymentIntent')).toEqual(['setReaderDisplay', 'processPaymentIntent']);
+    });
+  });
 });

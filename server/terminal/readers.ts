@@ -8,10 +8,11 @@ import { findScoped } from '../db/prepared.js';
 import type { Executor, Store } from '../db/store.js';
 import { ApiError, conflict, invalid } from '../errors.js';
 import { fromProcessorError, processorErrorCode } from '../processor/errors.js';
-import { type PaymentProcessor, processorIdempotencyKey } from '../processor/port.js';
+import { type PaymentProcessor, processorIdempotencyKey, type TippingRequest } from '../processor/port.js';
 import type { CreateTerminalPaymentInput } from '../schemas/terminal.js';
 import type { z } from '../schemas/zod.js';
-import type { CreateLocationSchema, LocationSchema, ReaderSchema, RegisterReaderSchema } from '../schemas/terminal.js';
+import type { CreateLocationSchema, LocationSchema, ReaderSchema, RegisterReaderSchema, TippingSchema, UpdateLocationSchema } from '../schemas/terminal.js';
+import { parseTerminalOptions } from '../payments/terminal-options.js';
 import type { ExecuteResult } from '../idempotency/keys.js';
 import type { PaymentState } from '../payments/payment-state.js';
 import { authorizing } from './reader-reset.js';
@@ -43,6 +44,8 @@ const SIMULATE_WAIT_MS = 30_000;
 /** Stale payments swept per pass, so a backlog never holds the processor or the database long. */
 const SWEEP_BATCH = 50;
 
+type TippingOut = NonNullable<Location['tipping']>;
+
 function presentLocation(row: TerminalLocationsTable): Location {
   return {
     id: row.id,
@@ -50,12 +53,13 @@ function presentLocation(row: TerminalLocationsTable): Location {
     display_name: row.display_name,
     address: JSON.parse(row.address) as Record<string, string>,
     processor_location_id: row.processor_location_id,
+    tipping: row.tipping ? (JSON.parse(row.tipping) as TippingOut) : null,
     is_test: row.mode === 'test',
     created_at: toIsoTimestamp(row.created_at),
   };
 }
 
-export function presentReader(row: TerminalReadersTable): Reader {
+export function presentReader(row: TerminalReadersTable, transactionId: string | null = null): Reader {
   return {
     id: row.id,
     object: 'terminal.reader',
@@ -67,6 +71,17 @@ export function presentReader(row: TerminalReadersTable): Reader {
     location_id: row.location_id,
     last_seen_at: toIsoOrNull(row.last_seen_at),
     is_test: row.mode === 'test',
+    action:
+      row.action_status === null
+        ? null
+        : {
+            type: row.action_type ?? 'process_payment_intent',
+            status: row.action_status,
+            payment_intent_id: row.action_payment_intent_id,
+            transaction_id: transactionId,
+            failure_code: row.action_failure_code,
+            failure_message: row.action_failure_message,
+          },
   };
 }
 
@@ -109,16 +124,43 @@ export class TerminalService {
     private readonly staleMs: number = DEFAULT_TERMINAL_STALE_MS,
   ) {}
 
+  async #tippingOut(scope: Scope, tipping: z.infer<typeof TippingSchema>): Promise<TippingOut> {
+    let currency = tipping.currency;
+    if (!currency) {
+      const merchant = await this.store.db.selectFrom('merchants').select('default_currency').where('id', '=', scope.merchantId).executeTakeFirstOrThrow();
+      currency = merchant.default_currency;
+    }
+    return { currency, percentages: tipping.percentages ?? null, fixed_amounts: tipping.fixed_amounts ?? null, smart_tip_threshold: tipping.smart_tip_threshold ?? null };
+  }
+
+  /** Mirrors a location's tipping to the processor's Terminal Configuration assigned to it. */
+  async #configureTipping(scope: Scope, processorLocation: string, configuration: string | null, tipping: TippingOut | null, key: string): Promise<string> {
+    const request: TippingRequest | null = tipping
+      ? {
+          currency: tipping.currency,
+          ...(tipping.percentages ? { percentages: tipping.percentages } : {}),
+          ...(tipping.fixed_amounts ? { fixedAmounts: tipping.fixed_amounts } : {}),
+          ...(tipping.smart_tip_threshold !== null ? { smartTipThreshold: tipping.smart_tip_threshold } : {}),
+        }
+      : null;
+    return this.processor.configureLocationTipping(scope.mode, processorLocation, configuration, request, processorIdempotencyKey(scope.merchantId, scope.mode, key, 'tipping')).catch((err: unknown) => {
+      throw fromProcessorError(err);
+    });
+  }
+
   async createLocation(scope: Scope, input: z.infer<typeof CreateLocationSchema>): Promise<Location> {
+    const tipping = input.tipping ? await this.#tippingOut(scope, input.tipping) : null;
+    const key = randomUUID();
     const created = await this.processor
       .createLocation(
         scope.mode,
         { displayName: input.display_name, address: input.address, metadata: { pos_merchant_id: scope.merchantId } },
-        processorIdempotencyKey(scope.merchantId, scope.mode, randomUUID(), 'location'),
+        processorIdempotencyKey(scope.merchantId, scope.mode, key, 'location'),
       )
       .catch((err: unknown) => {
         throw fromProcessorError(err);
       });
+    const configuration = tipping ? await this.#configureTipping(scope, created.id, null, tipping, key) : null;
     const row: TerminalLocationsTable = {
       id: randomUUID(),
       merchant_id: scope.merchantId,
@@ -127,9 +169,23 @@ export class TerminalService {
       address: JSON.stringify(input.address),
       processor_location_id: created.id,
       created_at: this.clock.now(),
+      tipping: tipping ? JSON.stringify(tipping) : null,
+      processor_configuration_id: configuration,
     };
     await this.store.db.insertInto('terminal_locations').values(row).execute();
     return presentLocation(row);
+  }
+
+  /** Sets or turns off (null) a location's on-reader tipping, on the processor first. */
+  async updateLocation(scope: Scope, id: string, input: z.infer<typeof UpdateLocationSchema>): Promise<Location> {
+    const row = await findScoped(this.store.db, 'terminal_locations', scope, 'id', id);
+    if (!row) throw new ApiError(404, 'invalid_request_error', 'No such location', { code: 'resource_missing', param: 'id' });
+    const tipping = input.tipping ? await this.#tippingOut(scope, input.tipping) : null;
+    let configuration = row.processor_configuration_id;
+    if (tipping || configuration) configuration = await this.#configureTipping(scope, row.processor_location_id, configuration, tipping, randomUUID());
+    const next = { tipping: tipping ? JSON.stringify(tipping) : null, processor_configuration_id: configuration };
+    await this.store.db.updateTable('terminal_locations').set(next).where('id', '=', row.id).execute();
+    return presentLocation({ ...row, ...next });
   }
 
   async listLocations(scope: Scope): Promise<Location[]> {
@@ -226,7 +282,18 @@ export class TerminalService {
         this.logger.warn({ err }, 'could not refresh reader status from the processor; showing the last known');
       }
     }
-    return rows.map(presentReader);
+    const intents = [...new Set(rows.flatMap((r) => (r.action_payment_intent_id ? [r.action_payment_intent_id] : [])))];
+    const txns = intents.length
+      ? await this.store.db
+          .selectFrom('transactions')
+          .select(['id', 'processor_payment_intent_id'])
+          .where('merchant_id', '=', scope.merchantId)
+          .where('mode', '=', scope.mode)
+          .where('processor_payment_intent_id', 'in', intents)
+          .execute()
+      : [];
+    const byIntent = new Map(txns.map((t) => [t.processor_payment_intent_id, t.id]));
+    return rows.map((row) => presentReader(row, row.action_payment_intent_id ? (byIntent.get(row.action_payment_intent_id) ?? null) : null));
   }
 
   #readerRows(scope: Scope): Promise<TerminalReadersTable[]> {
@@ -271,6 +338,12 @@ export class TerminalService {
         source: 'terminal',
         terminalId: input.terminal_id ?? null,
         response: 'terminal',
+        terminal: {
+          ...(input.line_items ? { line_items: input.line_items } : {}),
+          ...(input.tax !== undefined ? { tax: input.tax } : {}),
+          skip_tipping: input.skip_tipping ?? false,
+          enable_customer_cancellation: input.enable_customer_cancellation ?? true,
+        },
       },
       clientKey,
     );
@@ -290,10 +363,24 @@ export class TerminalService {
     if (txn.status !== 'pending' && txn.status !== 'failed') {
       throw conflict('transaction_not_processable', `This payment is ${txn.status}; only a pending payment can be sent to a reader`);
     }
+    const options = parseTerminalOptions(txn.terminal_options);
     let result: ProcessorReader;
     const startedAt = this.clock.now();
     try {
-      result = await this.processor.processPaymentIntent(scope.mode, reader.processor_reader_id, paymentIntentId);
+      if (options?.line_items) {
+        await this.processor.setReaderDisplay(scope.mode, reader.processor_reader_id, {
+          currency: txn.currency,
+          lineItems: options.line_items,
+          ...(options.tax !== undefined ? { tax: options.tax } : {}),
+          total: txn.amount,
+        });
+      }
+      result = await this.processor.processPaymentIntent(scope.mode, reader.processor_reader_id, paymentIntentId, {
+        skipTipping: options?.skip_tipping ?? false,
+        enableCustomerCancellation: options?.enable_customer_cancellation ?? true,
+        // Tips are suggested on the amount before tax, as a server would at a till.
+        ...(options?.tax ? { tipEligibleAmount: txn.amount - options.tax } : {}),
+      });
     } catch (err) {
       throw readerConflict(err);
     }

@@ -15,6 +15,7 @@ import type {
   CreateCheckoutSessionParams,
   CreateCustomerParams,
   CreateLocationParams,
+  UpdateLocationParams,
   CreatePaymentLinkParams,
   CreatePayoutParams,
   CreateRefundParams,
@@ -140,6 +141,7 @@ export class PosApi {
   deleteReader = (reader: string) => this.request<Data<Reader>>('DELETE', `/v1/terminal/readers/${id(reader)}`);
   listLocations = () => this.request<Data<Location[]>>('GET', '/v1/terminal/locations');
   createLocation = (body: CreateLocationParams) => this.request<Data<Location>>('POST', '/v1/terminal/locations', { body });
+  updateLocation = (location: string, body: UpdateLocationParams) => this.request<Data<Location>>('POST', `/v1/terminal/locations/${id(location)}`, { body });
   createTerminalPayment = (body: CreateTerminalPaymentParams, options: { idempotencyKey?: string } = {}) =>
     this.request<Data<TerminalPayment>>('POST', '/v1/terminal/create-payment', { body, idempotencyKey: options.idempotencyKey ?? randomUUID() });
   processPayment = (paymentIntentId: string, readerId: string) =>

@@ -9,6 +9,7 @@ import type { ApiKeySchema, CreateApiKeySchema, RollApiKeySchema } from '../../s
 import type {
   CancelActionResultSchema,
   CreateLocationSchema,
+  UpdateLocationSchema,
   CreateTerminalPaymentSchema,
   LocationSchema,
   ReaderActionSchema,
@@ -92,6 +93,7 @@ export type SimulateResult = z.output<typeof SimulateResultSchema>;
 export type CancelActionResult = z.output<typeof CancelActionResultSchema>;
 export type RegisterReaderParams = z.input<typeof RegisterReaderSchema>;
 export type CreateLocationParams = z.input<typeof CreateLocationSchema>;
+export type UpdateLocationParams = z.input<typeof UpdateLocationSchema>;
 export type CreateTerminalPaymentParams = z.input<typeof CreateTerminalPaymentSchema>;
 export type SimulatePaymentParams = z.input<typeof SimulatePaymentSchema>;
 

@@ -71,7 +71,7 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
     case 'canceled_on_reader':
       return (
         <Box flexDirection="column">
-          <Text bold color={theme.warn}>{`CANCELED ON THE READER: ${amount}`}</Text>
+          <Text bold color={theme.warn}>{`CUSTOMER CANCELED ON THE READER: ${amount}`}</Text>
           <Text>The customer pressed cancel. The payment is still open: press x to cancel it.</Text>
           {lost}
         </Box>

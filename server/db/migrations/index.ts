@@ -566,6 +566,15 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('terminal_readers_action_intent').on('terminal_readers').column('action_payment_intent_id').execute();
     },
   },
+  '0018_terminal_tipping_carts': {
+    async up(db: AnyDb) {
+      // A location's on-reader tipping (JSON, null: off) and the processor configuration carrying it.
+      await db.schema.alterTable('terminal_locations').addColumn('tipping', 'text').execute();
+      await db.schema.alterTable('terminal_locations').addColumn('processor_configuration_id', 'text').execute();
+      // A terminal payment's cart and reader options (JSON), kept for the reader and shown on the payment.
+      await db.schema.alterTable('transactions').addColumn('terminal_options', 'text').execute();
+    },
+  },
   '0020_card_receipts': {
     async up(db: AnyDb) {
       // What an EMV receipt must print, from the processor's charge of a paid card payment

@@ -18,6 +18,7 @@ const threeDsSchema = z.object({ result: z.enum(['complete', 'fail']) }).strict(
 const capabilitySchema = z.object({ status: z.enum(['active', 'inactive', 'pending', 'disabled', 'unrequested']) }).strict();
 const onlineSchema = z.object({ online: bool }).strict();
 const scriptSchema = z.object({ outcomes: stringList }).strict();
+const tipSchema = z.object({ option: int.optional(), amount: int.optional(), none: bool.optional() }).strict();
 const rateLimitsSchema = z.object({ enabled: bool }).strict();
 const faultsSchema = z
   .object({ delay_ms: int.optional(), duplicate: bool.optional(), drop: bool.optional(), drop_next: int.optional(), hold: bool.optional(), hold_batch: int.optional() })
@@ -79,6 +80,15 @@ export function simRouter(s: Services, control: SimulatorControl): Router {
     return control.setCapability(String(req.params.id), String(req.params.capability), status as CapabilityStatus);
   }));
   r.post('/readers/:id/customer_cancel', json(async (req) => control.customerCancel(String(req.params.id))));
+  r.get('/readers/:id/display', json(async (req) => control.readerDisplay(String(req.params.id))));
+  r.post('/readers/:id/tip', json(async (req) => {
+    const choice = parse(tipSchema, body(req));
+    return control.chooseTip(String(req.params.id), {
+      ...(choice.option !== undefined ? { option: choice.option } : {}),
+      ...(choice.amount !== undefined ? { amount: choice.amount } : {}),
+      ...(choice.none !== undefined ? { none: choice.none } : {}),
+    });
+  }));
   r.post('/readers/:id/online', json(async (req) => control.setReaderOnline(String(req.params.id), parse(onlineSchema, body(req)).online)));
   r.post('/readers/:id/script', json(async (req) => control.scriptReader(String(req.params.id), parse(scriptSchema, body(req)).outcomes as ScriptedOutcome[])));
   r.get('/webhooks/faults', json(async () => control.getWebhookFaults()));

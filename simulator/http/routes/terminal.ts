@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { DEFAULT_LIST_LIMIT, expand, int, listParams, metadata, parse, str } from '../params.js';
+import { DEFAULT_LIST_LIMIT, bool, expand, int, listParams, metadata, parse, str } from '../params.js';
 import { type Services, handle, page } from '../services.js';
 
 const address = z.record(z.string(), z.string());
@@ -12,7 +12,28 @@ const readerUpdate = z.object({ label: str.optional(), metadata: metadata.option
 const readerList = z
   .object({ ...listParams, location: str.optional(), status: z.enum(['online', 'offline']).optional(), device_type: str.optional(), serial_number: str.optional() })
   .strict();
-const processSchema = z.object({ payment_intent: str, process_config: z.record(z.string(), z.unknown()).optional(), expand }).strict();
+const processConfig = z
+  .object({
+    skip_tipping: bool.optional(),
+    enable_customer_cancellation: bool.optional(),
+    tipping: z.object({ amount_eligible: int.optional() }).strict().optional(),
+    return_url: str.optional(),
+    allow_redisplay: z.enum(['always', 'limited', 'unspecified']).optional(),
+  })
+  .strict();
+const processSchema = z.object({ payment_intent: str, process_config: processConfig.optional(), expand }).strict();
+/** Form bodies carry arrays as `a[0]=…` (an array once parsed) and, past qs's array limit, as an object of indices. */
+const intList = z.union([z.array(int), z.record(z.string(), int).transform((o) => Object.values(o))]);
+const tippingCurrency = z.object({ fixed_amounts: intList.optional(), percentages: intList.optional(), smart_tip_threshold: int.optional() }).strict();
+const configurationSchema = z.object({ name: str.optional(), tipping: z.union([z.literal(''), z.record(z.string(), tippingCurrency)]).optional(), expand }).strict();
+const lineItem = z.object({ amount: int, description: str, quantity: int }).strict();
+const displaySchema = z
+  .object({
+    type: z.literal('cart'),
+    cart: z.object({ currency: str, line_items: z.union([z.array(lineItem), z.record(z.string(), lineItem).transform((o) => Object.values(o))]), tax: int.optional(), total: int }).strict().optional(),
+    expand,
+  })
+  .strict();
 const presentSchema = z
   .object({
     amount_tip: int.optional(),
@@ -38,6 +59,15 @@ export function terminalRouter(s: Services): Router {
   r.post('/v1/terminal/locations/:id', handle(s, ({ ctx, params, path }) => s.terminal.updateLocation(ctx.scope, String(path.id), parse(locationCreate, params))));
   r.delete('/v1/terminal/locations/:id', handle(s, ({ ctx, path }) => s.terminal.deleteLocation(ctx.scope, String(path.id))));
 
+  r.post('/v1/terminal/configurations', handle(s, ({ ctx, params }) => s.terminal.createConfiguration(ctx.scope, parse(configurationSchema, params))));
+  r.get('/v1/terminal/configurations', handle(s, ({ ctx, params }) => s.terminal.listConfigurations(ctx.scope, page(parse(listSchema, params), DEFAULT_LIST_LIMIT))));
+  r.get('/v1/terminal/configurations/:id', handle(s, ({ ctx, params, path }) => {
+    parse(expandOnly, params);
+    return s.terminal.retrieveConfiguration(ctx.scope, String(path.id));
+  }));
+  r.post('/v1/terminal/configurations/:id', handle(s, ({ ctx, params, path }) => s.terminal.updateConfiguration(ctx.scope, String(path.id), parse(configurationSchema, params))));
+  r.delete('/v1/terminal/configurations/:id', handle(s, ({ ctx, path }) => s.terminal.deleteConfiguration(ctx.scope, String(path.id))));
+
   r.post('/v1/terminal/readers', handle(s, ({ ctx, params }) => s.terminal.registerReader(ctx.scope, parse(readerCreate, params))));
   r.get('/v1/terminal/readers', handle(s, ({ ctx, params }) => {
     const p = parse(readerList, params);
@@ -53,6 +83,7 @@ export function terminalRouter(s: Services): Router {
     const p = parse(processSchema, params);
     return s.terminal.processPaymentIntent(ctx, String(path.id), p.payment_intent, p.process_config);
   }));
+  r.post('/v1/terminal/readers/:id/set_reader_display', handle(s, ({ ctx, params, path }) => s.terminal.setReaderDisplay(ctx, String(path.id), parse(displaySchema, params))));
   r.post('/v1/terminal/readers/:id/cancel_action', handle(s, ({ ctx, params, path }) => {
     parse(expandOnly, params);
     return s.terminal.cancelAction(ctx, String(path.id));
