@@ -51,6 +51,8 @@ export function txn(over: Partial<Transaction> = {}): Transaction {
     disputed_at: null,
     dispute_id: null,
     dispute_status: null,
+    amount_tendered: null,
+    change_due: null,
     ...over,
   };
   // As on the wire: a paid payment has captured its amount unless the test says otherwise.

@@ -76,7 +76,7 @@ export interface ProcessorEventsTable {
 }
 
 export type TransactionStatus = 'pending' | 'requires_capture' | 'succeeded' | 'failed' | 'canceled' | 'refunded' | 'partially_refunded';
-export type PaymentMethodType = 'card' | 'wallet' | 'bank_transfer' | 'ach' | 'terminal';
+export type PaymentMethodType = 'card' | 'wallet' | 'bank_transfer' | 'ach' | 'terminal' | 'cash';
 
 export interface TransactionsTable {
   id: string;
@@ -129,6 +129,9 @@ export interface TransactionsTable {
   /** The payment's dispute, once the cardholder disputed it, and its status (Stripe's values). */
   dispute_id: string | null;
   dispute_status: string | null;
+  /** Cash sales: the cash handed over and the change given back (minor units); null for every other method. */
+  amount_tendered: number | null;
+  change_due: number | null;
 }
 
 /** Stripe's dispute statuses; the `warning_*` ones are inquiries, which take no money. */
