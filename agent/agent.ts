@@ -144,6 +144,11 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     switch (cmd.type) {
       case 'start_payment': {
         const { key, reader } = resolveReader(cmd.reader);
+        // A reader mid-payment would refuse this one: refuse before creating it, so no pending
+        // payment is left behind, and name the payment in the way.
+        if ((reader.activity === 'waiting_for_card' || reader.activity === 'processing' || reader.activity === 'canceled_on_reader') && reader.transaction_id) {
+          throw fail(409, 'invalid_request_error', 'reader_busy', `The reader is busy with payment ${reader.transaction_id}: cancel it (cancel_payment) or wait for it`);
+        }
         const { data: created } = await api.createTerminalPayment(
           {
             amount: cmd.amount,
@@ -158,7 +163,15 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         if (!created.payment_intent_id) throw fail(502, 'api_error', 'payment_intent_missing', `Payment ${created.reference} has no processor payment to send to the reader`);
         book.rememberTransaction(created.id, created.amount, created.currency);
         const tick = book.nextTick();
-        const { data: action } = await api.processPayment(created.payment_intent_id, reader.processor_terminal_id);
+        let action: Awaited<ReturnType<typeof api.processPayment>>['data'];
+        try {
+          action = (await api.processPayment(created.payment_intent_id, reader.processor_terminal_id)).data;
+        } catch (err) {
+          // The reader refused it (busy with a payment this agent had not seen yet, say): the payment
+          // never reached it, so it is canceled at once rather than left pending.
+          await api.cancelTransaction(created.id, { reason: 'abandoned' }).catch((cancelErr: unknown) => logger.warn({ err: cancelErr, transaction: created.id }, 'could not cancel a payment the reader refused'));
+          throw err;
+        }
         book.observe(key, { activity: 'waiting_for_card', transaction_id: created.id, failure_code: null, outcome_key: null }, tick);
         driverOf(key)?.paymentStarted(key, { transaction_id: created.id, amount: created.amount, currency: created.currency });
         return { transaction: created, reader_action: action };
@@ -172,8 +185,6 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       case 'simulate_tap': {
         if (mode !== 'test') throw fail(400, 'invalid_request_error', 'livemode_not_allowed', 'simulate_tap needs the agent to run with a test key');
         const { key, reader } = resolveReader(cmd.reader);
-        // The agent presents the card itself, so it knows the reader is processing before any poll can.
-        if (reader.activity === 'waiting_for_card') book.mark(key, 'processing', reader.transaction_id);
         driverOf(key)?.watch(key);
         try {
           const { data } = await api.simulatePayment({

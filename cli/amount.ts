@@ -1,4 +1,4 @@
-import { currencyDecimals, isCurrency } from '../shared/money.js';
+import { currencyDecimals, formatAmount, isCurrency, minimumCharge } from '../shared/money.js';
 import { usageError } from './errors.js';
 
 /**
@@ -9,10 +9,12 @@ import { usageError } from './errors.js';
  *   0.5               → 50
  *   4750 in jpy       → 4750                  (no decimals; 47.5 is refused)
  *
- * Refused, each with a message saying what to type instead: anything with a comma (1,000.00 and
- * 1,50 mean different things in different countries, so neither is guessed), more decimals than
- * the currency has (47.505), signs, exponents, currency symbols, spaces inside, a bare ".5" or
- * "47.", zero, and more than the API's maximum.
+ *   7,50 or 7,5       → 750                   (a comma is the decimal point when that is the only reading)
+ *
+ * Refused, each with a message saying what to type instead: a comma that could be a thousands
+ * separator (1,000 is a thousand in one country and one in another, so it is never guessed), a
+ * comma and a dot together, more decimals than the currency has (47.505), signs, exponents,
+ * currency symbols, spaces inside, a bare ".5" or "47.", zero, and more than the API's maximum.
  */
 
 /** The API's largest amount (server/schemas/transactions.ts MAX_AMOUNT): refusing it here gives a clearer message. */
@@ -25,8 +27,14 @@ export function parseAmount(input: string, currency: string): number {
   const decimals = currencyDecimals(code);
   const example = decimals === 0 ? '4750' : '47.50';
   if (raw === '') throw usageError(`amount is empty: write e.g. ${example} or 4750c`);
+  const decimalComma = decimals > 0 ? new RegExp(`^(\\d+),(\\d{1,${decimals}})$`).exec(raw) : null;
+  if (decimalComma) return parseAmount(`${decimalComma[1]}.${decimalComma[2]}`, code);
   if (raw.includes(',')) {
-    throw usageError(`amount "${raw}" has a comma: write it without thousands separators and with a dot for decimals, e.g. 1000.00`);
+    throw usageError(
+      decimals === 0
+        ? `amount "${raw}" has a comma: write it without thousands separators, e.g. 1000`
+        : `amount "${raw}" has a comma that could separate thousands: write it without, with a dot or comma for the cents, e.g. 1000 or 7.50`,
+    );
   }
   if (/^[-+]/.test(raw)) throw usageError(`amount "${raw}" must be positive and written without a sign`);
 
@@ -48,7 +56,7 @@ export function parseAmount(input: string, currency: string): number {
     }
     minor = Number(whole) * 10 ** decimals + Number(fraction.padEnd(decimals, '0') || '0');
   }
-  if (!Number.isSafeInteger(minor) || minor > MAX_AMOUNT) throw usageError(`amount "${raw}" is over the maximum (${MAX_AMOUNT} in minor units)`);
+  if (!Number.isSafeInteger(minor) || minor > MAX_AMOUNT) throw usageError(`amount "${raw}" is over the maximum of ${formatAmount(MAX_AMOUNT, code)}`);
   if (minor === 0) throw usageError('amount must be more than zero');
   return minor;
 }
@@ -59,4 +67,24 @@ export function formatPlain(minor: number, currency: string): string {
   if (decimals === 0) return String(minor);
   const s = String(minor).padStart(decimals + 1, '0');
   return `${s.slice(0, -decimals)}.${s.slice(-decimals)}`;
+}
+
+/**
+ * Why a card payment of this amount would be refused before it reaches the processor, in money
+ * ("Minimum charge is $0.50"), or null when it may be sent. Checked before sending, so the counter
+ * answers at once instead of after a round trip.
+ */
+export function chargeLimitError(minor: number, currency: string): string | null {
+  const min = minimumCharge(currency.toLowerCase());
+  if (minor < min) return `Minimum charge is ${formatAmount(min, currency)}`;
+  if (minor > MAX_AMOUNT) return `Maximum charge is ${formatAmount(MAX_AMOUNT, currency)}`;
+  return null;
+}
+
+/** parseAmount plus the charge limits: what the counter and `pos pay` accept for a card payment. */
+export function parseChargeAmount(input: string, currency: string): number {
+  const minor = parseAmount(input, currency);
+  const limit = chargeLimitError(minor, currency);
+  if (limit) throw usageError(`${limit}: "${input.trim()}" is ${formatAmount(minor, currency)}`);
+  return minor;
 }

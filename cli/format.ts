@@ -52,23 +52,3 @@ export const CONFLICT_WORDS: Record<string, string> = {
   location_required: 'Create a location first (pos locations create).',
   livemode_not_allowed: 'Simulated taps work in test mode only.',
 };
-
-/** Decline codes in words for the charge screen. */
-export function declineWords(code: string | null | undefined): string {
-  switch (code) {
-    case 'insufficient_funds':
-      return 'Insufficient funds';
-    case 'card_declined':
-    case 'generic_decline':
-      return 'Card declined';
-    case 'expired_card':
-      return 'Card expired';
-    case 'incorrect_pin':
-      return 'Incorrect PIN';
-    case 'lost_card':
-    case 'stolen_card':
-      return 'Card declined (ask for another card)';
-    default:
-      return code ? `Declined (${code.replace(/_/g, ' ')})` : 'Declined';
-  }
-}

@@ -2,10 +2,11 @@ import type { CliContext } from '../context.js';
 import { findReader } from '../../shared/api/client.js';
 import { ApiRequestError } from '../../shared/api/errors.js';
 import type { Reader, Transaction } from '../../shared/api/types.js';
-import { parseAmount } from '../amount.js';
+import { parseAmount, parseChargeAmount } from '../amount.js';
+import { cancelWords, declineWords } from '../../shared/declines.js';
 import { CliError, usageError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
-import { cardOf, CONFLICT_WORDS, declineWords, money, transactionRow } from '../format.js';
+import { cardOf, CONFLICT_WORDS, money, transactionRow } from '../format.js';
 import { startSpinner } from '../spinner.js';
 
 export async function currencyFor(ctx: CliContext, explicit: string | undefined): Promise<string> {
@@ -27,8 +28,10 @@ function printTransaction(ctx: CliContext, t: Transaction, extra: Record<string,
   if (t.tip_amount) rows.push(['tip', money(t.tip_amount, t.currency)]);
   if (t.amount_refunded) rows.push(['refunded', money(t.amount_refunded, t.currency)]);
   if (t.card_last_four) rows.push(['card', cardOf(t)]);
-  if (t.failure_code) rows.push(['failure', `${t.failure_code}${t.failure_message ? ` (${t.failure_message})` : ''}`]);
-  rows.push(['fee', money(t.platform_fee_cents, t.currency)]);
+  if (t.failure_code) rows.push(['failure', `${declineWords(t)} (${t.decline_code ?? t.failure_code})`]);
+  if (t.status === 'canceled' && t.cancellation_reason) rows.push(['canceled', cancelWords(t.cancellation_reason) ?? t.cancellation_reason]);
+  // A fee is only taken on money that moved: none on a failed, canceled or pending payment.
+  if (t.amount_captured > 0) rows.push(['fee', money(t.platform_fee_cents, t.currency)]);
   if (t.receipt_url) rows.push(['receipt', t.receipt_url]);
   if (t.is_test) rows.push(['mode', 'test']);
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) rows.push([k, String(v)]);
@@ -50,7 +53,7 @@ export async function charge(
   ctx: CliContext,
 ): Promise<void> {
   const currency = await currencyFor(ctx, options.currency);
-  const amount = parseAmount(amountText, currency);
+  const amount = parseChargeAmount(amountText, currency);
   const res = await ctx.api.createTransaction({
     amount,
     currency,
@@ -80,14 +83,47 @@ export async function resolveReader(ctx: CliContext, wanted: string): Promise<Re
 /** How often `--wait` re-reads the payment: quick enough to feel live at a counter, 2 requests/s. */
 const WAIT_POLL_MS = 500;
 
-export async function pay([amountText]: [string], options: { reader: string; currency?: string; description?: string; wait?: boolean }, ctx: CliContext): Promise<void> {
+/**
+ * The payment the reader is busy with, if any: refused before anything is created, so a busy
+ * reader never leaves a pending payment behind, and named so staff can cancel it.
+ */
+async function paymentOnReader(ctx: CliContext, reader: Reader): Promise<Transaction | null> {
+  const action = (await ctx.api.readerState(reader.processor_terminal_id)).data.action;
+  if (action?.status !== 'in_progress' || !action.transaction_id) return null;
+  const t = (await ctx.api.getTransaction(action.transaction_id)).data;
+  return t.status === 'pending' ? t : null;
+}
+
+export async function pay(
+  [amountText]: [string],
+  options: { reader: string; currency?: string; description?: string; wait?: boolean; cancelCurrent?: boolean },
+  ctx: CliContext,
+): Promise<void> {
   const currency = await currencyFor(ctx, options.currency);
-  const amount = parseAmount(amountText, currency);
+  const amount = parseChargeAmount(amountText, currency);
   const reader = await resolveReader(ctx, options.reader);
+  const current = await paymentOnReader(ctx, reader);
+  if (current) {
+    const what = `${current.reference} (${money(current.amount, current.currency)})`;
+    if (!options.cancelCurrent) {
+      throw new CliError(
+        `${reader.name} is busy with payment ${what}: cancel it with \`pos transactions cancel ${current.reference}\`, or run this again with --cancel-current`,
+        ExitCode.apiError,
+      );
+    }
+    await ctx.api.cancelTransaction(current.id, { reason: 'canceled_by_staff' }).catch(explain);
+    if (!ctx.out.json) ctx.out.line(`Canceled ${what}, which was on ${reader.name}.`);
+  }
   const created = await ctx.api.createTerminalPayment({ amount, currency, terminal_id: reader.id, ...(options.description ? { description: options.description } : {}) });
   const intent = created.data.payment_intent_id;
-  if (!intent) throw new CliError(`payment ${created.data.reference} has no processor payment to send to ${reader.name}`);
-  await ctx.api.processPayment(intent, reader.processor_terminal_id).catch(explain);
+  try {
+    if (!intent) throw new CliError(`payment ${created.data.reference} has no processor payment to send to ${reader.name}`);
+    await ctx.api.processPayment(intent, reader.processor_terminal_id);
+  } catch (err) {
+    // Never reached the reader (another payment got there first, say): cancel it, so it does not linger as pending.
+    await ctx.api.cancelTransaction(created.data.id, { reason: 'abandoned' }).catch(() => undefined);
+    explain(err);
+  }
   if (!options.wait) {
     const t = (await ctx.api.getTransaction(created.data.id)).data;
     if (ctx.out.json) ctx.out.printJson({ data: t });
@@ -101,7 +137,7 @@ export async function pay([amountText]: [string], options: { reader: string; cur
     if (canceling) return;
     canceling = true;
     spinner?.update('Canceling…');
-    ctx.api.cancelTransaction(created.data.id, { reason: 'requested_by_customer' }).catch((err: unknown) => {
+    ctx.api.cancelTransaction(created.data.id, { reason: 'canceled_by_staff' }).catch((err: unknown) => {
       canceling = false;
       if (err instanceof ApiRequestError && err.error.code === 'authorization_in_progress') spinner?.update(`${CONFLICT_WORDS.authorization_in_progress}`);
       else spinner?.update(`Cancel failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -122,11 +158,12 @@ export async function pay([amountText]: [string], options: { reader: string; cur
   if (ctx.out.json) ctx.out.printJson({ data: t });
   else if (t.status === 'succeeded') ctx.out.line(`Approved: ${money(t.amount, t.currency)}${t.tip_amount ? ` (tip ${money(t.tip_amount, t.currency)})` : ''} ${cardOf(t)}  ${t.reference}${t.receipt_url ? `\nReceipt: ${t.receipt_url}` : ''}`);
   if (t.status === 'failed') {
-    if (!ctx.out.json) ctx.out.error(`Declined: ${declineWords(t.failure_code)}  ${t.reference}`);
-    throw new CliError(`payment ${t.reference} failed (${t.failure_code ?? 'unknown'})`, ExitCode.paymentFailed);
+    if (!ctx.out.json) ctx.out.error(`${declineWords(t)}  ${t.reference}`);
+    throw new CliError(`payment ${t.reference} failed (${t.decline_code ?? t.failure_code ?? 'unknown'})`, ExitCode.paymentFailed);
   }
   if (t.status === 'canceled') {
-    throw new CliError(`payment ${t.reference} was canceled`, ExitCode.paymentFailed);
+    const why = cancelWords(t.cancellation_reason);
+    throw new CliError(`payment ${t.reference} was ${why ?? 'canceled'}`, ExitCode.paymentFailed);
   }
 }
 
@@ -195,5 +232,11 @@ export async function simulateTap([readerName]: [string], options: { tip?: strin
     return;
   }
   const d = res.data;
-  ctx.out.line(d.status === 'succeeded' ? `Tapped on ${reader.name}: approved` : `Tapped on ${reader.name}: ${d.status}${d.failure_code ? ` (${declineWords(d.failure_code)})` : ''}`);
+  if (d.status === 'succeeded') {
+    ctx.out.line(`Tapped on ${reader.name}: approved`);
+    return;
+  }
+  // The payment knows the issuer's reason (decline_code); the reader's answer only the generic code.
+  const t = d.transaction_id ? (await ctx.api.getTransaction(d.transaction_id).catch(() => null))?.data : undefined;
+  ctx.out.line(`Tapped on ${reader.name}: ${d.status === 'failed' ? 'declined' : d.status}${d.status === 'failed' ? `: ${declineWords(t ?? d.failure_code)}` : ''}`);
 }

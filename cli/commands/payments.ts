@@ -25,6 +25,7 @@ export function registerPaymentCommands(program: Command): void {
     .addOption(currency())
     .option('--description <text>', 'shown on the payment and receipts')
     .option('--wait', 'wait for the outcome; exit 3 if it fails or is canceled (Ctrl-C cancels the payment)')
+    .option('--cancel-current', 'if the reader is busy with another payment, cancel that one first (without it, a busy reader is an error naming the payment)')
     .addHelpText('after', '\nExamples:\n  pos pay 12.00 --reader "Till 1" --wait\n  pos simulate tap "Till 1"   # in another shell, test mode')
     .action(lazy(async () => (await import('./payments-action.js')).pay));
 

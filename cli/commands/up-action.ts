@@ -75,10 +75,12 @@ export async function ensureDemo(stack: Stack, ctx: CliContext): Promise<Demo> {
   return { api, apiKey, profileName, created, ...(keys ? { keys } : {}) };
 }
 
-function printKeys(demo: Demo, write: (line: string) => void): void {
-  if (!demo.keys) return;
-  write(`Demo merchant "${DEMO_BUSINESS}" created. Its keys are shown once; the test secret key is saved to profile "${demo.profileName}".`);
-  for (const [name, key] of Object.entries(demo.keys)) write(`  ${name.padEnd(8)} ${key}`);
+function keyLines(demo: Demo): string[] {
+  if (!demo.keys) return [];
+  return [
+    `Demo merchant "${DEMO_BUSINESS}" created. Its keys are shown once; the test secret key is saved to profile "${demo.profileName}".`,
+    ...Object.entries(demo.keys).map(([name, key]) => `  ${name.padEnd(8)} ${key}`),
+  ];
 }
 
 export async function up(_args: [], options: { port?: string; host?: string; dataDir?: string; tui: boolean; simulateLive?: boolean }, ctx: CliContext): Promise<void> {
@@ -98,12 +100,22 @@ export async function up(_args: [], options: { port?: string; host?: string; dat
     const demo = await ensureDemo(stack, ctx);
     agent = await startLocalAgent({ stack, apiKey: demo.apiKey, dataDir: config.dataDir, logger });
     const write = (line: string) => process.stdout.write(`${line}\n`);
-    printKeys(demo, write);
     if (interactive) {
+      // The keys get a screen of their own: printed above the counter they scroll off an 80×24 terminal.
       const { runTui } = await import('../tui/run.js');
-      await runTui({ api: demo.api, agentUrl: agent?.url, color: ctx.config.color, notice: demo.created ? `Demo keys saved to profile "${demo.profileName}".` : undefined });
+      await runTui({
+        api: demo.api,
+        agentUrl: agent?.url,
+        color: ctx.config.color,
+        notice: demo.created ? `Demo keys saved to profile "${demo.profileName}".` : undefined,
+        intro: keyLines(demo),
+        quitWarning: 'the server, the simulator and the agent',
+      });
+      // Shown once: they stay in the terminal after the counter closes.
+      for (const line of keyLines(demo)) write(line);
       return;
     }
+    for (const line of keyLines(demo)) write(line);
     logger.info({ url: stack.server.url, profile: demo.profileName, agent: agent?.url ?? null }, 'pos up ready');
     await new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve());

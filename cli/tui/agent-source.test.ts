@@ -19,7 +19,12 @@ function fakeAgent(port = 0) {
   wss.on('connection', (ws) => {
     sockets.push(ws);
     ws.on('message', (raw) => {
-      const m = ClientMessageSchema.parse(JSON.parse(String(raw)));
+      const parsed = ClientMessageSchema.safeParse(JSON.parse(String(raw)));
+      if (!parsed.success) {
+        send(ws, { type: 'error', error: { type: 'invalid_request_error', code: 'invalid_message', message: 'Invalid message (amount: Too small: expected number to be >=50)' } });
+        return;
+      }
+      const m = parsed.data;
       received.push(m);
       if (m.type === 'hello') send(ws, { type: 'welcome', protocol: 1, agent_id: 'agt_1', mode: 'test', merchant: { id: 'm', business_name: 'Agent Shop' }, upstream: 'connected' });
       if (m.type === 'subscribe') send(ws, { type: 'readers', readers: [readerState()] });
@@ -66,7 +71,23 @@ describe('AgentSource', () => {
     expect(await source.startPayment(reader, 1000, 'usd')).toEqual({ transactionId: 't-1' });
     expect(agent.received[2]).toMatchObject({ type: 'start_payment', reader: 'tmr_1', amount: 1000, currency: 'usd' });
     await until(() => actions.some((a) => a.type === 'reader' && a.reader.activity === 'waiting_for_card'));
-    await expect(source.cancelPayment('t-1')).rejects.toMatchObject({ error: { code: 'authorization_in_progress' } });
+    await expect(source.cancelPayment('t-1', 'canceled_by_staff')).rejects.toMatchObject({ error: { code: 'authorization_in_progress' } });
+  });
+
+  it('fails a command the agent refuses at once, instead of waiting out the timeout', async () => {
+    const agent = fakeAgent();
+    const port = await agent.ready;
+    const actions: Action[] = [];
+    const source = new AgentSource(`ws://127.0.0.1:${port}`, api);
+    cleanup.push(async () => source.stop(), agent.close);
+    source.start((a) => actions.push(a));
+    await until(() => actions.some((a) => a.type === 'readers'));
+    const reader = (actions.find((a) => a.type === 'readers') as Extract<Action, { type: 'readers' }>).readers[0]!;
+    const started = Date.now();
+    await expect(source.startPayment(reader, 49, 'usd')).rejects.toMatchObject({ error: { code: 'invalid_message' } });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    // Answered, so not left on screen as a notice.
+    expect(actions.some((a) => a.type === 'notice')).toBe(false);
   });
 
   it('reports a lost agent and reconnects when it comes back', async () => {

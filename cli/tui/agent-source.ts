@@ -14,6 +14,9 @@ import type { Action, CounterReader } from './state.js';
  * here; the /v1 API does not report it. The socket is reopened after any loss, with backoff.
  */
 
+const AGENT_UNREACHABLE = 'the agent is not answering (is pos agent running?)';
+const SERVER_UNREACHABLE = 'the agent cannot reach the server';
+
 /** A command the agent does not answer within 30 s is treated as lost (a simulated tap answers after the authorisation, a few seconds). */
 const COMMAND_TIMEOUT_MS = 30_000;
 /** Reconnect delays double from 250 ms to at most 5 s: back quickly after an agent restart, without spinning while it is down. */
@@ -21,7 +24,17 @@ const MIN_RETRY_MS = 250;
 const MAX_RETRY_MS = 5_000;
 
 export function readerFromAgent(r: ReaderState): CounterReader {
-  return { id: r.id, processor_terminal_id: r.processor_terminal_id, name: r.name, status: r.status, last_seen_at: r.last_seen_at, activity: r.activity, transaction_id: r.transaction_id };
+  return {
+    id: r.id,
+    processor_terminal_id: r.processor_terminal_id,
+    name: r.name,
+    status: r.status,
+    last_seen_at: r.last_seen_at,
+    activity: r.activity,
+    transaction_id: r.transaction_id,
+    amount: r.amount,
+    currency: r.currency,
+  };
 }
 
 interface Pending {
@@ -39,6 +52,7 @@ export class AgentSource implements CounterSource {
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly pending = new Map<string, Pending>();
   private currency: string | undefined;
+  private upstream: 'connected' | 'disconnected' = 'connected';
 
   constructor(
     private readonly url: string,
@@ -83,7 +97,7 @@ export class AgentSource implements CounterSource {
       void this.loadRecent();
     });
     socket.on('message', (raw) => this.receive(String(raw)));
-    socket.on('error', (err) => this.dispatch({ type: 'connection', status: 'lost', error: `agent: ${err.message}` }));
+    socket.on('error', () => this.dispatch({ type: 'connection', status: 'lost', error: AGENT_UNREACHABLE }));
     socket.on('close', () => {
       if (this.socket === socket) this.socket = undefined;
       for (const [id, p] of this.pending) {
@@ -92,7 +106,7 @@ export class AgentSource implements CounterSource {
         this.pending.delete(id);
       }
       if (this.stopped) return;
-      this.dispatch({ type: 'connection', status: 'lost', error: 'connection to the agent lost' });
+      this.dispatch({ type: 'connection', status: 'lost', error: AGENT_UNREACHABLE });
       this.retryTimer = setTimeout(() => this.connect(), this.retryMs);
       this.retryMs = Math.min(MAX_RETRY_MS, this.retryMs * 2);
     });
@@ -121,7 +135,8 @@ export class AgentSource implements CounterSource {
     switch (message.type) {
       case 'welcome':
         this.dispatch({ type: 'merchant', name: message.merchant.business_name, mode: message.mode, currency: this.currency ?? 'usd' });
-        this.dispatch({ type: 'connection', status: message.upstream === 'connected' ? 'connected' : 'lost', ...(message.upstream === 'connected' ? {} : { error: 'the agent cannot reach the server' }) });
+        this.dispatch({ type: 'connection', status: message.upstream === 'connected' ? 'connected' : 'lost', ...(message.upstream === 'connected' ? {} : { error: SERVER_UNREACHABLE }) });
+        this.upstream = message.upstream;
         break;
       case 'readers':
         this.dispatch({ type: 'readers', readers: message.readers.map(readerFromAgent) });
@@ -133,7 +148,10 @@ export class AgentSource implements CounterSource {
         this.dispatch({ type: 'transaction', transaction: message.transaction as unknown as Transaction });
         break;
       case 'upstream':
-        this.dispatch(message.status === 'connected' ? { type: 'connection', status: 'connected' } : { type: 'connection', status: 'lost', error: 'the agent cannot reach the server' });
+        this.dispatch(message.status === 'connected' ? { type: 'connection', status: 'connected' } : { type: 'connection', status: 'lost', error: SERVER_UNREACHABLE });
+        // Back after a loss: what changed meanwhile was not pushed, so read it again.
+        if (message.status === 'connected' && this.upstream === 'disconnected') void this.loadRecent();
+        this.upstream = message.status;
         break;
       case 'result': {
         const p = this.pending.get(message.request_id);
@@ -144,9 +162,20 @@ export class AgentSource implements CounterSource {
         else p.reject(new ApiRequestError(0, message.error ?? { type: 'api_error', message: 'the agent refused' }));
         break;
       }
-      case 'error':
-        this.dispatch({ type: 'notice', text: `Agent: ${message.error.message}` });
+      case 'error': {
+        // The agent's refusals carry no request_id. With one command waiting, the refusal is its
+        // answer: failing it now beats waiting out the timeout for an answer that never comes.
+        const only = this.pending.size === 1 ? [...this.pending][0] : undefined;
+        if (only) {
+          const [id, p] = only;
+          this.pending.delete(id);
+          clearTimeout(p.timer);
+          p.reject(new ApiRequestError(0, message.error));
+        } else {
+          this.dispatch({ type: 'notice', text: `The agent refused a message: ${message.error.message}` });
+        }
         break;
+      }
       case 'pong':
         break;
     }
@@ -176,8 +205,8 @@ export class AgentSource implements CounterSource {
     return { transactionId };
   }
 
-  async cancelPayment(transactionId: string): Promise<void> {
-    await this.command({ type: 'cancel_payment', request_id: randomUUID(), transaction_id: transactionId });
+  async cancelPayment(transactionId: string, reason: string): Promise<void> {
+    await this.command({ type: 'cancel_payment', request_id: randomUUID(), transaction_id: transactionId, reason });
   }
 
   async simulateTap(reader: CounterReader): Promise<void> {

@@ -83,8 +83,8 @@ export class FakeSource implements CounterSource {
     this.calls.push(`start ${r.name} ${amount} ${currency}`);
     return this.answers.startPayment?.() ?? Promise.resolve({ transactionId: 't-1' });
   }
-  cancelPayment(id: string) {
-    this.calls.push(`cancel ${id}`);
+  cancelPayment(id: string, reason = '') {
+    this.calls.push(`cancel ${id}${reason ? ` ${reason}` : ''}`);
     return this.answers.cancelPayment?.() ?? Promise.resolve();
   }
   simulateTap(r: CounterReader) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { reader, txn } from './fixtures.js';
-import { hintsFor, intentFor } from './keys.js';
+import { hintsFor, intentFor, splitKeys } from './keys.js';
 import { initialState, reduce, type Action, type CounterState } from './state.js';
 
 const state = (...actions: Action[]): CounterState =>
@@ -22,6 +22,7 @@ describe('keys', () => {
     expect(intentFor(waiting, 'q', {})).toMatchObject({ kind: 'dispatch', action: { type: 'notice' } });
     expect(intentFor(reduce(waiting, { type: 'merchant', name: 'Shop', mode: 'live', currency: 'usd' }), 's', {})).toBeNull();
     expect(hintsFor(waiting)).toBe('s simulate tap · x cancel payment');
+    expect(hintsFor(reduce(waiting, { type: 'reader', reader: reader({ activity: 'processing', transaction_id: 't-1' }) }))).toBe('x cancel payment');
   });
 
   it('switches views with letters and Tab, and quits with q when idle', () => {
@@ -30,6 +31,47 @@ describe('keys', () => {
     expect(intentFor(state(), '', { tab: true, shift: true })).toEqual({ kind: 'dispatch', action: { type: 'view', view: 'day' } });
     expect(intentFor(state({ type: 'view', view: 'readers' }), 'c', {})).toEqual({ kind: 'dispatch', action: { type: 'view', view: 'charge' } });
     expect(intentFor(state(), 'q', {})).toEqual({ kind: 'quit' });
+  });
+
+  it('never quits on a key typed into the amount, and asks before quitting when quitting stops the server', () => {
+    const typing = state({ type: 'amount_input', text: '12' });
+    expect(intentFor(typing, 'q', {})).toMatchObject({ kind: 'dispatch', action: { type: 'notice', text: expect.stringMatching(/not part of an amount/) } });
+    expect(intentFor(typing, 'h', {})).toMatchObject({ action: { type: 'notice' } });
+    const up = reduce(initialState({ via: 'agent', quitWarning: 'the server and the agent' }), { type: 'merchant', name: 'Shop', mode: 'test', currency: 'usd' });
+    expect(intentFor(up, 'q', {})).toEqual({ kind: 'dispatch', action: { type: 'confirm_quit', asking: true } });
+    const asking = reduce(up, { type: 'confirm_quit', asking: true });
+    expect(hintsFor(asking)).toBe('y quit · any other key: stay');
+    expect(intentFor(asking, 'y', {})).toEqual({ kind: 'quit' });
+    expect(intentFor(asking, 'q', {})).toEqual({ kind: 'dispatch', action: { type: 'confirm_quit', asking: false } });
+  });
+
+  it('clears the amount with Esc and Ctrl-U, and takes a comma', () => {
+    expect(intentFor(state(), '', { escape: true })).toEqual({ kind: 'dispatch', action: { type: 'amount_clear' } });
+    expect(intentFor(state(), 'u', { ctrl: true })).toEqual({ kind: 'dispatch', action: { type: 'amount_clear' } });
+    expect(intentFor(state(), ',', {})).toEqual({ kind: 'dispatch', action: { type: 'amount_input', text: ',' } });
+  });
+
+  it('splits a burst of keys into presses, in order', () => {
+    expect(splitKeys('12\r', {})).toEqual([['1', {}], ['2', {}], ['', { return: true }]]);
+    expect(splitKeys('7,50\n', {})).toEqual([['7', {}], [',', {}], ['5', {}], ['0', {}], ['', { return: true }]]);
+    expect(splitKeys('1\u007f2', {})).toEqual([['1', {}], ['', { backspace: true }], ['2', {}]]);
+    expect(splitKeys('\u0015', {})).toEqual([['u', { ctrl: true }]]);
+    expect(splitKeys('4', {})).toEqual([['4', {}]]);
+    expect(splitKeys('', { upArrow: true })).toEqual([['', { upArrow: true }]]);
+  });
+
+  it('offers to cancel a payment already on the reader', () => {
+    const typing = state({ type: 'amount_input', text: '5' }, { type: 'reader', reader: reader({ activity: 'waiting_for_card', transaction_id: 't-9' }) });
+    expect(intentFor(typing, 'x', {})).toEqual({ kind: 'cancel_reader_payment', transactionId: 't-9' });
+    expect(hintsFor(typing)).toContain('x cancel the reader’s payment');
+  });
+
+  it('pages History and switches its filter', () => {
+    const history = state({ type: 'view', view: 'transactions' }, { type: 'history_loaded', page: 1, lastPage: 2, totalCount: 20, rows: [] });
+    expect(intentFor(history, 'n', {})).toEqual({ kind: 'dispatch', action: { type: 'history_page', page: 2 } });
+    expect(intentFor(history, '', { pageDown: true })).toEqual({ kind: 'dispatch', action: { type: 'history_page', page: 2 } });
+    expect(intentFor(history, 'p', {})).toBeNull();
+    expect(intentFor(history, 'm', {})).toEqual({ kind: 'dispatch', action: { type: 'history_page', page: 1, filter: 'counter' } });
   });
 
   it('asks before refunding and refuses unpaid payments', () => {

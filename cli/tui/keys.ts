@@ -1,4 +1,4 @@
-import { isBusy, VIEWS, type Action, type CounterState, type View } from './state.js';
+import { historyRows, inFlight, isBusy, selectedReader, VIEWS, type Action, type CounterState, type HistoryFilter, type View } from './state.js';
 
 /** Keyboard only: what a key press means in the current state. Pure, so it is tested without a terminal. */
 
@@ -13,13 +13,41 @@ export interface KeyInfo {
   downArrow?: boolean;
   leftArrow?: boolean;
   rightArrow?: boolean;
+  pageUp?: boolean;
+  pageDown?: boolean;
   ctrl?: boolean;
+}
+
+const CTRL_U = '\u0015';
+
+/**
+ * One key press per entry, in order. Ink hands over a burst of keys that arrive together (a paste,
+ * a USB keypad or barcode scanner, a laggy SSH link) as one string: "12\r" would be neither "1"
+ * nor Enter. Escape sequences (arrows, …) already arrive one per call and pass through unchanged.
+ */
+export function splitKeys(input: string, key: KeyInfo): [string, KeyInfo][] {
+  const flagged = Object.values(key).some(Boolean);
+  if ([...input].length <= 1 || (flagged && !/[\r\n\t\u007f\b]/.test(input))) {
+    if (input === CTRL_U) return [['u', { ctrl: true }]];
+    return [[input, key]];
+  }
+  const out: [string, KeyInfo][] = [];
+  for (const ch of input) {
+    if (ch === '\r' || ch === '\n') out.push(['', { return: true }]);
+    else if (ch === '\t') out.push(['', { tab: true }]);
+    else if (ch === '\u007f' || ch === '\b') out.push(['', { backspace: true }]);
+    else if (ch === CTRL_U) out.push(['u', { ctrl: true }]);
+    else if (ch === '\u001b') out.push(['', { escape: true }]);
+    else if (ch >= ' ') out.push([ch, {}]);
+  }
+  return out;
 }
 
 export type Intent =
   | { kind: 'dispatch'; action: Action }
   | { kind: 'start_charge' }
   | { kind: 'cancel_payment' }
+  | { kind: 'cancel_reader_payment'; transactionId: string }
   | { kind: 'simulate_tap' }
   | { kind: 'create_link' }
   | { kind: 'refund'; transactionId: string }
@@ -29,7 +57,15 @@ export type Intent =
 const go = (view: View): Intent => ({ kind: 'dispatch', action: { type: 'view', view } });
 const VIEW_KEYS: Record<string, View> = { c: 'charge', r: 'readers', h: 'transactions', d: 'day' };
 
+const FILTERS: HistoryFilter[] = ['all', 'counter', 'online'];
+const page = (p: number, filter?: HistoryFilter): Intent => ({ kind: 'dispatch', action: { type: 'history_page', page: p, ...(filter ? { filter } : {}) } });
+
 export function intentFor(state: CounterState, input: string, key: KeyInfo): Intent | null {
+  if (state.intro) return { kind: 'dispatch', action: { type: 'intro_done' } };
+  if (state.confirmQuit) {
+    if (input === 'y' || input === 'Y') return { kind: 'quit' };
+    return { kind: 'dispatch', action: { type: 'confirm_quit', asking: false } };
+  }
   if (key.tab) {
     const i = VIEWS.indexOf(state.view);
     return go(VIEWS[(i + (key.shift ? VIEWS.length - 1 : 1)) % VIEWS.length]!);
@@ -39,12 +75,17 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
     if (charge.phase === 'entry') {
       if (key.return) return { kind: 'start_charge' };
       if (key.backspace || key.delete) return { kind: 'dispatch', action: { type: 'amount_backspace' } };
+      if (key.escape || (key.ctrl && input === 'u')) return { kind: 'dispatch', action: { type: 'amount_clear' } };
       if (key.upArrow || key.leftArrow) return { kind: 'dispatch', action: { type: 'select_reader', delta: -1 } };
       if (key.downArrow || key.rightArrow) return { kind: 'dispatch', action: { type: 'select_reader', delta: 1 } };
-      if (/^[0-9.cC]+$/.test(input)) return { kind: 'dispatch', action: { type: 'amount_input', text: input } };
+      if (/^[0-9.,cC]+$/.test(input)) return { kind: 'dispatch', action: { type: 'amount_input', text: input } };
+      const reader = selectedReader(state);
+      if (input === 'x' && inFlight(reader)) return { kind: 'cancel_reader_payment', transactionId: reader.transaction_id };
+      // A letter typed into a half-written amount is a slip, never a command (q must not quit).
+      if (charge.amountText !== '' && input !== '') return { kind: 'dispatch', action: { type: 'notice', text: `"${input}" is not part of an amount: Esc clears the field.` } };
     } else if (isBusy(charge)) {
       if (input === 'x') return { kind: 'cancel_payment' };
-      if (input === 's' && state.mode === 'test' && charge.phase === 'waiting') return { kind: 'simulate_tap' };
+      if (input === 's' && state.mode === 'test' && charge.phase === 'waiting' && !charge.tapSent) return { kind: 'simulate_tap' };
       if (input === 'q') return { kind: 'dispatch', action: { type: 'notice', text: 'A payment is under way: wait for it, or press x to cancel it, before quitting.' } };
       return null;
     } else if (charge.phase === 'offline') {
@@ -66,7 +107,10 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
     }
     if (key.upArrow) return { kind: 'dispatch', action: { type: 'select_transaction', delta: -1 } };
     if (key.downArrow) return { kind: 'dispatch', action: { type: 'select_transaction', delta: 1 } };
-    const t = state.transactions[state.selectedTransaction];
+    if (key.pageDown || input === 'n') return state.history.page < state.history.lastPage ? page(state.history.page + 1) : null;
+    if (key.pageUp || input === 'p') return state.history.page > 1 ? page(state.history.page - 1) : null;
+    if (input === 'm') return page(1, FILTERS[(FILTERS.indexOf(state.history.filter) + 1) % FILTERS.length]);
+    const t = historyRows(state)[state.selectedTransaction];
     if (input === 'f' && t) {
       if (t.status !== 'succeeded' && t.status !== 'partially_refunded') return { kind: 'dispatch', action: { type: 'notice', text: `Only paid payments can be refunded (${t.reference} is ${t.status}).` } };
       return { kind: 'dispatch', action: { type: 'confirm_refund', transactionId: t.id } };
@@ -74,7 +118,7 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
   }
   if (state.view === 'day' && input === 'g') return { kind: 'load_report' };
   if (key.escape && state.view !== 'charge') return go('charge');
-  if (input === 'q') return { kind: 'quit' };
+  if (input === 'q') return state.quitWarning ? { kind: 'dispatch', action: { type: 'confirm_quit', asking: true } } : { kind: 'quit' };
   const view = VIEW_KEYS[input];
   if (view && !(state.view === 'charge' && charge.phase === 'entry' && input === 'c')) return go(view);
   return null;
@@ -83,15 +127,16 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
 /** The key bar's hints for the current state. */
 export function hintsFor(state: CounterState): string {
   const c = state.charge;
+  if (state.intro) return 'Press any key to open the counter';
+  if (state.confirmQuit) return 'y quit · any other key: stay';
   if (state.view === 'charge') {
-    if (c.phase === 'entry') return 'Enter charge · ←→ reader · Tab/r/h/d views · q quit';
-    if (c.phase === 'waiting') return `${state.mode === 'test' ? 's simulate tap · ' : ''}x cancel payment`;
-    if (c.phase === 'processing' || c.phase === 'starting') return 'x cancel payment (not once the card is read)';
-    if (c.phase === 'canceled_on_reader') return 'x cancel payment';
+    if (c.phase === 'entry') return `Enter charge · Esc clear · ←→ reader${inFlight(selectedReader(state)) ? ' · x cancel the reader’s payment' : ''} · Tab/r/h/d views · q quit`;
+    if (c.phase === 'waiting') return `${state.mode === 'test' && !c.tapSent ? 's simulate tap · ' : ''}x cancel payment`;
+    if (c.phase === 'processing' || c.phase === 'starting' || c.phase === 'canceled_on_reader') return 'x cancel payment';
     if (c.phase === 'offline') return 'l payment link · Esc back';
     return 'Enter next sale · Tab/r/h/d views · q quit';
   }
-  if (state.view === 'transactions') return state.confirmRefund ? 'y refund · any other key: keep' : '↑↓ select · f refund · c charge · q quit';
+  if (state.view === 'transactions') return state.confirmRefund ? 'y refund · any other key: keep' : '↑↓ select · f refund · n/p pages · m counter/online · c charge · q quit';
   if (state.view === 'readers') return '↑↓ select · Enter charge on it · c charge · q quit';
   return 'g refresh · c charge · q quit';
 }

@@ -10,12 +10,16 @@ export interface TuiOptions {
   agentUrl?: string | undefined;
   color: boolean;
   notice?: string | undefined;
+  /** Shown on a screen of its own until a key is pressed. */
+  intro?: string[] | undefined;
+  /** What quitting stops ("the server and the agent"): q then asks first. */
+  quitWarning?: string | undefined;
 }
 
 /** Opens the counter on the terminal and resolves when staff quit it. */
 export async function runTui(options: TuiOptions): Promise<void> {
   const source: CounterSource = options.agentUrl ? new AgentSource(options.agentUrl, options.api) : new PollingSource(options.api);
-  const app = render(<App source={source} api={options.api} color={options.color} notice={options.notice} />);
+  const app = render(<App source={source} api={options.api} color={options.color} notice={options.notice} intro={options.intro} quitWarning={options.quitWarning} />);
   try {
     await app.waitUntilExit();
   } finally {

@@ -13,7 +13,8 @@ export interface CounterSource {
   start(dispatch: (action: Action) => void): void;
   stop(): void;
   startPayment(reader: CounterReader, amount: number, currency: string): Promise<{ transactionId: string }>;
-  cancelPayment(transactionId: string): Promise<void>;
+  /** `reason` is kept as the payment's cancellation_reason (shared/declines.ts CANCEL_WORDS). */
+  cancelPayment(transactionId: string, reason: string): Promise<void>;
   simulateTap(reader: CounterReader): Promise<void>;
   /** The payment the charge screen waits for: followed closely until it ends. */
   follow(transactionId: string | null): void;
@@ -119,8 +120,8 @@ export class PollingSource implements CounterSource {
     return { transactionId: created.data.id };
   }
 
-  async cancelPayment(transactionId: string): Promise<void> {
-    const res = await this.api.cancelTransaction(transactionId, { reason: 'requested_by_customer' });
+  async cancelPayment(transactionId: string, reason: string): Promise<void> {
+    const res = await this.api.cancelTransaction(transactionId, { reason });
     this.dispatch({ type: 'transaction', transaction: res.data });
   }
 

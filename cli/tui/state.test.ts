@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { reader, txn } from './fixtures.js';
-import { initialState, reduce, type Action, type CounterState } from './state.js';
+import { historyRows, initialState, reduce, type Action, type CounterState } from './state.js';
 
 const run = (actions: Action[], from: CounterState = initialState({ via: 'polling' })) => actions.reduce(reduce, from);
 const ready = () => run([
@@ -9,40 +9,51 @@ const ready = () => run([
 ]);
 
 describe('counter reducer', () => {
-  it('prefills 10.00 in test mode so the first charge is one key away', () => {
+  it('starts each sale with an empty field, and offers 10.00 on Enter the first time in test mode', () => {
     const s = ready();
-    expect(s.charge).toMatchObject({ phase: 'entry', amountText: '10.00' });
+    expect(s.charge).toMatchObject({ phase: 'entry', amountText: '' });
+    expect(s.lastAmount).toBe('10.00');
     expect(s.selectedReader).toBe(0);
-    expect(run([{ type: 'merchant', name: 'Live', mode: 'live', currency: 'usd' }]).charge.amountText).toBe('');
+    expect(run([{ type: 'merchant', name: 'Live', mode: 'live', currency: 'usd' }]).lastAmount).toBeNull();
   });
 
-  it('prefills a whole amount for a zero-decimal currency (¥1000), which the amount parser takes', () => {
+  it('offers a whole amount for a zero-decimal currency (¥1000), which the amount parser takes', () => {
     const s = run([{ type: 'merchant', name: 'Kissa', mode: 'test', currency: 'jpy' }]);
-    expect(s.charge.amountText).toBe('1000');
+    expect(s.lastAmount).toBe('1000');
   });
 
-  it('edits the amount and keeps only amount characters', () => {
-    const s = run([{ type: 'amount_backspace' }, { type: 'amount_backspace' }, { type: 'amount_input', text: '5x' }], ready());
-    expect(s.charge.amountText).toBe('10.5');
+  it('edits the amount, keeps only amount characters, and clears it', () => {
+    const s = run([{ type: 'amount_input', text: '10.05' }, { type: 'amount_backspace' }, { type: 'amount_input', text: '5x' }], ready());
+    expect(s.charge.amountText).toBe('10.05');
+    expect(run([{ type: 'amount_input', text: '7,50' }], ready()).charge.amountText).toBe('7,50');
+    expect(reduce(s, { type: 'amount_clear' }).charge.amountText).toBe('');
   });
 
-  it('goes waiting → processing → approved as the payment succeeds', () => {
-    let s = run([{ type: 'charge_starting', amount: 1000, readerName: 'Till 1' }, { type: 'charge_started', transactionId: 't-1' }], ready());
+  it('goes waiting → processing → approved as the processor reports it, and the next sale starts empty with the last amount offered', () => {
+    let s = run([{ type: 'amount_input', text: '12' }, { type: 'charge_starting', amount: 1200, readerName: 'Till 1' }, { type: 'charge_started', transactionId: 't-1' }], ready());
     expect(s.charge.phase).toBe('waiting');
-    s = reduce(s, { type: 'processing' });
-    expect(s.charge.phase).toBe('processing');
+    s = reduce(s, { type: 'tap_sent' });
+    // A tap sent is not a card read: only the reader's activity says "processing".
+    expect(s.charge).toMatchObject({ phase: 'waiting', tapSent: true });
+    s = reduce(s, { type: 'reader', reader: reader({ activity: 'processing', transaction_id: 't-1' }) });
+    expect(s.charge).toMatchObject({ phase: 'processing', tapSent: false });
     s = reduce(s, { type: 'transaction', transaction: txn({ status: 'pending' }) });
     expect(s.charge.phase).toBe('processing');
     s = reduce(s, { type: 'transaction', transaction: txn({ status: 'succeeded', card_brand: 'visa', card_last_four: '4242' }) });
     expect(s.charge).toMatchObject({ phase: 'approved', result: { card_last_four: '4242' } });
     expect(s.transactions[0]?.status).toBe('succeeded');
-    expect(reduce(s, { type: 'new_charge' }).charge).toMatchObject({ phase: 'entry', amountText: '10.00', transactionId: null });
+    const next = reduce(s, { type: 'new_charge' });
+    expect(next.charge).toMatchObject({ phase: 'entry', amountText: '', transactionId: null });
+    expect(next.lastAmount).toBe('12.00');
   });
 
   it('says why a card was declined and when a payment was canceled', () => {
     const started = run([{ type: 'charge_starting', amount: 1005, readerName: 'Till 1' }, { type: 'charge_started', transactionId: 't-1' }], ready());
-    expect(reduce(started, { type: 'transactions', transactions: [txn({ status: 'failed', failure_code: 'insufficient_funds' })] }).charge).toMatchObject({ phase: 'declined', reason: 'Insufficient funds' });
-    expect(reduce(started, { type: 'transaction', transaction: txn({ status: 'canceled', cancellation_reason: 'requested_by_customer' }) }).charge).toMatchObject({ phase: 'canceled', reason: 'requested by customer' });
+    expect(reduce(started, { type: 'transactions', transactions: [txn({ status: 'failed', failure_code: 'card_declined', decline_code: 'incorrect_pin' })] }).charge).toMatchObject({
+      phase: 'declined',
+      reason: 'Wrong PIN: ask the customer to try again',
+    });
+    expect(reduce(started, { type: 'transaction', transaction: txn({ status: 'canceled', cancellation_reason: 'canceled_by_staff' }) }).charge).toMatchObject({ phase: 'canceled', reason: 'canceled by staff' });
     expect(reduce(started, { type: 'transaction', transaction: txn({ id: 'other', status: 'failed' }) }).charge.phase).toBe('waiting');
   });
 
@@ -73,6 +84,45 @@ describe('counter reducer', () => {
     const back = reduce(lost, { type: 'connection', status: 'connected' });
     expect(back.connection).toBe('connected');
     expect(reduce(back, { type: 'connection', status: 'connected' })).toBe(back);
+  });
+
+  it('clears errors when their cause clears: the connection comes back, the reader is free again', () => {
+    const refused = run([{ type: 'charge_starting', amount: 1000, readerName: 'Till 1' }, { type: 'charge_error', message: 'The server cannot be reached', cause: 'connection' }, { type: 'connection', status: 'lost' }], ready());
+    expect(refused.charge.error).toBe('The server cannot be reached');
+    expect(reduce(refused, { type: 'connection', status: 'connected' }).charge.error).toBeNull();
+    const noticed = run([{ type: 'notice', text: 'not connected', cause: 'connection' }, { type: 'connection', status: 'lost' }, { type: 'connection', status: 'connected' }], ready());
+    expect(noticed.notice).toBeNull();
+    const busy = run([{ type: 'amount_input', text: '5' }, { type: 'reader', reader: reader({ activity: 'waiting_for_card', transaction_id: 't-9' }) }, { type: 'charge_error', message: 'Till 1 is busy', cause: 'reader_busy' }], ready());
+    expect(busy.charge.error).toBe('Till 1 is busy');
+    expect(reduce(busy, { type: 'reader', reader: reader({ activity: 'idle', transaction_id: null }) }).charge.error).toBeNull();
+  });
+
+  it('picks up a payment already on the selected reader, and not one that has ended', () => {
+    const found = reduce(ready(), { type: 'readers', readers: [reader({ activity: 'waiting_for_card', transaction_id: 't-7', amount: 1000, currency: 'usd' })] });
+    expect(found.charge).toMatchObject({ phase: 'waiting', transactionId: 't-7', amount: 1000, readerName: 'Till 1', adopted: true });
+    // Its amount comes from the payment when the agent does not know it.
+    const unknown = reduce(ready(), { type: 'reader', reader: reader({ activity: 'processing', transaction_id: 't-1' }) });
+    expect(unknown.charge).toMatchObject({ phase: 'processing', amount: null });
+    expect(reduce(unknown, { type: 'transaction', transaction: txn({ amount: 2500 }) }).charge.amount).toBe(2500);
+    // Staff typing are not interrupted; a payment known to be over is not picked up again.
+    expect(run([{ type: 'amount_input', text: '4' }, { type: 'reader', reader: reader({ activity: 'waiting_for_card', transaction_id: 't-7' }) }], ready()).charge.phase).toBe('entry');
+    const canceled = run([{ type: 'transaction', transaction: txn({ id: 't-7', status: 'canceled' }) }, { type: 'reader', reader: reader({ activity: 'waiting_for_card', transaction_id: 't-7' }) }], ready());
+    expect(canceled.charge.phase).toBe('entry');
+  });
+
+  it('pages History and filters counter from online payments', () => {
+    const online = txn({ id: 't-2', payment_method_type: 'card', reader_id: null, terminal_id: null });
+    let s = run([{ type: 'view', view: 'transactions' }, { type: 'transactions', transactions: [txn(), online] }, { type: 'history_loaded', page: 1, lastPage: 3, totalCount: 30, rows: [] }], ready());
+    expect(s.history).toMatchObject({ page: 1, lastPage: 3, totalCount: 30, rows: null });
+    s = reduce(s, { type: 'history_page', page: 2 });
+    expect(s.history).toMatchObject({ page: 2, loading: true });
+    s = reduce(s, { type: 'history_loaded', page: 2, lastPage: 3, totalCount: 30, rows: [txn({ id: 'old-1' })] });
+    expect(historyRows(s).map((t) => t.id)).toEqual(['old-1']);
+    expect(reduce(s, { type: 'history_page', page: 9 }).history.page).toBe(3);
+    s = run([{ type: 'history_page', page: 1, filter: 'online' }], s);
+    expect(historyRows(s).map((t) => t.id)).toEqual(['t-2']);
+    s = reduce(s, { type: 'history_page', page: 1, filter: 'counter' });
+    expect(historyRows(s).map((t) => t.id)).toEqual(['t-1']);
   });
 
   it('keeps the selected reader when the list is refreshed', () => {

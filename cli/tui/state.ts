@@ -1,5 +1,5 @@
 import type { Transaction } from '../../shared/api/types.js';
-import { declineWords } from '../format.js';
+import { cancelWords, declineWords } from '../../shared/declines.js';
 import { formatPlain } from '../amount.js';
 import type { DayReport } from '../report.js';
 import type { ReaderActivity } from '../../shared/agent-protocol.js';
@@ -21,7 +21,13 @@ export interface CounterReader {
   /** Only the agent knows this; polling leaves it null. */
   activity: ReaderActivity | null;
   transaction_id: string | null;
+  /** The amount of the payment on the reader, when the agent knows it. */
+  amount?: number | null;
+  currency?: string | null;
 }
+
+/** Why an error on the charge screen is there, so it goes away when its cause does. */
+export type ErrorCause = 'input' | 'connection' | 'reader_busy' | 'other';
 
 export type ChargePhase =
   | 'entry'
@@ -39,6 +45,7 @@ export interface ChargeState {
   phase: ChargePhase;
   amountText: string;
   error: string | null;
+  errorCause: ErrorCause | null;
   /** Minor units and currency of the payment under way. */
   amount: number | null;
   readerName: string | null;
@@ -48,6 +55,23 @@ export interface ChargeState {
   link: { url: string; reference: string } | null;
   /** A cancel was sent and no answer came yet. */
   canceling: boolean;
+  /** A simulated tap was sent; the screen still waits for the processor to say a card was read. */
+  tapSent: boolean;
+  /** The payment was already on the reader when the counter found it (after a restart, say). */
+  adopted: boolean;
+}
+
+export type HistoryFilter = 'all' | 'counter' | 'online';
+
+/** History beyond the live first page: the page on screen, fetched from /v1/transactions. */
+export interface HistoryState {
+  page: number;
+  lastPage: number;
+  totalCount: number | null;
+  filter: HistoryFilter;
+  /** Rows of an older page; null on page 1, which shows the live list. */
+  rows: Transaction[] | null;
+  loading: boolean;
 }
 
 export interface CounterState {
@@ -69,6 +93,19 @@ export interface CounterState {
   report: DayReport | null;
   reportError: string | null;
   notice: string | null;
+  /** A notice about the connection goes away when the connection comes back. */
+  noticeCause: 'connection' | null;
+  /** The amount Enter charges on an empty field: the last sale's, or a first test amount. */
+  lastAmount: string | null;
+  /** q was pressed where quitting stops something: waiting for y. */
+  confirmQuit: boolean;
+  /** What quitting stops ("the server and the agent"), when it stops anything: then q asks first. */
+  quitWarning: string | null;
+  history: HistoryState;
+  /** Lines shown on a screen of their own until a key is pressed (the demo keys of a first run). */
+  intro: string[] | null;
+  /** Payments that ended, so a reader still showing one is not taken for a payment in flight. */
+  ended: string[];
 }
 
 export type Action =
@@ -81,13 +118,14 @@ export type Action =
   | { type: 'view'; view: View }
   | { type: 'amount_input'; text: string }
   | { type: 'amount_backspace' }
+  | { type: 'amount_clear' }
   | { type: 'select_reader'; delta: number }
   | { type: 'select_transaction'; delta: number }
   | { type: 'charge_starting'; amount: number; readerName: string }
   | { type: 'charge_started'; transactionId: string }
-  | { type: 'charge_error'; message: string }
+  | { type: 'charge_error'; message: string; cause?: ErrorCause }
   | { type: 'charge_offline'; amount: number; readerName: string }
-  | { type: 'processing' }
+  | { type: 'tap_sent' }
   | { type: 'cancel_sent' }
   | { type: 'cancel_answered' }
   | { type: 'link_created'; url: string; reference: string }
@@ -95,15 +133,35 @@ export type Action =
   | { type: 'confirm_refund'; transactionId: string | null }
   | { type: 'report'; report: DayReport }
   | { type: 'report_error'; message: string }
-  | { type: 'notice'; text: string | null };
+  | { type: 'notice'; text: string | null; cause?: 'connection' }
+  | { type: 'confirm_quit'; asking: boolean }
+  | { type: 'history_page'; page: number; filter?: HistoryFilter }
+  | { type: 'history_loaded'; page: number; lastPage: number; totalCount: number; rows: Transaction[] }
+  | { type: 'history_failed'; message: string }
+  | { type: 'intro_done' };
 
-export function newCharge(amountText = ''): ChargeState {
-  return { phase: 'entry', amountText, error: null, amount: null, readerName: null, transactionId: null, result: null, reason: null, link: null, canceling: false };
+export function newCharge(): ChargeState {
+  return {
+    phase: 'entry',
+    amountText: '',
+    error: null,
+    errorCause: null,
+    amount: null,
+    readerName: null,
+    transactionId: null,
+    result: null,
+    reason: null,
+    link: null,
+    canceling: false,
+    tapSent: false,
+    adopted: false,
+  };
 }
 
 /**
- * What a newcomer sees on the charge screen in test mode: Enter charges it. 1,000 minor units is
- * $10.00 or €10.00, and ¥1,000 in a zero-decimal currency: above every currency's minimum charge.
+ * What Enter charges on an empty field the first time in test mode, so a newcomer's first charge
+ * is one key away. 1,000 minor units is $10.00 or €10.00, and ¥1,000 in a zero-decimal currency:
+ * above every currency's minimum charge.
  */
 const TEST_MODE_MINOR = 1_000;
 
@@ -111,7 +169,14 @@ export function testModeAmount(currency: string): string {
   return formatPlain(TEST_MODE_MINOR, currency);
 }
 
-export function initialState(init: { via: 'agent' | 'polling'; notice?: string | undefined }): CounterState {
+export interface CounterInit {
+  via: 'agent' | 'polling';
+  notice?: string | undefined;
+  intro?: string[] | undefined;
+  quitWarning?: string | undefined;
+}
+
+export function initialState(init: CounterInit): CounterState {
   return {
     view: 'charge',
     connection: 'connecting',
@@ -129,35 +194,71 @@ export function initialState(init: { via: 'agent' | 'polling'; notice?: string |
     report: null,
     reportError: null,
     notice: init.notice ?? null,
+    noticeCause: null,
+    lastAmount: null,
+    confirmQuit: false,
+    quitWarning: init.quitWarning ?? null,
+    history: { page: 1, lastPage: 1, totalCount: null, filter: 'all', rows: null, loading: false },
+    intro: init.intro && init.intro.length > 0 ? init.intro : null,
+    ended: [],
   };
 }
 
-/** How many recent payments the counter keeps: a screen's worth at 80×24. */
+/** How many payments a History page shows: a screen's worth at 80×24 under the header and key bar. */
 export const RECENT_LIMIT = 12;
+/** Ended payments remembered against stale reader activity: a reader shows an outcome for 10 s, far fewer sales than this. */
+const ENDED_MEMORY = 20;
 
 const FINAL = new Set(['succeeded', 'failed', 'canceled', 'refunded', 'partially_refunded']);
 
 function applyTransaction(charge: ChargeState, t: Transaction): ChargeState {
-  if (t.id !== charge.transactionId || !FINAL.has(t.status)) return charge;
-  if (charge.phase === 'approved' || charge.phase === 'declined' || charge.phase === 'canceled') return charge;
-  if (t.status === 'failed') return { ...charge, phase: 'declined', result: t, reason: declineWords(t.failure_code), canceling: false };
-  if (t.status === 'canceled') return { ...charge, phase: 'canceled', result: t, reason: t.cancellation_reason ? String(t.cancellation_reason).replace(/_/g, ' ') : null, canceling: false };
-  return { ...charge, phase: 'approved', result: t, canceling: false };
+  if (t.id !== charge.transactionId) return charge;
+  // A payment picked up from the reader learns its amount from the payment itself.
+  const known = charge.amount === null ? { ...charge, amount: t.amount } : charge;
+  if (!FINAL.has(t.status)) return known;
+  if (charge.phase === 'approved' || charge.phase === 'declined' || charge.phase === 'canceled') return known;
+  const done = { ...known, result: t, canceling: false, tapSent: false };
+  if (t.status === 'failed') return { ...done, phase: 'declined', reason: declineWords(t) };
+  if (t.status === 'canceled') return { ...done, phase: 'canceled', reason: cancelWords(t.cancellation_reason) };
+  return { ...done, phase: 'approved' };
 }
 
-function applyReader(charge: ChargeState, r: CounterReader): ChargeState {
-  if (!charge.transactionId || r.transaction_id !== charge.transactionId) return charge;
-  if (charge.phase !== 'waiting' && charge.phase !== 'processing' && charge.phase !== 'canceled_on_reader') return charge;
-  switch (r.activity) {
-    case 'waiting_for_card':
-      return { ...charge, phase: 'waiting' };
-    case 'processing':
-      return { ...charge, phase: 'processing' };
-    case 'canceled_on_reader':
-      return { ...charge, phase: 'canceled_on_reader' };
-    default:
-      return charge;
+/** A reader activity that means a payment is on the reader and not finished. */
+export function inFlight(r: CounterReader | undefined): r is CounterReader & { transaction_id: string } {
+  return Boolean(r?.transaction_id) && (r?.activity === 'waiting_for_card' || r?.activity === 'processing' || r?.activity === 'canceled_on_reader');
+}
+
+const PHASE_OF: Record<string, ChargePhase> = { waiting_for_card: 'waiting', processing: 'processing', canceled_on_reader: 'canceled_on_reader' };
+
+function applyReader(state: CounterState, charge: ChargeState, r: CounterReader): ChargeState {
+  if (charge.transactionId && r.transaction_id === charge.transactionId) {
+    if (charge.phase !== 'waiting' && charge.phase !== 'processing' && charge.phase !== 'canceled_on_reader') return charge;
+    const phase = r.activity ? PHASE_OF[r.activity] : undefined;
+    // "Processing" comes only from the processor (the intent is processing): a key press never sets it.
+    return phase ? { ...charge, phase, tapSent: phase === 'processing' ? false : charge.tapSent } : charge;
   }
+  const selected = state.readers[state.selectedReader];
+  if (selected?.id !== r.id) return charge;
+  // The refusal "reader busy" is about this reader: it goes once the reader is free.
+  if (charge.errorCause === 'reader_busy' && !inFlight(r)) return { ...charge, error: null, errorCause: null };
+  // A payment already on the selected reader (the counter restarted while it waited for a card):
+  // shown as the sale under way, so staff can follow it or cancel it. Not while staff are typing.
+  if (charge.phase === 'entry' && charge.amountText === '' && inFlight(r) && !state.ended.includes(r.transaction_id) && !state.transactions.some((t) => t.id === r.transaction_id && FINAL.has(t.status))) {
+    return {
+      ...newCharge(),
+      phase: PHASE_OF[r.activity ?? ''] ?? 'waiting',
+      transactionId: r.transaction_id,
+      amount: r.amount ?? null,
+      readerName: r.name,
+      adopted: true,
+    };
+  }
+  return charge;
+}
+
+function remember(ended: string[], before: ChargeState, after: ChargeState): string[] {
+  if (!after.transactionId || before.phase === after.phase || !after.result) return ended;
+  return [after.transactionId, ...ended.filter((id) => id !== after.transactionId)].slice(0, ENDED_MEMORY);
 }
 
 function upsert(list: Transaction[], t: Transaction): Transaction[] {
@@ -170,68 +271,87 @@ const clamp = (n: number, len: number) => (len === 0 ? 0 : Math.max(0, Math.min(
 
 export function reduce(state: CounterState, action: Action): CounterState {
   switch (action.type) {
-    case 'connection':
+    case 'connection': {
       if (action.status === state.connection && action.status === 'connected') return state;
-      return { ...state, connection: action.status, connectionError: action.status === 'lost' ? (action.error ?? 'no answer') : null };
+      if (action.status === 'lost') return { ...state, connection: 'lost', connectionError: action.error ?? 'no answer' };
+      // Back: whatever the loss caused is no longer true.
+      const charge = state.charge.errorCause === 'connection' ? { ...state.charge, error: null, errorCause: null } : state.charge;
+      return { ...state, connection: 'connected', connectionError: null, charge, ...(state.noticeCause === 'connection' ? { notice: null, noticeCause: null } : {}) };
+    }
     case 'merchant': {
-      const firstTime = state.mode === null;
-      const charge = firstTime && action.mode === 'test' && state.charge.phase === 'entry' && state.charge.amountText === '' ? newCharge(testModeAmount(action.currency)) : state.charge;
-      return { ...state, merchantName: action.name, mode: action.mode, currency: action.currency, charge };
+      const lastAmount = state.lastAmount ?? (state.mode === null && action.mode === 'test' ? testModeAmount(action.currency) : null);
+      return { ...state, merchantName: action.name, mode: action.mode, currency: action.currency, lastAmount };
     }
     case 'readers': {
       const selected = state.readers[state.selectedReader];
       let index = selected ? action.readers.findIndex((r) => r.id === selected.id) : -1;
       if (index < 0) index = Math.max(0, action.readers.findIndex((r) => r.status === 'online'));
+      const next = { ...state, readers: action.readers, selectedReader: clamp(index, action.readers.length) };
       let charge = state.charge;
-      for (const r of action.readers) charge = applyReader(charge, r);
-      return { ...state, readers: action.readers, selectedReader: clamp(index, action.readers.length), charge };
+      for (const r of action.readers) charge = applyReader(next, charge, r);
+      return { ...next, charge };
     }
     case 'reader': {
       const exists = state.readers.some((r) => r.id === action.reader.id);
       const readers = exists ? state.readers.map((r) => (r.id === action.reader.id ? action.reader : r)) : [...state.readers, action.reader];
-      return { ...state, readers, charge: applyReader(state.charge, action.reader) };
+      const next = { ...state, readers };
+      return { ...next, charge: applyReader(next, state.charge, action.reader) };
     }
     case 'transactions': {
       let charge = state.charge;
       for (const t of action.transactions) charge = applyTransaction(charge, t);
-      return { ...state, transactions: action.transactions.slice(0, RECENT_LIMIT), selectedTransaction: clamp(state.selectedTransaction, action.transactions.length), charge };
+      const transactions = action.transactions.slice(0, RECENT_LIMIT);
+      return { ...state, transactions, selectedTransaction: clamp(state.selectedTransaction, historyRows({ ...state, transactions }).length), charge, ended: remember(state.ended, state.charge, charge) };
     }
-    case 'transaction':
-      return { ...state, transactions: upsert(state.transactions, action.transaction), charge: applyTransaction(state.charge, action.transaction) };
+    case 'transaction': {
+      const charge = applyTransaction(state.charge, action.transaction);
+      return { ...state, transactions: upsert(state.transactions, action.transaction), charge, ended: remember(state.ended, state.charge, charge) };
+    }
     case 'view':
-      return { ...state, view: action.view, notice: null, confirmRefund: null };
+      return { ...state, view: action.view, notice: null, noticeCause: null, confirmRefund: null, confirmQuit: false };
     case 'amount_input': {
       if (state.charge.phase !== 'entry') return state;
-      const text = (state.charge.amountText + action.text).replace(/[^0-9.c]/gi, '').slice(0, 12);
-      return { ...state, charge: { ...state.charge, amountText: text, error: null } };
+      const text = (state.charge.amountText + action.text).replace(/[^0-9.,c]/gi, '').slice(0, 12);
+      return { ...state, charge: { ...state.charge, amountText: text, error: null, errorCause: null } };
     }
     case 'amount_backspace':
       if (state.charge.phase !== 'entry') return state;
-      return { ...state, charge: { ...state.charge, amountText: state.charge.amountText.slice(0, -1), error: null } };
+      return { ...state, charge: { ...state.charge, amountText: state.charge.amountText.slice(0, -1), error: null, errorCause: null } };
+    case 'amount_clear':
+      if (state.charge.phase !== 'entry') return state;
+      return { ...state, charge: { ...state.charge, amountText: '', error: null, errorCause: null } };
     case 'select_reader':
       return { ...state, selectedReader: clamp(state.selectedReader + action.delta, state.readers.length) };
     case 'select_transaction':
-      return { ...state, selectedTransaction: clamp(state.selectedTransaction + action.delta, state.transactions.length), confirmRefund: null };
+      return { ...state, selectedTransaction: clamp(state.selectedTransaction + action.delta, historyRows(state).length), confirmRefund: null };
     case 'charge_starting':
-      return { ...state, charge: { ...state.charge, phase: 'starting', amount: action.amount, readerName: action.readerName, error: null } };
+      return {
+        ...state,
+        lastAmount: formatPlain(action.amount, state.currency),
+        charge: { ...state.charge, phase: 'starting', amount: action.amount, readerName: action.readerName, error: null, errorCause: null },
+      };
     case 'charge_started':
       return { ...state, charge: { ...state.charge, phase: 'waiting', transactionId: action.transactionId } };
     case 'charge_error':
       // Before a payment exists the staff fix the entry; once it exists the error is only a notice.
-      if (state.charge.transactionId) return { ...state, notice: action.message, charge: { ...state.charge, canceling: false } };
-      return { ...state, charge: { ...state.charge, phase: 'entry', error: action.message } };
+      if (state.charge.transactionId) return { ...state, notice: action.message, noticeCause: action.cause === 'connection' ? 'connection' : null, charge: { ...state.charge, canceling: false, tapSent: false } };
+      return { ...state, charge: { ...state.charge, phase: 'entry', error: action.message, errorCause: action.cause ?? 'other' } };
     case 'charge_offline':
-      return { ...state, charge: { ...state.charge, phase: 'offline', amount: action.amount, readerName: action.readerName, error: null } };
-    case 'processing':
-      return state.charge.phase === 'waiting' ? { ...state, charge: { ...state.charge, phase: 'processing' } } : state;
+      return { ...state, charge: { ...state.charge, phase: 'offline', amount: action.amount, readerName: action.readerName, error: null, errorCause: null } };
+    case 'tap_sent':
+      return state.charge.phase === 'waiting' ? { ...state, charge: { ...state.charge, tapSent: true } } : state;
     case 'cancel_sent':
       return { ...state, charge: { ...state.charge, canceling: true } };
     case 'cancel_answered':
       return { ...state, charge: { ...state.charge, canceling: false } };
     case 'link_created':
       return { ...state, charge: { ...state.charge, phase: 'link', link: { url: action.url, reference: action.reference } } };
-    case 'new_charge':
-      return { ...state, notice: null, charge: newCharge(state.mode === 'test' ? testModeAmount(state.currency) : '') };
+    case 'new_charge': {
+      const fresh = { ...state, notice: null, noticeCause: null, charge: newCharge() };
+      // The reader may still carry a payment (one picked up that staff left): show it again.
+      const selected = fresh.readers[fresh.selectedReader];
+      return selected ? { ...fresh, charge: applyReader(fresh, fresh.charge, selected) } : fresh;
+    }
     case 'confirm_refund':
       return { ...state, confirmRefund: action.transactionId };
     case 'report':
@@ -239,8 +359,37 @@ export function reduce(state: CounterState, action: Action): CounterState {
     case 'report_error':
       return { ...state, reportError: action.message };
     case 'notice':
-      return { ...state, notice: action.text };
+      return { ...state, notice: action.text, noticeCause: action.text ? (action.cause ?? null) : null };
+    case 'confirm_quit':
+      return { ...state, confirmQuit: action.asking };
+    case 'history_page': {
+      const filter = action.filter ?? state.history.filter;
+      const page = Math.max(1, Math.min(action.page, state.history.lastPage));
+      return { ...state, selectedTransaction: 0, confirmRefund: null, history: { ...state.history, page, filter, rows: page === 1 ? null : state.history.rows, loading: page !== 1 } };
+    }
+    case 'history_loaded':
+      if (action.page !== state.history.page && action.page !== 1) return state;
+      return {
+        ...state,
+        history: { ...state.history, lastPage: Math.max(1, action.lastPage), totalCount: action.totalCount, rows: state.history.page === 1 ? null : action.rows, loading: false },
+      };
+    case 'history_failed':
+      return { ...state, notice: action.message, history: { ...state.history, loading: false } };
+    case 'intro_done':
+      return { ...state, intro: null };
   }
+}
+
+/** Counter payments are taken on a reader; everything else (links, hosted pages, the API) is online. */
+export function isCounterPayment(t: Transaction): boolean {
+  return t.payment_method_type === 'terminal' || t.reader_id !== null;
+}
+
+/** The History rows on screen: the live list on page 1, a fetched page after, through the filter. */
+export function historyRows(state: CounterState): Transaction[] {
+  const rows = state.history.page === 1 || !state.history.rows ? state.transactions : state.history.rows;
+  if (state.history.filter === 'all') return rows;
+  return rows.filter((t) => isCounterPayment(t) === (state.history.filter === 'counter'));
 }
 
 export function selectedReader(state: CounterState): CounterReader | undefined {

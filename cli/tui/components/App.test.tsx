@@ -17,6 +17,15 @@ async function frameWith(ui: { lastFrame(): string | undefined }, text: string):
     await tick(10);
   }
 }
+async function frameWithout(ui: { lastFrame(): string | undefined }, text: string): Promise<string> {
+  const end = Date.now() + 3000;
+  for (;;) {
+    const f = ui.lastFrame() ?? '';
+    if (!f.includes(text)) return f;
+    if (Date.now() > end) throw new Error(`frame kept showing "${text}":\n${f}`);
+    await tick(10);
+  }
+}
 /** An API client nothing reaches: the App only uses it for links, refunds and the day report. */
 const api = new PosClient({ server: 'http://127.0.0.1:9', apiKey: 'sk_test_x', fetch: () => Promise.reject(new Error('offline')) });
 
@@ -25,14 +34,14 @@ function save(name: string, frame: string): void {
   if (process.env.POS_WRITE_SCREENS) writeFileSync(new URL(`../../../docs/screens/${name}.txt`, import.meta.url), `${frame.trimEnd()}\n`);
 }
 
-async function ready(client: PosClient = api) {
+async function ready(client: PosClient = api, props: { quitWarning?: string; intro?: string[] } = {}) {
   const source = new FakeSource();
-  const ui = render(<App source={source} api={client} color={false} />);
+  const ui = render(<App source={source} api={client} color={false} {...props} />);
   await tick();
   source.emit({ type: 'merchant', name: 'Demo Shop', mode: 'test', currency: 'usd' });
   source.emit({ type: 'connection', status: 'connected' });
   source.emit({ type: 'readers', readers: [reader()] });
-  await frameWith(ui, 'Amount  10.00_');
+  if (!props.intro) await frameWith(ui, 'Amount  _  USD  Enter alone charges 10.00');
   return { source, ui };
 }
 
@@ -43,8 +52,11 @@ describe('App', () => {
     await frameWith(ui, 'WAITING FOR CARD on Till 1: $10.00');
     expect(source.calls).toContain('start Till 1 1000 usd');
     ui.stdin.write('s');
-    await frameWith(ui, 'PROCESSING');
+    await frameWith(ui, 'Simulated tap sent');
+    expect(ui.lastFrame()).not.toContain('Card read');
     expect(source.calls).toContain('tap Till 1');
+    source.emit({ type: 'reader', reader: reader({ activity: 'processing', transaction_id: 't-1' }) });
+    await frameWith(ui, 'PROCESSING $10.00');
     source.emit({ type: 'transaction', transaction: txn({ status: 'succeeded', card_brand: 'visa', card_last_four: '4242' }) });
     await frameWith(ui, '✔ APPROVED  $10.00');
     ui.unmount();
@@ -57,7 +69,7 @@ describe('App', () => {
     await frameWith(ui, 'WAITING FOR CARD');
     ui.stdin.write('x');
     await frameWith(ui, 'Customer already tapped: wait for the result.');
-    expect(source.calls).toContain('cancel t-1');
+    expect(source.calls).toContain('cancel t-1 canceled_by_staff');
     ui.unmount();
   });
 
@@ -70,9 +82,69 @@ describe('App', () => {
     ui.unmount();
   });
 
+  it('handles a burst of keys in order: "12" and Enter at once charges 12.00', async () => {
+    const { source, ui } = await ready();
+    ui.stdin.write('12\r');
+    await frameWith(ui, 'WAITING FOR CARD on Till 1: $12.00');
+    expect(source.calls).toContain('start Till 1 1200 usd');
+    ui.unmount();
+  });
+
+  it('takes 7,50 as 7.50, and clears the field with Esc', async () => {
+    const { source, ui } = await ready();
+    ui.stdin.write('99');
+    await frameWith(ui, 'Amount  99_');
+    ui.stdin.write('\u001b');
+    await frameWith(ui, 'Amount  _');
+    ui.stdin.write('7,50\r');
+    await frameWith(ui, 'WAITING FOR CARD on Till 1: $7.50');
+    expect(source.calls).toContain('start Till 1 750 usd');
+    ui.unmount();
+  });
+
+  it('refuses 0.49 at once with the minimum in money, sending nothing', async () => {
+    const { source, ui } = await ready();
+    ui.stdin.write('0.49\r');
+    await frameWith(ui, 'Minimum charge is $0.50');
+    expect(source.calls.some((c) => c.startsWith('start'))).toBe(false);
+    ui.unmount();
+  });
+
+  it('does not quit on a q typed into the amount, and asks before stopping the server', async () => {
+    const { ui } = await ready(api, { quitWarning: 'the server and the agent' });
+    ui.stdin.write('12q');
+    await frameWith(ui, '"q" is not part of an amount');
+    ui.stdin.write('\u0015');
+    await frameWith(ui, 'Amount  _');
+    ui.stdin.write('q');
+    await frameWith(ui, 'Quit? This stops the server and the agent. y quits, any other key stays.');
+    ui.stdin.write('n');
+    expect(await frameWithout(ui, 'Quit?')).toContain('Press Enter to charge.');
+    ui.unmount();
+  });
+
+  it('shows the first run’s keys on a screen of their own until a key is pressed', async () => {
+    const { ui } = await ready(api, { intro: ['Demo merchant "Demo Shop" created.', '  sk_test  sk_test_abc'] });
+    await frameWith(ui, 'sk_test_abc');
+    expect(ui.lastFrame()).toContain('Press any key to open the counter');
+    ui.stdin.write(' ');
+    await frameWith(ui, 'Amount  _');
+    expect(ui.lastFrame()).not.toContain('sk_test_abc');
+    ui.unmount();
+  });
+
+  it('picks up a payment already on the reader and cancels it with x', async () => {
+    const { source, ui } = await ready();
+    source.emit({ type: 'reader', reader: reader({ activity: 'waiting_for_card', transaction_id: 't-5', amount: 1000, currency: 'usd' }) });
+    await frameWith(ui, 'already on the reader');
+    ui.stdin.write('x');
+    await tick();
+    expect(source.calls).toContain('cancel t-5 canceled_by_staff');
+    ui.unmount();
+  });
+
   it('refuses an ambiguous amount with a message', async () => {
     const { ui } = await ready();
-    for (let i = 0; i < 5; i++) ui.stdin.write('\u007f');
     ui.stdin.write('47.505');
     await frameWith(ui, 'Amount  47.505_');
     ui.stdin.write('\r');

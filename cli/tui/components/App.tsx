@@ -1,4 +1,5 @@
-import { Box, Text, useApp, useInput } from 'ink';
+import { Box, Text, useApp, useInput, useStdout } from 'ink';
+import { useEffect, useState } from 'react';
 import type { PosApi } from '../../../shared/api/client.js';
 import { useCounter } from '../hooks/useCounter.js';
 import { hintsFor } from '../keys.js';
@@ -15,23 +16,57 @@ export interface AppProps {
   api: PosApi;
   color: boolean;
   notice?: string | undefined;
+  /** Shown on a screen of its own until a key is pressed (a first run's demo keys). */
+  intro?: string[] | undefined;
+  /** What quitting stops, when it stops anything: q then asks before quitting. */
+  quitWarning?: string | undefined;
 }
 
-export function App({ source, api, color, notice }: AppProps) {
+/** The narrowest layout the views are written for; a wider terminal gets wider columns. */
+export const MIN_WIDTH = 80;
+
+/** The terminal's width, following resizes. */
+function useColumns(): number {
+  const { stdout } = useStdout();
+  const [columns, setColumns] = useState(stdout.columns || MIN_WIDTH);
+  useEffect(() => {
+    const onResize = () => setColumns(stdout.columns || MIN_WIDTH);
+    stdout.on('resize', onResize);
+    return () => {
+      stdout.off('resize', onResize);
+    };
+  }, [stdout]);
+  return Math.max(MIN_WIDTH, columns);
+}
+
+export function App({ source, api, color, notice, intro, quitWarning }: AppProps) {
   const { exit } = useApp();
-  const { state, press } = useCounter(source, api, { notice, onQuit: exit });
+  const { state, press } = useCounter(source, api, { notice, intro, quitWarning, onQuit: exit });
   const theme = makeTheme(color);
+  const width = useColumns();
   useInput(press);
+  if (state.intro) {
+    return (
+      <Box flexDirection="column" width={width}>
+        {state.intro.map((line, i) => (
+          <Text key={i}>{line}</Text>
+        ))}
+        <Text> </Text>
+        <Text bold>{hintsFor(state)}</Text>
+      </Box>
+    );
+  }
+  const notices = state.confirmQuit ? `Quit? This stops ${state.quitWarning ?? 'the counter'}. y quits, any other key stays.` : (state.notice ?? ' ');
   return (
-    <Box flexDirection="column" width={80}>
-      <Header state={state} theme={theme} />
+    <Box flexDirection="column" width={width}>
+      <Header state={state} theme={theme} width={width} />
       <Box flexDirection="column" minHeight={14}>
         {state.view === 'charge' ? <ChargeView state={state} theme={theme} /> : null}
         {state.view === 'readers' ? <ReadersView state={state} theme={theme} /> : null}
-        {state.view === 'transactions' ? <TransactionsView state={state} theme={theme} /> : null}
+        {state.view === 'transactions' ? <TransactionsView state={state} theme={theme} width={width} /> : null}
         {state.view === 'day' ? <DayView state={state} /> : null}
       </Box>
-      <Text color={theme.warn}>{state.notice ?? ' '}</Text>
+      <Text color={theme.warn}>{notices}</Text>
       <Text dimColor={theme.dim}>{hintsFor(state)}</Text>
     </Box>
   );

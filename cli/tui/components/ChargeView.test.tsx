@@ -14,18 +14,34 @@ const started: Action[] = [{ type: 'charge_starting', amount: 1000, readerName: 
 describe('ChargeView', () => {
   it('shows the amount entry with the reader and its presence', () => {
     const f = frame(state());
-    expect(f).toContain('Amount  10.00_');
+    expect(f).toContain('Amount  _  USD  Enter alone charges 10.00');
     expect(f).toContain('Reader  ‹ Till 1 ›  ● online');
     expect(f).toContain('Press Enter to charge.');
   });
 
   it('shows an entry error', () => {
-    expect(frame(state({ type: 'charge_error', message: 'amount "1,00" has a comma' }))).toContain('amount "1,00" has a comma');
+    expect(frame(state({ type: 'charge_error', message: 'Minimum charge is $0.50' }))).toContain('Minimum charge is $0.50');
+  });
+
+  it('shows a reader as unknown while the connection is lost', () => {
+    expect(frame(state({ type: 'connection', status: 'lost' }))).toContain('Reader  ‹ Till 1 ›  ? unknown (no connection)');
+  });
+
+  it('names a payment already on the reader and the key that cancels it', () => {
+    expect(frame(state({ type: 'amount_input', text: '5' }, { type: 'reader', reader: reader({ activity: 'waiting_for_card', transaction_id: 't-9', amount: 1000, currency: 'usd' }) }))).toContain(
+      'Till 1 has a payment of $10.00 waiting for a card: x cancels it.',
+    );
+    const picked = frame(state({ type: 'reader', reader: reader({ activity: 'waiting_for_card', transaction_id: 't-9', amount: 1000, currency: 'usd' }) }));
+    expect(picked).toContain('WAITING FOR CARD on Till 1: $10.00');
+    expect(picked).toContain('already on the reader');
   });
 
   it('shows waiting for card, then processing', () => {
     expect(frame(state(...started))).toContain('WAITING FOR CARD on Till 1: $10.00');
-    expect(frame(state(...started, { type: 'processing' }))).toContain('PROCESSING $10.00 on Till 1');
+    expect(frame(state(...started, { type: 'tap_sent' }))).toContain('Simulated tap sent: waiting for the reader to read it.');
+    expect(frame(state(...started, { type: 'tap_sent' }))).not.toContain('Card read');
+    expect(frame(state(...started, { type: 'reader', reader: reader({ activity: 'processing', transaction_id: 't-1' }) }))).toContain('PROCESSING $10.00 on Till 1');
+    expect(frame(state(...started, { type: 'connection', status: 'lost' }))).toContain('Connection lost');
   });
 
   it('shows approved with brand, last four, tip and receipt', () => {
@@ -36,8 +52,13 @@ describe('ChargeView', () => {
   });
 
   it('shows a decline with its reason, and a cancel', () => {
-    expect(frame(state(...started, { type: 'transaction', transaction: txn({ status: 'failed', failure_code: 'insufficient_funds' }) }))).toContain('Insufficient funds.');
-    expect(frame(state(...started, { type: 'transaction', transaction: txn({ status: 'canceled' }) }))).toContain('✘ CANCELED  $10.00');
+    expect(frame(state(...started, { type: 'transaction', transaction: txn({ status: 'failed', failure_code: 'card_declined', decline_code: 'insufficient_funds' }) }))).toContain(
+      'Insufficient funds: ask for another card.',
+    );
+    expect(frame(state(...started, { type: 'transaction', transaction: txn({ status: 'failed', failure_code: 'card_declined', decline_code: 'stolen_card' }) }))).toContain('Declined: do not retry this card.');
+    const canceled = frame(state(...started, { type: 'transaction', transaction: txn({ status: 'canceled', cancellation_reason: 'canceled_by_staff' }) }));
+    expect(canceled).toContain('✘ CANCELED  $10.00');
+    expect(canceled).toContain('Nothing was charged (canceled by staff).');
   });
 
   it('explains a cancel on the reader with the one-key way out', () => {

@@ -1,34 +1,48 @@
 import { qrText } from '../qr.js';
 import { Box, Text } from 'ink';
 import { ago, cardOf, money } from '../../format.js';
-import { selectedReader, type CounterState } from '../state.js';
+import { inFlight, selectedReader, type CounterReader, type CounterState } from '../state.js';
 import type { Theme } from '../theme.js';
+
+/** A reader's presence as far as the counter knows it: nothing is known while the connection is lost. */
+export function presence(state: CounterState, r: CounterReader, theme: Theme): { text: string; color: string | undefined } {
+  if (state.connection === 'lost') return { text: '? unknown (no connection)', color: theme.warn };
+  return r.status === 'online' ? { text: '● online', color: theme.ok } : { text: '○ offline', color: theme.bad };
+}
+
+const ACTIVITY_WORDS: Record<string, string> = { waiting_for_card: 'waiting for a card', processing: 'reading a card', canceled_on_reader: 'canceled on the reader' };
 
 export function ChargeView({ state, theme }: { state: CounterState; theme: Theme }) {
   const c = state.charge;
-  const amount = c.amount !== null ? money(c.amount, state.currency) : '';
+  const amount = c.amount !== null ? money(c.amount, state.currency) : 'amount being read…';
+  const lost = state.connection === 'lost' ? <Text color={theme.bad}>Connection lost: this screen shows the payment as last known, and catches up when it is back.</Text> : null;
   switch (c.phase) {
     case 'entry': {
       const reader = selectedReader(state);
+      const p = reader ? presence(state, reader, theme) : null;
+      const shortcut = c.amountText === '' && state.lastAmount ? `  Enter alone charges ${state.lastAmount}` : '';
       return (
         <Box flexDirection="column">
           <Text>
             {'Amount  '}
             <Text bold>{`${c.amountText}_`}</Text>
-            <Text dimColor={theme.dim}>{`  ${state.currency.toUpperCase()} (47.50, or 4750c in cents)`}</Text>
+            <Text dimColor={theme.dim}>{`  ${state.currency.toUpperCase()}${shortcut}`}</Text>
           </Text>
           <Text>
             {'Reader  '}
-            {reader ? (
+            {reader && p ? (
               <>
                 <Text bold>{`‹ ${reader.name} ›`}</Text>
-                <Text color={reader.status === 'online' ? theme.ok : theme.bad}>{`  ${reader.status === 'online' ? '● online' : '○ offline'}`}</Text>
+                <Text color={p.color}>{`  ${p.text}`}</Text>
                 {state.readers.length > 1 ? <Text dimColor={theme.dim}>{`  (${state.selectedReader + 1} of ${state.readers.length}, ←→)`}</Text> : null}
               </>
             ) : (
               <Text color={theme.warn}>none registered</Text>
             )}
           </Text>
+          {reader && inFlight(reader) && c.errorCause !== 'reader_busy' ? (
+            <Text color={theme.warn}>{`${reader.name} has a payment${reader.amount ? ` of ${money(reader.amount, reader.currency ?? state.currency)}` : ''} ${ACTIVITY_WORDS[reader.activity ?? ''] ?? 'under way'}: x cancels it.`}</Text>
+          ) : null}
           {c.error ? <Text color={theme.bad}>{c.error}</Text> : null}
           <Text> </Text>
           <Text>Press Enter to charge.</Text>
@@ -41,7 +55,9 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
       return (
         <Box flexDirection="column">
           <Text bold>{`WAITING FOR CARD on ${c.readerName ?? 'the reader'}: ${amount}`}</Text>
-          <Text>{c.canceling ? 'Canceling…' : 'Ask the customer to tap, insert or swipe.'}</Text>
+          {c.adopted ? <Text>This payment was already on the reader when the counter started.</Text> : null}
+          <Text>{c.canceling ? 'Canceling…' : c.tapSent ? 'Simulated tap sent: waiting for the reader to read it.' : 'Ask the customer to tap, insert or swipe.'}</Text>
+          {lost}
         </Box>
       );
     case 'processing':
@@ -49,6 +65,7 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
         <Box flexDirection="column">
           <Text bold>{`PROCESSING ${amount} on ${c.readerName ?? 'the reader'}…`}</Text>
           <Text>Card read: waiting for the bank.</Text>
+          {lost}
         </Box>
       );
     case 'canceled_on_reader':
@@ -56,6 +73,7 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
         <Box flexDirection="column">
           <Text bold color={theme.warn}>{`CANCELED ON THE READER: ${amount}`}</Text>
           <Text>The customer pressed cancel. The payment is still open: press x to cancel it.</Text>
+          {lost}
         </Box>
       );
     case 'approved': {
@@ -72,7 +90,7 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
       return (
         <Box flexDirection="column">
           <Text bold color={theme.bad}>{`✘ DECLINED  ${amount}`}</Text>
-          <Text>{`${c.reason ?? 'Declined'}. Ask for another card, then charge again.`}</Text>
+          <Text>{`${c.reason ?? 'Declined: ask for another card'}.`}</Text>
         </Box>
       );
     case 'canceled':

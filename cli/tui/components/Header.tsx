@@ -9,7 +9,7 @@ const TABS: { view: View; label: string }[] = [
   { view: 'day', label: 'd Day' },
 ];
 
-export function Header({ state, theme }: { state: CounterState; theme: Theme }) {
+export function Header({ state, theme, width = 80 }: { state: CounterState; theme: Theme; width?: number }) {
   const connection =
     state.connection === 'connected' ? `● connected (${state.via === 'agent' ? 'agent' : 'polling'})` : state.connection === 'lost' ? '⚠ CONNECTION LOST, retrying' : '… connecting';
   return (
@@ -23,7 +23,7 @@ export function Header({ state, theme }: { state: CounterState; theme: Theme }) 
           {' TEST MODE: simulated cards, no real money moves '}
         </Text>
       ) : null}
-      {state.connection === 'lost' && state.connectionError ? <Text color={theme.bad}>{`  ${state.connectionError.slice(0, 76)}`}</Text> : null}
+      {state.connection === 'lost' && state.connectionError ? <Text color={theme.bad}>{`  ${state.connectionError.slice(0, width - 4)}`}</Text> : null}
       <Box>
         {TABS.map((t) => (
           <Text key={t.view} bold={t.view === state.view} color={t.view === state.view ? theme.accent : undefined}>
@@ -31,7 +31,7 @@ export function Header({ state, theme }: { state: CounterState; theme: Theme }) 
           </Text>
         ))}
       </Box>
-      <Text>{'─'.repeat(78)}</Text>
+      <Text>{'─'.repeat(width - 2)}</Text>
     </Box>
   );
 }

@@ -2,6 +2,7 @@ import { Box, Text } from 'ink';
 import { ago } from '../../format.js';
 import type { CounterState } from '../state.js';
 import type { Theme } from '../theme.js';
+import { presence } from './ChargeView.js';
 
 const ACTIVITY: Record<string, string> = {
   idle: 'idle',
@@ -20,8 +21,8 @@ export function ReadersView({ state, theme, now }: { state: CounterState; theme:
       {state.readers.map((r, i) => (
         <Text key={r.id}>
           {`${i === state.selectedReader ? '›' : ' '} ${r.name.slice(0, 19).padEnd(20)}`}
-          <Text color={r.status === 'online' ? theme.ok : theme.bad}>{(r.status === 'online' ? '● online' : '○ offline').padEnd(12)}</Text>
-          {`${ago(r.last_seen_at, now).padEnd(12)}${(r.activity ? (ACTIVITY[r.activity] ?? r.activity) : '—').padEnd(20)}${r.processor_terminal_id.slice(0, 14)}`}
+          <Text color={presence(state, r, theme).color}>{(state.connection === 'lost' ? '? unknown' : presence(state, r, theme).text).padEnd(12)}</Text>
+          {`${ago(r.last_seen_at, now).padEnd(12)}${(r.activity && state.connection !== 'lost' ? (ACTIVITY[r.activity] ?? r.activity) : '—').padEnd(20)}${r.processor_terminal_id.slice(0, 14)}`}
         </Text>
       ))}
     </Box>

@@ -8,13 +8,30 @@ import { TransactionsView } from './TransactionsView.js';
 describe('TransactionsView', () => {
   const s = reduce(initialState({ via: 'polling' }), {
     type: 'transactions',
-    transactions: [txn({ status: 'succeeded', card_brand: 'visa', card_last_four: '4242' }), txn({ id: 't-2', reference: 'txn_0002', status: 'failed', amount: 1005 })],
+    transactions: [
+      txn({ status: 'succeeded', card_brand: 'visa', card_last_four: '4242' }),
+      txn({ id: 't-2', reference: 'txn_0002', status: 'failed', amount: 1005, failure_code: 'card_declined', decline_code: 'generic_decline' }),
+      txn({ id: 't-3', reference: 'txn_0003', status: 'succeeded', amount: 2000, payment_method_type: 'card', reader_id: null, terminal_id: null }),
+    ],
   });
 
-  it('lists recent payments with the selection', () => {
+  it('lists recent payments with the selection, the method and the page', () => {
     const f = render(<TransactionsView state={s} theme={theme(false)} />).lastFrame() ?? '';
-    expect(f).toMatch(/› \S+\s+\$10\.00\s+succeeded\s+visa ••4242\s+txn_0001/);
-    expect(f).toMatch(/ {2}\S+\s+\$10\.05\s+failed\s+txn_0002/);
+    expect(f).toMatch(/› \S+\s+\$10\.00\s+succeeded\s+counter\s+visa ••4242\s+txn_0001/);
+    expect(f).toMatch(/ {2}\S+\s+\$10\.05\s+failed\s+counter\s+txn_0002/);
+    expect(f).toMatch(/ {2}\S+\s+\$20\.00\s+succeeded\s+online\s+txn_0003/);
+    expect(f).toContain('Page 1 of 1 · all payments');
+  });
+
+  it('says why the selected payment failed, in the counter’s words', () => {
+    const f = render(<TransactionsView state={reduce(s, { type: 'select_transaction', delta: 1 })} theme={theme(false)} />).lastFrame() ?? '';
+    expect(f).toContain('txn_0002: Declined: ask for another card');
+  });
+
+  it('uses the terminal’s width for the reference', () => {
+    const long = reduce(initialState({ via: 'polling' }), { type: 'transactions', transactions: [txn({ reference: 'txn_3kq9Zb1c2D3e4F5g6H7i' })] });
+    expect(render(<TransactionsView state={long} theme={theme(false)} width={80} />).lastFrame()).not.toContain('txn_3kq9Zb1c2D3e4F5g6H7i');
+    expect(render(<TransactionsView state={long} theme={theme(false)} width={120} />).lastFrame()).toContain('txn_3kq9Zb1c2D3e4F5g6H7i');
   });
 
   it('asks before a refund', () => {

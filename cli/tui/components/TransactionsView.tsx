@@ -1,27 +1,55 @@
 import { Box, Text } from 'ink';
+import type { Transaction } from '../../../shared/api/types.js';
+import { cancelWords, declineWords } from '../../../shared/declines.js';
 import { cardOf, money } from '../../format.js';
-import type { CounterState } from '../state.js';
+import { historyRows, isCounterPayment, type CounterState } from '../state.js';
 import type { Theme } from '../theme.js';
 
 /** The longest status, `partially_refunded`, is 18 characters. */
 const STATUS_WIDTH = 18;
+const METHOD_WIDTH = 9;
 
-export function TransactionsView({ state, theme }: { state: CounterState; theme: Theme }) {
-  if (state.transactions.length === 0) return <Text>No payments yet.</Text>;
-  const confirm = state.confirmRefund ? state.transactions.find((t) => t.id === state.confirmRefund) : undefined;
+const FILTER_WORDS = { all: 'all payments', counter: 'counter payments', online: 'online payments' } as const;
+
+/** Why a payment that did not go through did not, in the counter's words. */
+export function outcomeWords(t: Transaction): string | null {
+  if (t.status === 'failed') return declineWords(t);
+  if (t.status === 'canceled') return `Canceled: ${cancelWords(t.cancellation_reason) ?? 'no reason given'}`;
+  return null;
+}
+
+export function TransactionsView({ state, theme, width = 80 }: { state: CounterState; theme: Theme; width?: number }) {
+  const h = state.history;
+  const rows = historyRows(state);
+  const where = `Page ${h.page} of ${h.lastPage}${h.totalCount !== null ? ` (${h.totalCount} payments)` : ''} · ${FILTER_WORDS[h.filter]}${h.loading ? ' · loading…' : ''}`;
+  if (rows.length === 0) {
+    return (
+      <Box flexDirection="column">
+        <Text>{h.filter === 'all' && h.page === 1 ? 'No payments yet.' : `No ${FILTER_WORDS[h.filter]} on this page.`}</Text>
+        <Text dimColor={theme.dim}>{where}</Text>
+      </Box>
+    );
+  }
+  const confirm = state.confirmRefund ? rows.find((t) => t.id === state.confirmRefund) : undefined;
+  const selected = rows[state.selectedTransaction];
+  const detail = selected ? outcomeWords(selected) : null;
+  // The reference takes what the fixed columns leave of the terminal's width.
+  const refWidth = Math.max(12, width - 2 - 9 - 12 - STATUS_WIDTH - METHOD_WIDTH - 14 - 1);
   return (
     <Box flexDirection="column">
-      <Text bold>{`  ${'TIME'.padEnd(9)}${'AMOUNT'.padEnd(12)}${'STATUS'.padEnd(STATUS_WIDTH)}${'CARD'.padEnd(14)}REFERENCE`}</Text>
-      {state.transactions.map((t, i) => {
+      <Text bold>{`  ${'TIME'.padEnd(9)}${'AMOUNT'.padEnd(12)}${'STATUS'.padEnd(STATUS_WIDTH)}${'METHOD'.padEnd(METHOD_WIDTH)}${'CARD'.padEnd(14)}REFERENCE`}</Text>
+      {rows.map((t, i) => {
         const color = t.status === 'succeeded' ? theme.ok : t.status === 'failed' ? theme.bad : t.status === 'pending' ? theme.warn : undefined;
         return (
           <Text key={t.id}>
             {`${i === state.selectedTransaction ? '›' : ' '} ${new Date(t.created_at).toTimeString().slice(0, 8).padEnd(9)}${money(t.amount, t.currency).padEnd(12)}`}
             <Text color={color}>{t.status.padEnd(STATUS_WIDTH)}</Text>
-            {`${cardOf(t).padEnd(14)}${t.reference.slice(0, 24)}`}
+            {`${(isCounterPayment(t) ? 'counter' : 'online').padEnd(METHOD_WIDTH)}${cardOf(t).padEnd(14)}${t.reference.slice(0, refWidth)}`}
           </Text>
         );
       })}
+      <Text dimColor={theme.dim}>{where}</Text>
+      {detail && !confirm ? <Text color={theme.warn}>{`${selected?.reference ?? ''}: ${detail}`}</Text> : null}
       {confirm ? <Text bold color={theme.warn}>{`Refund ${money(confirm.amount - confirm.amount_refunded, confirm.currency)} of ${confirm.reference}? y to refund, any other key to keep.`}</Text> : null}
     </Box>
   );

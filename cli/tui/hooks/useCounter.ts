@@ -1,15 +1,25 @@
-import { useCallback, useEffect, useReducer, useRef } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import type { PosApi } from '../../../shared/api/client.js';
-import { ApiRequestError } from '../../../shared/api/errors.js';
-import { parseAmount } from '../../amount.js';
+import { ApiConnectionError, ApiRequestError } from '../../../shared/api/errors.js';
+import { parseChargeAmount } from '../../amount.js';
 import { CONFLICT_WORDS, money } from '../../format.js';
 import { loadDayReport, localDate } from '../../report.js';
 import type { CounterSource } from '../source.js';
-import { initialState, reduce, selectedReader, type CounterState } from '../state.js';
-import { intentFor, type Intent, type KeyInfo } from '../keys.js';
+import { inFlight, initialState, isBusy, RECENT_LIMIT, reduce, selectedReader, type Action, type CounterInit, type CounterState, type ErrorCause } from '../state.js';
+import { intentFor, splitKeys, type Intent, type KeyInfo } from '../keys.js';
 
-/** Staff-facing words for an error: the 409s in plain language, anything else as the API said it. */
+/** Lost connections as Node reports them ("fetch failed", ECONNREFUSED, …): staff see one plain sentence instead. */
+const UNREACHABLE = /fetch failed|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ETIMEDOUT|socket hang up|not connected to the agent|connection to the agent lost|the agent did not answer/i;
+
+export function isConnectionError(err: unknown): boolean {
+  if (err instanceof ApiConnectionError) return true;
+  if (err instanceof ApiRequestError) return err.status === 0 && UNREACHABLE.test(err.error.message);
+  return err instanceof Error && (UNREACHABLE.test(err.message) || (err.cause instanceof Error && UNREACHABLE.test(err.cause.message)));
+}
+
+/** Staff-facing words for an error: the 409s in plain language, a lost connection as such, anything else as the API said it. */
 export function errorWords(err: unknown): string {
+  if (isConnectionError(err)) return 'The server cannot be reached right now: try again when the header shows connected.';
   if (err instanceof ApiRequestError) {
     const words = err.error.code ? CONFLICT_WORDS[err.error.code] : undefined;
     return words ?? err.error.message;
@@ -17,38 +27,87 @@ export function errorWords(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+function causeOf(err: unknown): ErrorCause {
+  if (isConnectionError(err)) return 'connection';
+  if (err instanceof ApiRequestError && err.error.code === 'reader_busy') return 'reader_busy';
+  return 'other';
+}
+
 export interface Counter {
   state: CounterState;
   run(intent: Intent): void;
-  /** A key press, read against the latest state (not the one of the last render's closure). */
+  /** Key presses, read against the latest state (not the one of the last render's closure); a burst is handled key by key. */
   press(input: string, key: KeyInfo): void;
 }
 
+export interface CounterOptions {
+  notice?: string | undefined;
+  intro?: string[] | undefined;
+  quitWarning?: string | undefined;
+  onQuit?: () => void;
+}
+
 /** The counter's behaviour: the reducer, the live source, and the commands behind each key. */
-export function useCounter(source: CounterSource, api: PosApi, options: { notice?: string | undefined; onQuit?: () => void } = {}): Counter {
-  const [state, dispatch] = useReducer(reduce, { via: source.via, notice: options.notice }, initialState);
-  const latest = useRef(state);
-  latest.current = state;
+export function useCounter(source: CounterSource, api: PosApi, options: CounterOptions = {}): Counter {
+  // The state lives in a ref that every action updates at once: a burst of keys ("12" then Enter)
+  // is read key by key against the state the previous key left, not the last render's.
+  const store = useRef<CounterState | null>(null);
+  if (store.current === null) {
+    const init: CounterInit = { via: source.via, notice: options.notice, intro: options.intro, quitWarning: options.quitWarning };
+    store.current = initialState(init);
+  }
+  const [, rerender] = useState(0);
+  const dispatch = useCallback((action: Action) => {
+    const next = reduce(store.current!, action);
+    if (next === store.current) return;
+    store.current = next;
+    rerender((n) => n + 1);
+  }, []);
+  const state = store.current;
 
   useEffect(() => {
     source.start(dispatch);
     return () => source.stop();
-  }, [source]);
+  }, [source, dispatch]);
 
   const loadReport = useCallback(() => {
     loadDayReport(api, localDate()).then(
       (report) => dispatch({ type: 'report', report }),
       (err: unknown) => dispatch({ type: 'report_error', message: errorWords(err) }),
     );
-  }, [api]);
+  }, [api, dispatch]);
 
   useEffect(() => {
     if (state.view === 'day') loadReport();
   }, [state.view, loadReport]);
 
+  // History: how many pages there are, and the rows of an older page.
+  const historyPage = state.history.page;
+  useEffect(() => {
+    if (state.view !== 'transactions') return;
+    api.listTransactions({ page: historyPage, size: RECENT_LIMIT }).then(
+      (res) => dispatch({ type: 'history_loaded', page: res.page, lastPage: res.lastPage, totalCount: res.totalCount, rows: res.data }),
+      (err: unknown) => dispatch({ type: 'history_failed', message: `History: ${errorWords(err)}` }),
+    );
+  }, [state.view, historyPage, api, dispatch]);
+
+  // The payment on screen is read from the server whenever the screen may be behind it: it was
+  // picked up from the reader (amount unknown), or the connection has just come back.
+  const connected = state.connection === 'connected';
+  const followed = isBusy(state.charge) ? state.charge.transactionId : null;
+  const needsAmount = state.charge.amount === null;
+  useEffect(() => {
+    if (!connected || !followed) return;
+    source.follow(followed);
+    api.getTransaction(followed).then(
+      (res) => dispatch({ type: 'transaction', transaction: res.data }),
+      () => undefined,
+    );
+  }, [connected, followed, needsAmount, api, source, dispatch]);
+
   const run = useCallback(
     (intent: Intent) => {
-      const s = latest.current;
+      const s = store.current!;
       switch (intent.kind) {
         case 'dispatch':
           dispatch(intent.action);
@@ -60,16 +119,23 @@ export function useCounter(source: CounterSource, api: PosApi, options: { notice
           loadReport();
           return;
         case 'start_charge': {
+          const text = s.charge.amountText === '' ? (s.lastAmount ?? '') : s.charge.amountText;
           let amount: number;
           try {
-            amount = parseAmount(s.charge.amountText, s.currency);
+            amount = parseChargeAmount(text, s.currency);
           } catch (err) {
-            dispatch({ type: 'charge_error', message: err instanceof Error ? err.message : String(err) });
+            dispatch({ type: 'charge_error', message: err instanceof Error ? err.message.replace(/^amount/, 'Amount') : String(err), cause: 'input' });
             return;
           }
           const reader = selectedReader(s);
           if (!reader) {
-            dispatch({ type: 'charge_error', message: 'No reader yet: register one with `pos readers register`.' });
+            dispatch({ type: 'charge_error', message: 'No reader yet: register one with `pos readers register`.', cause: 'other' });
+            return;
+          }
+          if (inFlight(reader)) {
+            // Sending would be refused "reader busy": say so now and offer the cancel instead.
+            const busy = reader.amount ? ` (${money(reader.amount, reader.currency ?? s.currency)})` : '';
+            dispatch({ type: 'charge_error', message: `${reader.name} is busy with another payment${busy}: press x to cancel it, or wait for it.`, cause: 'reader_busy' });
             return;
           }
           if (reader.status === 'offline') {
@@ -82,7 +148,7 @@ export function useCounter(source: CounterSource, api: PosApi, options: { notice
               dispatch({ type: 'charge_started', transactionId });
               source.follow(transactionId);
             },
-            (err: unknown) => dispatch({ type: 'charge_error', message: errorWords(err) }),
+            (err: unknown) => dispatch({ type: 'charge_error', message: errorWords(err), cause: causeOf(err) }),
           );
           return;
         }
@@ -90,23 +156,35 @@ export function useCounter(source: CounterSource, api: PosApi, options: { notice
           const id = s.charge.transactionId;
           if (!id || s.charge.canceling) return;
           dispatch({ type: 'cancel_sent' });
-          source.cancelPayment(id).then(
+          const reason = s.charge.phase === 'canceled_on_reader' ? 'customer_canceled_on_reader' : 'canceled_by_staff';
+          source.cancelPayment(id, reason).then(
             () => {
               dispatch({ type: 'cancel_answered' });
               source.follow(id);
             },
             (err: unknown) => {
               dispatch({ type: 'cancel_answered' });
-              dispatch({ type: 'notice', text: errorWords(err) });
+              dispatch({ type: 'notice', text: errorWords(err), ...(isConnectionError(err) ? { cause: 'connection' as const } : {}) });
             },
+          );
+          return;
+        }
+        case 'cancel_reader_payment': {
+          const reader = selectedReader(s);
+          source.cancelPayment(intent.transactionId, 'canceled_by_staff').then(
+            () => {
+              dispatch({ type: 'notice', text: `Canceled the payment that was on ${reader?.name ?? 'the reader'}.` });
+              source.refresh();
+            },
+            (err: unknown) => dispatch({ type: 'notice', text: errorWords(err), ...(isConnectionError(err) ? { cause: 'connection' as const } : {}) }),
           );
           return;
         }
         case 'simulate_tap': {
           const reader = s.readers.find((r) => r.name === s.charge.readerName) ?? selectedReader(s);
           if (!reader) return;
-          dispatch({ type: 'processing' });
-          source.simulateTap(reader).catch((err: unknown) => dispatch({ type: 'notice', text: errorWords(err) }));
+          dispatch({ type: 'tap_sent' });
+          source.simulateTap(reader).catch((err: unknown) => dispatch({ type: 'charge_error', message: `Simulated tap: ${errorWords(err)}`, cause: causeOf(err) }));
           return;
         }
         case 'create_link': {
@@ -132,13 +210,15 @@ export function useCounter(source: CounterSource, api: PosApi, options: { notice
         }
       }
     },
-    [api, source, loadReport, options],
+    [api, source, loadReport, options, dispatch],
   );
 
   const press = useCallback(
     (input: string, key: KeyInfo) => {
-      const intent = intentFor(latest.current, input, key);
-      if (intent) run(intent);
+      for (const [one, info] of splitKeys(input, key)) {
+        const intent = intentFor(store.current!, one, info);
+        if (intent) run(intent);
+      }
     },
     [run],
   );
