@@ -13,7 +13,9 @@ import { DisplayScreen, EscPosDecoder, type ScriptedStatus, statusReply } from '
 import { pos } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
-import { haveSocat } from './helpers/tools.js';
+import { haveSocat, haveTmux } from './helpers/tools.js';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { POS_BIN, THROWAWAY_CONFIG_DIR } from './helpers/server.js';
 
 /**
  * The agent's receipt printer, cash drawer and customer display on socat pty pairs (and a network
@@ -212,6 +214,7 @@ describe.skipIf(!socatAvailable)('counter hardware on pty pairs', () => {
     const text = receipt!.lines.join('\n');
     expect(receipt!.lines[0]).toContain('Kiosk Café'.replace('é', '\x82'));
     expect(text).toMatch(/TEST MODE: no money moved/);
+    expect(text).toMatch(/Date +\d{4}-\d\d-\d\d\nTime +\d\d:\d\d:\d\d UTC/);
     expect(text).toMatch(new RegExp(`Reference +${txn.reference}`));
     expect(text).toMatch(/Description +Two flat whites/);
     expect(text).toMatch(/Total +\$47\.50/);
@@ -340,6 +343,66 @@ describe.skipIf(!socatAvailable)('counter hardware on pty pairs', () => {
     await waitDevice('display', (d) => d.status === 'online');
     // The display shows again what it showed, on the new connection.
     await eventually(() => (screen.text()[0] !== '' ? true : undefined), DEVICE_DEADLINE_MS);
+  });
+});
+
+describe.skipIf(!socatAvailable || !haveTmux())('a cash sale at the counter TUI (tmux, 80×24)', () => {
+  const SOCKET = `pos-hw-${process.pid}`;
+  const SESSION = `pos-cash-${process.pid}`;
+  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
+  const shown = () => tmux('capture-pane', '-p', '-t', SESSION);
+  const keys = (...k: string[]) => tmux('send-keys', '-t', SESSION, ...k);
+  async function waitFor(text: string | RegExp, timeoutMs = 15_000): Promise<string> {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const s = shown();
+      if (typeof text === 'string' ? s.includes(text) : text.test(s)) return s;
+      if (Date.now() > end) throw new Error(`screen never showed ${String(text)}:\n${s}`);
+      await quiet(100);
+    }
+  }
+
+  beforeAll(() => {
+    // Ink renders only the last frame when it thinks it runs in CI; a shop PC never says so.
+    const command = ['env', '-u', 'CI', '-u', 'CONTINUOUS_INTEGRATION', 'NO_COLOR=1', `POS_CONFIG_DIR=${THROWAWAY_CONFIG_DIR}`, process.execPath, POS_BIN, 'tui', '--agent', agent.url, '--server', t.url, '--api-key', m.keys.sk_test];
+    tmux('new-session', '-d', '-s', SESSION, '-x', '80', '-y', '24', command.map((c) => `'${c}'`).join(' '));
+  });
+  afterAll(() => {
+    spawnSync('tmux', ['-L', SOCKET, 'kill-server']);
+  });
+
+  it('types the amount, takes the cash, shows the change, opens the drawer, prints, and opens it again for no sale', async () => {
+    await waitFor('Press Enter to charge.', 25_000);
+    await waitFor('● online');
+    const from = printer.mark;
+    keys('8.50');
+    await waitFor('Amount  8.50_');
+    keys('$');
+    await waitFor('CASH SALE  $8.50 due');
+    keys('10', 'Enter');
+    const done = await waitFor('CHANGE DUE        $1.50');
+    expect(done).toContain('Drawer opened.');
+    expect(done).toContain('Receipt printing.');
+    await eventually(() => (printer.decoder.count('kick', from) === 1 ? true : undefined), DEVICE_DEADLINE_MS);
+    const [receipt] = await eventually(() => (printer.receipts(from).length ? printer.receipts(from) : undefined), DEVICE_DEADLINE_MS);
+    const text = receipt!.lines.join('\n');
+    expect(text).toMatch(/Total +\$8\.50/);
+    expect(text).toMatch(/Cash +\$10\.00/);
+    expect(text).toMatch(/Change +\$1\.50/);
+    expect(screen.text()).toEqual(['Cash          $10.00', 'Change         $1.50']);
+
+    keys('Enter');
+    await waitFor('Press Enter to charge.');
+    keys('o');
+    await waitFor('Drawer opened (no sale).');
+    await eventually(() => (printer.decoder.count('kick', from) === 2 ? true : undefined), DEVICE_DEADLINE_MS);
+
+    keys('r');
+    await waitFor(/Receipt printer\s+● online/);
+    await waitFor(/Customer display\s+● online/);
+    keys('d');
+    await waitFor(/Cash: \d+ paid/);
+    await waitFor(/Expected in drawer: \$/);
   });
 });
 

@@ -12,6 +12,8 @@ import { encodeReceipt, printableReceipt, type PrinterColumns, type ReceiptCopy 
 import { parseDeviceSpec } from './link.js';
 import { ReceiptPrinter } from './printer.js';
 
+const PAID = new Set(['succeeded', 'partially_refunded', 'refunded']);
+
 type CashSale = Extract<ClientMessage, { type: 'cash_sale' }>;
 type PrintReceipt = Extract<ClientMessage, { type: 'print_receipt' }>;
 type OpenDrawer = Extract<ClientMessage, { type: 'open_drawer' }>;
@@ -49,7 +51,7 @@ export class CounterDevices {
     if (config.printer) {
       const profile = { columns: config.printerColumns as PrinterColumns, codepage: config.printerCodepage };
       const render = async (job: PrintJob) => encodeReceipt(await this.#receipt(job.transaction_id, job.copy), profile);
-      this.printer = new ReceiptPrinter(ports, parseDeviceSpec(config.printer), config.deviceBaud, profile, deps.state, deps.clock, render, deps.changed);
+      this.printer = new ReceiptPrinter(ports, parseDeviceSpec(config.printer), config.deviceBaud, profile, deps.state, deps.clock, render, deps.changed, deps.logger);
     }
     if (config.display) {
       const idle = () => config.displayIdle ?? deps.state.data.merchant?.business_name ?? 'Welcome';
@@ -86,6 +88,9 @@ export class CounterDevices {
 
   async #receipt(transactionId: string, copy: ReceiptCopy) {
     const { data } = await this.deps.api.getTransaction(transactionId);
+    // The reader says approved a moment before the server has the processor's word: a receipt
+    // printed now would lack the card and the time, so it waits for the payment to be paid.
+    if (!PAID.has(data.status)) throw new Error(`transaction ${data.reference} is ${data.status}, not paid yet`);
     return printableReceipt(data, this.deps.state.data.merchant?.business_name ?? '', copy);
   }
 
@@ -125,7 +130,7 @@ export class CounterDevices {
   async printReceipt(cmd: PrintReceipt): Promise<{ queued: boolean; transaction_id: string }> {
     if (!this.printer) throw refusal('no_printer', 'This agent drives no receipt printer (pos agent --printer)');
     const { data } = await this.deps.api.getTransaction(cmd.transaction_id);
-    if (!['succeeded', 'partially_refunded', 'refunded'].includes(data.status)) throw refusal('transaction_not_paid', `Only a paid payment has a receipt; this one is ${data.status}`);
+    if (!PAID.has(data.status)) throw refusal('transaction_not_paid', `Only a paid payment has a receipt; this one is ${data.status}`);
     const copy = cmd.copy ?? 'customer';
     // Every request prints: a reprint is its own job, and the request id keeps a retried request to one.
     const key = `receipt:${data.id}:${copy}:request:${cmd.request_id}`;

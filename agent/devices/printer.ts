@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { DeviceState } from '../../shared/agent-protocol.js';
 import type { Clock } from '../../shared/time.js';
 import type { SerialConnection } from '../ports.js';
@@ -14,6 +15,13 @@ const STATUS_TIMEOUT_MS = 1_000;
 
 /** Receipts remembered as printed, so a repeated approval never prints one twice: days of a busy till. */
 const MAX_PRINTED_KEYS = 2_000;
+
+/**
+ * A receipt whose payment the server cannot show as paid for this long is dropped (and logged):
+ * ten minutes is far past any approval's settling, and a job stuck at the head of the queue must not
+ * hold every later receipt back for good.
+ */
+const RENDER_GIVE_UP_MS = 10 * 60_000;
 
 /** Renders a queued job's bytes when they are not known yet (the server was unreachable). */
 export type JobRenderer = (job: PrintJob) => Promise<Uint8Array>;
@@ -45,6 +53,7 @@ export class ReceiptPrinter {
     private readonly clock: Clock,
     private readonly render: JobRenderer,
     private readonly changed: (device: DeviceState) => void,
+    private readonly logger: Logger,
   ) {
     this.#link = new DeviceLink(ports, target, baudRate, {
       opened: (conn) => {
@@ -127,9 +136,15 @@ export class ReceiptPrinter {
           try {
             job.bytes = Buffer.from(await this.render(job)).toString('base64');
             await this.state.persist();
-          } catch {
-            // The server is out of reach: the job waits, and the next status poll tries again.
-            return;
+          } catch (err) {
+            // The server is out of reach or the payment not settled yet: the job waits, and the
+            // next status poll tries again, until it is too old to be worth waiting for.
+            if (this.clock.now() - Date.parse(job.created_at) < RENDER_GIVE_UP_MS) return;
+            this.logger.warn({ err, job: job.key }, 'a queued receipt could not be rendered for ten minutes; dropped');
+            this.state.data.print_queue.shift();
+            await this.state.persist();
+            this.#emit();
+            continue;
           }
         }
         const before = await this.#query();
