@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import type { CustomersTable, Mode, TransactionsTable } from '../server/db/schema.js';
 import type { CounterName } from '../server/db/counters.js';
 import { newIdentity } from '../shared/ids.js';
+import { NO_CARD_RECEIPT } from '../server/payments/payment-state.js';
 
 /** Which list the seeded rows belong to: the payments list, or customers while payments are being written. */
 export type SeededList = 'transactions' | 'customers';
@@ -78,6 +79,7 @@ function transactionRow(merchantId: string, mode: Mode, seq: number, createdAt: 
     dispute_status: null,
     amount_tendered: null,
     change_due: null,
+    ...NO_CARD_RECEIPT,
   };
 }
 

@@ -48,7 +48,7 @@ export const CONFLICT_WORDS: Record<string, string> = {
   already_refunded: 'Already fully refunded.',
   transaction_not_refundable: 'Only paid payments can be refunded.',
   transaction_not_capturable: 'Nothing to capture: the payment is not waiting for capture.',
-  amount_too_large: 'That is more than is left to refund.',
+  amount_too_large: 'Refund no more than what is left.',
   location_required: 'Create a location first (pos locations create).',
   livemode_not_allowed: 'Simulated taps work in test mode only.',
 };

@@ -1,5 +1,6 @@
 import { loadCliSettings } from '../shared/config.js';
-import { ProfileStore, resolveTarget } from './profiles.js';
+import { usageError } from './errors.js';
+import { noKeyMessage, ProfileStore, resolveTarget } from './profiles.js';
 
 /**
  * For commands that take `--server`/`--api-key` flags and build their own client (listen, events,
@@ -8,6 +9,8 @@ import { ProfileStore, resolveTarget } from './profiles.js';
  */
 export async function withProfile<F extends { server?: string | undefined; apiKey?: string | undefined; profile?: string | undefined }>(flags: F): Promise<F> {
   const settings = loadCliSettings(flags);
-  const target = resolveTarget(await ProfileStore.open(settings.configDir), settings);
+  const store = await ProfileStore.open(settings.configDir);
+  const target = resolveTarget(store, settings);
+  if (target.missingProfile && !target.apiKey) throw usageError(noKeyMessage(store, target));
   return { ...flags, server: target.server, ...(target.apiKey ? { apiKey: target.apiKey } : {}) };
 }

@@ -96,14 +96,27 @@ export interface Resolved {
   profileName: string;
   server: string;
   apiKey: string | undefined;
+  /** --profile / POS_PROFILE named a profile the config file does not have. */
+  missingProfile: boolean;
 }
 
 export function resolveTarget(store: ProfileStore, explicit: { server?: string | undefined; apiKey?: string | undefined; profile?: string | undefined }): Resolved {
   const profileName = explicit.profile ?? store.currentName;
-  const profile = store.get(profileName) ?? {};
+  const stored = store.get(profileName);
+  const profile = stored ?? {};
   return {
     profileName,
     server: explicit.server ?? profile.server ?? DEFAULT_SERVER_URL,
     apiKey: explicit.apiKey ?? profile.api_key,
+    missingProfile: explicit.profile !== undefined && stored === undefined,
   };
+}
+
+/** Why a command has no key to call the API with, and what to do about it. */
+export function noKeyMessage(store: ProfileStore, target: Resolved): string {
+  if (target.missingProfile) {
+    const known = store.list().map((p) => p.name);
+    return `no profile "${target.profileName}"${known.length > 0 ? ` (profiles: ${known.join(', ')})` : ''}: create it with \`pos login --profile ${target.profileName} --api-key sk_test_…\`, or name another`;
+  }
+  return 'no API key: run `pos login --api-key sk_test_…`, pass --api-key, or set POS_API_KEY';
 }

@@ -129,7 +129,7 @@ export function createApp(deps: AppDeps): Express {
     await ping(store.db);
     res.json({ status: 'ok' });
   });
-  app.use('/receipts', receiptsRouter((token) => findReceipt(store.db, token), deps.processor.kind === 'simulator'));
+  app.use('/receipts', receiptsRouter((token) => findReceipt(store.db, token, deps.processor.kind === 'simulator')));
   // Hosted checkout and payment-link pages: public, outside /v1.
   app.use(pagesRouter(services.pages, deps.processor, liveMoney));
 

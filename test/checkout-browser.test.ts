@@ -17,10 +17,13 @@ import { CHROMIUM_PATH, haveChromium } from './helpers/tools.js';
  */
 
 const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
+/** The screenshots the docs show (committed): the card form while typing, the thank-you page, a receipt. */
+const SCREENS = fileURLToPath(new URL('../docs/screens/', import.meta.url));
 /** Playwright's launch() already gives each browser a fresh temporary profile (user-data-dir). */
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 /** iPhone 12-ish: the narrow screen the page must work on. */
 const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 900 };
 
 const hasChromium = haveChromium();
 /**
@@ -282,7 +285,7 @@ describe.skipIf(!hasChromium)('payment links in a browser', { timeout: BROWSER_T
       await fillCard(page, '4242424242424242');
       if (run === 1) await shot(page, 'payment-link');
       await page.getByRole('button', { name: 'Pay €12.00' }).click();
-      await expect.poll(() => page.getByRole('status').textContent()).toBe('Payment received. Thank you! You can close this page.');
+      await expect.poll(() => page.textContent('#done-message')).toBe('Payment received. Thank you! Keep the reference below; you can close this page.');
       if (run === 1) await shot(page, 'payment-link-paid');
       transactions.push(...(await eventually(async () => {
         const list = await api.get<{ data: { id: string; payment_link_id: string | null; status: string }[] }>('/v1/transactions?size=100');
@@ -302,5 +305,76 @@ describe.skipIf(!hasChromium)('payment links in a browser', { timeout: BROWSER_T
     const gone = await page.goto(l.url);
     expect(gone?.status()).toBe(410);
     await shot(page, 'payment-link-deactivated');
+  });
+});
+
+describe.skipIf(!hasChromium)('card formatting, the thank-you page and the receipt', { timeout: BROWSER_TEST_TIMEOUT_MS }, () => {
+  /** A paid terminal payment's receipt (the one with every EMV line), made once for both screens. */
+  let terminalReceipt: string | undefined;
+  async function paidAtTheCounter(): Promise<string> {
+    if (terminalReceipt) return terminalReceipt;
+    await api.post('/v1/terminal/locations', { display_name: 'Front counter', address: { line1: '12 Harbour Street', city: 'Portland', state: 'ME', postal_code: '04101', country: 'US' } });
+    const reader = (await api.post<{ data: { processor_terminal_id: string } }>('/v1/terminals', { name: 'Till 1', registration_code: 'simulated-wpe' })).body.data;
+    const created = (await api.post<{ data: { id: string; payment_intent_id: string } }>('/v1/terminal/create-payment', { amount: 1850, description: 'Lunch' })).body.data;
+    await api.post('/v1/terminal/process-payment', { payment_intent_id: created.payment_intent_id, reader_id: reader.processor_terminal_id });
+    const tap = await api.post<{ data: { status: string } }>('/v1/terminal/simulate-payment', { reader_id: reader.processor_terminal_id, amount_tip: 300 });
+    expect(tap.body.data.status).toBe('succeeded');
+    terminalReceipt = await eventually(async () => (await api.get<{ data: { receipt_url: string | null } }>(`/v1/transactions/${created.id}`)).body.data.receipt_url ?? undefined);
+    return terminalReceipt;
+  }
+
+  it.each([
+    ['1280', DESKTOP],
+    ['390', PHONE],
+  ])('at %s px: spaces the number and names its brand, writes 1230 as 12/30, then shows the reference and the receipt', async (width, viewport) => {
+    context = await browser.newContext({ viewport, deviceScaleFactor: 1, ...(viewport === PHONE ? { isMobile: true, hasTouch: true } : {}) });
+    const page = await context.newPage();
+    page.on('console', (msg) => {
+      if (msg.type() === 'error' && /Content.Security.Policy/i.test(msg.text())) problems.push(msg.text());
+    });
+    page.on('pageerror', (err) => problems.push(err.message));
+
+    // A customer_email alone is enough for the page to ask for the email (prefilled).
+    const s = await session({ success_url: undefined, customer_email: 'ada@example.com' });
+    await page.goto(s.url);
+    expect(await page.getByLabel('Email').inputValue()).toBe('ada@example.com');
+    const number = page.getByLabel('Card number');
+    await number.pressSequentially('378282246310005');
+    expect(await number.inputValue()).toBe('3782 822463 10005');
+    expect(await page.getAttribute('#card-brand', 'data-brand')).toBe('amex');
+    await number.fill('');
+    await number.pressSequentially('4242424242424242');
+    expect(await number.inputValue()).toBe('4242 4242 4242 4242');
+    expect(await page.textContent('#card-brand')).toBe('VISA');
+    const expiry = page.getByLabel('Expiry (MM/YY)');
+    await expiry.pressSequentially('1230');
+    expect(await expiry.inputValue()).toBe('12/30');
+    await page.getByLabel('Security code').pressSequentially('123');
+    await page.screenshot({ path: `${SCREENS}checkout-card-${width}.png`, fullPage: true });
+
+    await page.getByRole('button', { name: 'Pay $47.50' }).click();
+    await expect.poll(() => page.textContent('#done-reference'), { timeout: 20_000 }).toMatch(/^txn_/);
+    await page.locator('#receipt-link').waitFor({ state: 'visible', timeout: 20_000 });
+    await page.screenshot({ path: `${SCREENS}checkout-success-${width}.png`, fullPage: true });
+    const reference = await page.textContent('#done-reference');
+    const receiptUrl = String(await page.getAttribute('#receipt-link', 'href'));
+    expect(receiptUrl).toMatch(new RegExp(`^${t.url}/receipts/[0-9A-Za-z]{32}$`));
+    await page.goto(receiptUrl);
+    expect(await page.textContent(`[data-key="reference"]`)).toBe(reference);
+    expect(await page.textContent(`[data-key="card"]`)).toBe('Visa •••• 4242');
+
+    // The counter's receipt: every line an EMV receipt must carry, headed with the shop's address.
+    await page.goto(await paidAtTheCounter());
+    for (const key of ['date', 'time', 'reference', 'subtotal', 'tip', 'total', 'card', 'entry_mode', 'application', 'aid', 'authorization_code']) {
+      expect(await page.locator(`[data-key="${key}"]`).count(), key).toBe(1);
+    }
+    expect(await page.textContent('[data-key="total"]')).toBe('$21.50');
+    expect(await page.textContent('address')).toContain('12 Harbour Street');
+    expect(await page.textContent('.notice')).toBe('TEST MODE: no money moved');
+    await page.screenshot({ path: `${SCREENS}receipt-${width}.png`, fullPage: true });
+
+    const icon = await page.request.get(`${t.url}/favicon.ico`);
+    expect(icon.status()).toBe(200);
+    expect(icon.headers()['content-type']).toBe('image/x-icon');
   });
 });

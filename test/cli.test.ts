@@ -80,6 +80,13 @@ describe.concurrent('profiles and configuration', () => {
     const down = await pos(['merchant'], { ...env, POS_SERVER_URL: 'http://127.0.0.1:9' });
     expect(down.status).toBe(1);
     expect(down.stderr).toMatch(/cannot reach http:\/\/127\.0\.0\.1:9/);
+    expect(down.stderr).toMatch(/\. Is `pos server` or `pos up` running\?\n$/);
+    // A profile that does not exist is named, for resource commands and for the event commands alike.
+    for (const args of [['transactions', 'list', '--profile', 'nosuch'], ['events', 'list', '--profile', 'nosuch']]) {
+      const missing = await pos(args, { POS_CONFIG_DIR: config.path, POS_SERVER_URL: t.url });
+      expect(missing.status, args.join(' ')).toBe(2);
+      expect(missing.stderr).toMatch(/^pos: no profile "nosuch" \(profiles: default\): create it with `pos login --profile nosuch/);
+    }
     const badUrl = await pos(['merchant', '--server', 'ftp://x'], env);
     expect(badUrl.status).toBe(2);
     empty.cleanup();
@@ -128,13 +135,13 @@ describe.concurrent('online charges and amounts', () => {
     expect(json<{ data: Json }>(r).data).toMatchObject({ amount: 4750, currency: 'jpy' });
   });
 
-  it('prints the API error type, code and message with exit 1', async () => {
+  it('prints the API error as "message. hint (code)" in money with exit 1', async () => {
     const r = await pos(['transactions', 'get', 'txn_doesnotexist'], env);
     expect(r.status).toBe(1);
-    expect(r.stderr.trim()).toMatch(/^pos: invalid_request_error resource_missing: /);
+    expect(r.stderr).toMatch(/^pos: No such transaction[^\n]* \(resource_missing\)\n$/);
     const small = await pos(['charge', '0.10'], env);
     expect(small.status).toBe(1);
-    expect(small.stderr).toMatch(/invalid_request_error parameter_invalid/);
+    expect(small.stderr).toMatch(/^pos: The minimum USD payment is \$0\.50[^\n]* \(amount_too_small\)\n$/);
   });
 
   it('refunds in part, then refuses more than is left', async () => {
@@ -144,9 +151,14 @@ describe.concurrent('online charges and amounts', () => {
     expect(json<{ data: Json }>(part).data).toMatchObject({ amount: 500 });
     const tooMuch = await pos(['refund', paid.id, '--amount', '100.00'], env);
     expect(tooMuch.status).toBe(1);
-    expect(tooMuch.stderr).toMatch(/amount_too_large/);
+    expect(tooMuch.stderr).toMatch(/^pos: A refund of \$100\.00 is more than the \$15\.00 left to refund [^\n]*\. Refund no more than what is left\. \(amount_too_large\)\n$/);
+    const badReason = await pos(['refund', paid.id, '--reason', 'changed_mind'], env);
+    expect(badReason.status).toBe(2);
+    expect(badReason.stderr).toMatch(/changed_mind.*duplicate, fraudulent, requested_by_customer/);
+    const reason = await pos(['refund', paid.id, '--amount', '1', '--reason', 'duplicate', '--json'], env);
+    expect(json<{ data: Json }>(reason).data).toMatchObject({ amount: 100, reason: 'duplicate' });
     const got = json<{ data: Json }>(await pos(['transactions', 'get', paid.reference, '--json'], env));
-    expect(got.data).toMatchObject({ status: 'partially_refunded', amount_refunded: 500 });
+    expect(got.data).toMatchObject({ status: 'partially_refunded', amount_refunded: 600 });
   });
 
   it('lists payments as a table and as the API’s JSON', async () => {

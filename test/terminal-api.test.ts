@@ -144,11 +144,38 @@ describe('terminal payments (spec §4.7, §3 terminal rows)', () => {
     expect(html).toContain('$5.00');
     expect(html).toContain('4242');
     expect(html).toContain(created.reference);
+    // What an EMV receipt must print: the shop's address, entry mode, application and AID, codes.
+    for (const text of ['1 Market St', 'San Francisco, CA 94105', 'Contactless', 'VISA CREDIT', 'A0000000031010', 'Auth code', 'TEST MODE']) expect(html).toContain(text);
     expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
     expect((await fetch(`${t.url}/receipts/${'x'.repeat(32)}`)).status).toBe(404);
+    // The same receipt as data, for the agent's printer.
+    const receipt = await api.get<{ data: { merchant_name: string; address_lines: string[]; amounts: { key: string; value: string }[]; card: { key: string; value: string }[] } }>(`/v1/transactions/${created.id}/receipt`);
+    expect(receipt.status).toBe(200);
+    expect(receipt.body.data.merchant_name).toBe('Counter Café');
+    expect(receipt.body.data.address_lines[0]).toBe('1 Market St');
+    expect(receipt.body.data.amounts.find((l) => l.key === 'total')?.value).toBe('$52.50');
+    expect(Object.fromEntries(receipt.body.data.card.map((l) => [l.key, l.value]))).toMatchObject({
+      card: 'Visa •••• 4242', entry_mode: 'Contactless', application: 'VISA CREDIT', aid: 'A0000000031010', response_code: '3030', verification: 'No verification required',
+    });
     // Refunds may take back the whole final amount, tip included.
     const refund = await api.post<{ data: Json }>(`/v1/transactions/${created.id}/refunds`, {});
     expect(refund.body.data.amount).toBe(5250);
+  });
+
+  it('the receipt names the scheme application of the card and how it was read and verified', async () => {
+    // A Mastercard debit card, and an amount ending in 03: Stripe's offline-PIN test amount (chip inserted).
+    const created = await createAndProcess(2003);
+    await api.post('/v1/terminal/simulate-payment', { reader_id: reader.processor_terminal_id, card_number: '5200828282828210' });
+    expect((await settled(created.id)).status).toBe('succeeded');
+    const receipt = await api.get<{ data: { card: { key: string; value: string }[] } }>(`/v1/transactions/${created.id}/receipt`);
+    expect(Object.fromEntries(receipt.body.data.card.map((l) => [l.key, l.value]))).toMatchObject({
+      card: 'Mastercard •••• 8210', entry_mode: 'Chip', account_type: 'Checking', application: 'DEBIT MASTERCARD', aid: 'A0000000041010', verification: 'PIN verified',
+    });
+    // A payment with no receipt (not paid) is a 404 naming it.
+    const pending = await api.post<Created>('/v1/terminal/create-payment', { amount: 1200 });
+    const none = await api.get<{ error: { code: string } }>(`/v1/transactions/${pending.body.data.id}/receipt`);
+    expect(none.status).toBe(404);
+    expect(none.body.error.code).toBe('resource_missing');
   });
 
   it('declines by test amount and by card number move the payment to failed', async () => {

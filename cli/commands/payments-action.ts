@@ -39,14 +39,6 @@ function printTransaction(ctx: CliContext, t: Transaction, extra: Record<string,
   for (const [k, v] of rows) ctx.out.line(`${k.padEnd(width)}  ${v}`);
 }
 
-/** Adds the staff-facing sentence to 409s the CLI user can act on. */
-function explain(err: unknown): never {
-  if (err instanceof ApiRequestError && err.error.code && CONFLICT_WORDS[err.error.code]) {
-    throw new ApiRequestError(err.status, { ...err.error, message: `${err.error.message} ${CONFLICT_WORDS[err.error.code]}` });
-  }
-  throw err;
-}
-
 export async function charge(
   [amountText]: [string],
   options: { currency?: string; paymentMethod?: string; captureManual?: boolean; description?: string; email?: string; customer?: string },
@@ -111,7 +103,7 @@ export async function pay(
         ExitCode.apiError,
       );
     }
-    await ctx.api.cancelTransaction(current.id, { reason: 'canceled_by_staff' }).catch(explain);
+    await ctx.api.cancelTransaction(current.id, { reason: 'canceled_by_staff' });
     if (!ctx.out.json) ctx.out.line(`Canceled ${what}, which was on ${reader.name}.`);
   }
   const created = await ctx.api.createTerminalPayment({ amount, currency, terminal_id: reader.id, ...(options.description ? { description: options.description } : {}) });
@@ -122,7 +114,7 @@ export async function pay(
   } catch (err) {
     // Never reached the reader (another payment got there first, say): cancel it, so it does not linger as pending.
     await ctx.api.cancelTransaction(created.data.id, { reason: 'abandoned' }).catch(() => undefined);
-    explain(err);
+    throw err;
   }
   if (!options.wait) {
     const t = (await ctx.api.getTransaction(created.data.id)).data;
@@ -193,11 +185,11 @@ export async function captureTransaction([id]: [string], options: { amount?: str
     const t = (await ctx.api.getTransaction(id)).data;
     body = { amount_to_capture: parseAmount(options.amount, t.currency) };
   }
-  printTransaction(ctx, (await ctx.api.captureTransaction(id, body).catch(explain)).data);
+  printTransaction(ctx, (await ctx.api.captureTransaction(id, body)).data);
 }
 
 export async function cancelTransaction([id]: [string], options: { reason?: string }, ctx: CliContext): Promise<void> {
-  const res = await ctx.api.cancelTransaction(id, options.reason ? { reason: options.reason } : {}).catch(explain);
+  const res = await ctx.api.cancelTransaction(id, options.reason ? { reason: options.reason } : {});
   if (ctx.out.json) {
     ctx.out.printJson(res);
     return;
@@ -211,7 +203,7 @@ export async function refund([id]: [string], options: { amount?: string; reason?
     const t = (await ctx.api.getTransaction(id)).data;
     amount = parseAmount(options.amount, t.currency);
   }
-  const res = await ctx.api.refund(id, { ...(amount !== undefined ? { amount } : {}), ...(options.reason ? { reason: options.reason } : {}) }).catch(explain);
+  const res = await ctx.api.refund(id, { ...(amount !== undefined ? { amount } : {}), ...(options.reason ? { reason: options.reason } : {}) });
   if (ctx.out.json) {
     ctx.out.printJson(res);
     return;
@@ -226,7 +218,7 @@ export async function simulateTap([readerName]: [string], options: { tip?: strin
   if (options.tip) tip = parseAmount(options.tip, (await ctx.api.merchant()).data.default_currency);
   const res = await ctx.api
     .simulatePayment({ reader_id: reader.processor_terminal_id, ...(tip !== undefined ? { amount_tip: tip } : {}), ...(options.card ? { card_number: options.card } : {}) })
-    .catch(explain);
+    ;
   if (ctx.out.json) {
     ctx.out.printJson(res);
     return;

@@ -60,7 +60,8 @@ export function registerPaymentCommands(program: Command): void {
     .description('Refund a payment, in full or in part')
     .argument('<id>', 'uuid or txn_ reference')
     .option('--amount <amount>', 'part of the payment (default: all that is left)')
-    .option('--reason <reason>', 'duplicate, fraudulent or requested_by_customer')
+    // Stripe's refund reasons: the only ones the processor records, so the CLI takes no other word.
+    .addOption(new Option('--reason <reason>', 'why the money goes back').choices(['duplicate', 'fraudulent', 'requested_by_customer']))
     .action(lazy(async () => (await import('./payments-action.js')).refund));
 
   const simulate = program.command('simulate').description('Test mode: act as the customer');

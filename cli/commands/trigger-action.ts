@@ -1,6 +1,7 @@
 import { loadClientConfig } from '../../shared/config.js';
 import type { PosApi } from '../../shared/api/client.js';
 import type { CreateTransactionParams, Customer, Dispute, Payout, Transaction } from '../../shared/api/types.js';
+import { ApiRequestError } from '../../shared/api/errors.js';
 import { createApiClient } from '../api.js';
 import { CliError, usageError } from '../errors.js';
 import { createOutput } from '../output.js';
@@ -110,7 +111,7 @@ async function trigger(api: PosApi, event: Triggerable): Promise<Triggered> {
       try {
         await createPayment(api, { payment_method: DECLINES, confirm: true, metadata: { pos_trigger: 'true', pos_trigger_decline: 'true' } });
       } catch (err) {
-        if (!(err instanceof CliError) || !/declin/i.test(err.message)) throw err;
+        if (!(err instanceof ApiRequestError) || err.status !== 402) throw err;
       }
       const list = await api.listTransactions({ status: 'failed', size: 1 });
       const failed = list.data[0];

@@ -53,6 +53,15 @@ export function collectOf(row: CheckoutSessionsTable): Collect {
 }
 
 /**
+ * What the session's page asks for: what it collects, and the email whenever the merchant gave a
+ * `customer_email` too (prefilled, so the customer can check where the receipt goes).
+ */
+export function pageCollectOf(row: CheckoutSessionsTable): Collect {
+  const collect = collectOf(row);
+  return { ...collect, email: collect.email || row.customer_email !== null };
+}
+
+/**
  * Hosted checkout sessions (spec §2.2, §4.5). A session owns one payment, created with it; the
  * page confirms that payment in the browser, the processor's outcome moves it, and the payment
  * state machine completes the session (state.ts). Open sessions expire at `expires_at`:
@@ -136,7 +145,7 @@ export class CheckoutService {
     if (!row) throw notFound('reference', 'checkout session');
     if (row.status === 'expired') throw gone('checkout_session_expired', 'This checkout session has expired');
     if (row.status === 'complete') throw conflict('checkout_session_complete', 'This checkout session is already paid');
-    requireCollected(collectOf(row), details);
+    requireCollected(pageCollectOf(row), details);
     const payment = await this.store.db.selectFrom('transactions').selectAll().where('id', '=', row.transaction_id).executeTakeFirstOrThrow();
     if (payment.status === 'canceled') throw gone('checkout_session_expired', 'This checkout session can no longer be paid');
     if (!payment.client_secret || !payment.processor_payment_intent_id) throw conflict('transaction_being_created', 'The payment is still being created; retry in a moment');

@@ -132,6 +132,16 @@ export interface TransactionsTable {
   /** Cash sales: the cash handed over and the change given back (minor units); null for every other method. */
   amount_tendered: number | null;
   change_due: number | null;
+  /** What the receipt prints of the card that paid (Stripe's `card_present` names; docs/terminal.md). */
+  card_read_method: string | null;
+  card_application_name: string | null;
+  card_aid: string | null;
+  card_authorization_code: string | null;
+  card_response_code: string | null;
+  card_account_type: string | null;
+  card_verification_method: string | null;
+  /** The processor's `tml_…` location of the reader that took the card: its address heads the receipt. */
+  processor_location_id: string | null;
 }
 
 /** Stripe's dispute statuses; the `warning_*` ones are inquiries, which take no money. */

@@ -17,6 +17,7 @@ const view: PageView = {
   prefill: { email: 'a"><script>@x.co', name: null },
   successUrl: null,
   cancelUrl: 'https://shop.example/?a=1&b=2',
+  paid: null,
   wallets: { applePay: false, googlePay: false },
 };
 

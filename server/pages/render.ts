@@ -1,5 +1,5 @@
 import { formatAmount } from '../../shared/money.js';
-import type { PageView } from '../checkout/pages.js';
+import type { PageView, PaymentResult } from '../checkout/pages.js';
 
 /**
  * HTML of the hosted pages. Everything dynamic goes through `escape`; there is no inline script
@@ -31,6 +31,7 @@ function layout(title: string, assets: Assets, body: string, extraHead = ''): st
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${escape(title)}</title>
+<link rel="icon" href="/favicon.ico">
 <link rel="stylesheet" href="${escape(assets.style)}">
 ${extraHead}</head>
 <body>
@@ -84,7 +85,10 @@ function cardFields(processor: Processor): string {
     return `<fieldset><legend>Payment</legend><div id="payment-element"></div></fieldset>`;
   }
   return `<fieldset><legend>Card</legend>
-  ${field('card-number', 'Card number', 'type="text" inputmode="numeric" autocomplete="cc-number" required maxlength="23"')}
+  <div class="card-number">
+  ${field('card-number', 'Card number', 'type="text" inputmode="numeric" autocomplete="cc-number" required maxlength="23" placeholder="1234 1234 1234 1234"')}
+  <span id="card-brand" class="brand" data-brand="unknown" aria-live="polite"></span>
+  </div>
   <div class="row">
   ${field('card-expiry', 'Expiry (MM/YY)', 'type="text" inputmode="numeric" autocomplete="cc-exp" required maxlength="7" placeholder="MM/YY"')}
   ${field('card-cvc', 'Security code', 'type="text" inputmode="numeric" autocomplete="cc-csc" required maxlength="4"')}
@@ -134,7 +138,13 @@ ${cardFields(processor)}
 <div id="form-error" class="alert" role="alert" tabindex="-1" hidden></div>
 <button type="submit" id="pay-button" class="pay">${escape(pay)}</button>
 </form>
-<div id="done" class="done" role="status" tabindex="-1" hidden></div>
+<div id="done" class="done" role="status" tabindex="-1" hidden>
+<p id="done-message"></p>
+<dl id="done-details" class="done-details" hidden>
+<dt>Reference</dt><dd id="done-reference"></dd>
+</dl>
+<p id="done-receipt" hidden><a id="receipt-link" href="#" target="_blank" rel="noopener">View your receipt</a></p>
+</div>
 ${view.cancelUrl ? `<p class="cancel"><a id="cancel-link" href="${escape(view.cancelUrl)}">Cancel and return to ${escape(view.merchantName)}</a></p>` : ''}
 ${
   processor.kind === 'simulator'
@@ -144,6 +154,12 @@ ${
 </main>`,
     `${stripeJs}<script type="module" src="${escape(assets.script)}"></script>\n`,
   );
+}
+
+/** The reference and receipt link of a paid page: what the customer keeps. */
+function paidDetails(paid: PaymentResult): string {
+  return `<dl class="done-details"><dt>Reference</dt><dd id="paid-reference">${escape(paid.reference)}</dd></dl>
+${paid.receiptUrl ? `<p><a id="receipt-link" href="${escape(paid.receiptUrl)}" target="_blank" rel="noopener">View your receipt</a></p>` : ''}`;
 }
 
 /** Expired, deactivated or already paid: no form, only what happened and the way back. */
@@ -165,6 +181,7 @@ export function renderClosedPage(view: PageView, assets: Assets, simulated = fal
 ${header(view, 'p')}
 <h1>${escape(title)}</h1>
 <p>${escape(text)}</p>
+${view.state === 'complete' && view.paid ? paidDetails(view.paid) : ''}
 ${back ? `<p><a href="${escape(back)}">Return to ${escape(view.merchantName)}</a></p>` : ''}
 </main>`,
   );

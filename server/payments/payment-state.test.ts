@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TransactionsTable } from '../db/schema.js';
-import { canMove, impliedStatus, patchFromSnapshot, type ProcessorSnapshot } from './payment-state.js';
+import { canMove, impliedStatus, NO_CARD_RECEIPT, patchFromSnapshot, type ProcessorSnapshot } from './payment-state.js';
 
 const snapshot = (over: Partial<ProcessorSnapshot>): ProcessorSnapshot => ({
   status: 'requires_payment_method',
@@ -12,6 +12,7 @@ const snapshot = (over: Partial<ProcessorSnapshot>): ProcessorSnapshot => ({
   failureMessage: null,
   cardBrand: null,
   cardLastFour: null,
+  cardReceipt: NO_CARD_RECEIPT,
   cancellationReason: null,
   ...over,
 });

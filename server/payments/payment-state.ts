@@ -24,7 +24,53 @@ export interface ProcessorSnapshot {
   failureMessage: string | null;
   cardBrand: string | null;
   cardLastFour: string | null;
+  /** What a receipt prints of the card, from the charge (all null when the charge says nothing). */
+  cardReceipt: CardReceiptColumns;
   cancellationReason: string | null;
+}
+
+/** The transaction columns a card receipt reads (migration 0020). */
+export type CardReceiptColumns = Pick<
+  TransactionsTable,
+  | 'card_read_method'
+  | 'card_application_name'
+  | 'card_aid'
+  | 'card_authorization_code'
+  | 'card_response_code'
+  | 'card_account_type'
+  | 'card_verification_method'
+  | 'processor_location_id'
+>;
+
+export const NO_CARD_RECEIPT: CardReceiptColumns = {
+  card_read_method: null,
+  card_application_name: null,
+  card_aid: null,
+  card_authorization_code: null,
+  card_response_code: null,
+  card_account_type: null,
+  card_verification_method: null,
+  processor_location_id: null,
+};
+
+/** Stripe's card-present details (and an online card's authorisation code) as receipt columns. */
+function chargeReceipt(charge: ProcessorCharge | null): CardReceiptColumns {
+  const details = charge?.payment_method_details;
+  const present = details?.card_present ?? details?.interac_present ?? null;
+  if (present) {
+    const receipt = present.receipt;
+    return {
+      card_read_method: present.read_method ?? null,
+      card_application_name: receipt?.application_preferred_name ?? null,
+      card_aid: receipt?.dedicated_file_name ?? null,
+      card_authorization_code: receipt?.authorization_code ?? null,
+      card_response_code: receipt?.authorization_response_code ?? null,
+      card_account_type: receipt?.account_type ?? null,
+      card_verification_method: receipt?.cardholder_verification_method ?? null,
+      processor_location_id: present.location ?? null,
+    };
+  }
+  return { ...NO_CARD_RECEIPT, card_authorization_code: details?.card?.authorization_code ?? null };
 }
 
 function chargeCard(charge: ProcessorCharge | null): { brand: string | null; last4: string | null } {
@@ -50,6 +96,7 @@ export function snapshotOf(pi: ProcessorPaymentIntent): ProcessorSnapshot {
     failureMessage: error?.message ?? null,
     cardBrand: card.brand,
     cardLastFour: card.last4,
+    cardReceipt: chargeReceipt(charge),
     cancellationReason: pi.cancellation_reason ?? null,
   };
 }
@@ -187,6 +234,12 @@ export function patchFromSnapshot(row: TransactionsTable, snapshot: ProcessorSna
   if (!paid || moving) {
     if (snapshot.cardBrand && snapshot.cardBrand !== row.card_brand) patch.card_brand = snapshot.cardBrand;
     if (snapshot.cardLastFour && snapshot.cardLastFour !== row.card_last_four) patch.card_last_four = snapshot.cardLastFour;
+  }
+  // The receipt's card lines are those of the charge that paid, taken once when the payment succeeds.
+  if (moving && target === 'succeeded') {
+    for (const [column, value] of Object.entries(snapshot.cardReceipt) as [keyof CardReceiptColumns, string | null][]) {
+      if (value !== null && value !== row[column]) patch[column] = value;
+    }
   }
   return Object.keys(patch).length === 0 ? null : patch;
 }

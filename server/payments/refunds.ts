@@ -1,3 +1,4 @@
+import { formatAmount } from '../../shared/money.js';
 import type { ProcessorRefund, ProcessorRefundReason } from '../processor/types.js';
 import type { Logger } from 'pino';
 import { newIdentity } from '../../shared/ids.js';
@@ -79,7 +80,11 @@ export class RefundService {
       const balance = refundableBalance(row);
       const amount = state.input.amount ?? balance;
       if (balance <= 0) throw conflict('already_refunded', 'Nothing is left to refund on this payment (other refunds may be in flight)');
-      if (amount > balance) throw invalid('amount', `amount (${amount}) is more than the refundable balance (${balance})`, 'amount_too_large');
+      if (amount > balance) throw invalid(
+          'amount',
+          `A refund of ${formatAmount(amount, row.currency)} is more than the ${formatAmount(balance, row.currency)} left to refund (${amount} > ${balance} in minor units)`,
+          'amount_too_large',
+        );
       const now = this.clock.now();
       const { id, reference } = newIdentity('refund');
       const refund: RefundsTable = {

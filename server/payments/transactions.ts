@@ -16,8 +16,10 @@ import { platformFee } from './fees.js';
 import type { ExecuteResult, FinalResponse, IdempotencyService, Operation } from '../idempotency/keys.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
-import { patchFromSnapshot, type PaymentState, snapshotOf, transactionById } from './payment-state.js';
+import { NO_CARD_RECEIPT, patchFromSnapshot, type PaymentState, snapshotOf, transactionById } from './payment-state.js';
 import { presentTransaction } from './present.js';
+import { findReceipt, hasReceipt } from './receipts.js';
+import { type ReceiptContent, receiptContent } from '../../shared/receipt.js';
 import type { Scope } from '../accounts/scope.js';
 
 /** What a create step needs to (re)do its work after a crash: the request as first validated. */
@@ -231,6 +233,7 @@ export class TransactionService {
         dispute_status: null,
         amount_tendered: tendered,
         change_due: tendered === null ? null : tendered - input.amount,
+        ...NO_CARD_RECEIPT,
       };
       await insertRow(trx, 'transactions', row);
       await addToCounter(trx, scope.merchantId, scope.mode, 'transactions:pending', 1);
@@ -353,7 +356,7 @@ export class TransactionService {
         const patch: Partial<TransactionsTable> = { ...(patchFromSnapshot(row, snapshotOf(intent), now) ?? {}), synced_at: now };
         if (!row.processor_payment_intent_id) patch.processor_payment_intent_id = intent.id;
         if (!row.client_secret && intent.client_secret) patch.client_secret = intent.client_secret;
-        if (patch.status === 'succeeded' && row.payment_method_type === 'terminal' && !row.receipt_token) {
+        if (patch.status === 'succeeded' && hasReceipt(row) && !row.receipt_token) {
           patch.receipt_token = randomBase62(RECEIPT_TOKEN_LENGTH);
           patch.receipt_url = `${this.publicUrl()}/receipts/${patch.receipt_token}`;
         }
@@ -361,6 +364,16 @@ export class TransactionService {
       },
       now,
     );
+  }
+
+  /** The receipt of a paid payment (`GET /v1/transactions/{id}/receipt`): what its receipt page prints. */
+  async receipt(scope: Scope, idOrReference: string): Promise<ReceiptContent> {
+    const row = await this.getRow(scope, idOrReference);
+    const receipt = row.receipt_token ? await findReceipt(this.store.db, row.receipt_token, this.processor.kind === 'simulator') : undefined;
+    if (!receipt) {
+      throw new ApiError(404, 'invalid_request_error', `Transaction ${row.reference} has no receipt: paid terminal and hosted-page payments have one`, { code: 'resource_missing', param: 'id' });
+    }
+    return receiptContent(receipt);
   }
 
   async get(scope: Scope, idOrReference: string): Promise<Transaction> {
@@ -405,7 +418,7 @@ export class TransactionService {
       throw conflict('transaction_not_capturable', `Only an authorised manual-capture payment can be captured; this one is ${row.status}`);
     }
     if (amountToCapture !== undefined && amountToCapture > row.amount) {
-      throw invalid('amount_to_capture', `amount_to_capture cannot exceed the authorised ${row.amount}`);
+      throw invalid('amount_to_capture', `Cannot capture more than the ${formatAmount(row.amount, row.currency)} authorised (amount_to_capture ${amountToCapture} > ${row.amount} in minor units)`);
     }
     const intentId = row.processor_payment_intent_id;
     if (!intentId) throw conflict('transaction_not_capturable', 'The payment has no authorisation yet');

@@ -23,6 +23,9 @@ const START_BODY_LIMIT = '16kb';
 /** Assets are addressed by content hash, so browsers may keep them for a year (the usual immutable maximum). */
 const ASSET_MAX_AGE_S = 365 * 24 * 60 * 60;
 
+/** Not content-addressed (its name is fixed), so a day: a new icon shows within one. */
+const FAVICON_MAX_AGE_S = 24 * 60 * 60;
+
 /** Stripe's documented CSP origins for Stripe.js and the Payment Element. */
 const STRIPE_JS = 'https://js.stripe.com';
 const STRIPE_ORIGINS = { connect: 'https://api.stripe.com', frame: `${STRIPE_JS} https://hooks.stripe.com`, img: 'https://*.stripe.com' };
@@ -79,6 +82,7 @@ function pageHeaders(res: Response, csp: string): void {
 export function pagesRouter(pages: CheckoutPages, processor: PageProcessor, liveMoney: LiveMoney): Router {
   const script = loadAsset('checkout.js', 'text/javascript; charset=utf-8');
   const style = loadAsset('checkout.css', 'text/css; charset=utf-8');
+  const favicon = loadAsset('favicon.ico', 'image/x-icon');
   const assets: Assets = { script: `/checkout-assets/checkout.js?v=${script.hash}`, style: `/checkout-assets/checkout.css?v=${style.hash}` };
   const csp = contentSecurityPolicy(processor);
   const router = Router();
@@ -91,6 +95,11 @@ export function pagesRouter(pages: CheckoutPages, processor: PageProcessor, live
       res.set({ 'Content-Type': asset.type, 'Cache-Control': `public, max-age=${ASSET_MAX_AGE_S}, immutable`, 'X-Content-Type-Options': 'nosniff' }).send(asset.body);
     });
   }
+
+  // Browsers ask every origin for /favicon.ico; the pages also name it with <link rel="icon">.
+  router.get('/favicon.ico', (_req, res) => {
+    res.set({ 'Content-Type': favicon.type, 'Cache-Control': `public, max-age=${FAVICON_MAX_AGE_S}`, 'X-Content-Type-Options': 'nosniff' }).send(favicon.body);
+  });
 
   const show = (kind: PageKind) => async (req: Request, res: Response) => {
     pageHeaders(res, csp);
@@ -126,7 +135,21 @@ export function pagesRouter(pages: CheckoutPages, processor: PageProcessor, live
     res.json({ data: await pages.startPayment(kind, String(req.params.reference), details) });
   };
 
+  /**
+   * The thank-you step reads the payment the page made: its reference, status and receipt link
+   * (set once the processor reports the payment, so the script asks again until it is there).
+   */
+  const result = (kind: PageKind) => async (req: Request, res: Response) => {
+    res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
+    const transaction = String(req.params.transaction);
+    const found = /^[A-Za-z0-9_-]{1,64}$/.test(transaction) ? await pages.paymentResult(kind, String(req.params.reference), transaction) : undefined;
+    if (!found) throw new ApiError(404, 'invalid_request_error', 'No such payment on this page', { code: 'resource_missing', param: 'transaction' });
+    res.json({ data: { reference: found.reference, status: found.status, receipt_url: found.receiptUrl } });
+  };
+
   const json = express.json({ limit: START_BODY_LIMIT });
+  router.get('/checkout/:reference/payments/:transaction', result('session'));
+  router.get('/pay/:reference/payments/:transaction', result('link'));
   router.get('/checkout/:reference', show('session'));
   router.post('/checkout/:reference/start', json, start('session'));
   router.get('/pay/:reference', show('link'));

@@ -13,6 +13,7 @@ import {
   CreateTransactionResponseSchema,
   CreateTransactionSchema,
   RefundListSchema,
+  ReceiptSchema,
   RefundSchema,
   TransactionListQuerySchema,
   TransactionListSchema,
@@ -31,6 +32,13 @@ export const transactionDocs: RouteDoc[] = [
   { method: 'post', path: '/v1/payment-intents', summary: 'Alias of POST /v1/transactions', body: CreateTransactionSchema, status: 201, response: CreateTransactionResponseSchema, idempotent: true },
   { method: 'get', path: '/v1/transactions', summary: 'List payments, newest first', query: TransactionListQuerySchema, response: TransactionListSchema },
   { method: 'get', path: '/v1/transactions/{id}', summary: 'Retrieve a payment by uuid or txn_ reference', params: IdParams, response: dataEnvelope(TransactionSchema) },
+  {
+    method: 'get',
+    path: '/v1/transactions/{id}/receipt',
+    summary: "A paid payment's receipt as structured lines (what its receipt page and a receipt printer show)",
+    params: IdParams,
+    response: dataEnvelope(ReceiptSchema),
+  },
   { method: 'post', path: '/v1/transactions/{id}/capture', summary: 'Capture a manual-capture payment', params: IdParams, body: CaptureSchema, response: dataEnvelope(TransactionSchema) },
   { method: 'post', path: '/v1/transactions/{id}/cancel', summary: 'Cancel an uncaptured payment (safe to repeat)', params: IdParams, body: CancelSchema, response: CancelResponseSchema },
   { method: 'post', path: '/v1/transactions/{id}/refunds', summary: 'Refund a payment, in full or in part', params: IdParams, body: CreateRefundSchema, status: 201, response: dataEnvelope(RefundSchema), idempotent: true },
@@ -54,6 +62,9 @@ export function transactionsRouters(transactions: TransactionService, refunds: R
   });
   router.get('/:id', async (req, res) => {
     sendJson(res, 200, { data: await transactions.get(scopeOf(req), req.params.id) });
+  });
+  router.get('/:id/receipt', async (req, res) => {
+    sendJson(res, 200, { data: await transactions.receipt(scopeOf(req), req.params.id) });
   });
   router.post('/:id/capture', async (req, res) => {
     const input = parseInput(CaptureSchema, req.body ?? {});

@@ -182,3 +182,26 @@ export const RefundSchema = z
 
 export type Refund = z.infer<typeof RefundSchema>;
 export const RefundListSchema = listEnvelope(RefundSchema, 'RefundList');
+
+const ReceiptLineSchema = z
+  .object({
+    key: z.enum(['date', 'time', 'reference', 'description', 'subtotal', 'tip', 'total', 'refunded', 'card', 'entry_mode', 'account_type', 'application', 'aid', 'authorization_code', 'response_code', 'verification']),
+    label: z.string().openapi({ example: 'AID' }),
+    value: z.string().openapi({ example: 'A0000000031010' }),
+  })
+  .openapi('ReceiptLine');
+
+/** What a payment's receipt prints (shared/receipt.ts): the receipt page and the agent's printer use it. */
+export const ReceiptSchema = z
+  .object({
+    object: z.literal('receipt'),
+    merchant_name: z.string(),
+    address_lines: z.array(z.string()),
+    notice: z.string().nullable().openapi({ example: 'TEST MODE: no money moved' }),
+    status: z.string().openapi({ example: 'APPROVED' }),
+    header: z.array(ReceiptLineSchema),
+    amounts: z.array(ReceiptLineSchema),
+    card: z.array(ReceiptLineSchema),
+    footer: z.array(z.string()),
+  })
+  .openapi('Receipt');

@@ -44,6 +44,7 @@ import type {
   SimulateResult,
   SubmitEvidenceParams,
   TerminalPayment,
+  Receipt,
   Transaction,
   TransactionList,
   UpdateCustomerParams,
@@ -97,6 +98,7 @@ export class PosApi {
     this.request<CreateTransactionResponse>('POST', '/v1/transactions', { body, idempotencyKey: options.idempotencyKey ?? randomUUID() });
   listTransactions = (query: { status?: string | undefined; page?: number; size?: number } = {}) => this.request<TransactionList>('GET', '/v1/transactions', { query });
   getTransaction = (txn: string) => this.request<Data<Transaction>>('GET', `/v1/transactions/${id(txn)}`);
+  getReceipt = (txn: string) => this.request<Data<Receipt>>('GET', `/v1/transactions/${id(txn)}/receipt`);
   captureTransaction = (txn: string, body: CaptureParams = {}) => this.request<Data<Transaction>>('POST', `/v1/transactions/${id(txn)}/capture`, { body });
   cancelTransaction = (txn: string, body: CancelParams = {}) => this.request<CancelTransactionResponse>('POST', `/v1/transactions/${id(txn)}/cancel`, { body });
   refund = (txn: string, body: CreateRefundParams = {}, options: { idempotencyKey?: string } = {}) =>

@@ -27,6 +27,7 @@ import type {
   CreateTransactionSchema,
   RefundSchema,
   TransactionListSchema,
+  ReceiptSchema,
   TransactionSchema,
 } from '../../server/schemas/transactions.js';
 import type {
@@ -53,6 +54,8 @@ export type TransactionList = z.output<typeof TransactionListSchema>;
 export type CreateTransactionResponse = z.output<typeof CreateTransactionResponseSchema>;
 export type CancelTransactionResponse = z.output<typeof CancelResponseSchema>;
 export type Refund = z.output<typeof RefundSchema>;
+/** What a paid payment's receipt prints (shared/receipt.ts computes it; the agent prints it). */
+export type Receipt = z.output<typeof ReceiptSchema>;
 export type CreateTransactionParams = z.input<typeof CreateTransactionSchema>;
 export type CaptureParams = z.input<typeof CaptureSchema>;
 export type CancelParams = z.input<typeof CancelSchema>;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type Stripe from 'stripe';
 import { newId } from '../ids.js';
 import type { Scope, StoredObject } from '../store.js';
@@ -71,7 +72,7 @@ export class Charges {
       paid: false,
       payment_intent: pi.id,
       payment_method: pm.id,
-      payment_method_details: this.methodDetails(pm, amount),
+      payment_method_details: this.methodDetails(pm, amount, pi),
       receipt_email: pi.receipt_email,
       receipt_number: null,
       receipt_url: `${this.kernel.config.baseUrl}/_sim/receipts/${id}`,
@@ -89,7 +90,19 @@ export class Charges {
     };
   }
 
-  private methodDetails(pm: PaymentMethodRow, amount: number): Stripe.Charge.PaymentMethodDetails {
+  /**
+   * The reader whose payment action is collecting `pi` (its action still names the intent when the
+   * issuer answers) and its location, which Stripe reports on a card-present charge.
+   */
+  private readerOf(pi: Stripe.PaymentIntent): { id: string; location: string | null } | undefined {
+    const reader = this.kernel.store
+      .all<Stripe.Terminal.Reader, unknown>('terminal.reader')
+      .find((row) => row.body.action?.process_payment_intent?.payment_intent === pi.id)?.body;
+    if (!reader) return undefined;
+    return { id: reader.id, location: typeof reader.location === 'string' ? reader.location : (reader.location?.id ?? null) };
+  }
+
+  private methodDetails(pm: PaymentMethodRow, amount: number, pi: Stripe.PaymentIntent): Stripe.Charge.PaymentMethodDetails {
     const body = pm.body;
     if (body.type === 'card' && body.card) {
       const card = body.card;
@@ -125,6 +138,9 @@ export class Charges {
     }
     if ((body.type === 'card_present' || body.type === 'interac_present') && (body.card_present ?? body.interac_present)) {
       const card = (body.card_present ?? body.interac_present)!;
+      const emv = emvApplication(card.brand ?? 'unknown', card.funding ?? 'credit');
+      const verification = cardholderVerification(amount - (pi.amount_details?.tip?.amount ?? 0));
+      const reader = this.readerOf(pi);
       const details = {
         amount_authorized: amount,
         brand: card.brand,
@@ -144,17 +160,19 @@ export class Charges {
         offline: null,
         overcapture_supported: false,
         preferred_locales: ['en'],
-        read_method: 'contactless_emv',
+        read_method: verification.readMethod,
+        reader: reader?.id ?? null,
+        location: reader?.location ?? null,
         receipt: {
-          account_type: 'credit',
-          application_cryptogram: 'EFC6F5C2D4E9A3B1',
-          application_preferred_name: card.brand?.toUpperCase() ?? 'CARD',
+          account_type: emv.accountType,
+          application_cryptogram: randomBytes(8).toString('hex').toUpperCase(),
+          application_preferred_name: emv.name,
           authorization_code: String(100000 + (amount % 900000)),
           authorization_response_code: '3030',
-          cardholder_verification_method: 'approval',
-          dedicated_file_name: 'A0000000031010',
-          terminal_verification_results: '0000000000',
-          transaction_status_information: '0000',
+          cardholder_verification_method: verification.method,
+          dedicated_file_name: emv.aid,
+          terminal_verification_results: '0000008000',
+          transaction_status_information: verification.method === 'offline_pin' ? 'E800' : '6800',
         },
       };
       return (body.type === 'card_present' ? { type: 'card_present', card_present: details } : { type: 'interac_present', interac_present: details }) as Stripe.Charge.PaymentMethodDetails;
@@ -270,5 +288,49 @@ export class Charges {
       const payload: DisputeOpenPayload = { charge: charge.id, apiVersion: origin.apiVersion };
       this.kernel.timers.schedule('dispute_open', this.kernel.now() + this.kernel.config.disputeDelayMs, payload);
     }
+  }
+}
+
+/**
+ * The EMV application a test card's chip offers (EMV tags 84 and 9F12, what Stripe reports as
+ * `receipt.dedicated_file_name` and `application_preferred_name`): the schemes' registered AIDs.
+ */
+function emvApplication(brand: string, funding: string): { aid: string; name: string; accountType: 'credit' | 'checking' | 'prepaid' | 'unknown' } {
+  const accountType = funding === 'debit' ? 'checking' : funding === 'prepaid' ? 'prepaid' : funding === 'credit' ? 'credit' : 'unknown';
+  const debit = funding === 'debit';
+  switch (brand) {
+    case 'visa':
+      return { aid: 'A0000000031010', name: debit ? 'VISA DEBIT' : 'VISA CREDIT', accountType };
+    case 'mastercard':
+      return { aid: 'A0000000041010', name: debit ? 'DEBIT MASTERCARD' : 'MASTERCARD', accountType };
+    case 'amex':
+      return { aid: 'A00000002501', name: 'AMERICAN EXPRESS', accountType };
+    case 'discover':
+    case 'diners':
+      return { aid: 'A0000001523010', name: brand === 'diners' ? 'DINERS CLUB' : 'DISCOVER', accountType };
+    case 'jcb':
+      return { aid: 'A0000000651010', name: 'JCB', accountType };
+    case 'unionpay':
+      return { aid: 'A000000333010101', name: debit ? 'UNIONPAY DEBIT' : 'UNIONPAY CREDIT', accountType };
+    case 'interac':
+      return { aid: 'A0000002771010', name: 'Interac', accountType: 'checking' };
+    default:
+      return { aid: 'A0000000000000', name: 'CARD', accountType: 'unknown' };
+  }
+}
+
+/**
+ * How the simulated cardholder verified, by the amount's last two digits as Stripe's Terminal test
+ * amounts script it: 02 asks for an online PIN (still a tap), 03 for an offline PIN (the card is
+ * inserted: offline PIN needs the chip); anything else is a tap under the no-CVM limit.
+ */
+function cardholderVerification(amount: number): { readMethod: 'contactless_emv' | 'contact_emv'; method: 'approval' | 'online_pin' | 'offline_pin' } {
+  switch (amount % 100) {
+    case 2:
+      return { readMethod: 'contactless_emv', method: 'online_pin' };
+    case 3:
+      return { readMethod: 'contact_emv', method: 'offline_pin' };
+    default:
+      return { readMethod: 'contactless_emv', method: 'approval' };
   }
 }

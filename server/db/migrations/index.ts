@@ -516,6 +516,25 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('customers').addColumn('deleted_at', 'bigint').execute();
     },
   },
+  '0020_card_receipts': {
+    async up(db: AnyDb) {
+      // What an EMV receipt must print, from the processor's charge of a paid card payment
+      // (payment_method_details.card_present and its receipt), and where the reader stood
+      // (the processor's location id), whose address the receipt prints.
+      for (const column of [
+        'card_read_method',
+        'card_application_name',
+        'card_aid',
+        'card_authorization_code',
+        'card_response_code',
+        'card_account_type',
+        'card_verification_method',
+        'processor_location_id',
+      ]) {
+        await db.schema.alterTable('transactions').addColumn(column, 'text').execute();
+      }
+    },
+  },
   '0021_cash_sales': {
     async up(db: AnyDb) {
       // Cash sales (payment_method_type `cash`): what the customer handed over and the change given.

@@ -134,16 +134,44 @@ function init(root) {
   }
 
   function succeed() {
+    const transaction = sessionStorage.getItem(txnKey);
     sessionStorage.removeItem(txnKey);
     form.hidden = true;
     done.hidden = false;
+    const message = document.getElementById('done-message');
     if (cfg.successUrl) {
-      done.textContent = 'Payment received. Taking you back…';
+      message.textContent = 'Payment received. Taking you back…';
       location.assign(cfg.successUrl);
-    } else {
-      done.textContent = 'Payment received. Thank you! You can close this page.';
-      done.focus();
+      return;
     }
+    message.textContent = 'Payment received. Thank you! Keep the reference below; you can close this page.';
+    done.focus();
+    if (transaction) showResult(transaction, 0);
+  }
+
+  /**
+   * The reference at once, and the receipt link once the processor has reported the payment to
+   * our server (usually within a second): asked again every second, for at most RESULT_TRIES.
+   */
+  const RESULT_TRIES = 20;
+  function showResult(transaction, attempt) {
+    const url = `${cfg.startUrl.replace(/\/start$/, '')}/payments/${encodeURIComponent(transaction)}`;
+    fetch(url, { headers: { accept: 'application/json' } })
+      .then((res) => (res.ok ? res.json() : null))
+      .then((body) => {
+        const result = body && body.data;
+        if (result) {
+          document.getElementById('done-reference').textContent = result.reference;
+          document.getElementById('done-details').hidden = false;
+          if (result.receipt_url) {
+            document.getElementById('receipt-link').href = result.receipt_url;
+            document.getElementById('done-receipt').hidden = false;
+            return;
+          }
+        }
+        if (attempt + 1 < RESULT_TRIES) setTimeout(() => showResult(transaction, attempt + 1), 1000);
+      })
+      .catch(() => attempt + 1 < RESULT_TRIES && setTimeout(() => showResult(transaction, attempt + 1), 1000));
   }
 
   function fail(message) {
@@ -255,10 +283,90 @@ function init(root) {
     return Boolean(message);
   }
 
+  // Formatting as the customer types: the number in groups (4 4 4 4, or 4 6 5 for Amex) with the
+  // brand shown, and the expiry as MM/YY ("1230" becomes "12/30").
+  const number = document.getElementById('card-number');
+  const brandMark = document.getElementById('card-brand');
+  if (number) {
+    number.addEventListener('input', () => {
+      reformat(number, formatCardNumber(number.value));
+      const brand = cardBrand(digits(number.value));
+      if (brandMark) {
+        brandMark.dataset.brand = brand;
+        brandMark.textContent = BRAND_NAMES[brand] || '';
+      }
+    });
+  }
+  const expiry = document.getElementById('card-expiry');
+  if (expiry) {
+    expiry.addEventListener('input', (event) => {
+      reformat(expiry, formatExpiry(expiry.value, String(event.inputType || '').startsWith('delete')));
+    });
+  }
+
   for (const id of Object.keys(RULES)) {
     const el = document.getElementById(id);
     if (el) el.addEventListener('input', () => el.getAttribute('aria-invalid') && showFieldError(id, RULES[id](el.value.trim())));
   }
+}
+
+const BRAND_NAMES = { visa: 'VISA', mastercard: 'Mastercard', amex: 'AMEX', discover: 'Discover', diners: 'Diners', jcb: 'JCB', unionpay: 'UnionPay' };
+
+/** The brand by the number's leading digits (the schemes' published ranges). */
+function cardBrand(number) {
+  if (/^4/.test(number)) return 'visa';
+  if (/^(5[1-5]|2(2[2-9]|[3-6]\d|7[01]|720))/.test(number)) return 'mastercard';
+  if (/^3[47]/.test(number)) return 'amex';
+  if (/^(6011|65|64[4-9])/.test(number)) return 'discover';
+  if (/^(36|30[0-5]|38)/.test(number)) return 'diners';
+  if (/^35/.test(number)) return 'jcb';
+  if (/^62/.test(number)) return 'unionpay';
+  return 'unknown';
+}
+
+/** "4242424242424242" → "4242 4242 4242 4242"; Amex 4 6 5, 14-digit Diners 4 6 4; at most 19 digits. */
+function formatCardNumber(value) {
+  const number = value.replace(/\D/g, '').slice(0, 19);
+  const brand = cardBrand(number);
+  const groups = brand === 'amex' ? [4, 6, 5] : brand === 'diners' && number.length <= 14 ? [4, 6, 4] : [4, 4, 4, 4, 3];
+  const parts = [];
+  let at = 0;
+  for (const size of groups) {
+    if (at >= number.length) break;
+    parts.push(number.slice(at, at + size));
+    at += size;
+  }
+  return parts.join(' ');
+}
+
+/**
+ * "1230" → "12/30", "4" → "04/" (no month starts with 4), "12" → "12/" while typing forwards; a
+ * four-digit year (browser autofill, "12/2030") keeps its last two digits.
+ */
+function formatExpiry(value, deleting) {
+  const slash = value.indexOf('/');
+  if (slash >= 0 && value.slice(slash + 1).replace(/\D/g, '').length === 4) {
+    const month = value.slice(0, slash).replace(/\D/g, '').padStart(2, '0').slice(-2);
+    return `${month}/${value.slice(slash + 1).replace(/\D/g, '').slice(2)}`;
+  }
+  let d = value.replace(/\D/g, '').slice(0, 4);
+  if (d.length === 1 && d > '1') d = `0${d}`;
+  if (d.length > 2) return `${d.slice(0, 2)}/${d.slice(2)}`;
+  if (d.length === 2 && !deleting) return `${d}/`;
+  return d;
+}
+
+/** Puts `formatted` in the field, the caret after as many digits as were before it. */
+function reformat(input, formatted) {
+  if (input.value === formatted) return;
+  const caret = input.selectionStart ?? input.value.length;
+  const digitsBefore = input.value.slice(0, caret).replace(/\D/g, '').length;
+  input.value = formatted;
+  let position = 0;
+  for (let seen = 0; position < formatted.length && seen < digitsBefore; position += 1) if (/\d/.test(formatted[position])) seen += 1;
+  if (position < formatted.length && formatted[position] === '/' && digitsBefore === 2) position += 1;
+  if (caret >= input.value.length || digitsBefore >= formatted.replace(/\D/g, '').length) position = formatted.length;
+  input.setSelectionRange(position, position);
 }
 
 function luhn(number) {
