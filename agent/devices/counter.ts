@@ -91,7 +91,15 @@ export class CounterDevices {
     // The reader says approved a moment before the server has the processor's word: a receipt
     // printed now would lack the card and the time, so it waits for the payment to be paid.
     if (!PAID.has(data.status)) throw new Error(`transaction ${data.reference} is ${data.status}, not paid yet`);
-    return printableReceipt(data, this.deps.state.data.merchant?.business_name ?? '', copy);
+    // Online card payments have no receipt on the server: theirs is drawn here from the payment.
+    const served = await this.deps.api.getReceipt(data.id).then(
+      (res) => res.data,
+      (err: unknown) => {
+        if (err instanceof ApiRequestError && err.status === 404) return undefined;
+        throw err;
+      },
+    );
+    return printableReceipt(data, this.deps.state.data.merchant?.business_name ?? '', copy, served);
   }
 
   /** A cash sale: recorded through the API (idempotent on the request id), the drawer opened, the receipt printed, the change shown. */

@@ -33,9 +33,13 @@ export interface PrintableReceipt {
   copy: ReceiptCopy;
 }
 
-/** The receipt of a transaction as the API shows it, for the merchant the agent serves. */
-export function printableReceipt(txn: Transaction, merchantName: string, copy: ReceiptCopy): PrintableReceipt {
-  const content = receiptContent({
+/**
+ * The receipt of a transaction: `content` as the server gives it (GET /v1/transactions/{id}/receipt,
+ * with the card's EMV fields and the location's address), or, when the server has none, drawn here
+ * from the transaction by the same shared function.
+ */
+export function printableReceipt(txn: Transaction, merchantName: string, copy: ReceiptCopy, served?: ReceiptContent): PrintableReceipt {
+  const content = served ?? receiptContent({
     merchantName,
     address: null,
     reference: txn.reference,
