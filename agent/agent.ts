@@ -7,14 +7,14 @@ import { ApiRequestError } from '../shared/api/errors.js';
 import type { AgentConfig } from '../shared/config.js';
 import { systemClock } from '../shared/time.js';
 import { LocalServer, type Command } from './local-server.js';
-import { nodeSerialBinding, wsTransport, type AgentPorts } from './ports.js';
+import { nodeSerialBinding, nodeTcpBinding, wsTransport, type AgentPorts } from './ports.js';
 import { ReaderBook, refOf } from './readers.js';
 import { AgentState } from './state.js';
 import { ProcessorDriver } from './drivers/processor.js';
-import { SerialDriver, parseSerialSpec } from './drivers/serial.js';
 import { SimulatedDriver } from './drivers/simulated.js';
 import type { DriverContext, ReaderDriver } from './drivers/types.js';
 import { UpstreamLink } from './upstream.js';
+import { CounterDevices } from './devices/counter.js';
 
 export const AGENT_VERSION = '0.1.0';
 
@@ -42,7 +42,7 @@ function fail(status: number, type: string, code: string, message: string): ApiR
 /** Starts the on-premise agent: drivers, the upstream link, the local websocket. */
 export async function startAgent(config: AgentConfig, options: AgentOptions = {}): Promise<RunningAgent> {
   const logger = options.logger ?? pino({ level: config.logLevel });
-  const ports: AgentPorts = { clock: systemClock, upstream: wsTransport, serial: nodeSerialBinding, ...options.ports };
+  const ports: AgentPorts = { clock: systemClock, upstream: wsTransport, serial: nodeSerialBinding, tcp: nodeTcpBinding, ...options.ports };
   const state = await AgentState.open(config.dataDir);
   const agentId = state.data.agent_id;
   const mode = config.apiKey.includes('_live_') ? 'live' : 'test';
@@ -51,10 +51,21 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   let link: UpstreamLink | undefined;
 
   const sendReports = (reports: AgentUpMessage & { type: 'reports' }) => link?.send(reports);
+  const counter = new CounterDevices(config, {
+    api,
+    state,
+    clock: ports.clock,
+    logger,
+    serial: ports.serial,
+    tcp: ports.tcp,
+    agentId,
+    changed: (device) => local?.broadcast('devices', { type: 'device', device }),
+  });
   const book = new ReaderBook(ports.clock, {
     reader(reader, activityChanged, ref) {
       local?.broadcast('readers', { type: 'reader', reader });
       if (!activityChanged) return;
+      counter.onReader(reader);
       const report = state.enqueue({ reader: ref, activity: reader.activity, transaction_id: reader.transaction_id, failure_code: reader.failure_code, observed_at: ports.clock.now() });
       sendReports({ type: 'reports', reports: [report] });
     },
@@ -69,14 +80,14 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   });
   // Readers known from earlier runs show at once (offline until a driver sees them).
   for (const entry of state.data.readers) {
+    if (!['processor', 'simulated'].includes(entry.driver)) continue;
     book.upsert(entry.key, { driver: entry.driver, id: entry.id, processor_terminal_id: entry.processor_terminal_id, name: entry.name, serial_number: entry.serial_number });
   }
 
   const ctx: DriverContext = { book, api, state, logger, serial: ports.serial };
   const simulated = new SimulatedDriver(ctx, config.simulate);
   const processor = new ProcessorDriver(ctx, { includeProcessorReaders: config.processorReaders, simulated: () => simulated.ids() });
-  const serial = new SerialDriver(ctx, config.serial.map(parseSerialSpec), config.serialBaud);
-  const drivers: ReaderDriver[] = [simulated, processor, serial];
+  const drivers: ReaderDriver[] = [simulated, processor];
   const driverOf = (key: string) => drivers.find((d) => d.handles(key));
 
   const heartbeat = (): AgentUpMessage => ({
@@ -110,12 +121,6 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         processor.changed(message.reader);
         return;
       case 'presence':
-        // Serial readers learn their server identity (uuid, tmr_ id, name) by serial number.
-        for (const r of message.readers) {
-          const key = `serial:${r.serial_number}`;
-          const info = book.info(key);
-          if (info && info.driver === 'serial') book.upsert(key, { ...info, id: r.id, processor_terminal_id: r.processor_terminal_id, name: r.name });
-        }
         return;
       case 'transaction': {
         state.data.cursor = message.seq;
@@ -182,10 +187,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       case 'cancel_payment': {
         const { data: canceled } = await api.cancelTransaction(cmd.transaction_id, { reason: cmd.reason ?? 'requested_by_customer' });
         const key = canceled.reader_id ? book.find(canceled.reader_id) : undefined;
-        if (key) {
-          driverOf(key)?.watch(key);
-          if (driverOf(key) === serial) serial.paymentCanceled(key);
-        }
+        if (key) driverOf(key)?.watch(key);
         return canceled;
       }
       case 'simulate_tap': {
@@ -203,6 +205,12 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
           driverOf(key)?.watch(key);
         }
       }
+      case 'cash_sale':
+        return counter.cashSale(cmd);
+      case 'print_receipt':
+        return counter.printReceipt(cmd);
+      case 'open_drawer':
+        return counter.openDrawer(cmd);
     }
   };
 
@@ -220,6 +228,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         upstream: link?.connected ? 'connected' : 'disconnected',
       }),
       readers: () => ({ type: 'readers', readers: book.states() }),
+      devices: () => ({ type: 'devices', devices: counter.devices() }),
       command,
     },
     logger,
@@ -263,7 +272,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       if (!stopped) return startDrivers();
     }
   };
-  await serial.start();
+  counter.start();
   // The first pass finishes before the first heartbeat, so readers are online within one; a server
   // that is down at start-up does not hold the local websocket back.
   const first = startDrivers();
@@ -285,6 +294,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         clearTimeout(retryTimer);
         await link?.stop(true);
         for (const driver of drivers) await driver.stop();
+        await counter.stop();
         book.close();
         await local?.close();
         await state.flush();

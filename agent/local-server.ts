@@ -14,18 +14,21 @@ const MAX_INVALID_MESSAGES = 50;
 /** How long local clients get to finish the close handshake when the agent stops. */
 const CLOSE_GRACE_MS = 500;
 
-export type Command = Extract<ClientMessage, { type: 'start_payment' | 'cancel_payment' | 'simulate_tap' }>;
+export type Command = Extract<ClientMessage, { type: 'start_payment' | 'cancel_payment' | 'simulate_tap' | 'cash_sale' | 'print_receipt' | 'open_drawer' }>;
+
+export type Topic = 'readers' | 'transactions' | 'devices';
 
 export interface LocalHandlers {
   welcome(): Extract<AgentMessage, { type: 'welcome' }>;
   readers(): Extract<AgentMessage, { type: 'readers' }>;
+  devices(): Extract<AgentMessage, { type: 'devices' }>;
   command(command: Command): Promise<unknown>;
 }
 
 interface Client {
   ws: WebSocket;
   hello: boolean;
-  topics: Set<'readers' | 'transactions'>;
+  topics: Set<Topic>;
   invalid: number;
 }
 
@@ -82,7 +85,7 @@ export class LocalServer {
   }
 
   /** Sends to every client that said hello and subscribed to the topic. */
-  broadcast(topic: 'readers' | 'transactions' | null, message: AgentMessage): void {
+  broadcast(topic: Topic | null, message: AgentMessage): void {
     for (const client of this.#clients) {
       if (client.hello && (topic === null || client.topics.has(topic))) this.#send(client, message);
     }
@@ -128,6 +131,7 @@ export class LocalServer {
     if (message.type === 'subscribe') {
       for (const topic of message.topics) client.topics.add(topic);
       if (message.topics.includes('readers')) this.#send(client, this.handlers.readers());
+      if (message.topics.includes('devices')) this.#send(client, this.handlers.devices());
       return;
     }
     this.handlers.command(message).then(

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
 import WebSocket from 'ws';
 import { SerialPort } from 'serialport';
 import type { Clock } from '../shared/time.js';
@@ -22,9 +23,9 @@ export interface UpstreamTransport {
   connect(url: string, headers: Record<string, string>): UpstreamSocket;
 }
 
-/** A serial device as the driver sees it: lines are its business, bytes are the port's. */
+/** A device link (serial port or TCP socket) as a driver sees it: commands are its business, bytes are the link's. */
 export interface SerialConnection {
-  write(text: string): void;
+  write(data: string | Uint8Array): void;
   onData(listener: (chunk: Buffer) => void): void;
   /** Called once when the device goes away (unplugged, EIO) or the port is closed. */
   onClose(listener: (err?: Error) => void): void;
@@ -44,11 +45,61 @@ export interface SerialBinding {
   open(path: string, baudRate: number): Promise<SerialConnection>;
 }
 
+/** Network printers (a raw TCP port, 9100 by convention). */
+export interface TcpBinding {
+  open(host: string, port: number): Promise<SerialConnection>;
+}
+
 export interface AgentPorts {
   clock: Clock;
   upstream: UpstreamTransport;
   serial: SerialBinding;
+  tcp: TcpBinding;
 }
+
+/** A network printer that does not answer a connect in 2 s is off or unplugged; polls retry it. */
+const TCP_CONNECT_TIMEOUT_MS = 2_000;
+
+export const nodeTcpBinding: TcpBinding = {
+  open(host, port) {
+    return new Promise((resolve, reject) => {
+      const socket = connect({ host, port, timeout: TCP_CONNECT_TIMEOUT_MS });
+      const closeListeners: ((err?: Error) => void)[] = [];
+      let closed = false;
+      let lastError: Error | undefined;
+      const fire = () => {
+        if (closed) return;
+        closed = true;
+        for (const l of closeListeners) l(lastError);
+      };
+      socket.once('timeout', () => socket.destroy(new Error(`no answer from ${host}:${port} within ${TCP_CONNECT_TIMEOUT_MS} ms`)));
+      socket.on('error', (err) => {
+        lastError = err;
+      });
+      socket.once('close', fire);
+      socket.once('error', reject);
+      socket.once('connect', () => {
+        socket.off('error', reject);
+        socket.setTimeout(0);
+        socket.setNoDelay(true);
+        resolve({
+          write: (data) => {
+            if (!socket.destroyed) socket.write(data);
+          },
+          onData: (l) => socket.on('data', l),
+          onClose: (l) => closeListeners.push(l),
+          close: () =>
+            new Promise<void>((done) => {
+              if (socket.destroyed) return done();
+              socket.once('close', () => done());
+              socket.end();
+              setTimeout(() => socket.destroy(), TCP_CONNECT_TIMEOUT_MS).unref();
+            }),
+        });
+      });
+    });
+  },
+};
 
 /** Pings the server at this interval so a half-open TCP connection is noticed. */
 const WS_PING_MS = 15_000;
@@ -116,8 +167,8 @@ export const nodeSerialBinding: SerialBinding = {
           if (port.isOpen) port.close(() => undefined);
         });
         resolve({
-          write: (text) => {
-            if (port.isOpen) port.write(text);
+          write: (data) => {
+            if (port.isOpen) port.write(typeof data === 'string' ? data : Buffer.from(data));
           },
           onData: (l) => port.on('data', l),
           onClose: (l) => closeListeners.push(l),

@@ -29,6 +29,18 @@ export interface RegistryEntry {
   last_seen_at: string | null;
 }
 
+/** A receipt waiting for the printer (agent/devices/printer.ts). */
+export interface PrintJob {
+  id: string;
+  /** `receipt:<transaction id>:<copy>`; a reprint adds `:reprint:<request id>` so it is its own job. */
+  key: string;
+  transaction_id: string;
+  copy: 'customer' | 'merchant';
+  /** The ESC/POS bytes, base64; null until the transaction could be read from the server. */
+  bytes: string | null;
+  created_at: string;
+}
+
 export interface AgentData {
   agent_id: string;
   /** The last transaction event seq received: pushes resume after it. */
@@ -40,6 +52,10 @@ export interface AgentData {
   next_report_seq: number;
   queue: Report[];
   dropped_reports: number;
+  /** Receipts not printed yet, oldest first: kept until the printer took them whole. */
+  print_queue: PrintJob[];
+  /** Keys of receipts printed, newest last (bounded): none is printed twice. */
+  printed_keys: string[];
 }
 
 /** The agent's own state in `<data dir>/agent.json` (lowdb): identity, reader registry, report queue. */
@@ -60,6 +76,8 @@ export class AgentState {
       next_report_seq: 1,
       queue: [],
       dropped_reports: 0,
+      print_queue: [],
+      printed_keys: [],
     };
     // Not JSONFilePreset: it keeps everything in memory when NODE_ENV is `test`.
     const db = new Low<AgentData>(new JSONFile<AgentData>(join(dataDir, 'agent.json')), defaults);
@@ -103,6 +121,14 @@ export class AgentState {
       this.#timer = undefined;
       this.#writing = this.#writing.then(() => this.db.write()).catch(() => undefined);
     }, WRITE_COALESCE_MS);
+  }
+
+  /** Writes the state now and waits for it: for changes that must survive a crash (the print queue). */
+  async persist(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#writing = this.#writing.catch(() => undefined).then(() => this.db.write());
+    await this.#writing;
   }
 
   async flush(): Promise<void> {

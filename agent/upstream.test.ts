@@ -24,6 +24,10 @@ describe('agent configuration', () => {
     expect(loadAgentConfig({}, { POS_SERVER_URL: 'http://h:1/', POS_API_KEY: 'sk_live_x' })).toMatchObject({ serverUrl: 'http://h:1', heartbeatMs: 5000 });
     expect(() => loadAgentConfig({ ...base, apiKey: 'pk_test_x' }, {})).toThrow(/secret key/);
     expect(() => loadAgentConfig({ ...base, apiKey: 'sk_live_x', simulate: 2 }, {})).toThrow(/test key/);
-    expect(() => loadAgentConfig({ ...base, serial: ['ttyUSB0'] }, {})).toThrow(/device path/);
+    expect(() => loadAgentConfig({ ...base, printer: 'ttyUSB0' }, {})).toThrow(/device path/);
+    expect(() => loadAgentConfig({ ...base, display: 'tcp:10.0.0.5:9100' }, {})).toThrow(/device path/);
+    expect(() => loadAgentConfig({ ...base, printerColumns: 40 }, {})).toThrow(/32 \(58 mm paper\)/);
+    expect(() => loadAgentConfig({ ...base, receipts: 'sometimes' }, {})).toThrow(/receipts/);
+    expect(loadAgentConfig({ ...base, printer: 'tcp:192.168.1.50:9100' }, { POS_AGENT_PRINTER_COLUMNS: '32' })).toMatchObject({ printer: 'tcp:192.168.1.50:9100', printerColumns: 32, printerCodepage: 'cp858', receipts: 'always' });
   });
 });

@@ -77,6 +77,8 @@ function transactionRow(merchantId: string, mode: Mode, seq: number, createdAt: 
     synced_at: createdAt,
     dispute_id: null,
     dispute_status: null,
+    amount_tendered: null,
+    change_due: null,
     ...NO_CARD_RECEIPT,
     terminal_options: null,
   };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../shared/api/types.js';
-import { computeDayReport, dayBounds, reportCsv, shopLines } from './report.js';
+import { computeDayReport, dayBounds, reportCsv, shopLines, tenderLines } from './report.js';
 import { txn } from './tui/fixtures.js';
 
 const at = (h: number, day = 21) => new Date(2026, 10, day, h).toISOString();
@@ -40,6 +40,26 @@ describe('day report', () => {
     expect(r.locations.map((b) => [b.name, b.succeeded.count])).toEqual([['Front', 1], ['Online (no reader)', 1], ['Patio', 1]]);
     expect(r.readers.find((b) => b.name === 'Bar')?.refunded.amount).toBe(500);
     expect(computeDayReport({ date: '2026-11-21', currency: 'usd', transactions, readers, locations, location: 'Patio' }).total.succeeded.count).toBe(1);
+  });
+
+  it('keeps card and cash apart and counts the drawer: float + cash sales − cash refunds, over or short once counted', () => {
+    const withCash = [
+      ...transactions,
+      txn({ id: 'h', status: 'succeeded', amount: 1275, amount_captured: 1275, payment_method_type: 'cash', platform_fee_cents: 0, created_at: at(15) }),
+      txn({ id: 'i', status: 'partially_refunded', amount: 3000, amount_captured: 3000, amount_refunded: 1000, payment_method_type: 'cash', platform_fee_cents: 0, created_at: at(16) }),
+      txn({ id: 'j', status: 'succeeded', amount: 900, payment_method_type: 'cash', created_at: at(9, 20) }),
+    ];
+    const uncounted = computeDayReport({ date: '2026-11-21', currency: 'usd', transactions: withCash, readers, locations, float: 10_000 });
+    expect(uncounted.tender.cash).toEqual({ count: 2, amount: 4275, refunded: 1000 });
+    expect(uncounted.tender.card).toEqual({ count: 3, amount: 8200, refunded: 500 });
+    expect(uncounted.tender.expected_cash).toBe(10_000 + 4275 - 1000);
+    expect(uncounted.tender.over_short).toBeNull();
+    expect(tenderLines(uncounted)).toEqual(['Card: 3 paid ($82.00, $5.00 refunded)', 'Cash: 2 paid ($42.75, $10.00 refunded)', 'Expected in drawer: $132.75 (float $100.00)']);
+    const short = computeDayReport({ date: '2026-11-21', currency: 'usd', transactions: withCash, readers, locations, float: 10_000, countedCash: 13_200 });
+    expect(short.tender.over_short).toBe(-75);
+    expect(tenderLines(short).at(-1)).toBe('Counted: $132.00, short by $0.75');
+    const over = computeDayReport({ date: '2026-11-21', currency: 'usd', transactions: withCash, readers, locations, countedCash: 3300 });
+    expect(tenderLines(over).at(-1)).toBe('Counted: $33.00, over by $0.25');
   });
 
   it('writes CSV with plain decimals', () => {

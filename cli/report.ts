@@ -42,6 +42,27 @@ export interface DayPayouts {
   failed: Tally;
 }
 
+/** Paid and refunded money of one way of paying, for the drawer count. */
+export interface TenderTally {
+  count: number;
+  amount: number;
+  refunded: number;
+}
+
+/**
+ * Card (and every other processor-paid method) against cash, and the drawer: the cash it should
+ * hold (the opening float, plus cash sales, less cash refunds) and, once counted, the difference.
+ */
+export interface DayTender {
+  card: TenderTally;
+  cash: TenderTally;
+  float: number;
+  expected_cash: number;
+  counted_cash: number | null;
+  /** counted − expected: positive is over, negative short; null until counted. */
+  over_short: number | null;
+}
+
 export interface DayReport {
   date: string;
   currency: string;
@@ -52,6 +73,7 @@ export interface DayReport {
   readers: Bucket[];
   disputes: DayDisputes;
   payouts: DayPayouts;
+  tender: DayTender;
 }
 
 /** The events the close-out reads besides the payments. */
@@ -116,6 +138,9 @@ export function computeDayReport(input: {
   location?: string | undefined;
   /** The day's dispute and payout events (REPORT_EVENT_TYPES); others are ignored. */
   events?: readonly WebhookEvent[];
+  /** The cash the drawer started the day with, and the cash counted in it at the close (minor units). */
+  float?: number | undefined;
+  countedCash?: number | undefined;
 }): DayReport {
   const { start, end } = dayBounds(input.date);
   const readerOf = (t: Transaction) => input.readers.find((r) => r.id === t.terminal_id || r.processor_terminal_id === t.reader_id || r.id === t.reader_id);
@@ -127,6 +152,9 @@ export function computeDayReport(input: {
   const byLocation = new Map<string, Bucket>();
   const byReader = new Map<string, Bucket>();
   let other = 0;
+  const tenderTally = () => ({ count: 0, amount: 0, refunded: 0 });
+  const card = tenderTally();
+  const cash = tenderTally();
   for (const t of input.transactions) {
     const at = Date.parse(t.created_at);
     if (at < start || at >= end) continue;
@@ -137,6 +165,12 @@ export function computeDayReport(input: {
       continue;
     }
     add(total, t);
+    if (PAID.has(t.status)) {
+      const tender = t.payment_method_type === 'cash' ? cash : card;
+      tender.count += 1;
+      tender.amount += typeof t.amount_captured === 'number' ? t.amount_captured : t.amount;
+      tender.refunded += t.amount_refunded;
+    }
     const loc = locationName(reader?.location_id);
     if (!byLocation.has(loc)) byLocation.set(loc, empty('location', loc));
     add(byLocation.get(loc)!, t);
@@ -165,7 +199,28 @@ export function computeDayReport(input: {
     } else if (e.type === 'payout.created') count(payouts.sent);
     else if (e.type === 'payout.failed') count(payouts.failed);
   }
-  return { date: input.date, currency: input.currency.toLowerCase(), other_currency_count: other, total, locations: sorted(byLocation), readers: sorted(byReader), disputes, payouts };
+  const float = input.float ?? 0;
+  const expected = float + cash.amount - cash.refunded;
+  const counted = input.countedCash ?? null;
+  const tender: DayTender = { card, cash, float, expected_cash: expected, counted_cash: counted, over_short: counted === null ? null : counted - expected };
+  return { date: input.date, currency: input.currency.toLowerCase(), other_currency_count: other, total, locations: sorted(byLocation), readers: sorted(byReader), disputes, payouts, tender };
+}
+
+/** Card and cash apart, and the drawer: what it should hold and, once counted, over or short. */
+export function tenderLines(r: DayReport): string[] {
+  const m = (n: number) => money(n, r.currency);
+  const { card, cash } = r.tender;
+  const refunds = (t: TenderTally) => (t.refunded ? `, ${m(t.refunded)} refunded` : '');
+  const lines = [
+    `Card: ${card.count} paid (${m(card.amount)}${refunds(card)})`,
+    `Cash: ${cash.count} paid (${m(cash.amount)}${refunds(cash)})`,
+    `Expected in drawer: ${m(r.tender.expected_cash)}${r.tender.float ? ` (float ${m(r.tender.float)})` : ''}`,
+  ];
+  const { counted_cash: counted, over_short: diff } = r.tender;
+  if (counted !== null && diff !== null) {
+    lines.push(`Counted: ${m(counted)}, ${diff === 0 ? 'even' : diff > 0 ? `over by ${m(diff)}` : `short by ${m(-diff)}`}`);
+  }
+  return lines;
 }
 
 /** The disputes and payouts of the day in words, one line each, for the table view and the TUI. */
@@ -238,7 +293,7 @@ export async function eventsSince(api: PosApi, type: string, start: number): Pro
   }
 }
 
-export async function loadDayReport(api: PosApi, date: string, location?: string): Promise<DayReport> {
+export async function loadDayReport(api: PosApi, date: string, location?: string, drawer: { float?: number | undefined; countedCash?: number | undefined } = {}): Promise<DayReport> {
   const { start } = dayBounds(date);
   const [merchant, transactions, readers, locations, ...events] = await Promise.all([
     api.merchant(),
@@ -247,6 +302,6 @@ export async function loadDayReport(api: PosApi, date: string, location?: string
     api.listLocations(),
     ...REPORT_EVENT_TYPES.map((type) => eventsSince(api, type, start)),
   ]);
-  return computeDayReport({ date, currency: merchant.data.default_currency, transactions, readers: readers.data, locations: locations.data, location, events: events.flat() });
+  return computeDayReport({ date, currency: merchant.data.default_currency, transactions, readers: readers.data, locations: locations.data, location, events: events.flat(), ...drawer });
 }
 

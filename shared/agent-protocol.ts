@@ -28,6 +28,28 @@ export const ReaderStateSchema = z.object({
 });
 export type ReaderState = z.infer<typeof ReaderStateSchema>;
 
+/**
+ * A counter device the agent drives (docs/counter-hardware.md): a receipt printer (its cash drawer
+ * hangs off it) or a customer display. `online` means connected and answering; the printer's own
+ * status (paper, cover, drawer) comes from its real-time status replies.
+ */
+export const DeviceStateSchema = z.object({
+  id: z.enum(['printer', 'display']),
+  kind: z.enum(['receipt_printer', 'customer_display']),
+  /** How it is reached: a device path, usb:VID:PID or tcp:HOST:PORT. */
+  target: z.string(),
+  status: z.enum(['online', 'offline']),
+  last_seen_at: z.string().nullable(),
+  /** What is wrong, in words for the counter ("Printer out of paper"); null when all is well. */
+  last_error: z.string().nullable(),
+  paper: z.enum(['ok', 'near_end', 'out']).nullable(),
+  cover_open: z.boolean().nullable(),
+  drawer_open: z.boolean().nullable(),
+  /** Receipts waiting for the printer (kept on disk until printed). */
+  queued: z.number().int().nullable(),
+});
+export type DeviceState = z.infer<typeof DeviceStateSchema>;
+
 /** The subset of a /v1 transaction the counter shows. */
 export const TransactionSummarySchema = z
   .object({
@@ -51,7 +73,7 @@ const RequestId = z.string().min(1).max(100);
 
 export const ClientMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('hello'), protocol: z.literal(PROTOCOL_VERSION), token: z.string().optional() }).strict(),
-  z.object({ type: z.literal('subscribe'), topics: z.array(z.enum(['readers', 'transactions'])).min(1) }).strict(),
+  z.object({ type: z.literal('subscribe'), topics: z.array(z.enum(['readers', 'transactions', 'devices'])).min(1) }).strict(),
   z
     .object({
       type: z.literal('start_payment'),
@@ -82,6 +104,37 @@ export const ClientMessageSchema = z.discriminatedUnion('type', [
       card_number: z.string().regex(/^\d{12,19}$/).optional(),
     })
     .strict(),
+  z
+    .object({
+      type: z.literal('cash_sale'),
+      request_id: RequestId,
+      amount: z.number().int().min(50),
+      /** The cash handed over; default the amount (exact cash). */
+      amount_tendered: z.number().int().min(1).optional(),
+      currency: z.string().length(3).optional(),
+      description: z.string().max(1000).optional(),
+      /** Who took it, for the log. */
+      staff: z.string().min(1).max(100).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('print_receipt'),
+      request_id: RequestId,
+      transaction_id: z.string().min(1).max(100),
+      /** `customer` (default) or the merchant's copy; a reprint of either is always printed. */
+      copy: z.enum(['customer', 'merchant']).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('open_drawer'),
+      request_id: RequestId,
+      /** Why, for the log: `no_sale` is the counter's "no sale" key. */
+      reason: z.enum(['no_sale', 'cash_sale', 'refund']).default('no_sale'),
+      staff: z.string().min(1).max(100).optional(),
+    })
+    .strict(),
   z.object({ type: z.literal('ping') }).strict(),
 ]);
 export type ClientMessage = z.infer<typeof ClientMessageSchema>;
@@ -102,6 +155,10 @@ export const AgentMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('readers'), readers: z.array(ReaderStateSchema) }),
   /** One reader changed (presence or activity). */
   z.object({ type: z.literal('reader'), reader: ReaderStateSchema }),
+  /** Every counter device: sent on subscribe to `devices`. */
+  z.object({ type: z.literal('devices'), devices: z.array(DeviceStateSchema) }),
+  /** One device changed (presence, paper, cover, drawer, queue). */
+  z.object({ type: z.literal('device'), device: DeviceStateSchema }),
   /** A transaction of this shop changed (pushed, never polled for by the counter). */
   z.object({ type: z.literal('transaction'), transaction: TransactionSummarySchema }),
   /** The answer to a command: `ok` with its `data`, or not `ok` with the API's error. */

@@ -300,9 +300,16 @@ export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
 
-const serialSpec = z
+const serialDeviceSpec = z
   .string()
   .regex(/^(\/.+|usb:[0-9a-fA-F]{4}:[0-9a-fA-F]{4})$/, 'must be a device path (/dev/ttyUSB0) or usb:VID:PID (usb:0403:6001)');
+
+const printerSpec = z
+  .string()
+  .regex(
+    /^(\/.+|usb:[0-9a-fA-F]{4}:[0-9a-fA-F]{4}|tcp:(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5})$/,
+    'must be a device path (/dev/ttyUSB0), usb:VID:PID (usb:04b8:0e15) or tcp:HOST:PORT (tcp:192.168.1.50:9100)',
+  );
 
 export const agentConfigSchema = z
   .object({
@@ -313,8 +320,13 @@ export const agentConfigSchema = z
     token: z.string().min(16, 'must be at least 16 characters').optional(),
     heartbeatMs: z.coerce.number().int().min(50).max(600_000).default(DEFAULT_AGENT_HEARTBEAT_MS),
     simulate: z.coerce.number().int().min(0).max(1_000).default(0),
-    serial: z.array(serialSpec).default([]),
-    serialBaud: z.coerce.number().int().positive().default(9_600),
+    printer: printerSpec.optional(),
+    printerColumns: z.coerce.number().pipe(z.union([z.literal(32), z.literal(42), z.literal(48)], { message: 'must be 32 (58 mm paper), 42 or 48 (80 mm)' })).default(42),
+    printerCodepage: z.string().regex(/^[a-z0-9-]{2,20}$/, 'must be a code page name such as cp437, cp858 or cp1252').default('cp858'),
+    receipts: z.enum(['always', 'ask', 'never']).default('always'),
+    display: serialDeviceSpec.optional(),
+    displayIdle: z.string().min(1).max(20).optional(),
+    deviceBaud: z.coerce.number().int().positive().default(9_600),
     processorReaders: z.boolean().default(true),
     name: z.string().min(1).max(200).optional(),
     logLevel: logLevel.default('info'),
@@ -332,15 +344,19 @@ export interface AgentFlags {
   token?: string | undefined;
   heartbeatMs?: string | number | undefined;
   simulate?: string | number | undefined;
-  serial?: string[] | undefined;
-  serialBaud?: string | number | undefined;
+  printer?: string | undefined;
+  printerColumns?: string | number | undefined;
+  printerCodepage?: string | undefined;
+  receipts?: string | undefined;
+  display?: string | undefined;
+  displayIdle?: string | undefined;
+  deviceBaud?: string | number | undefined;
   processorReaders?: boolean | undefined;
   name?: string | undefined;
   logLevel?: string | undefined;
 }
 
 export function loadAgentConfig(flags: AgentFlags, env: Env = process.env): AgentConfig {
-  const serialEnv = pick(env.POS_AGENT_SERIAL)?.split(',').filter(Boolean);
   return parseOrThrow(agentConfigSchema, {
     serverUrl: pick(flags.server, env.POS_SERVER_URL),
     apiKey: pick(flags.apiKey, env.POS_API_KEY),
@@ -349,8 +365,13 @@ export function loadAgentConfig(flags: AgentFlags, env: Env = process.env): Agen
     token: pick(flags.token, env.POS_AGENT_TOKEN),
     heartbeatMs: pick(flags.heartbeatMs, env.POS_AGENT_HEARTBEAT_MS),
     simulate: pick(flags.simulate, env.POS_AGENT_SIMULATE),
-    serial: flags.serial?.length ? flags.serial : serialEnv,
-    serialBaud: pick(flags.serialBaud, env.POS_AGENT_SERIAL_BAUD),
+    printer: pick(flags.printer, env.POS_AGENT_PRINTER),
+    printerColumns: pick(flags.printerColumns, env.POS_AGENT_PRINTER_COLUMNS),
+    printerCodepage: pick(flags.printerCodepage, env.POS_AGENT_PRINTER_CODEPAGE),
+    receipts: pick(flags.receipts, env.POS_AGENT_RECEIPTS),
+    display: pick(flags.display, env.POS_AGENT_DISPLAY),
+    displayIdle: pick(flags.displayIdle, env.POS_AGENT_DISPLAY_IDLE),
+    deviceBaud: pick(flags.deviceBaud, env.POS_AGENT_DEVICE_BAUD),
     processorReaders: flags.processorReaders,
     name: pick(flags.name, env.POS_AGENT_NAME),
     logLevel: pick(flags.logLevel, env.POS_LOG_LEVEL),

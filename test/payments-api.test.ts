@@ -69,7 +69,7 @@ describe('POST /v1/transactions (spec §4.1)', () => {
       [{ amount: 100_000_000 }, 'amount'],
       [{ amount: 500, currency: 'us' }, 'currency'],
       [{ amount: 500, currency: 'xyz' }, 'currency'],
-      [{ amount: 500, payment_method_type: 'cash' }, 'payment_method_type'],
+      [{ amount: 500, payment_method_type: 'cheque' }, 'payment_method_type'],
       [{ amount: 500, confirm: true }, 'payment_method'],
       [{ amount: 500, confirm: 'yes' }, 'confirm'],
       [{ amount: 500, capture_method: 'later' }, 'capture_method'],

@@ -12,7 +12,8 @@ export interface ServiceOptions {
   listen?: string;
   token?: string;
   simulate?: string;
-  serial?: string[];
+  printer?: string;
+  display?: string;
   user: string;
   unitDir: string;
   envFile: string;
@@ -29,7 +30,7 @@ function quote(arg: string): string {
 /**
  * The unit: restarted on failure after 2 s (a crash loop costs little, and the agent's own
  * backoff handles an unreachable server), the key in an environment file only root can read, and
- * the serial devices reachable through the dialout group.
+ * the serial printer and display reachable through the dialout group.
  */
 export function renderUnit(o: { node: string; bin: string; user: string; envFile: string; args: string[] }): string {
   return `[Unit]
@@ -62,7 +63,8 @@ export async function installService(given: ServiceOptions): Promise<void> {
   const options = { ...given, dataDir: given.dataDir ?? '/var/lib/pos-agent', listen: given.listen ?? '127.0.0.1:4848' };
   const args = ['--data-dir', options.dataDir, '--listen', options.listen];
   if (options.simulate) args.push('--simulate', options.simulate);
-  for (const s of options.serial ?? []) args.push('--serial', s);
+  if (options.printer) args.push('--printer', options.printer);
+  if (options.display) args.push('--display', options.display);
   // Validates the whole configuration now rather than when the service first starts.
   const config = loadAgentConfig({
     server: options.server,
@@ -71,7 +73,8 @@ export async function installService(given: ServiceOptions): Promise<void> {
     listen: options.listen,
     token: options.token,
     simulate: options.simulate,
-    serial: options.serial,
+    printer: options.printer,
+    display: options.display,
   });
   const bin = fileURLToPath(new URL('../../../bin/pos.js', import.meta.url));
   const unit = renderUnit({ node: process.execPath, bin, user: options.user, envFile: options.envFile, args });

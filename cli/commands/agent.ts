@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import type { ServiceOptions } from './agent-service.js';
 
-const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 export function registerAgentCommands(program: Command): void {
   const agent = program
@@ -14,14 +13,19 @@ export function registerAgentCommands(program: Command): void {
     .option('--token <token>', 'required in hello by counters; needed for a non-loopback --listen (env POS_AGENT_TOKEN)')
     .option('--heartbeat-ms <ms>', 'heartbeat interval (env POS_AGENT_HEARTBEAT_MS, default 5000)')
     .option('--simulate <n>', 'follow N simulated readers, registered once and remembered (test keys only)')
-    .option('--serial <path|usb:VID:PID>', 'a serial reader by device path or USB ids; repeatable (env POS_AGENT_SERIAL, comma-separated)', collect)
-    .option('--serial-baud <rate>', 'serial baud rate (default 9600)')
+    .option('--printer <path|usb:VID:PID|tcp:HOST:PORT>', 'an ESC/POS receipt printer (its cash drawer hangs off it): serial path, USB serial adapter or network printer, e.g. tcp:192.168.1.50:9100 (env POS_AGENT_PRINTER)')
+    .option('--printer-columns <n>', 'characters per line: 32 (58 mm paper), 42 or 48 (80 mm); default 42 (env POS_AGENT_PRINTER_COLUMNS)')
+    .option('--printer-codepage <name>', 'the printer code page: cp858 (default, with €), cp437, cp1252, … (env POS_AGENT_PRINTER_CODEPAGE)')
+    .option('--receipts <policy>', 'print the customer receipt on approval: always (default), ask (the counter asks for it) or never (env POS_AGENT_RECEIPTS)')
+    .option('--display <path|usb:VID:PID>', 'an ESC/POS customer display (2×20 VFD) (env POS_AGENT_DISPLAY)')
+    .option('--display-idle <text>', "the display's idle message, up to 20 characters (default the shop's name)")
+    .option('--device-baud <rate>', 'serial baud rate of the printer and display (default 9600)')
     .option('--no-processor-readers', "don't follow the processor readers at the merchant's locations")
     .option('--name <name>', 'how the server lists this agent (default the host name)')
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env POS_LOG_LEVEL)')
     .addHelpText(
       'after',
-      '\nExamples:\n  pos agent --server http://127.0.0.1:4242 --api-key rk_test_… --simulate 2\n  pos agent --listen 0.0.0.0:4848 --token "$(openssl rand -hex 16)" --serial usb:0403:6001\n\nProtocol: docs/agent-protocol.md; serial readers: docs/serial-readers.md',
+      '\nExamples:\n  pos agent --server http://127.0.0.1:4242 --api-key rk_test_… --simulate 2\n  pos agent --listen 0.0.0.0:4848 --token "$(openssl rand -hex 16)" --printer usb:04b8:0e15 --display /dev/ttyUSB1\n  pos agent --printer tcp:192.168.1.50:9100 --printer-columns 48\n\nProtocol: docs/agent-protocol.md; printer, drawer and display: docs/counter-hardware.md',
     )
     .action(async (_options: unknown, command: Command) => {
       const { runAgent } = await import('./agent-action.js');
@@ -37,8 +41,9 @@ export function registerAgentCommands(program: Command): void {
     .option('--listen <host:port>', 'the local websocket (default 127.0.0.1:4848)')
     .option('--token <token>', 'local websocket token (needed for a non-loopback --listen)')
     .option('--simulate <n>', 'simulated readers')
-    .option('--serial <path|usb:VID:PID>', 'a serial reader; repeatable', collect)
-    .option('--user <user>', 'the system user the agent runs as (in group dialout for serial readers)', 'pos')
+    .option('--printer <path|usb:VID:PID|tcp:HOST:PORT>', 'an ESC/POS receipt printer')
+    .option('--display <path|usb:VID:PID>', 'an ESC/POS customer display')
+    .option('--user <user>', 'the system user the agent runs as (in group dialout for serial printers and displays)', 'pos')
     .option('--unit-dir <dir>', 'where the unit is written', '/etc/systemd/system')
     .option('--env-file <path>', 'where the key is written (mode 0600)', '/etc/pos-agent/agent.env')
     .option('--print', 'print the unit and environment file instead of writing them')

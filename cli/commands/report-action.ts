@@ -1,8 +1,14 @@
 import type { CliContext } from '../context.js';
 import { usageError } from '../errors.js';
-import { dayBounds, loadDayReport, localDate, REPORT_COLUMNS, reportCsv, reportRows, shopLines, type DayReport } from '../report.js';
+import { parseAmount } from '../amount.js';
+import { dayBounds, loadDayReport, localDate, REPORT_COLUMNS, reportCsv, reportRows, shopLines, tenderLines, type DayReport } from '../report.js';
 
-export async function reportDay(_args: [], options: { date?: string; location?: string; csv?: boolean }, ctx: CliContext): Promise<void> {
+/** A drawer amount: like a payment's, but an empty drawer (0) is a real count. */
+function drawerAmount(input: string, currency: string): number {
+  return /^0+(\.0+)?c?$/i.test(input.trim()) ? 0 : parseAmount(input, currency);
+}
+
+export async function reportDay(_args: [], options: { date?: string; location?: string; csv?: boolean; float?: string; countedCash?: string }, ctx: CliContext): Promise<void> {
   const date = options.date ?? localDate();
   try {
     dayBounds(date);
@@ -11,7 +17,12 @@ export async function reportDay(_args: [], options: { date?: string; location?: 
   }
   let report: DayReport;
   try {
-    report = await loadDayReport(ctx.api, date, options.location);
+    const needsCurrency = options.float !== undefined || options.countedCash !== undefined;
+    const currency = needsCurrency ? (await ctx.api.merchant()).data.default_currency : 'usd';
+    report = await loadDayReport(ctx.api, date, options.location, {
+      float: options.float === undefined ? undefined : drawerAmount(options.float, currency),
+      countedCash: options.countedCash === undefined ? undefined : drawerAmount(options.countedCash, currency),
+    });
   } catch (err) {
     if (err instanceof Error && err.message.startsWith('no location')) throw usageError(err.message);
     throw err;
@@ -21,6 +32,7 @@ export async function reportDay(_args: [], options: { date?: string; location?: 
   else {
     ctx.out.line(`Close-out for ${report.date} (${report.currency.toUpperCase()})`);
     ctx.out.table(reportRows(report), REPORT_COLUMNS);
+    for (const line of tenderLines(report)) ctx.out.line(line);
     for (const line of shopLines(report)) ctx.out.line(line);
     if (report.other_currency_count) ctx.out.line(`${report.other_currency_count} payment(s) in other currencies are not in these totals.`);
   }

@@ -5,10 +5,12 @@ export function registerReportCommands(program: Command): void {
   const report = program.command('report').description('Close-out reports');
   report
     .command('day')
-    .description('End of day: counts and totals of paid, failed, canceled and refunded payments, tips, fees and net, per reader and location; disputes opened and closed, payouts sent')
+    .description('End of day: counts and totals of paid, failed, canceled and refunded payments, tips, fees and net, per reader and location; card and cash apart with the cash expected in the drawer (over/short once counted); disputes opened and closed, payouts sent')
     .option('--date <YYYY-MM-DD>', 'the day, in local time (default: today)')
     .option('--location <location>', 'only this location (uuid or name)')
     .option('--csv', 'print CSV (plain decimal amounts) for a spreadsheet')
-    .addHelpText('after', '\nExamples:\n  pos report day\n  pos report day --date 2026-11-21 --csv > close-out.csv')
+    .option('--float <amount>', "the cash the drawer started the day with (added to the expected cash)")
+    .option('--counted-cash <amount>', 'the cash counted in the drawer at the close: prints the over/short against the expected cash')
+    .addHelpText('after', '\nExamples:\n  pos report day\n  pos report day --float 100 --counted-cash 412.35\n  pos report day --date 2026-11-21 --csv > close-out.csv')
     .action(lazy(async () => (await import('./report-action.js')).reportDay));
 }

@@ -63,7 +63,7 @@ describe('AgentSource', () => {
     cleanup.push(async () => source.stop(), agent.close);
     source.start((a) => actions.push(a));
     await until(() => actions.some((a) => a.type === 'readers'));
-    expect(agent.received.slice(0, 2)).toEqual([{ type: 'hello', protocol: 1 }, { type: 'subscribe', topics: ['readers', 'transactions'] }]);
+    expect(agent.received.slice(0, 2)).toEqual([{ type: 'hello', protocol: 1 }, { type: 'subscribe', topics: ['readers', 'transactions', 'devices'] }]);
     expect(actions).toContainEqual({ type: 'merchant', name: 'Agent Shop', mode: 'test', currency: 'usd' });
     expect(actions).toContainEqual({ type: 'connection', status: 'connected' });
 

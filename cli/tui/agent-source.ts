@@ -5,6 +5,7 @@ import type { PosApi } from '../../shared/api/client.js';
 import { ApiRequestError } from '../../shared/api/errors.js';
 import type { Transaction } from '../../shared/api/types.js';
 import type { CounterSource } from './source.js';
+import type { CashSaleResult } from './cash.js';
 import type { Action, CounterReader } from './state.js';
 
 /**
@@ -93,7 +94,7 @@ export class AgentSource implements CounterSource {
     socket.on('open', () => {
       this.retryMs = MIN_RETRY_MS;
       this.send({ type: 'hello', protocol: PROTOCOL_VERSION, ...(this.token ? { token: this.token } : {}) });
-      this.send({ type: 'subscribe', topics: ['readers', 'transactions'] });
+      this.send({ type: 'subscribe', topics: ['readers', 'transactions', 'devices'] });
       void this.loadRecent();
     });
     socket.on('message', (raw) => this.receive(String(raw)));
@@ -176,6 +177,12 @@ export class AgentSource implements CounterSource {
         }
         break;
       }
+      case 'devices':
+        this.dispatch({ type: 'devices', devices: message.devices });
+        break;
+      case 'device':
+        this.dispatch({ type: 'device', device: message.device });
+        break;
       case 'pong':
         break;
     }
@@ -207,6 +214,20 @@ export class AgentSource implements CounterSource {
 
   async cancelPayment(transactionId: string, reason: string): Promise<void> {
     await this.command({ type: 'cancel_payment', request_id: randomUUID(), transaction_id: transactionId, reason });
+  }
+
+  async cashSale(amount: number, tendered: number, currency: string): Promise<CashSaleResult> {
+    const result = (await this.command({ type: 'cash_sale', request_id: randomUUID(), amount, amount_tendered: tendered, currency })) as CashSaleResult;
+    void this.loadRecent();
+    return result;
+  }
+
+  async openDrawer(reason: 'no_sale' | 'refund'): Promise<void> {
+    await this.command({ type: 'open_drawer', request_id: randomUUID(), reason, staff: 'counter' });
+  }
+
+  async printReceipt(transactionId: string, copy: 'customer' | 'merchant'): Promise<void> {
+    await this.command({ type: 'print_receipt', request_id: randomUUID(), transaction_id: transactionId, copy });
   }
 
   async simulateTap(reader: CounterReader): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Transaction } from '../../shared/api/types.js';
 import type { CounterSource } from './source.js';
+import type { CashSaleResult } from './cash.js';
 import type { Action, CounterReader } from './state.js';
 
 /** Test data and a scripted source for the TUI's unit and component tests. */
@@ -52,6 +53,8 @@ export function txn(over: Partial<Transaction> = {}): Transaction {
     dispute_id: null,
     dispute_status: null,
     cart: null,
+    amount_tendered: null,
+    change_due: null,
     ...over,
   };
   // As on the wire: a paid payment has captured its amount unless the test says otherwise.
@@ -89,5 +92,18 @@ export class FakeSource implements CounterSource {
   simulateTap(r: CounterReader) {
     this.calls.push(`tap ${r.name}`);
     return this.answers.simulateTap?.() ?? Promise.resolve();
+  }
+  cashSale(amount: number, tendered: number, currency: string): Promise<CashSaleResult> {
+    this.calls.push(`cash ${amount} ${tendered} ${currency}`);
+    const transaction = txn({ id: 't-cash', status: 'succeeded', amount, payment_method_type: 'cash', amount_tendered: tendered, change_due: tendered - amount, currency });
+    return Promise.resolve({ transaction, drawer_opened: true, receipt: 'queued' });
+  }
+  openDrawer(reason: string) {
+    this.calls.push(`drawer ${reason}`);
+    return Promise.resolve();
+  }
+  printReceipt(id: string, copy: string) {
+    this.calls.push(`print ${id} ${copy}`);
+    return Promise.resolve();
   }
 }

@@ -52,6 +52,10 @@ export type Intent =
   | { kind: 'create_link' }
   | { kind: 'refund'; transactionId: string }
   | { kind: 'load_report' }
+  | { kind: 'start_cash' }
+  | { kind: 'cash_submit' }
+  | { kind: 'open_drawer' }
+  | { kind: 'reprint'; transactionId: string }
   | { kind: 'quit' };
 
 const go = (view: View): Intent => ({ kind: 'dispatch', action: { type: 'view', view } });
@@ -66,6 +70,18 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
     if (input === 'y' || input === 'Y') return { kind: 'quit' };
     return { kind: 'dispatch', action: { type: 'confirm_quit', asking: false } };
   }
+  if (state.cash) {
+    const cash = state.cash;
+    if (cash.phase === 'tendered') {
+      if (key.return) return { kind: 'cash_submit' };
+      if (key.escape) return { kind: 'dispatch', action: { type: 'cash_close' } };
+      if (key.backspace || key.delete) return { kind: 'dispatch', action: { type: 'cash_backspace' } };
+      if (/^[0-9.,]+$/.test(input)) return { kind: 'dispatch', action: { type: 'cash_input', text: input } };
+      return null;
+    }
+    if (cash.phase === 'done' && (key.return || key.escape)) return { kind: 'dispatch', action: { type: 'cash_close' } };
+    return null;
+  }
   if (key.tab) {
     const i = VIEWS.indexOf(state.view);
     return go(VIEWS[(i + (key.shift ? VIEWS.length - 1 : 1)) % VIEWS.length]!);
@@ -79,6 +95,8 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
       if (key.upArrow || key.leftArrow) return { kind: 'dispatch', action: { type: 'select_reader', delta: -1 } };
       if (key.downArrow || key.rightArrow) return { kind: 'dispatch', action: { type: 'select_reader', delta: 1 } };
       if (/^[0-9.,cC]+$/.test(input)) return { kind: 'dispatch', action: { type: 'amount_input', text: input } };
+      if (input === '$') return { kind: 'start_cash' };
+      if (input === 'o' && charge.amountText === '') return { kind: 'open_drawer' };
       const reader = selectedReader(state);
       if (input === 'x' && inFlight(reader)) return { kind: 'cancel_reader_payment', transactionId: reader.transaction_id };
       // A letter typed into a half-written amount is a slip, never a command (q must not quit).
@@ -111,6 +129,10 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
     if (key.pageUp || input === 'p') return state.history.page > 1 ? page(state.history.page - 1) : null;
     if (input === 'm') return page(1, FILTERS[(FILTERS.indexOf(state.history.filter) + 1) % FILTERS.length]);
     const t = historyRows(state)[state.selectedTransaction];
+    if (input === 'R' && t) {
+      if (!['succeeded', 'partially_refunded', 'refunded'].includes(t.status)) return { kind: 'dispatch', action: { type: 'notice', text: `Only paid payments have a receipt (${t.reference} is ${t.status}).` } };
+      return { kind: 'reprint', transactionId: t.id };
+    }
     if (input === 'f' && t) {
       if (t.status !== 'succeeded' && t.status !== 'partially_refunded') return { kind: 'dispatch', action: { type: 'notice', text: `Only paid payments can be refunded (${t.reference} is ${t.status}).` } };
       return { kind: 'dispatch', action: { type: 'confirm_refund', transactionId: t.id } };
@@ -129,14 +151,19 @@ export function hintsFor(state: CounterState): string {
   const c = state.charge;
   if (state.intro) return 'Press any key to open the counter';
   if (state.confirmQuit) return 'y quit · any other key: stay';
+  if (state.cash) {
+    if (state.cash.phase === 'tendered') return 'type the cash handed over (none: exact) · Enter take it · Esc back';
+    if (state.cash.phase === 'done') return 'Enter next sale';
+    return 'Recording the cash sale…';
+  }
   if (state.view === 'charge') {
-    if (c.phase === 'entry') return `Enter charge · Esc clear · ←→ reader${inFlight(selectedReader(state)) ? ' · x cancel the reader’s payment' : ''} · Tab/r/h/d views · q quit`;
+    if (c.phase === 'entry') return `Enter card · $ cash · o no sale · Esc clear · ←→ reader${inFlight(selectedReader(state)) ? ' · x cancel' : ''} · Tab views · q quit`;
     if (c.phase === 'waiting') return `${state.mode === 'test' && !c.tapSent ? 's simulate tap · ' : ''}x cancel payment`;
     if (c.phase === 'processing' || c.phase === 'starting' || c.phase === 'canceled_on_reader') return 'x cancel payment';
     if (c.phase === 'offline') return 'l payment link · Esc back';
     return 'Enter next sale · Tab/r/h/d views · q quit';
   }
-  if (state.view === 'transactions') return state.confirmRefund ? 'y refund · any other key: keep' : '↑↓ select · f refund · n/p pages · m counter/online · c charge · q quit';
+  if (state.view === 'transactions') return state.confirmRefund ? 'y refund · any other key: keep' : '↑↓ select · f refund · R reprint · n/p pages · m counter/online · c charge · q quit';
   if (state.view === 'readers') return '↑↓ select · Enter charge on it · c charge · q quit';
   return 'g refresh · c charge · q quit';
 }

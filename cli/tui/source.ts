@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { PosApi } from '../../shared/api/client.js';
 import type { Reader } from '../../shared/api/types.js';
 import type { Action, CounterReader } from './state.js';
+import type { CashSaleResult } from './cash.js';
 
 /**
  * Where the counter's live state comes from and where its commands go. Two implementations: the
@@ -20,7 +22,16 @@ export interface CounterSource {
   follow(transactionId: string | null): void;
   /** Re-read everything now (after a refund, say). */
   refresh(): void;
+  /** A cash sale: recorded, the drawer opened and the receipt printed where the agent drives them. */
+  cashSale(amount: number, tendered: number, currency: string): Promise<CashSaleResult>;
+  /** The "no sale" key: the drawer opens, logged with the staff action (agent only). */
+  openDrawer(reason: 'no_sale' | 'refund'): Promise<void>;
+  /** A receipt again, from the History (agent only). */
+  printReceipt(transactionId: string, copy: 'customer' | 'merchant'): Promise<void>;
 }
+
+/** What only the agent can do: the printer and the drawer hang off the shop PC. */
+export const NEEDS_AGENT = 'The printer and the cash drawer are driven by pos agent: start the counter with --agent';
 
 export function readerFromApi(r: Reader): CounterReader {
   return { id: r.id, processor_terminal_id: r.processor_terminal_id, name: r.name, status: r.status, last_seen_at: r.last_seen_at, activity: null, transaction_id: null };
@@ -123,6 +134,20 @@ export class PollingSource implements CounterSource {
   async cancelPayment(transactionId: string, reason: string): Promise<void> {
     const res = await this.api.cancelTransaction(transactionId, { reason });
     this.dispatch({ type: 'transaction', transaction: res.data });
+  }
+
+  async cashSale(amount: number, tendered: number, currency: string): Promise<CashSaleResult> {
+    const res = await this.api.createTransaction({ amount, currency, payment_method_type: 'cash', amount_tendered: tendered }, { idempotencyKey: `tui_cash_${randomUUID()}` });
+    this.refresh();
+    return { transaction: res.data, drawer_opened: false, receipt: 'not_printed', warning: NEEDS_AGENT };
+  }
+
+  async openDrawer(): Promise<void> {
+    throw new Error(NEEDS_AGENT);
+  }
+
+  async printReceipt(): Promise<void> {
+    throw new Error(NEEDS_AGENT);
   }
 
   async simulateTap(reader: CounterReader): Promise<void> {

@@ -2,7 +2,8 @@ import type { Transaction } from '../../shared/api/types.js';
 import { cancelWords, declineWords } from '../../shared/declines.js';
 import { formatPlain } from '../amount.js';
 import type { DayReport } from '../report.js';
-import type { ReaderActivity } from '../../shared/agent-protocol.js';
+import type { DeviceState, ReaderActivity } from '../../shared/agent-protocol.js';
+import { type CashAction, type CashState, isCashAction, reduceCash, reduceDevices } from './cash.js';
 
 /**
  * The counter's state and its one reducer: pure, no Ink, no I/O. Sources (the agent's websocket,
@@ -106,6 +107,10 @@ export interface CounterState {
   intro: string[] | null;
   /** Payments that ended, so a reader still showing one is not taken for a payment in flight. */
   ended: string[];
+  /** A cash sale being taken (cash.ts), shown instead of the charge screen. */
+  cash: CashState | null;
+  /** The till's printer and display, as the agent reports them. */
+  devices: DeviceState[];
 }
 
 export type Action =
@@ -138,7 +143,8 @@ export type Action =
   | { type: 'history_page'; page: number; filter?: HistoryFilter }
   | { type: 'history_loaded'; page: number; lastPage: number; totalCount: number; rows: Transaction[] }
   | { type: 'history_failed'; message: string }
-  | { type: 'intro_done' };
+  | { type: 'intro_done' }
+  | CashAction;
 
 export function newCharge(): ChargeState {
   return {
@@ -201,6 +207,8 @@ export function initialState(init: CounterInit): CounterState {
     history: { page: 1, lastPage: 1, totalCount: null, filter: 'all', rows: null, loading: false },
     intro: init.intro && init.intro.length > 0 ? init.intro : null,
     ended: [],
+    cash: null,
+    devices: [],
   };
 }
 
@@ -270,6 +278,11 @@ function upsert(list: Transaction[], t: Transaction): Transaction[] {
 const clamp = (n: number, len: number) => (len === 0 ? 0 : Math.max(0, Math.min(len - 1, n)));
 
 export function reduce(state: CounterState, action: Action): CounterState {
+  if (isCashAction(action)) {
+    const cash = reduceCash(state.cash, action);
+    const devices = reduceDevices(state.devices, action);
+    return cash === state.cash && devices === state.devices ? state : { ...state, cash, devices };
+  }
   switch (action.type) {
     case 'connection': {
       if (action.status === state.connection && action.status === 'connected') return state;

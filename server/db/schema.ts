@@ -91,7 +91,7 @@ export interface ProcessorEventsTable {
 }
 
 export type TransactionStatus = 'pending' | 'requires_capture' | 'succeeded' | 'failed' | 'canceled' | 'refunded' | 'partially_refunded';
-export type PaymentMethodType = 'card' | 'wallet' | 'bank_transfer' | 'ach' | 'terminal';
+export type PaymentMethodType = 'card' | 'wallet' | 'bank_transfer' | 'ach' | 'terminal' | 'cash';
 
 export interface TransactionsTable {
   id: string;
@@ -144,6 +144,9 @@ export interface TransactionsTable {
   /** The payment's dispute, once the cardholder disputed it, and its status (Stripe's values). */
   dispute_id: string | null;
   dispute_status: string | null;
+  /** Cash sales: the cash handed over and the change given back (minor units); null for every other method. */
+  amount_tendered: number | null;
+  change_due: number | null;
   /** What the receipt prints of the card that paid (Stripe's `card_present` names; docs/terminal.md). */
   card_read_method: string | null;
   card_application_name: string | null;

@@ -23,5 +23,8 @@ export function platformFee(amount: number, method: PaymentMethodType): number {
     case 'ach':
     case 'bank_transfer':
       return Math.min(percentOf(amount, ACH_BPS), ACH_CAP);
+    case 'cash':
+      // The platform moves none of a cash sale's money, so it has nothing to take a fee from.
+      return 0;
   }
 }

@@ -39,6 +39,8 @@ export function presentTransaction(row: TransactionsTable): Transaction {
     card_last_four: row.card_last_four,
     platform_fee_cents: row.platform_fee_cents,
     tip_amount: row.tip_amount,
+    amount_tendered: row.amount_tendered,
+    change_due: row.change_due,
     failure_code: row.failure_code,
     decline_code: row.decline_code,
     failure_message: row.failure_message,

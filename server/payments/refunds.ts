@@ -107,6 +107,12 @@ export class RefundService {
       const reserved = await this.payments.write(trx, row, { amount_refund_pending: row.amount_refund_pending + amount }, now);
       if (!reserved) throw new Error('a locked transaction changed while reserving a refund');
       await recordEvent(trx, ctx.scope, 'refund.created', id, presentRefund(refund), now);
+      if (row.payment_method_type === 'cash') {
+        // A cash sale is refunded in cash from the drawer: there is no processor to ask, so the
+        // refund settles in the same transaction that reserved it.
+        const settled = await this.#settle(trx, id, 'succeeded', null, null);
+        return { final: { status: 201, body: { data: presentRefund(settled) } } };
+      }
       return { next: 'refund_created', state: { ...state, refundId: id } };
     });
   }

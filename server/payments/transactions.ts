@@ -10,7 +10,7 @@ import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, conflict, invalid, notFound } from '../errors.js';
 import { fromProcessorError, permanentProcessorRefusal, processorErrorCode } from '../processor/errors.js';
 import { type IntentCreation, type PaymentProcessor, type ProcessorMethod, processorIdempotencyKey } from '../processor/port.js';
-import type { CreateTransactionInput, Transaction } from '../schemas/transactions.js';
+import { type CreateTransactionInput, MIN_AMOUNT, type Transaction } from '../schemas/transactions.js';
 import { addToCounter, nextSeq, readCount } from '../db/counters.js';
 import { platformFee } from './fees.js';
 import type { ExecuteResult, FinalResponse, IdempotencyService, Operation } from '../idempotency/keys.js';
@@ -66,6 +66,8 @@ const PROCESSOR_METHODS: Record<PaymentMethodType, ProcessorMethod[]> = {
   bank_transfer: ['us_bank_account'],
   ach: ['us_bank_account'],
   terminal: ['card_present'],
+  // Never sent: a cash sale makes no processor call.
+  cash: [],
 };
 
 /** Stripe's own cancellation reasons; any other text is kept on our side only. */
@@ -168,9 +170,11 @@ export class TransactionService {
     const merchant = await merchantCurrency.first(this.store.db, { id: scope.merchantId });
     if (!merchant) throw new Error(`merchant ${scope.merchantId} is missing`);
     const currency = input.currency ?? merchant.default_currency;
-    const minimum = minimumCharge(currency);
-    if (input.amount < minimum) throw invalid('amount', `The minimum ${currency.toUpperCase()} payment is ${formatAmount(minimum, currency)} (${minimum} in minor units)`, 'amount_too_small');
     const method = input.payment_method_type;
+    // The processor's per-currency minimums are what a card charge costs it; cash costs it nothing,
+    // so only the spec's own floor (the schema's 50 minor units) applies.
+    const minimum = method === 'cash' ? MIN_AMOUNT : minimumCharge(currency);
+    if (input.amount < minimum) throw invalid('amount', `The minimum ${currency.toUpperCase()} payment is ${formatAmount(minimum, currency)} (${minimum} in minor units)`, 'amount_too_small');
     if ((method === 'ach' || method === 'bank_transfer') && merchant.country !== 'US') {
       throw invalid('payment_method_type', `ACH debits are for US merchants only; this merchant is in ${merchant.country}. Take the payment by card`, 'ach_unavailable');
     }
@@ -181,6 +185,8 @@ export class TransactionService {
       const now = this.clock.now();
       const { id, reference } = newIdentity('transaction');
       const seq = await nextSeq(trx, scope.merchantId, scope.mode, 'transactions');
+      const cash = method === 'cash';
+      const tendered = cash ? (input.amount_tendered ?? input.amount) : null;
       const row: TransactionsTable = {
         id,
         reference,
@@ -228,12 +234,27 @@ export class TransactionService {
         synced_at: now,
         dispute_id: null,
         dispute_status: null,
+        amount_tendered: tendered,
+        change_due: tendered === null ? null : tendered - input.amount,
         ...NO_CARD_RECEIPT,
         terminal_options: state.terminal ? JSON.stringify(state.terminal) : null,
       };
       await insertRow(trx, 'transactions', row);
       await addToCounter(trx, scope.merchantId, scope.mode, 'transactions:pending', 1);
       await recordEvent(trx, scope, 'payment.created', id, presentTransaction(row), now);
+      if (cash) {
+        // The cash is in the drawer: the sale is settled here and now, through the same state
+        // machine (and so the same events) as a card payment the processor confirmed.
+        const token = randomBase62(RECEIPT_TOKEN_LENGTH);
+        const paid = await this.payments.update(trx,
+          id,
+          (current) => (current.status === 'pending'
+            ? { status: 'succeeded', amount_captured: current.amount, captured_at: now, receipt_token: token, receipt_url: `${this.publicUrl()}/receipts/${token}` }
+            : null),
+          now,
+        );
+        return { final: { status: 201, body: this.#responders[state.response](paid) } };
+      }
       return { next: 'transaction_created', state: { ...state, transactionId: id } };
     });
   }

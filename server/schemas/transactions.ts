@@ -2,7 +2,7 @@ import { CURRENCIES } from '../../shared/money.js';
 import { ListQuerySchema, listEnvelope, MetadataSchema, TimestampSchema } from './common.js';
 import { z } from './zod.js';
 
-export const PAYMENT_METHOD_TYPES = ['card', 'wallet', 'bank_transfer', 'ach', 'terminal'] as const;
+export const PAYMENT_METHOD_TYPES = ['card', 'wallet', 'bank_transfer', 'ach', 'terminal', 'cash'] as const;
 export const TRANSACTION_STATUSES = ['pending', 'requires_capture', 'succeeded', 'failed', 'canceled', 'refunded', 'partially_refunded'] as const;
 
 /** Stripe's ceiling for a single charge (99,999,999 minor units); larger amounts are typos. */
@@ -41,10 +41,30 @@ export const CreateTransactionSchema = z
     receipt_email: z.email().max(512).optional(),
     return_url: urlSchema.optional(),
     metadata: MetadataSchema.optional(),
+    amount_tendered: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_AMOUNT)
+      .optional()
+      .openapi({ description: 'Cash sales only (our extension, docs/api-choices.md): the cash the customer handed over, in minor units; at least `amount`, default `amount`', example: 5000 }),
     idempotency_key: IdempotencyKeySchema.optional(),
   })
   .strict()
   .superRefine((v, ctx) => {
+    if (v.payment_method_type === 'cash') {
+      // A cash sale is settled across the counter: nothing is sent to the processor, so nothing
+      // about a card, a redirect or a later capture can apply to it.
+      if (v.payment_method !== undefined) ctx.addIssue({ code: 'custom', path: ['payment_method'], message: 'is not used by cash payments' });
+      if (v.confirm) ctx.addIssue({ code: 'custom', path: ['confirm'], message: 'is not used by cash payments (they succeed at once)' });
+      if (v.capture_method === 'manual') ctx.addIssue({ code: 'custom', path: ['capture_method'], message: 'must be automatic for cash payments' });
+      if (v.return_url !== undefined) ctx.addIssue({ code: 'custom', path: ['return_url'], message: 'is not used by cash payments' });
+      if (v.amount_tendered !== undefined && v.amount_tendered < v.amount) {
+        ctx.addIssue({ code: 'custom', path: ['amount_tendered'], message: `must be at least amount (${v.amount}): the customer has not paid enough` });
+      }
+    } else if (v.amount_tendered !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['amount_tendered'], message: 'is only for payment_method_type cash' });
+    }
     if (v.confirm && !v.payment_method) {
       ctx.addIssue({ code: 'custom', path: ['payment_method'], message: 'is required when confirm is true' });
     }
@@ -81,6 +101,8 @@ export const TransactionSchema = z
     card_last_four: z.string().nullable(),
     platform_fee_cents: z.number().int(),
     tip_amount: z.number().int(),
+    amount_tendered: z.number().int().nullable().openapi({ description: 'Cash sales: the cash handed over (minor units); null otherwise' }),
+    change_due: z.number().int().nullable().openapi({ description: 'Cash sales: the change given back, amount_tendered − amount; null otherwise' }),
     failure_code: z.string().nullable(),
     decline_code: z.string().nullable().openapi({ description: 'With failure_code card_declined: the issuer’s reason, e.g. insufficient_funds' }),
     failure_message: z.string().nullable(),

@@ -62,6 +62,29 @@ describe('App', () => {
     ui.unmount();
   });
 
+  it('takes cash: $ on the amount, the cash handed over, the change due; o opens the drawer for no sale', async () => {
+    const { source, ui } = await ready();
+    ui.stdin.write('12.75');
+    await frameWith(ui, 'Amount  12.75_');
+    ui.stdin.write('$');
+    await frameWith(ui, 'CASH SALE  $12.75 due');
+    ui.stdin.write('10');
+    ui.stdin.write('\r');
+    await frameWith(ui, '$10.00 is less than the $12.75 due.');
+    ui.stdin.write('\u007f\u007f20');
+    ui.stdin.write('\r');
+    const done = await frameWith(ui, 'CHANGE DUE        $7.25');
+    expect(done).toContain('Drawer opened.');
+    expect(done).toContain('Receipt printing.');
+    expect(source.calls).toContain('cash 1275 2000 usd');
+    ui.stdin.write('\r');
+    await frameWith(ui, 'Amount  _');
+    ui.stdin.write('o');
+    await frameWith(ui, 'Drawer opened (no sale).');
+    expect(source.calls).toContain('drawer no_sale');
+    ui.unmount();
+  });
+
   it('explains the 409 when the customer already tapped', async () => {
     const { source, ui } = await ready();
     source.answers.cancelPayment = () => Promise.reject(new ApiRequestError(409, { type: 'invalid_request_error', code: 'authorization_in_progress', message: 'x' }));

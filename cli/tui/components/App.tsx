@@ -5,6 +5,7 @@ import { useCounter } from '../hooks/useCounter.js';
 import { hintsFor } from '../keys.js';
 import type { CounterSource } from '../source.js';
 import { theme as makeTheme } from '../theme.js';
+import { CashView } from './CashView.js';
 import { ChargeView } from './ChargeView.js';
 import { DayView } from './DayView.js';
 import { Header } from './Header.js';
@@ -61,10 +62,11 @@ export function App({ source, api, color, notice, intro, quitWarning }: AppProps
     <Box flexDirection="column" width={width}>
       <Header state={state} theme={theme} width={width} />
       <Box flexDirection="column" minHeight={14}>
-        {state.view === 'charge' ? <ChargeView state={state} theme={theme} /> : null}
-        {state.view === 'readers' ? <ReadersView state={state} theme={theme} /> : null}
-        {state.view === 'transactions' ? <TransactionsView state={state} theme={theme} width={width} /> : null}
-        {state.view === 'day' ? <DayView state={state} /> : null}
+        {state.cash ? <CashView state={state} theme={theme} /> : null}
+        {state.view === 'charge' && !state.cash ? <ChargeView state={state} theme={theme} /> : null}
+        {state.view === 'readers' && !state.cash ? <ReadersView state={state} theme={theme} /> : null}
+        {state.view === 'transactions' && !state.cash ? <TransactionsView state={state} theme={theme} width={width} /> : null}
+        {state.view === 'day' && !state.cash ? <DayView state={state} /> : null}
       </Box>
       <Text color={theme.warn}>{notices}</Text>
       <Text dimColor={theme.dim}>{hintsFor(state)}</Text>

@@ -1,6 +1,6 @@
 import { Box, Text } from 'ink';
 import { money } from '../../format.js';
-import { type Bucket, shopLines } from '../../report.js';
+import { type Bucket, shopLines, tenderLines } from '../../report.js';
 import type { CounterState } from '../state.js';
 
 function line(b: Bucket, currency: string): string {
@@ -26,6 +26,9 @@ export function DayView({ state }: { state: CounterState }) {
         <Text key={`r-${b.name}`}>{line(b, r.currency)}</Text>
       ))}
       {r.other_currency_count ? <Text>{`${r.other_currency_count} payment(s) in other currencies not included.`}</Text> : null}
+      {tenderLines(r).map((text) => (
+        <Text key={text}>{text}</Text>
+      ))}
       {shopLines(r).map((text) => (
         <Text key={text}>{text}</Text>
       ))}

@@ -199,12 +199,61 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
           );
           return;
         }
+        case 'start_cash': {
+          const text = s.charge.amountText === '' ? (s.lastAmount ?? '') : s.charge.amountText;
+          try {
+            dispatch({ type: 'cash_start', amount: parseChargeAmount(text, s.currency) });
+          } catch (err) {
+            dispatch({ type: 'charge_error', message: err instanceof Error ? err.message.replace(/^amount/, 'Amount') : String(err), cause: 'input' });
+          }
+          return;
+        }
+        case 'cash_submit': {
+          const cash = s.cash;
+          if (!cash || cash.phase !== 'tendered') return;
+          let tendered = cash.amount;
+          if (cash.tenderedText !== '') {
+            try {
+              tendered = parseChargeAmount(cash.tenderedText, s.currency);
+            } catch (err) {
+              dispatch({ type: 'cash_error', message: err instanceof Error ? err.message.replace(/^amount/, 'Cash') : String(err) });
+              return;
+            }
+          }
+          if (tendered < cash.amount) {
+            dispatch({ type: 'cash_error', message: `${money(tendered, s.currency)} is less than the ${money(cash.amount, s.currency)} due.` });
+            return;
+          }
+          dispatch({ type: 'cash_sending' });
+          source.cashSale(cash.amount, tendered, s.currency).then(
+            (result) => {
+              dispatch({ type: 'cash_done', result });
+              dispatch({ type: 'amount_clear' });
+            },
+            (err: unknown) => dispatch({ type: 'cash_error', message: errorWords(err) }),
+          );
+          return;
+        }
+        case 'open_drawer':
+          source.openDrawer('no_sale').then(
+            () => dispatch({ type: 'notice', text: 'Drawer opened (no sale).' }),
+            (err: unknown) => dispatch({ type: 'notice', text: `Drawer not opened: ${errorWords(err)}` }),
+          );
+          return;
+        case 'reprint':
+          source.printReceipt(intent.transactionId, 'customer').then(
+            () => dispatch({ type: 'notice', text: 'Receipt sent to the printer.' }),
+            (err: unknown) => dispatch({ type: 'notice', text: `No receipt: ${errorWords(err)}` }),
+          );
+          return;
         case 'refund': {
           dispatch({ type: 'confirm_refund', transactionId: null });
           api.refund(intent.transactionId, {}).then(
             (res) => {
               const r = res.data as { amount: number; currency: string };
-              dispatch({ type: 'notice', text: `Refunded ${money(r.amount, r.currency)}.` });
+              const paidInCash = s.transactions.some((t) => t.id === intent.transactionId && t.payment_method_type === 'cash');
+              dispatch({ type: 'notice', text: `Refunded ${money(r.amount, r.currency)}${paidInCash ? ' in cash: hand it back from the drawer' : ''}.` });
+              if (paidInCash) source.openDrawer('refund').catch(() => undefined);
               source.refresh();
             },
             (err: unknown) => dispatch({ type: 'notice', text: errorWords(err) }),

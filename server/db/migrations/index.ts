@@ -594,6 +594,13 @@ const migrations: Record<string, Migration> = {
       }
     },
   },
+  '0021_cash_sales': {
+    async up(db: AnyDb) {
+      // Cash sales (payment_method_type `cash`): what the customer handed over and the change given.
+      await db.schema.alterTable('transactions').addColumn('amount_tendered', 'bigint').execute();
+      await db.schema.alterTable('transactions').addColumn('change_due', 'bigint').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,164 @@
+import type { Logger } from 'pino';
+import type { ClientMessage, DeviceState, ReaderState } from '../../shared/agent-protocol.js';
+import type { PosApi } from '../../shared/api/client.js';
+import { ApiRequestError } from '../../shared/api/errors.js';
+import type { Transaction } from '../../shared/api/types.js';
+import type { AgentConfig } from '../../shared/config.js';
+import type { Clock } from '../../shared/time.js';
+import type { SerialBinding, TcpBinding } from '../ports.js';
+import type { AgentState, PrintJob } from '../state.js';
+import { CustomerDisplay, cashLines, displayLinesFor } from './display.js';
+import { encodeReceipt, printableReceipt, type PrinterColumns, type ReceiptCopy } from './escpos.js';
+import { parseDeviceSpec } from './link.js';
+import { ReceiptPrinter } from './printer.js';
+
+const PAID = new Set(['succeeded', 'partially_refunded', 'refunded']);
+
+type CashSale = Extract<ClientMessage, { type: 'cash_sale' }>;
+type PrintReceipt = Extract<ClientMessage, { type: 'print_receipt' }>;
+type OpenDrawer = Extract<ClientMessage, { type: 'open_drawer' }>;
+
+export interface CounterDeps {
+  api: PosApi;
+  state: AgentState;
+  clock: Clock;
+  logger: Logger;
+  serial: SerialBinding;
+  tcp: TcpBinding;
+  agentId: string;
+  /** Sent to the counter whenever a device changes. */
+  changed(device: DeviceState): void;
+}
+
+function refusal(code: string, message: string): ApiRequestError {
+  return new ApiRequestError(409, { type: 'invalid_request_error', code, message });
+}
+
+/**
+ * The rest of the till beside the card readers: the receipt printer with its cash drawer and the
+ * customer display (docs/counter-hardware.md). Told of every reader change; runs the counter's
+ * cash sale, receipt and drawer commands.
+ */
+export class CounterDevices {
+  readonly printer: ReceiptPrinter | undefined;
+  readonly display: CustomerDisplay | undefined;
+
+  constructor(
+    private readonly config: Pick<AgentConfig, 'printer' | 'printerColumns' | 'printerCodepage' | 'receipts' | 'display' | 'displayIdle' | 'deviceBaud'>,
+    private readonly deps: CounterDeps,
+  ) {
+    const ports = { serial: deps.serial, tcp: deps.tcp, logger: deps.logger };
+    if (config.printer) {
+      const profile = { columns: config.printerColumns as PrinterColumns, codepage: config.printerCodepage };
+      const render = async (job: PrintJob) => encodeReceipt(await this.#receipt(job.transaction_id, job.copy), profile);
+      this.printer = new ReceiptPrinter(ports, parseDeviceSpec(config.printer), config.deviceBaud, profile, deps.state, deps.clock, render, deps.changed, deps.logger);
+    }
+    if (config.display) {
+      const idle = () => config.displayIdle ?? deps.state.data.merchant?.business_name ?? 'Welcome';
+      this.display = new CustomerDisplay(ports, parseDeviceSpec(config.display), config.deviceBaud, idle, deps.clock, deps.changed);
+    }
+  }
+
+  start(): void {
+    this.printer?.start();
+    this.display?.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.printer?.stop();
+    await this.display?.stop();
+  }
+
+  devices(): DeviceState[] {
+    return [this.printer?.device(), this.display?.device()].filter((d): d is DeviceState => d !== undefined);
+  }
+
+  /** A reader moved: the display follows it, and an approval prints the customer's receipt (policy `always`). */
+  onReader(reader: ReaderState): void {
+    if (reader.activity === 'idle') this.display?.showIdle();
+    else this.display?.show(...displayLinesFor(reader, ''));
+    if (reader.activity === 'approved' && reader.transaction_id && this.config.receipts === 'always') void this.#autoPrint(reader.transaction_id);
+  }
+
+  async #autoPrint(transactionId: string): Promise<void> {
+    const key = `receipt:${transactionId}:customer`;
+    if (!this.printer || this.printer.known(key)) return;
+    await this.printer.enqueue({ key, transaction_id: transactionId, copy: 'customer', bytes: null });
+  }
+
+  async #receipt(transactionId: string, copy: ReceiptCopy) {
+    const { data } = await this.deps.api.getTransaction(transactionId);
+    // The reader says approved a moment before the server has the processor's word: a receipt
+    // printed now would lack the card and the time, so it waits for the payment to be paid.
+    if (!PAID.has(data.status)) throw new Error(`transaction ${data.reference} is ${data.status}, not paid yet`);
+    // Online card payments have no receipt on the server: theirs is drawn here from the payment.
+    const served = await this.deps.api.getReceipt(data.id).then(
+      (res) => res.data,
+      (err: unknown) => {
+        if (err instanceof ApiRequestError && err.status === 404) return undefined;
+        throw err;
+      },
+    );
+    return printableReceipt(data, this.deps.state.data.merchant?.business_name ?? '', copy, served);
+  }
+
+  /** A cash sale: recorded through the API (idempotent on the request id), the drawer opened, the receipt printed, the change shown. */
+  async cashSale(cmd: CashSale): Promise<{ transaction: Transaction; drawer_opened: boolean; receipt: 'queued' | 'not_printed'; warning?: string }> {
+    const { data: txn } = await this.deps.api.createTransaction(
+      {
+        amount: cmd.amount,
+        payment_method_type: 'cash',
+        ...(cmd.amount_tendered !== undefined ? { amount_tendered: cmd.amount_tendered } : {}),
+        ...(cmd.currency ? { currency: cmd.currency } : {}),
+        ...(cmd.description ? { description: cmd.description } : {}),
+        ...(cmd.staff ? { metadata: { staff: cmd.staff } } : {}),
+      },
+      // The same request id from a retrying counter is the same sale, never a second one.
+      { idempotencyKey: `agent_${this.deps.agentId}_${cmd.request_id}` },
+    );
+    let warning: string | undefined;
+    let opened = false;
+    try {
+      await this.#kick('cash_sale', cmd.staff, txn.id);
+      opened = true;
+    } catch (err) {
+      warning = err instanceof Error ? err.message : String(err);
+    }
+    if (txn.amount_tendered !== null && txn.change_due !== null) this.display?.show(...cashLines(txn.amount_tendered, txn.change_due, txn.currency));
+    let receipt: 'queued' | 'not_printed' = 'not_printed';
+    const key = `receipt:${txn.id}:customer`;
+    if (this.printer && this.config.receipts === 'always') {
+      if (!this.printer.known(key)) await this.printer.enqueue({ key, transaction_id: txn.id, copy: 'customer', bytes: null });
+      receipt = 'queued';
+    }
+    return { transaction: txn, drawer_opened: opened, receipt, ...(warning ? { warning } : {}) };
+  }
+
+  /** A receipt on request: the customer's (policy `ask`), the merchant's copy, or a reprint from the history. */
+  async printReceipt(cmd: PrintReceipt): Promise<{ queued: boolean; transaction_id: string }> {
+    if (!this.printer) throw refusal('no_printer', 'This agent drives no receipt printer (pos agent --printer)');
+    const { data } = await this.deps.api.getTransaction(cmd.transaction_id);
+    if (!PAID.has(data.status)) throw refusal('transaction_not_paid', `Only a paid payment has a receipt; this one is ${data.status}`);
+    const copy = cmd.copy ?? 'customer';
+    // Every request prints: a reprint is its own job, and the request id keeps a retried request to one.
+    const key = `receipt:${data.id}:${copy}:request:${cmd.request_id}`;
+    if (!this.printer.known(key)) await this.printer.enqueue({ key, transaction_id: data.id, copy, bytes: null });
+    return { queued: true, transaction_id: data.id };
+  }
+
+  async openDrawer(cmd: OpenDrawer): Promise<{ opened: true }> {
+    await this.#kick(cmd.reason, cmd.staff, null);
+    return { opened: true };
+  }
+
+  async #kick(reason: string, staff: string | undefined, transactionId: string | null): Promise<void> {
+    if (!this.printer) throw refusal('no_printer', 'This agent drives no receipt printer, so no cash drawer (pos agent --printer)');
+    try {
+      await this.printer.kickDrawer();
+    } catch (err) {
+      throw refusal('drawer_unavailable', err instanceof Error ? err.message : String(err));
+    }
+    // The staff action log: who opened the drawer, and why.
+    this.deps.logger.info({ event: 'drawer_opened', reason, staff: staff ?? null, transaction_id: transactionId }, 'cash drawer opened');
+  }
+}

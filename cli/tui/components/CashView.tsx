@@ -1,0 +1,37 @@
+import { Box, Text } from 'ink';
+import { money } from '../../format.js';
+import type { CounterState } from '../state.js';
+import type { Theme } from '../theme.js';
+
+/** A cash sale: the cash handed over is typed, then the change due is what staff read off. */
+export function CashView({ state, theme }: { state: CounterState; theme: Theme }) {
+  const cash = state.cash;
+  if (!cash) return null;
+  const m = (n: number) => money(n, state.currency);
+  if (cash.phase === 'done' && cash.result) {
+    const t = cash.result.transaction;
+    return (
+      <Box flexDirection="column">
+        <Text bold color={theme.ok}>{`CASH SALE ${m(t.amount)} PAID`}</Text>
+        <Text>{`Cash handed over  ${m(t.amount_tendered ?? t.amount)}`}</Text>
+        <Text bold>{`CHANGE DUE        ${m(t.change_due ?? 0)}`}</Text>
+        <Text>{cash.result.drawer_opened ? 'Drawer opened.' : 'Drawer not opened.'}</Text>
+        <Text>{cash.result.receipt === 'queued' ? 'Receipt printing.' : 'No receipt printed.'}</Text>
+        {cash.result.warning ? <Text color={theme.warn}>{cash.result.warning}</Text> : null}
+        <Text dimColor={theme.dim}>{t.reference}</Text>
+      </Box>
+    );
+  }
+  return (
+    <Box flexDirection="column">
+      <Text bold>{`CASH SALE  ${m(cash.amount)} due`}</Text>
+      <Text>
+        {'Cash handed over  '}
+        <Text bold>{`${cash.tenderedText}_`}</Text>
+        <Text dimColor={theme.dim}>{cash.tenderedText === '' ? `  Enter alone: exact cash (${m(cash.amount)})` : ''}</Text>
+      </Text>
+      {cash.phase === 'sending' ? <Text>Recording the sale…</Text> : null}
+      {cash.error ? <Text color={theme.bad}>{cash.error}</Text> : null}
+    </Box>
+  );
+}
