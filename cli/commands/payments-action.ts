@@ -2,6 +2,7 @@ import type { CliContext } from '../context.js';
 import { findReader } from '../../shared/api/client.js';
 import { ApiRequestError } from '../../shared/api/errors.js';
 import type { Reader, Transaction } from '../../shared/api/types.js';
+import { minimumCharge } from '../../shared/money.js';
 import { parseAmount } from '../amount.js';
 import { CliError, usageError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -43,6 +44,9 @@ export async function charge(
 ): Promise<void> {
   const currency = await currencyFor(ctx, options.currency);
   const amount = parseAmount(amountText, currency);
+  // Said in money before the API's schema says it in minor units.
+  const minimum = minimumCharge(currency);
+  if (amount < minimum) throw usageError(`The minimum ${currency.toUpperCase()} payment is ${money(minimum, currency)}`);
   const res = await ctx.api.createTransaction({
     amount,
     currency,
