@@ -139,9 +139,10 @@ describe.concurrent('online charges and amounts', () => {
     const r = await pos(['transactions', 'get', 'txn_doesnotexist'], env);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/^pos: No such transaction[^\n]* \(resource_missing\)\n$/);
+    // Below the minimum: said in money, before the API is called.
     const small = await pos(['charge', '0.10'], env);
-    expect(small.status).toBe(1);
-    expect(small.stderr).toMatch(/^pos: The minimum USD payment is \$0\.50[^\n]* \(amount_too_small\)\n$/);
+    expect(small.status).toBe(2);
+    expect(small.stderr).toBe('pos: Minimum charge is $0.50: "0.10" is $0.10\n');
   });
 
   it('refunds in part, then refuses more than is left', async () => {
