@@ -110,8 +110,8 @@ export function createApp(deps: AppDeps): Express {
   v1.use(apiEntry(express.json({ limit: BODY_LIMIT }), routeScopes(routeDocs)));
   const liveMoney = liveMoneyOf(deps.processor.kind, config.simulateLive);
   v1.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', '/payouts', ...TERMINAL_PAYMENT_PATHS], liveMoneyGate(liveMoney));
-  v1.post(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', ...TERMINAL_PAYMENT_PATHS], accountReadinessGate(services.onboarding, 'charges'));
-  v1.post('/payouts', accountReadinessGate(services.onboarding, 'payouts'));
+  v1.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', ...TERMINAL_PAYMENT_PATHS], accountReadinessGate(services.onboarding, 'charges'));
+  v1.use('/payouts', accountReadinessGate(services.onboarding, 'payouts'));
   const payments = transactionsRouters(services.transactions, services.refunds);
   v1.use('/transactions', payments.transactions);
   v1.use('/payment-intents', payments.paymentIntents);

@@ -17,8 +17,12 @@ import { CHROMIUM_PATH, haveChromium } from './helpers/tools.js';
  */
 
 const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
-/** The screenshots the docs show (committed): the card form while typing, the thank-you page, a receipt. */
-const SCREENS = fileURLToPath(new URL('../docs/screens/', import.meta.url));
+/**
+ * The screenshots the docs show (committed): the card form while typing, the thank-you page, a
+ * receipt. A test run writes them beside the other artifacts, so it never dirties the checkout;
+ * `POS_UPDATE_SCREENS=1` writes them into docs/screens/ to refresh the committed ones.
+ */
+const SCREENS = process.env.POS_UPDATE_SCREENS === '1' ? fileURLToPath(new URL('../docs/screens/', import.meta.url)) : ARTIFACTS;
 /** Playwright's launch() already gives each browser a fresh temporary profile (user-data-dir). */
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 /** iPhone 12-ish: the narrow screen the page must work on. */

@@ -74,7 +74,7 @@ describe('pos keys', () => {
     const counter = await made();
     const refused = await pos(['keys', 'list'], { ...env, POS_API_KEY: String(counter.secret) });
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toMatch(/permission_error/);
+    expect(refused.stderr).toMatch(/secret_key_required/);
   });
 });
 

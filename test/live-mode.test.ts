@@ -136,8 +136,8 @@ describe('live mode with --simulate-live', () => {
     const receipt = await fetch(`${t.url}/receipts/${token}`);
     expect(receipt.status).toBe(200);
     const html = await receipt.text();
-    expect(html).toContain('Simulated payment: no money moved.');
-    expect(html).not.toContain('Test payment');
+    expect(html).toContain('SIMULATED: no money moved');
+    expect(html).not.toContain('TEST MODE');
   });
 });
 

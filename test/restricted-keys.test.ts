@@ -137,7 +137,7 @@ describe('a counter key at the counter', () => {
   });
 
   it('reads what the counter shows: the merchant, recent payments, locations, events', async () => {
-    for (const path of ['/v1/merchant', '/v1/transactions?size=12', '/v1/terminal/locations', '/v1/terminal/reader-states', '/v1/events?type=payout.paid']) {
+    for (const path of ['/v1/merchant', '/v1/transactions?size=12', '/v1/terminal/locations', '/v1/terminal/readers', '/v1/events?type=payout.paid']) {
       expect((await api.get(path)).status, path).toBe(200);
     }
   });

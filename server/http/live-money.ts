@@ -40,5 +40,10 @@ export function liveMoneyGate(liveMoney: LiveMoney): RequestHandler {
  * gate: which payment a refund is of is not known before its route reads it.
  */
 function isCashSale(path: string, method: string, body: unknown): boolean {
-  return method === 'POST' && path === '/' && typeof body === 'object' && body !== null && (body as { payment_method_type?: unknown }).payment_method_type === 'cash';
+  return method === 'POST' && path === '/' && isCashBody(body);
+}
+
+/** A create body asking for a cash sale (the schema checks the rest when the route parses it). */
+export function isCashBody(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && (body as { payment_method_type?: unknown }).payment_method_type === 'cash';
 }

@@ -18,9 +18,6 @@ import './types.js';
  * access-log line. `Server-Timing` (how much of the client's latency was ours; the benchmark reads
  * it) is added by `timeResponses` as the head goes out.
  */
-/** The agent-facing reader-state reads (docs/agent-protocol.md): polls, logged at debug when they succeed. */
-const READER_STATE_POLLS = /^\/v1\/terminal\/(?:reader-states|readers\/[^/]+\/state)$/;
-
 export function requestContext(logger: Logger): RequestHandler {
   const logRequests = logger.isLevelEnabled('info');
   return (req, res, next) => {
@@ -29,16 +26,12 @@ export function requestContext(logger: Logger): RequestHandler {
     res.setHeader('Request-Id', req.requestId);
     if (logRequests) {
       res.on('finish', () => {
-        const path = pathOf(req);
-        // An agent polls its readers' state every few seconds, and every 100 ms mid-payment: at
-        // info those answers would bury the lines that record a change. Their failures stay at info.
-        const log = req.method === 'GET' && res.statusCode < 400 && READER_STATE_POLLS.test(path) ? logger.debug.bind(logger) : logger.info.bind(logger);
-        log(
+        logger.info(
           {
             req_id: req.requestId,
             method: req.method,
             // The whole path: inside a router req.path is only the part after its mount point.
-            path,
+            path: pathOf(req),
             status: res.statusCode,
             ms: performance.now() - req.startedAt,
             merchant_id: req.principal?.merchantId,

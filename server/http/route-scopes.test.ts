@@ -66,7 +66,7 @@ describe('route scopes', () => {
     const counter = new Set<string>(PRESETS.counter);
     const calls = [
       'GET /v1/merchant', 'GET /v1/terminal/readers', 'GET /v1/terminal/locations', 'POST /v1/terminal/locations', 'POST /v1/terminals',
-      'GET /v1/terminal/reader-states', 'GET /v1/terminal/readers/x/state', 'POST /v1/terminal/create-payment', 'POST /v1/terminal/process-payment',
+      'GET /v1/transactions/x/receipt', 'POST /v1/transactions', 'POST /v1/terminal/create-payment', 'POST /v1/terminal/process-payment',
       'POST /v1/terminal/simulate-payment', 'POST /v1/terminal/cancel-action', 'POST /v1/transactions/x/cancel', 'GET /v1/transactions',
       'GET /v1/transactions/x', 'POST /v1/payment-links', 'GET /v1/events', 'GET /v1/agent/connect',
     ];
