@@ -34,6 +34,7 @@ export async function findReceipt(db: Executor, token: string, simulated: boolea
       'transactions.captured_at',
       'transactions.amount_refunded',
       'transactions.mode',
+      'transactions.payment_method_type',
       'transactions.card_brand',
       'transactions.card_last_four',
       'transactions.card_read_method',
@@ -60,7 +61,8 @@ export async function findReceipt(db: Executor, token: string, simulated: boolea
     refunded: Number(row.amount_refunded),
     paidAt: row.captured_at === null ? null : Number(row.captured_at),
     description: row.description,
-    card: {
+    // A cash sale was paid with no card: its receipt has no card lines.
+    card: row.payment_method_type === 'cash' ? null : {
       brand: row.card_brand,
       last4: row.card_last_four,
       readMethod: row.card_read_method,
