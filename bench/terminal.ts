@@ -105,14 +105,23 @@ function approvedFor(txn: string) {
   return (m: Message) => m.type === 'reader' && (m.reader as Reader).activity === 'approved' && (m.reader as Reader).transaction_id === txn;
 }
 
-async function sale(counter: Counter, reader: string, amount: number): Promise<number> {
+/**
+ * One sale; resolves with the tap → approved time. In a burst the agent's own HTTP call for the tap
+ * may give up before the server answers (the server waits for the outcome's events, which queue at
+ * the account's budget): the counter still learns the outcome from the push, which is what is timed.
+ */
+async function sale(counter: Counter, reader: string, amount: number, tapMustAnswer = true): Promise<number> {
   const started = await counter.command({ type: 'start_payment', reader, amount });
   const txn = (started.transaction as { id: string }).id;
   const approved = counter.wait(approvedFor(txn));
   const t0 = performance.now();
-  counter.send({ type: 'simulate_tap', request_id: `tap-${txn}`, reader });
+  const tap = counter.command({ type: 'simulate_tap', reader });
   await approved;
-  return performance.now() - t0;
+  const ms = performance.now() - t0;
+  await tap.catch((err: unknown) => {
+    if (tapMustAnswer) throw err;
+  });
+  return ms;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -189,7 +198,7 @@ async function main(): Promise<void> {
     // Every reader pays at once.
     await sim.control.resetRateLimits();
     const burstStart = performance.now();
-    await Promise.all(readers.map((reader, i) => sale(counter!, reader, 2_000 + 10 * i)));
+    await Promise.all(readers.map((reader, i) => sale(counter!, reader, 2_000 + 10 * i, false)));
     const burstMs = performance.now() - burstStart;
     const burst = await sim.control.rateLimits();
     process.stdout.write(`${READERS} readers at once: ${burst.rateLimited} 429s from the processor, all approved in ${(burstMs / 1000).toFixed(1)} s\n`);

@@ -130,7 +130,7 @@ export function buildServices(deps: ServiceDeps): Services {
     presenceExpiry: new PresenceExpiry(agents, store.notifications, clock, logger),
     readerActions,
     readerReconciler: new ReaderReconciler(readerActions, store.notifications, clock, logger),
-    processorEventHandlers: [paymentEventHandler(transactions, refunds), (event, mode) => readerActions.onEvent(event, mode), disputeEventHandler(disputes), payoutEventHandler(payouts), accountEventHandler(onboarding)],
+    processorEventHandlers: [(event, mode) => readerActions.onEvent(event, mode), paymentEventHandler(transactions, refunds), disputeEventHandler(disputes), payoutEventHandler(payouts), accountEventHandler(onboarding)],
     webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? DEFAULT_EGRESS),
     events: new EventService(store, clock),
     eventStreams: new EventStreams(),
