@@ -163,6 +163,8 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
             ...(cmd.currency ? { currency: cmd.currency } : {}),
             ...(cmd.description ? { description: cmd.description } : {}),
             ...(cmd.metadata ? { metadata: cmd.metadata } : {}),
+            ...(cmd.line_items ? { line_items: cmd.line_items } : {}),
+            ...(cmd.tax !== undefined ? { tax: cmd.tax } : {}),
             ...(/^[0-9a-f-]{36}$/.test(reader.id) ? { terminal_id: reader.id } : {}),
           },
           // A counter retrying the same request_id gets the same payment, not a second one.

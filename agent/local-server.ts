@@ -5,8 +5,11 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { AgentMessageSchema, ClientMessageSchema, type AgentMessage, type ClientMessage, type ErrorInfo } from '../shared/agent-protocol.js';
 import { ApiConnectionError, ApiRequestError } from '../shared/api/errors.js';
 
-/** The biggest legitimate client message is a start_payment with metadata: 64 KB is ample. */
-const MAX_CLIENT_MESSAGE_BYTES = 64 * 1024;
+/**
+ * The biggest legitimate client message is a start_payment with a full cart: 100 lines of 5,000
+ * characters at up to 3 bytes each in UTF-8 is 1.5 MB; 2 MB leaves room for the rest of it.
+ */
+const MAX_CLIENT_MESSAGE_BYTES = 2 * 1024 * 1024;
 
 /** Invalid messages tolerated from one client before it is disconnected. */
 const MAX_INVALID_MESSAGES = 50;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_LINE_DESCRIPTION, MAX_LINE_ITEMS, MAX_LINE_QUANTITY } from './cart.js';
 
 /**
  * The agent's local websocket protocol: what the counter (the TUI, or any POS front-end) and the
@@ -84,8 +85,29 @@ export const ClientMessageSchema = z.discriminatedUnion('type', [
       currency: z.string().length(3).optional(),
       description: z.string().max(1000).optional(),
       metadata: z.record(z.string(), z.string()).optional(),
+      /** A cart shown on the reader before the tap: Σ quantity × amount (+ tax) must equal amount. */
+      line_items: z
+        .array(
+          z
+            .object({
+              description: z.string().min(1).max(MAX_LINE_DESCRIPTION),
+              quantity: z.number().int().min(1).max(MAX_LINE_QUANTITY),
+              amount: z.number().int().min(0),
+            })
+            .strict(),
+        )
+        .min(1)
+        .max(MAX_LINE_ITEMS)
+        .optional(),
+      /** Tax included in amount, shown on the cart; only with line_items. */
+      tax: z.number().int().min(0).optional(),
     })
-    .strict(),
+    .strict()
+    .refine((m) => m.tax === undefined || m.line_items !== undefined, { path: ['tax'], message: 'is shown on a cart: give line_items with it' })
+    .refine((m) => !m.line_items || m.line_items.reduce((sum, l) => sum + l.quantity * l.amount, m.tax ?? 0) === m.amount, {
+      path: ['line_items'],
+      message: 'must add up to amount (Σ quantity × amount + tax)',
+    }),
   z
     .object({
       type: z.literal('cancel_payment'),

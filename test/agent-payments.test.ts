@@ -98,6 +98,34 @@ describe('a payment through the agent', () => {
     expect(counter.activities(reader, from).filter((a) => a !== 'processing')).toEqual(['waiting_for_card', 'declined']);
   });
 
+  it('carries a cart (line_items and tax) to the reader, and refuses one that does not add up before anything is created', async () => {
+    const lines = [
+      { description: 'Flat white', quantity: 2, amount: 450 },
+      { description: 'Almond croissant', quantity: 1, amount: 380 },
+    ];
+    // The reader is free again once the last payment has left it.
+    await eventually(() => (['waiting_for_card', 'processing', 'canceled_on_reader'].includes(counter.latest(reader)?.activity ?? '') ? undefined : true), 10_000);
+    const from = counter.messages.length;
+    counter.send({ type: 'start_payment', request_id: 'cart-bad', reader, amount: 1300, line_items: lines });
+    const refused = await counter.next('error', (e) => e.error.message.includes('line_items'), 5_000, from);
+    expect(refused.error).toMatchObject({ code: 'invalid_message' });
+    expect(refused.error.message).toContain('must add up to amount');
+
+    const started = await counter.command({ type: 'start_payment', request_id: 'cart-1', reader, amount: 1380, line_items: lines, tax: 100 });
+    expect(started.ok, JSON.stringify(started.error)).toBe(true);
+    const txnId = (started.data as { transaction: { id: string } }).transaction.id;
+    await counter.next('reader', (msg) => msg.reader.activity === 'waiting_for_card' && msg.reader.transaction_id === txnId, 10_000, from);
+    const shown = await t.stack.simulator!.control.readerDisplay(reader);
+    expect(shown.cart).toMatchObject({ line_items: lines, tax: 100, total: 1380 });
+    const api = client(t.url, m.keys.sk_test);
+    expect((await api.get<{ data: { cart: unknown } }>(`/v1/transactions/${txnId}`)).body.data.cart).toEqual({ line_items: lines, tax: 100 });
+    const cancel = await counter.command({ type: 'cancel_payment', request_id: 'cart-cancel', transaction_id: txnId });
+    expect(cancel.ok, JSON.stringify(cancel.error)).toBe(true);
+    await counter.next('transaction', (msg) => msg.transaction.id === txnId && msg.transaction.status === 'canceled', 10_000, from);
+    // The next test counts the reader's activities from a reader at rest.
+    await counter.next('reader', (msg) => msg.reader.processor_terminal_id === reader && msg.reader.activity === 'idle', 15_000, from);
+  });
+
   it('sees a customer cancel on the reader that the API keeps silent, and cancels the payment on command', async () => {
     const from = counter.messages.length;
     const started = await counter.command({ type: 'start_payment', request_id: 'sale-3', reader, amount: 2500 });

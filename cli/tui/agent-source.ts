@@ -4,6 +4,7 @@ import { AgentMessageSchema, PROTOCOL_VERSION, type AgentMessage, type ClientMes
 import type { PosApi } from '../../shared/api/client.js';
 import { ApiRequestError } from '../../shared/api/errors.js';
 import type { Transaction } from '../../shared/api/types.js';
+import type { LineItem } from '../../shared/cart.js';
 import type { CounterSource } from './source.js';
 import type { CashSaleResult } from './cash.js';
 import type { Action, CounterReader } from './state.js';
@@ -203,8 +204,9 @@ export class AgentSource implements CounterSource {
     });
   }
 
-  async startPayment(reader: CounterReader, amount: number, currency: string): Promise<{ transactionId: string }> {
-    const data = (await this.command({ type: 'start_payment', request_id: randomUUID(), reader: reader.processor_terminal_id, amount, currency })) as
+  async startPayment(reader: CounterReader, amount: number, currency: string, lineItems?: readonly LineItem[]): Promise<{ transactionId: string }> {
+    const cart = lineItems?.length ? { line_items: lineItems.map((l) => ({ description: l.description, quantity: l.quantity, amount: l.amount })) } : {};
+    const data = (await this.command({ type: 'start_payment', request_id: randomUUID(), reader: reader.processor_terminal_id, amount, currency, ...cart })) as
       | { transaction_id?: string; id?: string; transaction?: { id?: string } }
       | undefined;
     const transactionId = data?.transaction_id ?? data?.transaction?.id ?? data?.id;

@@ -1,3 +1,4 @@
+import type { LineItem } from '../../shared/cart.js';
 import type { Transaction } from '../../shared/api/types.js';
 import type { CounterSource } from './source.js';
 import type { CashSaleResult } from './cash.js';
@@ -81,8 +82,9 @@ export class FakeSource implements CounterSource {
   refresh() {
     this.calls.push('refresh');
   }
-  startPayment(r: CounterReader, amount: number, currency: string) {
-    this.calls.push(`start ${r.name} ${amount} ${currency}`);
+  startPayment(r: CounterReader, amount: number, currency: string, lineItems?: readonly LineItem[]) {
+    const cart = lineItems?.length ? ` [${lineItems.map((l) => `${l.description}:${l.amount}x${l.quantity}`).join(', ')}]` : '';
+    this.calls.push(`start ${r.name} ${amount} ${currency}${cart}`);
     return this.answers.startPayment?.() ?? Promise.resolve({ transactionId: 't-1' });
   }
   cancelPayment(id: string, reason = '') {

@@ -1,4 +1,5 @@
 import { historyRows, inFlight, isBusy, selectedReader, VIEWS, type Action, type CounterState, type HistoryFilter, type View } from './state.js';
+import type { CartAction } from './cart.js';
 
 /** Keyboard only: what a key press means in the current state. Pure, so it is tested without a terminal. */
 
@@ -89,6 +90,22 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
   const charge = state.charge;
   if (state.view === 'charge') {
     if (charge.phase === 'entry') {
+      const cart = charge.cart;
+      const dispatchCart = (action: CartAction): Intent => ({ kind: 'dispatch', action });
+      if (cart.draft) {
+        // Typing a line: every key belongs to it (q is a letter of "Croque monsieur", not quit).
+        if (key.return) return dispatchCart({ type: 'cart_next' });
+        if (key.escape || (key.ctrl && input === 'u')) return dispatchCart({ type: 'cart_close' });
+        if (key.backspace || key.delete) return dispatchCart({ type: 'cart_backspace' });
+        if (input !== '' && !key.ctrl) return dispatchCart({ type: 'cart_input', text: input });
+        return null;
+      }
+      if (input === '+') {
+        if (charge.amountText !== '') return { kind: 'dispatch', action: { type: 'notice', text: 'An amount is typed: Esc clears it before a cart is started with +.' } };
+        return dispatchCart({ type: 'cart_open' });
+      }
+      if (input === '-' && cart.lines.length > 0) return dispatchCart({ type: 'cart_remove_last' });
+      if (cart.lines.length > 0 && /^[0-9.,cC]+$/.test(input)) return { kind: 'dispatch', action: { type: 'notice', text: 'The cart sets the amount: + adds a line, - takes the last off, Esc clears the cart.' } };
       if (key.return) return { kind: 'start_charge' };
       if (key.backspace || key.delete) return { kind: 'dispatch', action: { type: 'amount_backspace' } };
       if (key.escape || (key.ctrl && input === 'u')) return { kind: 'dispatch', action: { type: 'amount_clear' } };
@@ -157,7 +174,9 @@ export function hintsFor(state: CounterState): string {
     return 'Recording the cash sale…';
   }
   if (state.view === 'charge') {
-    if (c.phase === 'entry') return `Enter card · $ cash · o no sale · Esc clear · ←→ reader${inFlight(selectedReader(state)) ? ' · x cancel' : ''} · Tab views · q quit`;
+    if (c.phase === 'entry' && c.cart.draft) return `${c.cart.draft.step === 'quantity' ? 'Enter add the line (quantity 1 if empty)' : 'Enter next'} · Esc drop the line`;
+    if (c.phase === 'entry' && c.cart.lines.length > 0) return `Enter charge the cart · + add item · - remove last · $ cash · Esc clear · ←→ reader · Tab views · q quit`;
+    if (c.phase === 'entry') return `Enter card · + cart · $ cash · o no sale · Esc clear · ←→ reader${inFlight(selectedReader(state)) ? ' · x cancel' : ''} · Tab views · q quit`;
     if (c.phase === 'waiting') return `${state.mode === 'test' && !c.tapSent ? 's simulate tap · ' : ''}x cancel payment`;
     if (c.phase === 'processing' || c.phase === 'starting' || c.phase === 'canceled_on_reader') return 'x cancel payment';
     if (c.phase === 'offline') return 'l payment link · Esc back';

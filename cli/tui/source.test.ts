@@ -9,10 +9,11 @@ const READER = { id: 'r-1', name: 'Till 1', processor_terminal_id: 'tmr_1', stat
 
 /** A fake /v1 that can be switched off, as a server restart or a pulled cable would. */
 function fakeApi() {
-  const state = { up: true, paths: [] as string[], status: 'pending' as Transaction['status'] };
-  const fetch = async (url: string | URL | Request) => {
+  const state = { up: true, paths: [] as string[], status: 'pending' as Transaction['status'], bodies: {} as Record<string, unknown> };
+  const fetch = async (url: string | URL | Request, init?: RequestInit) => {
     const path = new URL(String(url)).pathname;
     state.paths.push(path);
+    if (typeof init?.body === 'string') state.bodies[path] = JSON.parse(init.body);
     if (!state.up) throw new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:4242') });
     const body =
       path === '/v1/merchant'
@@ -21,7 +22,7 @@ function fakeApi() {
           ? { data: [READER] }
           : path === '/v1/transactions'
             ? { data: [], totalCount: 0, page: 1, size: 12, lastPage: 1 }
-            : { data: txn({ status: state.status }) };
+            : { data: txn({ status: state.status, payment_intent_id: 'pi_1' }) };
     return new Response(JSON.stringify(body), { status: 200 });
   };
   return { state, api: new PosClient({ server: 'http://127.0.0.1:4242', apiKey: 'sk_test_x', fetch: fetch as typeof globalThis.fetch }) };
@@ -66,6 +67,24 @@ describe('PollingSource', () => {
       state.up = true;
       await until(() => actions.some((a) => a.type === 'connection' && a.status === 'connected'));
       await until(() => actions.some((a) => a.type === 'readers'));
+    } finally {
+      source.stop();
+    }
+  });
+
+  it('sends a cart as the line_items of the payment, and none without one', async () => {
+    const { state, api } = fakeApi();
+    const source = new PollingSource(api);
+    const till = { id: 'r-1', processor_terminal_id: 'tmr_1', name: 'Till 1', status: 'online' as const, last_seen_at: null, activity: null, transaction_id: null };
+    try {
+      const lines = [
+        { description: 'Flat white', quantity: 2, amount: 450 },
+        { description: 'Almond croissant', quantity: 1, amount: 380 },
+      ];
+      await source.startPayment(till, 1280, 'usd', lines);
+      expect(state.bodies['/v1/terminal/create-payment']).toEqual({ amount: 1280, currency: 'usd', terminal_id: 'r-1', line_items: lines });
+      await source.startPayment(till, 1000, 'usd');
+      expect(state.bodies['/v1/terminal/create-payment']).toEqual({ amount: 1000, currency: 'usd', terminal_id: 'r-1' });
     } finally {
       source.stop();
     }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { PosApi } from '../../shared/api/client.js';
 import type { Reader } from '../../shared/api/types.js';
+import type { LineItem } from '../../shared/cart.js';
 import type { Action, CounterReader } from './state.js';
 import type { CashSaleResult } from './cash.js';
 
@@ -14,7 +15,8 @@ export interface CounterSource {
   readonly via: 'agent' | 'polling';
   start(dispatch: (action: Action) => void): void;
   stop(): void;
-  startPayment(reader: CounterReader, amount: number, currency: string): Promise<{ transactionId: string }>;
+  /** `lineItems`: a cart the reader shows before the tap; they add up to `amount`. */
+  startPayment(reader: CounterReader, amount: number, currency: string, lineItems?: readonly LineItem[]): Promise<{ transactionId: string }>;
   /** `reason` is kept as the payment's cancellation_reason (shared/declines.ts CANCEL_WORDS). */
   cancelPayment(transactionId: string, reason: string): Promise<void>;
   simulateTap(reader: CounterReader): Promise<void>;
@@ -115,8 +117,8 @@ export class PollingSource implements CounterSource {
     }
   }
 
-  async startPayment(reader: CounterReader, amount: number, currency: string): Promise<{ transactionId: string }> {
-    const created = await this.api.createTerminalPayment({ amount, currency, terminal_id: reader.id });
+  async startPayment(reader: CounterReader, amount: number, currency: string, lineItems?: readonly LineItem[]): Promise<{ transactionId: string }> {
+    const created = await this.api.createTerminalPayment({ amount, currency, terminal_id: reader.id, ...(lineItems?.length ? { line_items: [...lineItems] } : {}) });
     try {
       const intent = created.data.payment_intent_id;
       if (!intent) throw new Error(`payment ${created.data.reference} has no processor payment to send to the reader`);

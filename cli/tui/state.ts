@@ -3,6 +3,7 @@ import { cancelWords, declineWords } from '../../shared/declines.js';
 import { formatPlain } from '../amount.js';
 import type { DayReport } from '../report.js';
 import type { DeviceState, ReaderActivity } from '../../shared/agent-protocol.js';
+import { type CartAction, type CartState, emptyCart, isCartAction, reduceCart } from './cart.js';
 import { type CashAction, type CashState, isCashAction, reduceCash, reduceDevices } from './cash.js';
 
 /**
@@ -60,6 +61,8 @@ export interface ChargeState {
   tapSent: boolean;
   /** The payment was already on the reader when the counter found it (after a restart, say). */
   adopted: boolean;
+  /** Lines being sold (cart.ts): when there are any, their total is the amount charged. */
+  cart: CartState;
 }
 
 export type HistoryFilter = 'all' | 'counter' | 'online';
@@ -144,7 +147,8 @@ export type Action =
   | { type: 'history_loaded'; page: number; lastPage: number; totalCount: number; rows: Transaction[] }
   | { type: 'history_failed'; message: string }
   | { type: 'intro_done' }
-  | CashAction;
+  | CashAction
+  | CartAction;
 
 export function newCharge(): ChargeState {
   return {
@@ -161,6 +165,7 @@ export function newCharge(): ChargeState {
     canceling: false,
     tapSent: false,
     adopted: false,
+    cart: emptyCart(),
   };
 }
 
@@ -251,7 +256,7 @@ function applyReader(state: CounterState, charge: ChargeState, r: CounterReader)
   if (charge.errorCause === 'reader_busy' && !inFlight(r)) return { ...charge, error: null, errorCause: null };
   // A payment already on the selected reader (the counter restarted while it waited for a card):
   // shown as the sale under way, so staff can follow it or cancel it. Not while staff are typing.
-  if (charge.phase === 'entry' && charge.amountText === '' && inFlight(r) && !state.ended.includes(r.transaction_id) && !state.transactions.some((t) => t.id === r.transaction_id && FINAL.has(t.status))) {
+  if (charge.phase === 'entry' && charge.amountText === '' && charge.cart.lines.length === 0 && !charge.cart.draft && inFlight(r) && !state.ended.includes(r.transaction_id) && !state.transactions.some((t) => t.id === r.transaction_id && FINAL.has(t.status))) {
     return {
       ...newCharge(),
       phase: PHASE_OF[r.activity ?? ''] ?? 'waiting',
@@ -282,6 +287,11 @@ export function reduce(state: CounterState, action: Action): CounterState {
     const cash = reduceCash(state.cash, action);
     const devices = reduceDevices(state.devices, action);
     return cash === state.cash && devices === state.devices ? state : { ...state, cash, devices };
+  }
+  if (isCartAction(action)) {
+    if (state.charge.phase !== 'entry') return state;
+    const cart = reduceCart(state.charge.cart, action, state.currency);
+    return cart === state.charge.cart ? state : { ...state, charge: { ...state.charge, cart, error: null, errorCause: null } };
   }
   switch (action.type) {
     case 'connection': {
@@ -332,7 +342,7 @@ export function reduce(state: CounterState, action: Action): CounterState {
       return { ...state, charge: { ...state.charge, amountText: state.charge.amountText.slice(0, -1), error: null, errorCause: null } };
     case 'amount_clear':
       if (state.charge.phase !== 'entry') return state;
-      return { ...state, charge: { ...state.charge, amountText: '', error: null, errorCause: null } };
+      return { ...state, charge: { ...state.charge, amountText: '', cart: emptyCart(), error: null, errorCause: null } };
     case 'select_reader':
       return { ...state, selectedReader: clamp(state.selectedReader + action.delta, state.readers.length) };
     case 'select_transaction':

@@ -2,6 +2,9 @@ import { MetadataSchema, TimestampSchema } from './common.js';
 import { AmountSchema, CurrencySchema, IdempotencyKeySchema, MAX_AMOUNT } from './transactions.js';
 import { z } from './zod.js';
 import { MAX_TIP_OPTIONS, MAX_TIP_PERCENTAGE } from '../../shared/tipping.js';
+import { MAX_LINE_DESCRIPTION, MAX_LINE_ITEMS, MAX_LINE_QUANTITY } from '../../shared/cart.js';
+
+export { MAX_LINE_DESCRIPTION, MAX_LINE_ITEMS, MAX_LINE_QUANTITY };
 
 /** A tip amount or threshold: minor units, positive, no larger than any payment can be. */
 const TipAmountSchema = z.number().int().min(1).max(MAX_AMOUNT);
@@ -104,16 +107,6 @@ export const ReaderSchema = z
       .openapi({ description: "The reader's current or last payment action, as the processor's events last reported it" }),
   })
   .openapi('TerminalReader');
-
-/** Stripe's cap on a cart line's description (`cart[line_items][][description]`). */
-export const MAX_LINE_DESCRIPTION = 5000;
-/**
- * Lines on one cart. Stripe states no cap; a hundred is far past a counter sale and keeps the
- * reader's screen (and the stored row) small.
- */
-export const MAX_LINE_ITEMS = 100;
-/** A line's quantity: a counter sells units, not tonnes; this keeps quantity × amount a safe integer. */
-export const MAX_LINE_QUANTITY = 10_000;
 
 export const LineItemSchema = z
   .object({

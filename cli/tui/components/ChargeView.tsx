@@ -3,6 +3,7 @@ import { Box, Text } from 'ink';
 import { ago, cardOf, money } from '../../format.js';
 import { inFlight, selectedReader, type CounterReader, type CounterState } from '../state.js';
 import type { Theme } from '../theme.js';
+import { CartView } from './CartView.js';
 
 /** A reader's presence as far as the counter knows it: nothing is known while the connection is lost. */
 export function presence(state: CounterState, r: CounterReader, theme: Theme): { text: string; color: string | undefined } {
@@ -21,13 +22,18 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
       const reader = selectedReader(state);
       const p = reader ? presence(state, reader, theme) : null;
       const shortcut = c.amountText === '' && state.lastAmount ? `  Enter alone charges ${state.lastAmount}` : '';
+      const hasCart = c.cart.lines.length > 0 || c.cart.draft !== null;
       return (
         <Box flexDirection="column">
-          <Text>
-            {'Amount  '}
-            <Text bold>{`${c.amountText}_`}</Text>
-            <Text dimColor={theme.dim}>{`  ${state.currency.toUpperCase()}${shortcut}`}</Text>
-          </Text>
+          {hasCart ? (
+            <CartView cart={c.cart} currency={state.currency} theme={theme} />
+          ) : (
+            <Text>
+              {'Amount  '}
+              <Text bold>{`${c.amountText}_`}</Text>
+              <Text dimColor={theme.dim}>{`  ${state.currency.toUpperCase()}${shortcut}`}</Text>
+            </Text>
+          )}
           <Text>
             {'Reader  '}
             {reader && p ? (
@@ -45,7 +51,7 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
           ) : null}
           {c.error ? <Text color={theme.bad}>{c.error}</Text> : null}
           <Text> </Text>
-          <Text>Press Enter to charge.</Text>
+          <Text>{c.cart.draft ? 'Press Enter after each part of the line.' : hasCart ? 'Press Enter to charge the cart.' : 'Press Enter to charge.'}</Text>
         </Box>
       );
     }

@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { PosApi } from '../../../shared/api/client.js';
 import { ApiConnectionError, ApiRequestError } from '../../../shared/api/errors.js';
-import { parseChargeAmount } from '../../amount.js';
+import { chargeLimitError, parseChargeAmount } from '../../amount.js';
+import { cartTotal } from '../cart.js';
 import { CONFLICT_WORDS, money, permissionWords } from '../../format.js';
 import { loadDayReport, localDate } from '../../report.js';
 import type { CounterSource } from '../source.js';
@@ -122,14 +123,14 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
           loadReport();
           return;
         case 'start_charge': {
-          const text = s.charge.amountText === '' ? (s.lastAmount ?? '') : s.charge.amountText;
           let amount: number;
           try {
-            amount = parseChargeAmount(text, s.currency);
+            amount = amountToCharge(s);
           } catch (err) {
             dispatch({ type: 'charge_error', message: err instanceof Error ? err.message.replace(/^amount/, 'Amount') : String(err), cause: 'input' });
             return;
           }
+          const lines = s.charge.cart.lines;
           const reader = selectedReader(s);
           if (!reader) {
             dispatch({ type: 'charge_error', message: 'No reader yet: register one with `pos readers register`.', cause: 'other' });
@@ -146,7 +147,7 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
             return;
           }
           dispatch({ type: 'charge_starting', amount, readerName: reader.name });
-          source.startPayment(reader, amount, s.currency).then(
+          source.startPayment(reader, amount, s.currency, lines.length > 0 ? lines : undefined).then(
             ({ transactionId }) => {
               dispatch({ type: 'charge_started', transactionId });
               source.follow(transactionId);
@@ -200,9 +201,8 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
           return;
         }
         case 'start_cash': {
-          const text = s.charge.amountText === '' ? (s.lastAmount ?? '') : s.charge.amountText;
           try {
-            dispatch({ type: 'cash_start', amount: parseChargeAmount(text, s.currency) });
+            dispatch({ type: 'cash_start', amount: amountToCharge(s) });
           } catch (err) {
             dispatch({ type: 'charge_error', message: err instanceof Error ? err.message.replace(/^amount/, 'Amount') : String(err), cause: 'input' });
           }
@@ -276,4 +276,16 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
   );
 
   return { state, run, press };
+}
+
+/** What Enter (or $) takes: the cart's total when there is a cart, else the amount typed (or the last one). */
+function amountToCharge(s: CounterState): number {
+  const lines = s.charge.cart.lines;
+  if (lines.length > 0) {
+    const total = cartTotal(lines);
+    const limit = chargeLimitError(total, s.currency);
+    if (limit) throw new Error(`${limit}: the cart comes to ${money(total, s.currency)}`);
+    return total;
+  }
+  return parseChargeAmount(s.charge.amountText === '' ? (s.lastAmount ?? '') : s.charge.amountText, s.currency);
 }
