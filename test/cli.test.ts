@@ -171,6 +171,22 @@ describe.concurrent('online charges and amounts', () => {
     expect(page.data).toHaveLength(2);
     expect((await pos(['txn', 'list', '--size', '101'], env)).status).toBe(2);
   });
+
+  it('lists only counter or only online payments with --channel', async () => {
+    const shop = await t.merchant('Channel CLI');
+    const shopApi = client(t.url, shop.keys.sk_test);
+    const shopEnv = { ...env, POS_API_KEY: shop.keys.sk_test };
+    const sale = await shopApi.post<{ data: { id: string } }>('/v1/transactions', { payment_method_type: 'cash', amount: 450 });
+    for (const amount of [1000, 2000]) expect((await shopApi.post('/v1/transactions', { amount })).status).toBe(201);
+    const counter = json<{ data: { id: string; payment_method_type: string }[]; totalCount: number }>(await pos(['txn', 'list', '--channel', 'counter', '--json'], shopEnv));
+    expect(counter.data.map((x) => x.id)).toEqual([sale.body.data.id]);
+    expect(counter.totalCount).toBe(1);
+    const online = await pos(['txn', 'list', '--channel', 'online', '--size', '1'], shopEnv);
+    expect(online.status, online.stderr).toBe(0);
+    expect(online.stdout).toContain('page 1 of 2 (2 payments)');
+    expect(online.stdout).not.toContain('cash');
+    expect((await pos(['txn', 'list', '--channel', 'web'], shopEnv)).status).toBe(2);
+  });
 });
 
 describe.concurrent('payment links and hosted checkout', () => {

@@ -114,6 +114,13 @@ describe.skipIf(!hasTmux)('pos up in a terminal (tmux, 80×24)', () => {
     expect(history).toContain('Canceled by staff');
     expect(history).toMatch(/\$10\.00\s+succeeded\s+counter\s+visa ••4242/);
     save('history', history);
+    // m asks the server for one channel: both payments were taken on the reader.
+    keys('m');
+    await waitFor('Page 1 of 1 (2 payments) · counter payments');
+    keys('m');
+    await waitFor('No online payments yet.');
+    keys('m');
+    await waitFor('Page 1 of 1 (2 payments) · all payments');
     keys('d');
     const day = await waitFor(/All\s+1\s+\$10\.00\s+0\s+1/);
     expect(day).toMatch(/Till 1\s+1\s+\$10\.00/);

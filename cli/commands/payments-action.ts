@@ -196,8 +196,8 @@ export function positiveInt(value: string, flag: string, max: number): number {
   return n;
 }
 
-export async function listTransactions(_args: [], options: { status?: string; page: string; size: string }, ctx: CliContext): Promise<void> {
-  const page = await ctx.api.listTransactions({ status: options.status, page: positiveInt(options.page, '--page', 1_000_000), size: positiveInt(options.size, '--size', 100) });
+export async function listTransactions(_args: [], options: { status?: string; channel?: 'counter' | 'online'; page: string; size: string }, ctx: CliContext): Promise<void> {
+  const page = await ctx.api.listTransactions({ status: options.status, channel: options.channel, page: positiveInt(options.page, '--page', 1_000_000), size: positiveInt(options.size, '--size', 100) });
   if (ctx.out.json) {
     ctx.out.printJson(page);
     return;

@@ -41,6 +41,7 @@ export function registerPaymentCommands(program: Command): void {
     .command('list')
     .description('Payments, newest first')
     .addOption(new Option('--status <status>', 'only this status').choices(['pending', 'requires_capture', 'succeeded', 'failed', 'canceled', 'refunded', 'partially_refunded']))
+    .addOption(new Option('--channel <channel>', 'only counter payments (reader or cash) or only online ones').choices(['counter', 'online']))
     .option('--page <n>', 'page number, from 1', '1')
     .option('--size <n>', 'page size, 1 to 100', '10')
     .action(lazy(async () => (await import('./payments-action.js')).listTransactions));

@@ -67,7 +67,7 @@ describe('keys', () => {
   });
 
   it('pages History and switches its filter', () => {
-    const history = state({ type: 'view', view: 'transactions' }, { type: 'history_loaded', page: 1, lastPage: 2, totalCount: 20, rows: [] });
+    const history = state({ type: 'view', view: 'transactions' }, { type: 'history_loaded', page: 1, filter: 'all', lastPage: 2, totalCount: 20, rows: [] });
     expect(intentFor(history, 'n', {})).toEqual({ kind: 'dispatch', action: { type: 'history_page', page: 2 } });
     expect(intentFor(history, '', { pageDown: true })).toEqual({ kind: 'dispatch', action: { type: 'history_page', page: 2 } });
     expect(intentFor(history, 'p', {})).toBeNull();

@@ -110,19 +110,50 @@ describe('counter reducer', () => {
     expect(canceled.charge.phase).toBe('entry');
   });
 
-  it('pages History and filters counter from online payments', () => {
+  it('pages History through all payments, page 1 being the live list', () => {
     const online = txn({ id: 't-2', payment_method_type: 'card', reader_id: null, terminal_id: null });
-    let s = run([{ type: 'view', view: 'transactions' }, { type: 'transactions', transactions: [txn(), online] }, { type: 'history_loaded', page: 1, lastPage: 3, totalCount: 30, rows: [] }], ready());
+    let s = run([{ type: 'view', view: 'transactions' }, { type: 'transactions', transactions: [txn(), online] }, { type: 'history_loaded', page: 1, filter: 'all', lastPage: 3, totalCount: 30, rows: [] }], ready());
     expect(s.history).toMatchObject({ page: 1, lastPage: 3, totalCount: 30, rows: null });
+    expect(historyRows(s).map((t) => t.id)).toEqual(['t-1', 't-2']);
     s = reduce(s, { type: 'history_page', page: 2 });
     expect(s.history).toMatchObject({ page: 2, loading: true });
-    s = reduce(s, { type: 'history_loaded', page: 2, lastPage: 3, totalCount: 30, rows: [txn({ id: 'old-1' })] });
+    s = reduce(s, { type: 'history_loaded', page: 2, filter: 'all', lastPage: 3, totalCount: 30, rows: [txn({ id: 'old-1' })] });
     expect(historyRows(s).map((t) => t.id)).toEqual(['old-1']);
     expect(reduce(s, { type: 'history_page', page: 9 }).history.page).toBe(3);
-    s = run([{ type: 'history_page', page: 1, filter: 'online' }], s);
-    expect(historyRows(s).map((t) => t.id)).toEqual(['t-2']);
+    // A late answer for page 1 updates the count and leaves page 2's rows on screen.
+    s = reduce(s, { type: 'history_loaded', page: 1, filter: 'all', lastPage: 4, totalCount: 31, rows: [txn({ id: 'new' })] });
+    expect(s.history).toMatchObject({ page: 2, lastPage: 4, totalCount: 31 });
+    expect(historyRows(s).map((t) => t.id)).toEqual(['old-1']);
+  });
+
+  it('pages a counter/online filter through the pages the server filtered, all of them full', () => {
+    const card = (id: string) => txn({ id, payment_method_type: 'card', reader_id: null, terminal_id: null });
+    const cash = txn({ id: 'cash-1', payment_method_type: 'cash', reader_id: null, terminal_id: null });
+    let s = run([{ type: 'view', view: 'transactions' }, { type: 'transactions', transactions: [txn(), card('o-1'), cash] }, { type: 'history_loaded', page: 1, filter: 'all', lastPage: 9, totalCount: 100, rows: [] }], ready());
+    // Switching filter starts a new list: page 1, its counts unknown until the server answers.
+    s = reduce(s, { type: 'history_page', page: 1, filter: 'online' });
+    expect(s.history).toMatchObject({ page: 1, filter: 'online', lastPage: 1, totalCount: null, rows: null, loading: true });
+    expect(historyRows(s).map((t) => t.id)).toEqual(['o-1']);
+    const firstOnline = Array.from({ length: 12 }, (_, i) => card(`o-${i + 1}`));
+    s = reduce(s, { type: 'history_loaded', page: 1, filter: 'online', lastPage: 3, totalCount: 30, rows: firstOnline });
+    expect(s.history).toMatchObject({ lastPage: 3, totalCount: 30, loading: false });
+    expect(historyRows(s)).toHaveLength(12);
+    expect(historyRows(s).map((t) => t.id)).toEqual(firstOnline.map((t) => t.id));
+    // A sale since the fetch shows first; the page stays a page long.
+    s = reduce(s, { type: 'transactions', transactions: [card('o-new'), txn(), card('o-1'), cash] });
+    expect(historyRows(s).map((t) => t.id).slice(0, 3)).toEqual(['o-new', 'o-1', 'o-2']);
+    expect(historyRows(s)).toHaveLength(12);
+    s = reduce(s, { type: 'history_page', page: 2 });
+    expect(s.history).toMatchObject({ page: 2, filter: 'online', loading: true });
+    s = reduce(s, { type: 'history_loaded', page: 2, filter: 'online', lastPage: 3, totalCount: 30, rows: [card('o-13'), card('o-14')] });
+    expect(historyRows(s).map((t) => t.id)).toEqual(['o-13', 'o-14']);
+    // Counter payments include cash sales; an answer for the filter left behind is dropped.
     s = reduce(s, { type: 'history_page', page: 1, filter: 'counter' });
-    expect(historyRows(s).map((t) => t.id)).toEqual(['t-1']);
+    expect(historyRows(s).map((t) => t.id)).toEqual(['t-1', 'cash-1']);
+    expect(reduce(s, { type: 'history_loaded', page: 1, filter: 'online', lastPage: 3, totalCount: 30, rows: firstOnline }).history).toMatchObject({ filter: 'counter', totalCount: null, rows: null });
+    s = reduce(s, { type: 'history_loaded', page: 1, filter: 'counter', lastPage: 2, totalCount: 14, rows: [txn(), cash, txn({ id: 't-0' })] });
+    expect(historyRows(s).map((t) => t.id)).toEqual(['t-1', 'cash-1', 't-0']);
+    expect(s.history).toMatchObject({ lastPage: 2, totalCount: 14 });
   });
 
   it('keeps the selected reader when the list is refreshed', () => {

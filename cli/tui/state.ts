@@ -67,13 +67,16 @@ export interface ChargeState {
 
 export type HistoryFilter = 'all' | 'counter' | 'online';
 
-/** History beyond the live first page: the page on screen, fetched from /v1/transactions. */
+/**
+ * The page of History on screen, fetched from /v1/transactions: the server filters by channel, so
+ * every page of a filter is full. Page 1 of all payments is the live list.
+ */
 export interface HistoryState {
   page: number;
   lastPage: number;
   totalCount: number | null;
   filter: HistoryFilter;
-  /** Rows of an older page; null on page 1, which shows the live list. */
+  /** Rows of the page as fetched; null on page 1 of all payments, which shows the live list. */
   rows: Transaction[] | null;
   loading: boolean;
 }
@@ -144,7 +147,7 @@ export type Action =
   | { type: 'notice'; text: string | null; cause?: 'connection' }
   | { type: 'confirm_quit'; asking: boolean }
   | { type: 'history_page'; page: number; filter?: HistoryFilter }
-  | { type: 'history_loaded'; page: number; lastPage: number; totalCount: number; rows: Transaction[] }
+  | { type: 'history_loaded'; page: number; filter: HistoryFilter; lastPage: number; totalCount: number; rows: Transaction[] }
   | { type: 'history_failed'; message: string }
   | { type: 'intro_done' }
   | CashAction
@@ -387,15 +390,26 @@ export function reduce(state: CounterState, action: Action): CounterState {
       return { ...state, confirmQuit: action.asking };
     case 'history_page': {
       const filter = action.filter ?? state.history.filter;
-      const page = Math.max(1, Math.min(action.page, state.history.lastPage));
-      return { ...state, selectedTransaction: 0, confirmRefund: null, history: { ...state.history, page, filter, rows: page === 1 ? null : state.history.rows, loading: page !== 1 } };
+      // Another filter is another list: its page count and rows are unknown until it is fetched.
+      const refiltered = filter !== state.history.filter;
+      const page = refiltered ? 1 : Math.max(1, Math.min(action.page, state.history.lastPage));
+      const live = page === 1 && filter === 'all';
+      const history = refiltered
+        ? { ...state.history, page, filter, lastPage: 1, totalCount: null, rows: null, loading: !live }
+        : { ...state.history, page, rows: live ? null : state.history.rows, loading: !live };
+      return { ...state, selectedTransaction: 0, confirmRefund: null, history };
     }
-    case 'history_loaded':
-      if (action.page !== state.history.page && action.page !== 1) return state;
+    case 'history_loaded': {
+      // An answer for a filter or page left since is stale; page 1's still tells how many pages there are.
+      if (action.filter !== state.history.filter) return state;
+      const current = action.page === state.history.page;
+      if (!current && action.page !== 1) return state;
+      const live = state.history.page === 1 && state.history.filter === 'all';
       return {
         ...state,
-        history: { ...state.history, lastPage: Math.max(1, action.lastPage), totalCount: action.totalCount, rows: state.history.page === 1 ? null : action.rows, loading: false },
+        history: { ...state.history, lastPage: Math.max(1, action.lastPage), totalCount: action.totalCount, rows: live ? null : current ? action.rows : state.history.rows, loading: current ? false : state.history.loading },
       };
+    }
     case 'history_failed':
       return { ...state, notice: action.message, history: { ...state.history, loading: false } };
     case 'intro_done':
@@ -403,16 +417,25 @@ export function reduce(state: CounterState, action: Action): CounterState {
   }
 }
 
-/** Counter payments are taken on a reader; everything else (links, hosted pages, the API) is online. */
+/**
+ * Counter payments are taken at the till, on a reader or in cash; everything else (links, hosted
+ * pages, the API) is online. The server's `channel` filter draws the same line.
+ */
 export function isCounterPayment(t: Transaction): boolean {
-  return t.payment_method_type === 'terminal' || t.reader_id !== null;
+  return t.payment_method_type === 'terminal' || t.payment_method_type === 'cash';
 }
 
-/** The History rows on screen: the live list on page 1, a fetched page after, through the filter. */
+/** The History rows on screen: the live list on page 1 of all payments, else the page the server filtered. */
 export function historyRows(state: CounterState): Transaction[] {
-  const rows = state.history.page === 1 || !state.history.rows ? state.transactions : state.history.rows;
-  if (state.history.filter === 'all') return rows;
-  return rows.filter((t) => isCounterPayment(t) === (state.history.filter === 'counter'));
+  const { page, filter, rows } = state.history;
+  if (filter === 'all') return page === 1 || !rows ? state.transactions : rows;
+  const fetched = rows ?? [];
+  if (page !== 1) return fetched;
+  // A payment's channel never changes, so the live list's payments of this channel are the newest
+  // of it: they go first, fresher than the fetched copies, and a sale since the fetch shows at once.
+  const live = state.transactions.filter((t) => isCounterPayment(t) === (filter === 'counter'));
+  const seen = new Set(live.map((t) => t.id));
+  return [...live, ...fetched.filter((t) => !seen.has(t.id))].slice(0, RECENT_LIMIT);
 }
 
 export function selectedReader(state: CounterState): CounterReader | undefined {

@@ -5,9 +5,17 @@ import type { Executor } from './store.js';
 /**
  * `reader_actions` numbers reader action changes per scope (pushes to agents resume after one).
  * `transactions:<status>` counts per status, so filtered lists also answer totalCount without
- * COUNT(*); `customers:deleted` how many of the `customers` were deleted.
+ * COUNT(*); `transactions:counter` how many of the `transactions` were taken at the till (the
+ * online ones are the rest); `customers:deleted` how many of the `customers` were deleted.
  */
-export type CounterName = 'customers' | 'customers:deleted' | 'transactions' | 'events' | 'reader_actions' | `transactions:${TransactionStatus}`;
+export type CounterName =
+  | 'customers'
+  | 'customers:deleted'
+  | 'transactions'
+  | 'transactions:counter'
+  | 'events'
+  | 'reader_actions'
+  | `transactions:${TransactionStatus}`;
 
 /** Increments and returns the counter: the new row's sequence number and the list's new size. */
 type CounterArgs = { merchantId: string; mode: Mode; name: CounterName; delta: number };

@@ -4,6 +4,7 @@ import { ApiError } from '../errors.js';
 import { ProcessorFailure } from '../processor/errors.js';
 import type { Scope } from '../accounts/scope.js';
 import type { CreatePaymentState } from './transactions.js';
+import { migrationProvider } from '../db/migrations/index.js';
 
 function payment(input: Partial<CreatePaymentState['input']> = {}): CreatePaymentState {
   return { input: { amount: 1500, payment_method_type: 'card', confirm: true, payment_method: 'pm_card_visa', capture_method: 'automatic', ...input }, source: 'api', terminalId: null, response: 'transaction' };
@@ -150,5 +151,32 @@ describe('payments on the in-memory processor', () => {
     expect(d.processor.count('createIntent')).toBe(0);
     const rows = await d.store.db.selectFrom('transactions').select('id').where('merchant_id', '=', d.scope.merchantId).execute();
     expect(rows).toHaveLength(0);
+  });
+});
+
+describe('the channel counts of GET /v1/transactions', () => {
+  let d: Domain;
+  beforeEach(async () => {
+    d = await openDomain();
+  });
+  afterEach(async () => {
+    await d.close();
+  });
+
+  it('are kept at creation, and migration 0022 counts the payments made before it', async () => {
+    await d.services.transactions.create(d.scope, payment({ payment_method_type: 'cash', confirm: false, payment_method: undefined }), 'cash-1');
+    await d.services.transactions.create(d.scope, payment(), 'card-1');
+    await d.services.transactions.create(d.scope, payment(), 'card-2');
+    const counts = async () => {
+      const list = (channel: 'counter' | 'online') => d.services.transactions.list(d.scope, { page: 1, size: 10 }, { channel });
+      return [(await list('counter')).totalCount, (await list('online')).totalCount];
+    };
+    expect(await counts()).toEqual([1, 2]);
+    // A database from before the counter: the migration finds the till's payments among them.
+    await d.store.db.deleteFrom('counters').where('name', '=', 'transactions:counter').execute();
+    expect(await counts()).toEqual([0, 3]);
+    const migration = (await migrationProvider.getMigrations())['0022_transactions_channel_counter'];
+    await migration?.up(d.store.db);
+    expect(await counts()).toEqual([1, 2]);
   });
 });

@@ -10,12 +10,12 @@ import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, conflict, invalid, notFound } from '../errors.js';
 import { fromProcessorError, permanentProcessorRefusal, processorErrorCode } from '../processor/errors.js';
 import { type IntentCreation, type PaymentProcessor, type ProcessorMethod, processorIdempotencyKey } from '../processor/port.js';
-import { type CreateTransactionInput, MIN_AMOUNT, type Transaction } from '../schemas/transactions.js';
+import { COUNTER_PAYMENT_METHODS, type CreateTransactionInput, MIN_AMOUNT, type Transaction, type TransactionChannel } from '../schemas/transactions.js';
 import { addToCounter, nextSeq, readCount } from '../db/counters.js';
 import { platformFee } from './fees.js';
 import type { ExecuteResult, FinalResponse, IdempotencyService, Operation } from '../idempotency/keys.js';
 import { recordEvent } from '../webhooks/outbox.js';
-import { type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
+import { offsetPage, type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
 import { NO_CARD_RECEIPT, patchFromSnapshot, type PaymentState, snapshotOf, transactionById } from './payment-state.js';
 import { presentTransaction } from './present.js';
 import { findReceipt, hasReceipt } from './receipts.js';
@@ -241,6 +241,7 @@ export class TransactionService {
       };
       await insertRow(trx, 'transactions', row);
       await addToCounter(trx, scope.merchantId, scope.mode, 'transactions:pending', 1);
+      if ((COUNTER_PAYMENT_METHODS as readonly PaymentMethodType[]).includes(method)) await addToCounter(trx, scope.merchantId, scope.mode, 'transactions:counter', 1);
       await recordEvent(trx, scope, 'payment.created', id, presentTransaction(row), now);
       if (cash) {
         // The cash is in the drawer: the sale is settled here and now, through the same state
@@ -390,21 +391,34 @@ export class TransactionService {
     return row;
   }
 
-  async list(scope: Scope, request: PageRequest, status?: TransactionsTable['status']): Promise<Page<Transaction>> {
+  /**
+   * A newest-first page, filtered by status or channel. Counts come from maintained counters (a
+   * channel's from `transactions:counter`, online being the rest), so only the two filters together
+   * COUNT(*), over the (merchant, mode, status, seq) index.
+   */
+  async list(scope: Scope, request: PageRequest, filter: { status?: TransactionsTable['status'] | undefined; channel?: TransactionChannel | undefined } = {}): Promise<Page<Transaction>> {
     const db = this.store.db;
-    if (!status) return seqPage(db, 'transactions', scope, request, presentTransaction);
-    const total = await readCount(db, scope.merchantId, scope.mode, `transactions:${status}`);
-    const rows = await db
-      .selectFrom('transactions')
+    const { status, channel } = filter;
+    if (!status && !channel) return seqPage(db, 'transactions', scope, request, presentTransaction);
+    let base = db.selectFrom('transactions').where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode);
+    if (status) base = base.where('status', '=', status);
+    if (channel === 'counter') base = base.where('payment_method_type', 'in', COUNTER_PAYMENT_METHODS);
+    if (channel === 'online') base = base.where('payment_method_type', 'not in', COUNTER_PAYMENT_METHODS);
+    if (status && channel) return offsetPage(base, (q) => q.selectAll().orderBy('seq', 'desc'), request, presentTransaction);
+    const total = status ? await readCount(db, scope.merchantId, scope.mode, `transactions:${status}`) : await this.#channelCount(db, scope, channel ?? 'counter');
+    const rows = await base
       .selectAll()
-      .where('merchant_id', '=', scope.merchantId)
-      .where('mode', '=', scope.mode)
-      .where('status', '=', status)
       .orderBy('seq', 'desc')
       .limit(request.size)
       .offset((request.page - 1) * request.size)
       .execute();
     return toPage(rows.map(presentTransaction), total, request);
+  }
+
+  async #channelCount(db: Executor, scope: Scope, channel: TransactionChannel): Promise<number> {
+    const counter = await readCount(db, scope.merchantId, scope.mode, 'transactions:counter');
+    if (channel === 'counter') return counter;
+    return (await readCount(db, scope.merchantId, scope.mode, 'transactions')) - counter;
   }
 
   /** Asks the processor for the payment's current state and applies it. */

@@ -59,7 +59,7 @@ export function transactionsRouters(transactions: TransactionService, refunds: R
   router.post('/', create);
   router.get('/', async (req, res) => {
     const query = parseInput(TransactionListQuerySchema, req.query);
-    res.json(await transactions.list(scopeOf(req), pageRequest(query), query.status));
+    res.json(await transactions.list(scopeOf(req), pageRequest(query), { status: query.status, channel: query.channel }));
   });
   router.get('/:id', async (req, res) => {
     sendJson(res, 200, { data: await transactions.get(scopeOf(req), req.params.id) });

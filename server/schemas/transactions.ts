@@ -137,7 +137,17 @@ export const CreateTransactionResponseSchema = z
   .object({ data: TransactionSchema, client_secret: z.string(), message: z.string().optional() })
   .openapi('CreateTransactionResponse');
 
-export const TransactionListQuerySchema = ListQuerySchema.extend({ status: z.enum(TRANSACTION_STATUSES).optional() }).strict();
+export const TRANSACTION_CHANNELS = ['counter', 'online'] as const;
+export type TransactionChannel = (typeof TRANSACTION_CHANNELS)[number];
+/** The methods of a payment taken at the till; a payment's method never changes, so neither does its channel. */
+export const COUNTER_PAYMENT_METHODS = ['terminal', 'cash'] as const satisfies readonly (typeof PAYMENT_METHOD_TYPES)[number][];
+export const TransactionListQuerySchema = ListQuerySchema.extend({
+  status: z.enum(TRANSACTION_STATUSES).optional(),
+  channel: z
+    .enum(TRANSACTION_CHANNELS)
+    .optional()
+    .openapi({ description: 'counter: payments taken at the till (payment_method_type terminal or cash); online: every other payment (links, hosted pages, the API)' }),
+}).strict();
 export const TransactionListSchema = listEnvelope(TransactionSchema, 'TransactionList');
 
 export const CaptureSchema = z

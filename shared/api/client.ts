@@ -108,7 +108,7 @@ export class PosApi {
 
   createTransaction = (body: CreateTransactionParams, options: { idempotencyKey?: string } = {}) =>
     this.request<CreateTransactionResponse>('POST', '/v1/transactions', { body, idempotencyKey: options.idempotencyKey ?? randomUUID() });
-  listTransactions = (query: { status?: string | undefined; page?: number; size?: number } = {}) => this.request<TransactionList>('GET', '/v1/transactions', { query });
+  listTransactions = (query: { status?: string | undefined; channel?: 'counter' | 'online' | undefined; page?: number; size?: number } = {}) => this.request<TransactionList>('GET', '/v1/transactions', { query });
   getTransaction = (txn: string) => this.request<Data<Transaction>>('GET', `/v1/transactions/${id(txn)}`);
   getReceipt = (txn: string) => this.request<Data<Receipt>>('GET', `/v1/transactions/${id(txn)}/receipt`);
   captureTransaction = (txn: string, body: CaptureParams = {}) => this.request<Data<Transaction>>('POST', `/v1/transactions/${id(txn)}/capture`, { body });

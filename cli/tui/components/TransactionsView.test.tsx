@@ -38,4 +38,26 @@ describe('TransactionsView', () => {
     const f = render(<TransactionsView state={reduce(s, { type: 'confirm_refund', transactionId: 't-1' })} theme={theme(false)} />).lastFrame();
     expect(f).toContain('Refund $10.00 of txn_0001? y to refund');
   });
+
+  it('shows a page of the filter the server answered, full, with its count and cash as counter', () => {
+    const cards = Array.from({ length: 12 }, (_, i) => txn({ id: `o-${i}`, reference: `txn_on${String(i).padStart(2, '0')}`, payment_method_type: 'card', reader_id: null, terminal_id: null }));
+    let f = reduce(s, { type: 'view', view: 'transactions' });
+    f = reduce(f, { type: 'history_page', page: 1, filter: 'online' });
+    f = reduce(f, { type: 'history_loaded', page: 1, filter: 'online', lastPage: 3, totalCount: 25, rows: cards });
+    f = reduce(f, { type: 'history_page', page: 2 });
+    f = reduce(f, { type: 'history_loaded', page: 2, filter: 'online', lastPage: 3, totalCount: 25, rows: cards });
+    const frame = render(<TransactionsView state={f} theme={theme(false)} />).lastFrame() ?? '';
+    expect(frame.match(/online\s+txn_on/g)).toHaveLength(12);
+    expect(frame).toContain('Page 2 of 3 (25 payments) · online payments');
+    const cash = reduce(initialState({ via: 'polling' }), { type: 'transactions', transactions: [txn({ reference: 'txn_cash', payment_method_type: 'cash', reader_id: null, terminal_id: null })] });
+    expect(render(<TransactionsView state={cash} theme={theme(false)} />).lastFrame()).toMatch(/counter\s+txn_cash/);
+  });
+
+  it('says a filter has no payments once the server says so, and that it is loading before', () => {
+    let f = reduce(s, { type: 'history_page', page: 1, filter: 'online' });
+    f = reduce(f, { type: 'transactions', transactions: [txn()] });
+    expect(render(<TransactionsView state={f} theme={theme(false)} />).lastFrame()).toContain('Loading online payments…');
+    f = reduce(f, { type: 'history_loaded', page: 1, filter: 'online', lastPage: 1, totalCount: 0, rows: [] });
+    expect(render(<TransactionsView state={f} theme={theme(false)} />).lastFrame()).toContain('No online payments yet.');
+  });
 });

@@ -28,7 +28,7 @@ export function TransactionsView({ state, theme, width = 80 }: { state: CounterS
   if (rows.length === 0) {
     return (
       <Box flexDirection="column">
-        <Text>{h.filter === 'all' && h.page === 1 ? 'No payments yet.' : `No ${FILTER_WORDS[h.filter]} on this page.`}</Text>
+        <Text>{h.loading ? `Loading ${FILTER_WORDS[h.filter]}…` : h.page === 1 ? `No ${h.filter === 'all' ? 'payments' : FILTER_WORDS[h.filter]} yet.` : 'No payments on this page.'}</Text>
         <Text dimColor={theme.dim}>{where}</Text>
       </Box>
     );

@@ -86,14 +86,14 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
   }, [state.view, loadReport]);
 
   // History: how many pages there are, and the rows of an older page.
-  const historyPage = state.history.page;
+  const { page: historyPage, filter: historyFilter } = state.history;
   useEffect(() => {
     if (state.view !== 'transactions') return;
-    api.listTransactions({ page: historyPage, size: RECENT_LIMIT }).then(
-      (res) => dispatch({ type: 'history_loaded', page: res.page, lastPage: res.lastPage, totalCount: res.totalCount, rows: res.data }),
+    api.listTransactions({ page: historyPage, size: RECENT_LIMIT, channel: historyFilter === 'all' ? undefined : historyFilter }).then(
+      (res) => dispatch({ type: 'history_loaded', page: res.page, filter: historyFilter, lastPage: res.lastPage, totalCount: res.totalCount, rows: res.data }),
       (err: unknown) => dispatch({ type: 'history_failed', message: `History: ${errorWords(err)}` }),
     );
-  }, [state.view, historyPage, api, dispatch]);
+  }, [state.view, historyPage, historyFilter, api, dispatch]);
 
   // The payment on screen is read from the server whenever the screen may be behind it: it was
   // picked up from the reader (amount unknown), or the connection has just come back.

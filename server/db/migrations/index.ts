@@ -1,4 +1,4 @@
-import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
 
 /**
  * Numbered migrations, applied in order at start-up. They use Kysely's schema builder only, so the
@@ -599,6 +599,23 @@ const migrations: Record<string, Migration> = {
       // Cash sales (payment_method_type `cash`): what the customer handed over and the change given.
       await db.schema.alterTable('transactions').addColumn('amount_tendered', 'bigint').execute();
       await db.schema.alterTable('transactions').addColumn('change_due', 'bigint').execute();
+    },
+  },
+  '0022_transactions_channel_counter': {
+    async up(db: AnyDb) {
+      // GET /v1/transactions?channel= counts a channel from the counter `transactions:counter`
+      // (payments of method terminal or cash), kept from now on at creation: count those made before.
+      await db
+        .insertInto('counters')
+        .columns(['merchant_id', 'mode', 'name', 'value'])
+        .expression(
+          db
+            .selectFrom('transactions')
+            .select((eb) => ['merchant_id', 'mode', sql.lit('transactions:counter').as('name'), eb.fn.countAll().as('value')])
+            .where('payment_method_type', 'in', ['terminal', 'cash'])
+            .groupBy(['merchant_id', 'mode']),
+        )
+        .execute();
     },
   },
 };
