@@ -5,6 +5,7 @@ import type { DayReport } from '../report.js';
 import type { DeviceState, ReaderActivity } from '../../shared/agent-protocol.js';
 import { type CartAction, type CartState, emptyCart, isCartAction, reduceCart } from './cart.js';
 import { type CashAction, type CashState, isCashAction, reduceCash, reduceDevices } from './cash.js';
+import { isCounterMethod } from '../../shared/channels.js';
 
 /**
  * The counter's state and its one reducer: pure, no Ink, no I/O. Sources (the agent's websocket,
@@ -417,12 +418,9 @@ export function reduce(state: CounterState, action: Action): CounterState {
   }
 }
 
-/**
- * Counter payments are taken at the till, on a reader or in cash; everything else (links, hosted
- * pages, the API) is online. The server's `channel` filter draws the same line.
- */
+/** Taken at the till (shared/channels.ts: the line the server's `channel` filter draws too). */
 export function isCounterPayment(t: Transaction): boolean {
-  return t.payment_method_type === 'terminal' || t.payment_method_type === 'cash';
+  return isCounterMethod(t.payment_method_type);
 }
 
 /** The History rows on screen: the live list on page 1 of all payments, else the page the server filtered. */

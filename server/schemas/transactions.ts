@@ -1,6 +1,7 @@
 import { CURRENCIES } from '../../shared/money.js';
 import { ListQuerySchema, listEnvelope, MetadataSchema, TimestampSchema } from './common.js';
 import { z } from './zod.js';
+import { COUNTER_PAYMENT_METHODS } from '../../shared/channels.js';
 
 export const PAYMENT_METHOD_TYPES = ['card', 'wallet', 'bank_transfer', 'ach', 'terminal', 'cash'] as const;
 export const TRANSACTION_STATUSES = ['pending', 'requires_capture', 'succeeded', 'failed', 'canceled', 'refunded', 'partially_refunded'] as const;
@@ -139,8 +140,9 @@ export const CreateTransactionResponseSchema = z
 
 export const TRANSACTION_CHANNELS = ['counter', 'online'] as const;
 export type TransactionChannel = (typeof TRANSACTION_CHANNELS)[number];
-/** The methods of a payment taken at the till; a payment's method never changes, so neither does its channel. */
-export const COUNTER_PAYMENT_METHODS = ['terminal', 'cash'] as const satisfies readonly (typeof PAYMENT_METHOD_TYPES)[number][];
+// The counter's methods (shared/channels.ts) are payment method types the API knows.
+COUNTER_PAYMENT_METHODS satisfies readonly (typeof PAYMENT_METHOD_TYPES)[number][];
+export { COUNTER_PAYMENT_METHODS };
 export const TransactionListQuerySchema = ListQuerySchema.extend({
   status: z.enum(TRANSACTION_STATUSES).optional(),
   channel: z
