@@ -118,6 +118,9 @@ export class ReceiptPrinter {
 
   /** Opens the cash drawer now, or says why it cannot: a drawer kick is never queued for later. */
   async kickDrawer(): Promise<void> {
+    // One missed status reply (a noisy serial line, a busy shop PC) must not keep the drawer shut
+    // on a cash sale: ask the printer once more, now, before saying it is offline.
+    if (this.#conn && !this.online) await this.#query();
     const conn = this.#conn;
     if (!conn || !this.online) throw new Error(`the cash drawer cannot open: ${this.device().last_error ?? 'printer offline'}`);
     conn.write(drawerKick(this.profile));
