@@ -10,8 +10,13 @@ import { fileURLToPath } from 'node:url';
  * simulator, SQLite in a temporary data dir) and real `pos agent` processes on loopback:
  *   one agent following 200 simulated readers;
  *   one server with 2,000 readers across 20 agents (20 merchants of 100 readers each).
- * Once every reader is online, CPU (user + system, from /proc) and memory (RSS, peak RSS) of each
- * side are measured over the window. Results: bench/results/agents-<date-time>.json.
+ * The agents are started twice: first they register their simulated readers with the processor
+ * (`register_ms`: a one-time step, paced by the processor's rate limit on reader creation, 25
+ * requests a second in test mode), then, once every reader went offline, they are started again
+ * with the same data dirs and `ready_ms` is how long the known readers take to be online: what an
+ * agent restart or a shop opening costs. Once every reader is online, CPU (user + system, from
+ * /proc) and memory (RSS, peak RSS) of each side are measured over the window.
+ * Results: bench/results/agents-<date-time>.json.
  */
 
 const POS_BIN = fileURLToPath(new URL('../../bin/pos.js', import.meta.url));
@@ -117,18 +122,30 @@ function merchant(dataDir: string, name: string): string {
   return (JSON.parse(made.stdout) as { api_keys: { sk_test: string } }).api_keys.sk_test;
 }
 
-async function allOnline(url: string, keys: string[], perKey: number): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    let online = 0;
-    for (const key of keys) {
-      const res = await fetch(`${url}/v1/terminal/readers`, { headers: { authorization: `Bearer ${key}` } });
-      const body = (await res.json()) as { data?: { status: string }[] };
-      online += (body.data ?? []).filter((r) => r.status === 'online').length;
+/** Readers online across the merchants, every page of each list. */
+async function onlineCount(url: string, keys: string[]): Promise<number> {
+  let online = 0;
+  for (const key of keys) {
+    let after: string | undefined;
+    for (;;) {
+      const res = await fetch(`${url}/v1/terminal/readers?limit=100${after ? `&starting_after=${after}` : ''}`, { headers: { authorization: `Bearer ${key}` } });
+      const body = (await res.json()) as { data?: { id: string; status: string }[]; has_more?: boolean };
+      const data = body.data ?? [];
+      online += data.filter((r) => r.status === 'online').length;
+      if (!body.has_more || data.length === 0) break;
+      after = data[data.length - 1]!.id;
     }
-    if (online >= keys.length * perKey) return Date.now() - started;
-    if (Date.now() - started > READY_TIMEOUT_MS) throw new Error(`only ${online} of ${keys.length * perKey} readers online`);
-    await new Promise((r) => setTimeout(r, 500));
+  }
+  return online;
+}
+
+/** Milliseconds from `since` until the merchants' online readers number `target` (every reader, or none). */
+async function until(url: string, keys: string[], target: number, since: number): Promise<number> {
+  for (;;) {
+    const online = await onlineCount(url, keys);
+    if (online === target) return Date.now() - since;
+    if (Date.now() - since > READY_TIMEOUT_MS) throw new Error(`${online} readers online, waiting for ${target}`);
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
 
@@ -141,11 +158,22 @@ async function scenario(agents: number, readersPerAgent: number) {
   const procs: Proc[] = [server];
   try {
     const url = String((await server.waitFor('pos server listening')).url);
-    const agentProcs = keys.map((key, i) =>
-      start(['agent', '--server', url, '--api-key', key, '--data-dir', join(dir, `agent-${i}`), '--listen', '127.0.0.1:0', '--simulate', String(readersPerAgent), '--heartbeat-ms', String(HEARTBEAT_MS), '--log-level', 'warn']),
-    );
+    const startAgents = () =>
+      keys.map((key, i) =>
+        start(['agent', '--server', url, '--api-key', key, '--data-dir', join(dir, `agent-${i}`), '--listen', '127.0.0.1:0', '--simulate', String(readersPerAgent), '--heartbeat-ms', String(HEARTBEAT_MS), '--log-level', 'warn']),
+      );
+    const total = keys.length * readersPerAgent;
+    const first = startAgents();
+    const registerMs = await until(url, keys, total, Date.now());
+    // Until an agent reports a reader, its presence is the processor's (a simulated reader is always
+    // online there); one heartbeat later every reader is the agents', and goes offline with them.
+    await new Promise((r) => setTimeout(r, HEARTBEAT_MS + 1_000));
+    await Promise.all(first.map(stop));
+    await until(url, keys, 0, Date.now());
+    const restarted = Date.now();
+    const agentProcs = startAgents();
     procs.push(...agentProcs);
-    const readyMs = await allOnline(url, keys, readersPerAgent);
+    const readyMs = await until(url, keys, total, restarted);
     // One full heartbeat and poll cycle before measuring: steady state, not start-up.
     await new Promise((r) => setTimeout(r, HEARTBEAT_MS));
     const usage = await measure(procs, DURATION_S);
@@ -156,6 +184,7 @@ async function scenario(agents: number, readersPerAgent: number) {
       readers_per_agent: readersPerAgent,
       readers: agents * readersPerAgent,
       heartbeat_ms: HEARTBEAT_MS,
+      register_ms: registerMs,
       ready_ms: readyMs,
       window_s: DURATION_S,
       server: usage[0]!,

@@ -21,8 +21,8 @@ import { positiveOption } from './options.js';
  * A `pos server` in this process (embedded simulator; SQLite in a temporary data dir, then
  * PostgreSQL in a fresh schema when one answers), its store's statement counter read over windows.
  * First with default settings and no client: what the server's background loops cost (the webhook
- * worker's poll, the reconciler). Then a server whose webhook worker and reconciler run at their
- * longest intervals (a minute, ten minutes), so that what is counted is the rest:
+ * worker, the reconciler). Then a server whose reconciler runs at its longest interval (ten
+ * minutes), so that what is counted is the rest:
  *   the server alone,
  *   with N open `GET /v1/events/stream` streams, nobody writing,
  *   with those and M agents connected (hello, then silent: a 10-minute heartbeat interval, so no
@@ -62,8 +62,8 @@ const LATENCY_SAMPLES = 20;
 const QUICK_LATENCY_SAMPLES = 5;
 /** Up to this long between timed writes: longer than the old 250 ms poll, so its phase is random. */
 const LATENCY_GAP_MS = 400;
-/** The webhook worker's poll and the reconciler's interval at their longest (shared/config.ts): out of every window. */
-const QUIET_LOOPS = { webhookPollMs: 60_000, reconcileIntervalMs: 600_000 };
+/** The reconciler's interval at its longest (shared/config.ts): out of every window. The webhook worker has no interval: it sleeps until a notice or a due delivery. */
+const QUIET_LOOPS = { reconcileIntervalMs: 600_000 };
 /** A local PostgreSQL answers in milliseconds; 3 s without a connection means there is none. */
 const PG_CONNECT_TIMEOUT_MS = 3_000;
 
@@ -335,8 +335,8 @@ async function main(): Promise<void> {
     settings: { window_s: options.windowSeconds, streams: options.streams, agents: options.agents, agent_heartbeat_ms: SILENT_HEARTBEAT_MS, quiet_loops: QUIET_LOOPS },
     note:
       'Statements are everything the server process sends to its database (reads, writes, BEGIN/COMMIT), counted by the store. ' +
-      'background_loops: default settings, no client (webhook worker poll, reconciler). The other windows run with those two loops at their ' +
-      'longest intervals; idle_db_queries_per_s is the window with every stream and agent open. Clients run in the server process. ' +
+      'background_loops: default settings, no client (the webhook worker, asleep until a notice or a due delivery; the reconciler). The other windows run with the reconciler at its ' +
+      'longest interval; idle_db_queries_per_s is the window with every stream and agent open. Clients run in the server process. ' +
       'With notifications, each process also sends one statement every 30 s (its safety check: SQLite data_version, PostgreSQL select 1 on ' +
       'the listening connection), counted in whichever window it falls: 0.1/s in a 10 s window.',
     idle_db_queries_per_s: sqlite.idle_db_queries_per_s,

@@ -214,13 +214,13 @@ async function main(): Promise<void> {
       presence = runBench('agents.js', 'agents-', quick ? ['--quick'] : []);
       idleDb = runBench('idle.js', 'idle-', quick ? ['--quick'] : []);
     }
-    const many = presence?.many_agents as { server: { cpu_percent: number }; ready_ms: number } | undefined;
+    const many = presence?.many_agents as { server: { cpu_percent: number }; ready_ms: number; register_ms: number } | undefined;
     const result = {
       date: new Date().toISOString(),
       quick,
       machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_before: load, loadavg_after: loadavg()[0] },
       note:
-        'Processor calls are every request the simulator counted (GET /_sim/rate_limits), the simulated tap (present_payment_method) included. Latency is simulate_tap sent on the agent\'s local websocket → `approved` received on it, with the simulator\'s authorisation window set to 0 (it is 300 ms by default: add it for a demo\'s feel). presence_2000_* come from bench/agents.ts (its many_agents scenario), idle_db_queries_per_s from bench/idle.ts (streams and agents open, the webhook worker and reconciler at their longest intervals: see its own note).',
+        'Processor calls are every request the simulator counted (GET /_sim/rate_limits), the simulated tap (present_payment_method) included. Latency is simulate_tap sent on the agent\'s local websocket → `approved` received on it, with the simulator\'s authorisation window set to 0 (it is 300 ms by default: add it for a demo\'s feel). presence_2000_* come from bench/agents.ts (its many_agents scenario: ready_s is known readers coming online when their agents start, register_s the one-time registration with the processor, paced by its rate limit), idle_db_queries_per_s from bench/idle.ts (streams and agents open, the reconciler at its longest interval: see its own note); idle_background_loops_statements_per_s is the webhook worker and the reconciler at their defaults with no client.',
       processor_calls_per_terminal_payment: Math.round(perPayment * 100) / 100,
       processor_calls_per_terminal_payment_by_endpoint: byEndpoint,
       processor_calls_per_idle_reader_minute: Math.round(idlePerReaderMinute * 100) / 100,
@@ -230,6 +230,7 @@ async function main(): Promise<void> {
       tap_to_approved_ms_p99: Math.round(percentile(latencies, 99)),
       presence_2000_server_cpu_percent: many?.server.cpu_percent ?? null,
       presence_2000_ready_s: many ? Math.round(many.ready_ms / 100) / 10 : null,
+      presence_2000_register_s: many ? Math.round(many.register_ms / 100) / 10 : null,
       idle_db_queries_per_s: (idleDb?.idle_db_queries_per_s as number | undefined) ?? null,
       idle_background_loops_statements_per_s: (idleDb?.sqlite as { background_loops_statements_per_s?: number } | undefined)?.background_loops_statements_per_s ?? null,
     };

@@ -107,7 +107,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   if (processor.kind === 'simulator') await processor.registerWebhookEndpoint(`${url}/processor/webhooks`);
   // Merchants made by the admin CLI get their connected accounts now rather than on first use.
   await reconciler.start();
-  const webhooks = new WebhookWorker(services.webhookQueue, clock, logger, { timeoutMs: config.webhookTimeoutMs, pollMs: config.webhookPollMs, egress });
+  const webhooks = new WebhookWorker(services.webhookQueue, clock, logger, store.notifications, { timeoutMs: config.webhookTimeoutMs, egress });
   await webhooks.start();
   processor.provisionMissingAccounts().catch((err: unknown) => logger.warn({ err }, 'connected-account provisioning failed; retried on first use'));
   if (options.processor.unlimited) logger.warn("the processor's rate limits are OFF (POS_SIMULATOR_RATE_LIMITS=off): for throughput benchmarks and bulk fixtures only, Stripe enforces them");

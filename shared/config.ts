@@ -36,7 +36,6 @@ export const DEFAULT_WEBHOOK_TIMEOUT_MS = 15_000;
  * The webhook worker also wakes by itself when a delivery finishes; the poll only bounds how long a
  * new event waits. 200 ms is unnoticeable for a webhook and costs two indexed queries.
  */
-export const DEFAULT_WEBHOOK_POLL_MS = 200;
 
 /** The subnet names Express (proxy-addr) knows besides addresses and CIDRs. */
 const PROXY_SUBNET_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -153,8 +152,6 @@ export const serverConfigSchema = z.object({
   liveEndpointsFollowTestRule: z.boolean().default(false),
   /** Which proxies in front of the server to believe about the client's address; unset trusts none. */
   trustProxy: trustProxySchema.optional(),
-  /** How often the webhook worker looks for new events and due retries when nothing woke it. */
-  webhookPollMs: z.coerce.number().int().min(5).max(60_000).default(DEFAULT_WEBHOOK_POLL_MS),
   /** Agent presence TTL; unset = three of each agent's heartbeat intervals (server/terminal/agents.ts). */
   presenceTtlMs: z.coerce.number().int().min(100).max(24 * 60 * 60 * 1000).optional(),
   /** An in-progress reader action with no event for this long is read from the processor (server/terminal/reader-actions.ts). */
@@ -184,7 +181,6 @@ export interface ServerFlags {
   simulateLive?: boolean | undefined;
   liveEndpointsFollowTestRule?: boolean | undefined;
   trustProxy?: string | undefined;
-  webhookPollMs?: string | number | undefined;
   presenceTtlMs?: string | number | undefined;
   accountType?: string | undefined;
   simulatedLiveAccounts?: string | undefined;
@@ -230,7 +226,6 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
     simulateLive,
     liveEndpointsFollowTestRule: flags.liveEndpointsFollowTestRule ?? simulateLive,
     trustProxy: pick(flags.trustProxy, env.POS_TRUST_PROXY),
-    webhookPollMs: pick(flags.webhookPollMs, env.POS_WEBHOOK_POLL_MS),
     presenceTtlMs: pick(flags.presenceTtlMs, env.POS_PRESENCE_TTL_MS),
     accountType: pick(flags.accountType, env.POS_ACCOUNT_TYPE),
     simulatedLiveAccounts: pick(flags.simulatedLiveAccounts, env.POS_SIMULATED_LIVE_ACCOUNTS),

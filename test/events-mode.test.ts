@@ -19,7 +19,7 @@ let r: Receiver;
 
 beforeAll(async () => {
   // --simulate-live lets a live endpoint point at the local receiver (docs/webhooks.md, Egress).
-  t = await startTestServer({ webhookPollMs: 20, simulateLive: true });
+  t = await startTestServer({ simulateLive: true });
   m = await t.merchant('Legacy Shop');
   r = await startReceiver();
 });

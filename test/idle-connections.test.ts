@@ -25,7 +25,7 @@ let key: string;
 let readerId: string;
 
 beforeAll(async () => {
-  t = await startTestServer({ webhookPollMs: 60_000, reconcileIntervalMs: 600_000 });
+  t = await startTestServer({ reconcileIntervalMs: 600_000 });
   key = (await t.merchant('Quiet Shop')).keys.sk_test;
   const api = client(t.url, key);
   expect((await api.post('/v1/terminal/locations', { display_name: 'Counter', address: ADDRESS })).status).toBe(201);

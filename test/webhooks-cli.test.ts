@@ -12,7 +12,7 @@ let liveKey: string;
 let r: Receiver;
 
 beforeAll(async () => {
-  t = await startTestServer({ webhookPollMs: 20 });
+  t = await startTestServer();
   const m = await t.merchant();
   key = m.keys.sk_test;
   liveKey = m.keys.sk_live;

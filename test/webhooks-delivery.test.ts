@@ -5,7 +5,7 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';
 
 /** Retries 1,000× faster than in production (5 ms, 15 ms, 45 ms …; the 3-day window is 259 s). */
-const FAST = { webhookRetryScale: 0.001, webhookPollMs: 20 };
+const FAST = { webhookRetryScale: 0.001 };
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -169,7 +169,7 @@ describe('webhook delivery (spec §6)', () => {
 
   it('disables an endpoint that failed for the whole retry window and says why', async () => {
     // 3 days × 0.00001 ≈ 2.6 s.
-    const t = await server({ webhookRetryScale: 0.00001, webhookPollMs: 10 });
+    const t = await server({ webhookRetryScale: 0.00001 });
     const r = await receiver();
     r.answer = () => 500;
     const { keys } = await t.merchant();

@@ -14,7 +14,7 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
 /** Retries 1,000× faster than in production, new events picked up within 20 ms. */
-const FAST: ServerFlags = { webhookRetryScale: 0.001, webhookPollMs: 20 };
+const FAST: ServerFlags = { webhookRetryScale: 0.001 };
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

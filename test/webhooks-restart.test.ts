@@ -10,7 +10,7 @@ import { eventually, tempDir } from './helpers/tmp.js';
 
 // A short receiver timeout keeps the claim lease short: on PostgreSQL a killed worker's claims are
 // not released at start-up (another instance may hold them) but run out after timeout + 5 s.
-const FAST = ['--webhook-retry-scale', '0.001', '--webhook-poll-ms', '20', '--webhook-timeout-ms', '2000'];
+const FAST = ['--webhook-retry-scale', '0.001', '--webhook-timeout-ms', '2000'];
 
 describe('webhook delivery across a crash', () => {
   it('delivers every event after the server is SIGKILLed with deliveries pending and restarted', async () => {

@@ -24,7 +24,6 @@ export function registerServerCommands(program: Command): void {
     .option('--trust-proxy <proxies>', 'behind a load balancer: how many proxy hops (1), or which proxies (10.0.0.0/8,fd00::/8, loopback) to believe X-Forwarded-For from (env POS_TRUST_PROXY; default none)')
     .option('--webhook-retry-scale <factor>', 'compress the webhook retry schedule and 3-day window, for tests only (env POS_WEBHOOK_RETRY_SCALE, default 1)')
     .option('--recovery-retry-scale <factor>', 'compress the backoff and age limit of retried half-done requests, for tests only (env POS_RECOVERY_RETRY_SCALE, default 1)')
-    .option('--webhook-poll-ms <ms>', 'how often the webhook worker looks for new events (env POS_WEBHOOK_POLL_MS, default 200)')
     .option('--presence-ttl-ms <ms>', 'mark agent-reported readers offline after this long without a heartbeat (env POS_PRESENCE_TTL_MS, default 3 agent heartbeats)')
     .option('--reader-check-ms <ms>', 'read a reader from the processor when its payment had no event for this long (env POS_READER_CHECK_MS, default 30000)')
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env POS_LOG_LEVEL)')

@@ -49,6 +49,25 @@ describe('notices on SQLite', () => {
     expect(other).toBe(0);
   });
 
+  it('reach the followers of a topic once per commit, whichever merchants it named', async () => {
+    const { store } = await open();
+    let events = 0;
+    let readers = 0;
+    store.notifications.subscribeTopic('events', () => events++);
+    store.notifications.subscribeTopic('readers', () => readers++);
+    await store.transaction(async (trx) => {
+      await sql`insert into kv (k) values ('a')`.execute(trx);
+      notifyOnCommit(trx, shopA);
+      notifyOnCommit(trx, shopB);
+    });
+    await store.transaction(async (trx) => {
+      await sql`insert into kv (k) values ('b')`.execute(trx);
+      notifyOnCommit(trx, { topic: 'presence' });
+    });
+    expect(events).toBe(1);
+    expect(readers).toBe(0);
+  });
+
   it('are dropped with a unit that rolled back, even when its batch commits', async () => {
     const { store } = await open();
     let heard = 0;

@@ -25,7 +25,12 @@ export type Notice =
   /** A reader of the merchant in that mode changed its action state (server/terminal/reader-actions.ts). */
   | { topic: 'readers'; merchantId: string; mode: Mode }
   /** Some reader's reconciliation deadline appeared or moved earlier (server/terminal/reader-reconciler.ts). */
-  | { topic: 'reader_checks' };
+  | { topic: 'reader_checks' }
+  /** Webhook deliveries became due outside the worker's own schedule: a resend, an endpoint enabled again, a retry set by another instance (server/webhooks/worker.ts). */
+  | { topic: 'webhook_deliveries' };
+
+/** Topics whose notices name a merchant and mode: a listener may follow one merchant's, or all of them (`subscribeTopic`). */
+export type ScopedTopic = 'events' | 'readers';
 
 /** The notice as a string: the payload sent through PostgreSQL and the key listeners are filed under. */
 export function noticeKey(notice: Notice): string {
@@ -45,6 +50,8 @@ export interface Notifications {
    * schedule a read. Returns the unsubscribe function.
    */
   subscribe(notice: Notice, listener: () => void): () => void;
+  /** As `subscribe`, for every merchant's and mode's notice of `topic`: the process-wide loops (webhook delivery, the reconciler) follow all of them. */
+  subscribeTopic(topic: ScopedTopic, listener: () => void): () => void;
 }
 
 /** Notices marked on each open transaction, by the transaction object the store handed its unit. */
@@ -81,7 +88,14 @@ export class LocalListeners implements Notifications {
   }
 
   subscribe(notice: Notice, listener: () => void): () => void {
-    const key = noticeKey(notice);
+    return this.#add(noticeKey(notice), listener);
+  }
+
+  subscribeTopic(topic: ScopedTopic, listener: () => void): () => void {
+    return this.#add(`${topic}:*`, listener);
+  }
+
+  #add(key: string, listener: () => void): () => void {
     let set = this.#byKey.get(key);
     if (!set) this.#byKey.set(key, (set = new Set()));
     // Each subscription is its own entry, so the same function subscribed twice is removed once per call.
@@ -97,7 +111,15 @@ export class LocalListeners implements Notifications {
   }
 
   deliver(keys: Iterable<string>): void {
+    const topics = new Set<string>();
     for (const key of keys) {
+      const set = this.#byKey.get(key);
+      if (set) for (const listener of [...set]) this.#call(listener);
+      const colon = key.indexOf(':');
+      if (colon > 0) topics.add(`${key.slice(0, colon)}:*`);
+    }
+    // A topic's followers hear once per delivery, however many merchants it named.
+    for (const key of topics) {
       const set = this.#byKey.get(key);
       if (set) for (const listener of [...set]) this.#call(listener);
     }

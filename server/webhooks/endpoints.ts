@@ -2,6 +2,7 @@ import { isUuid, newIdentity } from '../../shared/ids.js';
 import { toIsoOrNull, toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { WebhookEndpointsTable } from '../db/schema.js';
 import type { Executor, Store } from '../db/store.js';
+import { notifyOnCommit } from '../db/notify.js';
 import { invalid, notFound } from '../errors.js';
 import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookEndpoint } from '../schemas/webhooks.js';
 import { readCount } from '../db/counters.js';
@@ -162,6 +163,7 @@ export class WebhookEndpointService {
           .where('status', '=', 'pending')
           .where('claimed_at', 'is', null)
           .execute();
+        notifyOnCommit(trx, { topic: 'webhook_deliveries' });
       }
       return next;
     });

@@ -1,6 +1,6 @@
 import { toIsoOrNull, toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { EventsTable } from '../db/schema.js';
-import { followNotices } from '../db/notify.js';
+import { followNotices, notifyOnCommit } from '../db/notify.js';
 import type { Store } from '../db/store.js';
 import { conflict, notFound } from '../errors.js';
 import type { EventDetail, WebhookDelivery, WebhookEvent } from '../schemas/webhooks.js';
@@ -98,6 +98,7 @@ export class EventService {
         throw conflict('event_mode_unknown', 'The event does not say it is live (its data has no is_test): it is never sent to a live endpoint');
       }
       await trx.insertInto('webhook_deliveries').values(newDelivery(event.id, endpoint.id, event.object_id, event.seq, true, this.clock.now())).execute();
+      notifyOnCommit(trx, { topic: 'webhook_deliveries' });
     });
     return this.get(scope, id);
   }

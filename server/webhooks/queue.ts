@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { Mode, WebhookDeliveriesTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
+import { notifyOnCommit } from '../db/notify.js';
 import { filterMatches } from './endpoints.js';
 import { eventMode } from './outbox.js';
 import { nextAttemptAt, retryWindow } from './schedule.js';
@@ -265,6 +266,23 @@ export class WebhookQueue {
     });
   }
 
+  /**
+   * When the next delivery this worker could claim comes due (epoch ms), or null when none is
+   * pending: the worker sleeps until then or until a notice. Endpoints in `busy` are left out: a
+   * request of theirs finishing wakes the worker anyway.
+   */
+  async nextDueAt(busy: ReadonlySet<string>): Promise<number | null> {
+    const row = await this.store.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .select((eb) => eb.fn.min('d.next_attempt_at').as('at'))
+      .where('d.status', '=', 'pending')
+      .where('e.status', '=', 'active')
+      .$if(busy.size > 0, (qb) => qb.where('d.endpoint_id', 'not in', [...busy]))
+      .executeTakeFirst();
+    return row?.at === null || row?.at === undefined ? null : Number(row.at);
+  }
+
   /** Stores a batch of attempt outcomes in one transaction. */
   async record(outcomes: readonly AttemptOutcome[]): Promise<void> {
     if (outcomes.length === 0) return;
@@ -326,6 +344,8 @@ export class WebhookQueue {
       }
     } else {
       await trx.updateTable('webhook_deliveries').set({ ...common, next_attempt_at: next }).where('id', '=', d.deliveryId).execute();
+      // Other instances sleep until the deadlines they last read: this retry may come due before any of them.
+      notifyOnCommit(trx, { topic: 'webhook_deliveries' });
     }
   }
 

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/time.js';
+import type { Notifications } from '../db/notify.js';
 import { type EgressOptions, endpointRule } from './egress.js';
 import { postWebhook } from './http.js';
 import { parseRetryAfter } from './schedule.js';
@@ -9,7 +10,6 @@ import type { AttemptOutcome, ClaimedDelivery, WebhookQueue } from './queue.js';
 
 export interface WebhookWorkerOptions {
   timeoutMs: number;
-  pollMs: number;
   egress: EgressOptions;
   /** Requests in flight in all. */
   maxInFlight?: number;
@@ -35,8 +35,22 @@ const STOP_GRACE_MS = 5_000;
 const ERROR_BACKOFF_MS = 1_000;
 
 /**
+ * A delivery due now that no pass could claim is locked by another instance's claim (PostgreSQL)
+ * for the moment of its transaction: look again this much later rather than at once.
+ */
+const CONTENDED_MS = 100;
+
+/** The longest single timer: setTimeout's limit is 2^31-1 ms; a later deadline is simply re-read then. */
+const MAX_SLEEP_MS = 60 * 60 * 1000;
+
+/**
  * The delivery loop: fan out new events, record finished attempts, claim due deliveries into free
  * slots, send them. One loop per process; the database holds all state, so a SIGKILL loses nothing.
+ *
+ * Between passes it sleeps until the next delivery comes due (a retry, a lease running out), and
+ * is woken earlier by the commit notices of new events (any merchant's), of deliveries made due
+ * elsewhere (a resend, an endpoint enabled again, another instance's retry) and by its own
+ * finished requests. With nothing to deliver it asks the database nothing.
  */
 export class WebhookWorker {
   readonly #inFlight = new Map<string, { delivery: ClaimedDelivery; done: Promise<void> }>();
@@ -44,6 +58,9 @@ export class WebhookWorker {
   #outcomes: AttemptOutcome[] = [];
   #wake: (() => void) | undefined;
   #wakeQueued = false;
+  /** Set by every wake-up, cleared when a pass starts: a notice during a pass means one more pass. */
+  #woken = false;
+  readonly #unsubscribe: (() => void)[] = [];
   #stopped = false;
   #loop: Promise<void> | undefined;
   readonly #abort = new AbortController();
@@ -56,6 +73,7 @@ export class WebhookWorker {
     private readonly queue: WebhookQueue,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    private readonly notifications: Notifications,
     private readonly options: WebhookWorkerOptions,
   ) {
     this.#maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
@@ -67,11 +85,14 @@ export class WebhookWorker {
   async start(): Promise<void> {
     const released = await this.queue.releaseStaleClaims();
     if (released) this.logger.info({ released }, 'webhook deliveries left in flight by the previous run will be sent again');
+    this.#unsubscribe.push(this.notifications.subscribeTopic('events', () => this.nudge()));
+    this.#unsubscribe.push(this.notifications.subscribe({ topic: 'webhook_deliveries' }, () => this.nudge()));
     this.#loop = this.#run();
   }
 
-  /** Asks the loop to look for work now rather than at the next poll. */
+  /** Asks the loop to look for work now rather than at its next deadline. */
   nudge(): void {
+    this.#woken = true;
     // Woken from setImmediate, after every I/O callback of this turn has run: the answers that
     // arrived together are then recorded in one transaction rather than one pass each.
     if (this.#wakeQueued) return;
@@ -84,40 +105,56 @@ export class WebhookWorker {
 
   async #run(): Promise<void> {
     while (!this.#stopped) {
-      let pause = this.options.pollMs;
+      this.#woken = false;
+      /** When to look again (epoch ms); null: only when woken. */
+      let wakeAt: number | null;
       try {
         await this.#flush();
         await this.queue.fanOut();
+        let claimed = 0;
         const free = this.#maxInFlight - this.#inFlight.size;
         if (free > 0) {
-          const busy = new Set([...this.#perEndpoint].filter(([, n]) => n >= this.#perEndpointLimit).map(([id]) => id));
-          const claimed = await this.queue.claim(free, busy, this.#perEndpoint, this.#perEndpointLimit, this.options.timeoutMs + LEASE_MARGIN_MS);
-          for (const delivery of claimed) this.#send(delivery);
+          const deliveries = await this.queue.claim(free, this.#busy(), this.#perEndpoint, this.#perEndpointLimit, this.options.timeoutMs + LEASE_MARGIN_MS);
+          for (const delivery of deliveries) this.#send(delivery);
+          claimed = deliveries.length;
+        }
+        const now = this.clock.now();
+        if (free > 0 && claimed === free) {
           // A full batch means more is probably due: go round again at once.
-          if (claimed.length === free) pause = 0;
+          wakeAt = now;
+        } else if (free <= 0) {
+          // Every slot is taken: a finished request wakes the loop.
+          wakeAt = null;
+        } else {
+          const due = await this.queue.nextDueAt(this.#busy());
+          wakeAt = due !== null && due <= now && claimed === 0 ? now + CONTENDED_MS : due;
         }
       } catch (err) {
         if (this.#stopped) break;
         this.logger.warn({ err }, 'webhook delivery pass failed');
-        pause = ERROR_BACKOFF_MS;
+        wakeAt = this.clock.now() + ERROR_BACKOFF_MS;
       }
-      // Outcomes that arrived while the loop was busy are stored at once.
-      if (this.#outcomes.length > 0) pause = 0;
-      await this.#sleep(pause);
+      // Outcomes that arrived, or notices heard, while the loop was busy are seen to at once.
+      if (this.#outcomes.length > 0 || this.#woken) continue;
+      await this.#sleep(wakeAt === null ? null : wakeAt - this.clock.now());
     }
   }
 
-  #sleep(ms: number): Promise<void> {
+  /** Endpoints at their limit of requests in flight. */
+  #busy(): Set<string> {
+    return new Set([...this.#perEndpoint].filter(([, n]) => n >= this.#perEndpointLimit).map(([id]) => id));
+  }
+
+  #sleep(ms: number | null): Promise<void> {
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
+      let timer: NodeJS.Timeout | undefined;
+      const done = () => {
         clearTimeout(timer);
-        resolve();
-      }
-      this.#wake = () => {
         this.#wake = undefined;
-        done();
+        resolve();
       };
+      if (ms !== null) timer = setTimeout(done, Math.min(Math.max(0, ms), MAX_SLEEP_MS));
+      this.#wake = done;
     });
   }
 
@@ -164,6 +201,7 @@ export class WebhookWorker {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    for (const unsubscribe of this.#unsubscribe.splice(0)) unsubscribe();
     this.nudge();
     await this.#loop;
     const pending = [...this.#inFlight.values()].map((f) => f.done);
