@@ -8,6 +8,7 @@ import { recordEvent } from '../webhooks/outbox.js';
 import type { Scope } from '../accounts/scope.js';
 import { expireDevices, nextDeviceDeadline } from './devices.js';
 import { presentReader } from './readers.js';
+import { readerIdentity } from './reader-view.js';
 
 /**
  * A reader is declared offline after this many missed heartbeats when the server has no
@@ -40,14 +41,7 @@ function refKey(ref: ReaderRef): string {
 }
 
 function presenceView(row: TerminalReadersTable): PresenceReader {
-  return {
-    id: row.id,
-    processor_terminal_id: row.processor_reader_id,
-    serial_number: row.serial_number,
-    name: row.name,
-    status: row.status,
-    last_seen_at: toIsoOrNull(row.last_seen_at),
-  };
+  return { ...readerIdentity(row), status: row.status, last_seen_at: toIsoOrNull(row.last_seen_at) };
 }
 
 /**
