@@ -15,6 +15,7 @@ import { SimulatedDriver } from './drivers/simulated.js';
 import type { DriverContext, ReaderDriver } from './drivers/types.js';
 import { UpstreamLink } from './upstream.js';
 import { CounterDevices } from './devices/counter.js';
+import { DeviceReports } from './devices/upstream-report.js';
 
 export const AGENT_VERSION = '0.1.0';
 
@@ -59,8 +60,15 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     serial: ports.serial,
     tcp: ports.tcp,
     agentId,
-    changed: (device) => local?.broadcast('devices', { type: 'device', device }),
+    changed: (device) => {
+      local?.broadcast('devices', { type: 'device', device });
+      deviceReports.changed();
+    },
   });
+  const deviceReports = new DeviceReports(
+    () => counter.devices(),
+    (message) => link?.send(message) ?? false,
+  );
   const book = new ReaderBook(ports.clock, {
     reader(reader, activityChanged, ref) {
       local?.broadcast('readers', { type: 'reader', reader });
@@ -105,6 +113,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         state.data.cursor ??= message.cursor;
         state.acknowledge(message.last_report_seq);
         link?.send(heartbeat());
+        deviceReports.welcome();
         const queued = state.data.queue;
         for (let i = 0; i < queued.length; i += MAX_REPORTS_PER_MESSAGE) link?.send({ type: 'reports', reports: queued.slice(i, i + MAX_REPORTS_PER_MESSAGE) });
         return;
@@ -294,6 +303,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         stopped = true;
         clearInterval(heartbeatTimer);
         clearTimeout(retryTimer);
+        deviceReports.stop();
         await link?.stop(true);
         for (const driver of drivers) await driver.stop();
         await counter.stop();

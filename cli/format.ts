@@ -1,5 +1,5 @@
 import { formatAmount } from '../shared/money.js';
-import type { Reader, Transaction } from '../shared/api/types.js';
+import type { Device, Reader, Transaction } from '../shared/api/types.js';
 
 /** Human renderings shared by the CLI tables and the TUI: no Ink, no colours. */
 
@@ -37,6 +37,24 @@ export function transactionRow(t: Transaction) {
 
 export function readerRow(r: Reader, now?: number) {
   return { name: r.name, status: r.status, last_seen: ago(r.last_seen_at, now), reader_id: r.processor_terminal_id, id: r.id, model: r.model };
+}
+
+/** A receipt printer or customer display, as `pos readers list` shows it below the readers. */
+export function deviceRow(d: Device, now?: number) {
+  const p = d.printer;
+  const yesNo = (open: boolean | null, word: string) => (open === null ? '' : open ? word : 'closed');
+  return {
+    device: d.kind === 'receipt_printer' ? 'printer' : 'display',
+    agent: d.agent_name,
+    status: d.status,
+    last_seen: ago(d.last_seen_at, now),
+    paper: p?.paper?.replace('_', ' ') ?? '',
+    cover: p ? yesNo(p.cover_open, 'open') : '',
+    drawer: p ? yesNo(p.drawer_open, 'open') : '',
+    queued: p ? p.queued : '',
+    last_error: d.last_error ?? '',
+    target: d.target,
+  };
 }
 
 /**

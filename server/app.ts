@@ -122,7 +122,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use('/merchant', merchantRouter(services.merchants, services.onboarding));
   v1.use('/api-keys', apiKeysRouter(services.apiKeys));
   v1.use('/customers', customersRouter(services.customers));
-  const terminal = terminalRouters(services.terminal);
+  const terminal = terminalRouters(services.terminal, services.devices);
   v1.use('/terminal', terminal.terminal);
   v1.use('/terminals', terminal.terminals);
   v1.use('/agent', agentRouter());

@@ -14,6 +14,7 @@ import { payoutEventHandler } from './payouts/processor-events.js';
 import { PaymentState, recordPaymentEvent } from './payments/payment-state.js';
 import { ReaderResets } from './terminal/reader-reset.js';
 import { AgentService } from './terminal/agents.js';
+import { DeviceService } from './terminal/devices.js';
 import { PresenceExpiry } from './terminal/presence-expiry.js';
 import { ReaderActions } from './terminal/reader-actions.js';
 import { ReaderReconciler } from './terminal/reader-reconciler.js';
@@ -52,7 +53,9 @@ export interface Services {
   /** What the hosted checkout and payment-link pages read and do. */
   pages: CheckoutPages;
   agents: AgentService;
-  /** Takes readers offline when their agent-reported presence lapses; started by the server. */
+  /** The receipt printers and customer displays agents report. */
+  devices: DeviceService;
+  /** Takes readers and devices offline when their agent-reported presence lapses; started by the server. */
   presenceExpiry: PresenceExpiry;
   /** Each reader's action, from the processor's events; pushed to agents. */
   readerActions: ReaderActions;
@@ -127,6 +130,7 @@ export function buildServices(deps: ServiceDeps): Services {
     paymentLinks,
     pages: new CheckoutPages(store, checkout, paymentLinks),
     agents,
+    devices: new DeviceService(store, clock),
     presenceExpiry: new PresenceExpiry(agents, store.notifications, clock, logger),
     readerActions,
     readerReconciler: new ReaderReconciler(readerActions, store.notifications, clock, logger),

@@ -29,6 +29,34 @@ export const ReaderRefSchema = z
   .refine((r) => r.processor_terminal_id !== undefined || r.serial_number !== undefined, 'a reader needs processor_terminal_id or serial_number');
 export type ReaderRef = z.infer<typeof ReaderRefSchema>;
 
+/**
+ * Counter devices in one `devices` message. An agent drives a receipt printer and a customer
+ * display today; 32 leaves room for a shop with several of each and keeps a report tiny.
+ */
+export const MAX_DEVICES_PER_REPORT = 32;
+
+/**
+ * A counter device as the agent reports it upstream: its state on the local websocket
+ * (`DeviceState`, shared/agent-protocol.ts) without `last_seen_at`, which the server keeps by its
+ * own clock. Every field is bounded: the server stores what it accepts as it is.
+ */
+export const UpstreamDeviceSchema = z
+  .object({
+    /** The agent's name for it, unique per agent (`printer`, `display`). */
+    id: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, _ . - (at most 64)'),
+    kind: z.enum(['receipt_printer', 'customer_display']),
+    /** How it is reached: a device path, usb:VID:PID or tcp:HOST:PORT. */
+    target: z.string().min(1).max(300),
+    status: z.enum(['online', 'offline']),
+    last_error: z.string().max(500).nullable(),
+    paper: z.enum(['ok', 'near_end', 'out']).nullable(),
+    cover_open: z.boolean().nullable(),
+    drawer_open: z.boolean().nullable(),
+    queued: z.number().int().nonnegative().max(1_000_000).nullable(),
+  })
+  .strict();
+export type UpstreamDevice = z.infer<typeof UpstreamDeviceSchema>;
+
 export const ReportSchema = z
   .object({
     seq: z.number().int().positive(),
@@ -64,7 +92,20 @@ export const AgentUpMessageSchema = z.discriminatedUnion('type', [
     })
     .strict(),
   z.object({ type: z.literal('reports'), reports: z.array(ReportSchema).min(1).max(MAX_REPORTS_PER_MESSAGE) }).strict(),
-  /** The agent stops on purpose: its readers go offline now rather than after the TTL. */
+  /**
+   * Every counter device the agent drives, as it is now: sent after each welcome and on each change.
+   * The list is whole: a device the agent no longer lists is removed on the server.
+   */
+  z
+    .object({
+      type: z.literal('devices'),
+      devices: z
+        .array(UpstreamDeviceSchema)
+        .max(MAX_DEVICES_PER_REPORT)
+        .refine((devices) => new Set(devices.map((d) => d.id)).size === devices.length, 'device ids must be unique'),
+    })
+    .strict(),
+  /** The agent stops on purpose: its readers and devices go offline now rather than after the TTL. */
   z.object({ type: z.literal('goodbye') }).strict(),
 ]);
 export type AgentUpMessage = z.infer<typeof AgentUpMessageSchema>;

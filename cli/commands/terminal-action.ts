@@ -1,15 +1,22 @@
 import type { CliContext } from '../context.js';
 import type { Location } from '../../shared/api/types.js';
-import { readerRow } from '../format.js';
+import { deviceRow, readerRow } from '../format.js';
 import { parseAmount } from '../amount.js';
 import { usageError } from '../errors.js';
 import { money } from '../format.js';
 import { resolveReader } from './payments-action.js';
 
+/** The readers, then the receipt printers and customer displays the shop's agents report. */
 export async function listReaders(_args: [], _options: object, ctx: CliContext): Promise<void> {
-  const res = await ctx.api.listReaders();
-  if (ctx.out.json) ctx.out.printJson(res);
-  else ctx.out.table(res.data.map((r) => readerRow(r)), ['name', 'status', 'last_seen', 'reader_id', 'model', 'id']);
+  const [readers, devices] = await Promise.all([ctx.api.listReaders(), ctx.api.listDevices()]);
+  if (ctx.out.json) {
+    ctx.out.printJson({ data: readers.data, devices: devices.data });
+    return;
+  }
+  ctx.out.table(readers.data.map((r) => readerRow(r)), ['name', 'status', 'last_seen', 'reader_id', 'model', 'id']);
+  if (devices.data.length === 0) return;
+  ctx.out.line();
+  ctx.out.table(devices.data.map((d) => deviceRow(d)), ['device', 'agent', 'status', 'last_seen', 'paper', 'cover', 'drawer', 'queued', 'last_error', 'target']);
 }
 
 export async function registerReader(_args: [], options: { name: string; code: string; location?: string }, ctx: CliContext): Promise<void> {

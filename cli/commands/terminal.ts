@@ -2,10 +2,10 @@ import type { Command } from 'commander';
 import { lazy } from '../lazy.js';
 
 export function registerTerminalCommands(program: Command): void {
-  const readers = program.command('readers').description('Card readers of the key’s mode');
+  const readers = program.command('readers').description('Card readers of the key’s mode, and the agents’ printers and displays');
   readers
-    .command('list')
-    .description('Readers with presence (online/offline, last seen)')
+    .command('list', { isDefault: true })
+    .description('Readers with presence (online/offline, last seen), then the receipt printers and customer displays')
     .action(lazy(async () => (await import('./terminal-action.js')).listReaders));
   readers
     .command('register')

@@ -13,7 +13,7 @@ export const RESOURCES = {
   payouts: { levels: ['read', 'write'], covers: 'the balance and payouts to the bank' },
   merchant: { levels: ['read', 'write'], covers: 'GET /v1/merchant, the bank account payouts go to' },
   customers: { levels: ['read', 'write'], covers: 'customers' },
-  terminal: { levels: ['read', 'write'], covers: "readers, locations, payments on readers, readers' live state, the agent's websocket" },
+  terminal: { levels: ['read', 'write'], covers: "readers, locations, payments on readers, readers' live state, the agents' printers and displays, the agent's websocket" },
   checkout: { levels: ['read', 'write'], covers: 'hosted checkout sessions' },
   payment_links: { levels: ['read', 'write'], covers: 'payment links' },
   webhooks: { levels: ['read', 'write'], covers: 'webhook endpoints, and resending an event to one' },

@@ -358,6 +358,36 @@ export interface AgentsTable {
   created_at: number;
 }
 
+export type CounterDeviceKind = 'receipt_printer' | 'customer_display';
+
+/** A receipt printer or customer display an agent drives, as it last reported it (server/terminal/devices.ts). */
+export interface CounterDevicesTable {
+  merchant_id: string;
+  mode: Mode;
+  agent_id: string;
+  /** The agent's name for the device (`printer`, `display`), unique per agent. */
+  device_id: string;
+  /** The uuid the API shows. */
+  id: string;
+  kind: CounterDeviceKind;
+  /** How the agent reaches it: a device path, usb:VID:PID or tcp:HOST:PORT. */
+  target: string;
+  connection: 'serial' | 'usb' | 'tcp';
+  status: 'online' | 'offline';
+  /** The server's clock when it last knew the device online (a report or its agent's heartbeat). */
+  last_seen_at: number | null;
+  last_error: string | null;
+  paper: 'ok' | 'near_end' | 'out' | null;
+  /** Printers only: 1/0, null when not known (offline, or a display). */
+  cover_open: number | null;
+  drawer_open: number | null;
+  queued: number | null;
+  /** When `online` lapses without a further heartbeat of its agent (epoch ms); null while offline. */
+  presence_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface AgentReportsTable {
   agent_id: string;
   seq: number;
@@ -464,6 +494,7 @@ export interface Tables {
   terminal_readers: TerminalReadersTable;
   agents: AgentsTable;
   agent_reports: AgentReportsTable;
+  counter_devices: CounterDevicesTable;
   checkout_sessions: CheckoutSessionsTable;
   payment_links: PaymentLinksTable;
   webhook_endpoints: WebhookEndpointsTable;

@@ -2,7 +2,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { AgentUpMessageSchema, UPSTREAM_PATH, type AgentUpMessage, type ServerDownMessage } from '../../shared/agent-upstream.js';
+import { AgentUpMessageSchema, UPSTREAM_PATH, type AgentUpMessage, type ServerDownMessage, type UpstreamDevice } from '../../shared/agent-upstream.js';
 import type { Clock } from '../../shared/time.js';
 import { ApiError, missingScope } from '../errors.js';
 import type { KeyAuthenticator } from '../accounts/api-keys.js';
@@ -52,6 +52,8 @@ interface Connection {
   stopReaders?: () => void;
   lastHeard: number;
   invalid: number;
+  /** The agent's last device list on this connection: its heartbeats keep the online ones online. */
+  devices: readonly UpstreamDevice[];
 }
 
 export interface AgentUpstreamDeps {
@@ -118,7 +120,7 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
   }
 
   function accept(ws: WebSocket, scope: Scope, key: string): void {
-    const conn: Connection = { ws, scope, key, keyCheckedAt: clock.now(), heartbeatMs: 5_000, lastHeard: clock.now(), invalid: 0 };
+    const conn: Connection = { ws, scope, key, keyCheckedAt: clock.now(), heartbeatMs: 5_000, lastHeard: clock.now(), invalid: 0, devices: [] };
     connections.add(conn);
     const helloTimer = setTimeout(() => {
       if (!conn.agentId) ws.close(1008, 'hello expected');
@@ -212,7 +214,14 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
           return;
         }
         const view = await services.agents.heartbeat(conn.scope, agentId, conn.heartbeatMs, message.readers);
+        await services.devices.renew(conn.scope, agentId, services.agents.ttlFor(conn.heartbeatMs), conn.devices);
         send(conn, { type: 'presence', readers: view.readers, unknown: view.unknown });
+        return;
+      }
+      case 'devices': {
+        // Kept only once stored: a report the database refused is not renewed by heartbeats.
+        await services.devices.report(conn.scope, agentId, services.agents.ttlFor(conn.heartbeatMs), message.devices);
+        conn.devices = message.devices;
         return;
       }
       case 'reports': {

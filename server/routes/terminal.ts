@@ -9,6 +9,7 @@ import {
   CancelActionSchema,
   CreateLocationSchema,
   CreateTerminalPaymentSchema,
+  DeviceSchema,
   LocationSchema,
   ProcessPaymentSchema,
   ReaderActionSchema,
@@ -20,12 +21,20 @@ import {
   UpdateLocationSchema,
 } from '../schemas/terminal.js';
 import { z } from '../schemas/zod.js';
+import type { DeviceService } from '../terminal/devices.js';
 import type { TerminalService } from '../terminal/readers.js';
 
 const IdParams = z.object({ id: UuidParam });
 
 export const terminalDocs: RouteDoc[] = [
   { method: 'get', path: '/v1/terminal/readers', scope: 'terminal:read', summary: "The key's mode's readers with presence", response: dataEnvelope(z.array(ReaderSchema)) },
+  {
+    method: 'get',
+    path: '/v1/terminal/devices',
+    scope: 'terminal:read',
+    summary: "The key's mode's receipt printers and customer displays, as their agents report them",
+    response: dataEnvelope(z.array(DeviceSchema)),
+  },
   { method: 'delete', path: '/v1/terminal/readers/{id}', scope: 'terminal:write', summary: 'Delete a reader (uuid or tmr_ id)', params: IdParams, response: dataEnvelope(ReaderSchema) },
   { method: 'post', path: '/v1/terminal/locations', scope: 'terminal:write', summary: 'Create a location readers attach to', body: CreateLocationSchema, status: 201, response: dataEnvelope(LocationSchema) },
   { method: 'get', path: '/v1/terminal/locations', scope: 'terminal:read', summary: "The key's mode's locations", response: dataEnvelope(z.array(LocationSchema)) },
@@ -38,10 +47,13 @@ export const terminalDocs: RouteDoc[] = [
   { method: 'post', path: '/v1/terminal/cancel-action', scope: 'terminal:write', summary: "Clear the reader's screen (the payment stays pending)", body: CancelActionSchema, response: dataEnvelope(CancelActionResultSchema) },
 ];
 
-export function terminalRouters(terminal: TerminalService): { terminal: Router; terminals: Router } {
+export function terminalRouters(terminal: TerminalService, devices: DeviceService): { terminal: Router; terminals: Router } {
   const router = Router();
   router.get('/readers', async (req, res) => {
     res.json({ data: await terminal.listReaders(scopeOf(req)) });
+  });
+  router.get('/devices', async (req, res) => {
+    res.json({ data: await devices.list(scopeOf(req)) });
   });
   const deleteReader = async (req: Parameters<Parameters<Router['delete']>[1]>[0], res: Parameters<Parameters<Router['delete']>[1]>[1]) => {
     res.json({ data: await terminal.deleteReader(scopeOf(req), String(req.params.id)) });

@@ -108,6 +108,33 @@ export const ReaderSchema = z
   })
   .openapi('TerminalReader');
 
+export const DeviceSchema = z
+  .object({
+    id: z.uuid(),
+    object: z.literal('terminal.device'),
+    kind: z.enum(['receipt_printer', 'customer_display']),
+    agent_id: z.uuid().openapi({ description: 'The on-premise agent driving it' }),
+    agent_name: z.string(),
+    device_id: z.string().openapi({ description: "The agent's name for it (printer, display), unique per agent" }),
+    target: z.string().openapi({ description: 'How the agent reaches it: a device path, usb:VID:PID or tcp:HOST:PORT' }),
+    connection: z.enum(['serial', 'usb', 'tcp']),
+    status: z.enum(['online', 'offline']),
+    last_seen_at: TimestampSchema.nullable().openapi({ description: 'When the server last knew it online: a report or a heartbeat of its agent' }),
+    last_error: z.string().nullable().openapi({ description: 'What is wrong, in words ("Printer out of paper", "Its agent is offline"); null when all is well' }),
+    printer: z
+      .object({
+        paper: z.enum(['ok', 'near_end', 'out']).nullable(),
+        cover_open: z.boolean().nullable(),
+        drawer_open: z.boolean().nullable(),
+        queued: z.number().int().openapi({ description: 'Receipts waiting in the agent for the printer' }),
+      })
+      .nullable()
+      .openapi({ description: 'Receipt printers: the status the printer last answered (null fields while offline); null for a display' }),
+    is_test: z.boolean(),
+    created_at: TimestampSchema,
+  })
+  .openapi('TerminalDevice');
+
 export const LineItemSchema = z
   .object({
     description: z.string().min(1).max(MAX_LINE_DESCRIPTION),

@@ -6,7 +6,9 @@ import type { Store, Trx } from '../db/store.js';
 import { conflict } from '../errors.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import type { Scope } from '../accounts/scope.js';
+import { expireDevices, nextDeviceDeadline } from './devices.js';
 import { presentReader } from './readers.js';
+import { readerIdentity } from './reader-view.js';
 
 /**
  * A reader is declared offline after this many missed heartbeats when the server has no
@@ -39,14 +41,7 @@ function refKey(ref: ReaderRef): string {
 }
 
 function presenceView(row: TerminalReadersTable): PresenceReader {
-  return {
-    id: row.id,
-    processor_terminal_id: row.processor_reader_id,
-    serial_number: row.serial_number,
-    name: row.name,
-    status: row.status,
-    last_seen_at: toIsoOrNull(row.last_seen_at),
-  };
+  return { ...readerIdentity(row), status: row.status, last_seen_at: toIsoOrNull(row.last_seen_at) };
 }
 
 /**
@@ -184,26 +179,34 @@ export class AgentService {
     return recordEvent(trx, { merchantId: row.merchant_id, mode: row.mode }, type, row.id, { ...presentReader(row), agent_id: row.agent_id }, now);
   }
 
-  /** The agent stops on purpose: the readers it reported go offline now. */
+  /** The agent stops on purpose: the readers and devices it reported go offline now. */
   async goodbye(agentId: string): Promise<number> {
-    return (await this.#expire({ agentId })).expired;
+    const readers = (await this.#expire({ agentId })).expired;
+    const devices = await this.store.transaction((trx) => expireDevices(trx, { agentId }, EXPIRE_BATCH, this.clock.now()));
+    return readers + devices.expired;
   }
 
   /**
-   * Readers whose agent-reported presence lapsed go offline, all of them (in batches). Run when the
-   * earliest deadline passes (server/terminal/presence-expiry.ts); after a server restart the
-   * stored deadlines decide, so nothing is marked offline early or kept online forever.
+   * Readers and counter devices whose agent-reported presence lapsed go offline, all of them (in
+   * batches). Run when the earliest deadline passes (server/terminal/presence-expiry.ts); after a
+   * server restart the stored deadlines decide, so nothing is marked offline early or kept online forever.
    */
   async expire(): Promise<number> {
     let expired = 0;
     for (;;) {
       const pass = await this.#expire({ before: this.clock.now() });
       expired += pass.expired;
+      if (pass.scanned < EXPIRE_BATCH) break;
+    }
+    for (;;) {
+      const now = this.clock.now();
+      const pass = await this.store.transaction((trx) => expireDevices(trx, { before: now }, EXPIRE_BATCH, now));
+      expired += pass.expired;
       if (pass.scanned < EXPIRE_BATCH) return expired;
     }
   }
 
-  /** The earliest deadline of any agent-reported online reader (epoch ms), or undefined when none is online. */
+  /** The earliest deadline of any agent-reported online reader or device (epoch ms), or undefined when none is online. */
   async nextPresenceDeadline(): Promise<number | undefined> {
     const row = await this.store.db
       .selectFrom('terminal_readers')
@@ -211,7 +214,11 @@ export class AgentService {
       .where('status_source', '=', 'agent')
       .where('status', '=', 'online')
       .executeTakeFirst();
-    return row?.at ?? undefined;
+    const readers = row?.at ?? undefined;
+    const devices = await nextDeviceDeadline(this.store.db);
+    if (readers === undefined || readers === null) return devices;
+    if (devices === undefined || devices === null) return readers;
+    return Math.min(Number(readers), Number(devices));
   }
 
   async #expire(which: { agentId: string } | { before: number }): Promise<{ scanned: number; expired: number }> {

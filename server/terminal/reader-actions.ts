@@ -9,6 +9,7 @@ import type { Mode, ReaderActionStatus, TerminalReadersTable } from '../db/schem
 import type { Store, Trx } from '../db/store.js';
 import type { PaymentProcessor } from '../processor/port.js';
 import type { ProcessorEvent, ProcessorPaymentIntent, ProcessorReader } from '../processor/types.js';
+import { actionOf, readerIdentity } from './reader-view.js';
 
 /**
  * An in-progress action with no news for this long is read from the processor once
@@ -149,27 +150,20 @@ export function activityOf(row: Pick<TerminalReadersTable, 'action_status' | 'ac
 type StateRow = TerminalReadersTable & { transaction_id: string | null; amount: number | null; currency: string | null };
 
 function present(row: StateRow): ReaderStatePush {
+  const action = actionOf(row, row.transaction_id);
   return {
-    id: row.id,
-    processor_terminal_id: row.processor_reader_id,
-    name: row.name,
-    serial_number: row.serial_number,
+    ...readerIdentity(row),
     processor_status: row.processor_status,
     seq: Number(row.action_seq),
     activity: activityOf(row),
     action:
-      row.action_status === null
+      action === null
         ? null
         : {
-            type: row.action_type ?? 'process_payment_intent',
-            status: row.action_status,
-            payment_intent_id: row.action_payment_intent_id,
-            transaction_id: row.transaction_id,
+            ...action,
             amount: row.amount === null ? null : Number(row.amount),
             currency: row.currency,
             card_presented: row.action_card_presented === 1,
-            failure_code: row.action_failure_code,
-            failure_message: row.action_failure_message,
             updated_at: toIsoTimestamp(row.action_updated_at ?? row.created_at),
           },
   };

@@ -20,6 +20,7 @@ import type { Scope } from '../accounts/scope.js';
 import type { CreatePaymentState, TransactionService } from '../payments/transactions.js';
 import type { Notice } from '../db/notify.js';
 import type { ReaderActions } from './reader-actions.js';
+import { actionOf } from './reader-view.js';
 
 type Location = z.infer<typeof LocationSchema>;
 type Reader = z.infer<typeof ReaderSchema>;
@@ -71,17 +72,7 @@ export function presentReader(row: TerminalReadersTable, transactionId: string |
     location_id: row.location_id,
     last_seen_at: toIsoOrNull(row.last_seen_at),
     is_test: row.mode === 'test',
-    action:
-      row.action_status === null
-        ? null
-        : {
-            type: row.action_type ?? 'process_payment_intent',
-            status: row.action_status,
-            payment_intent_id: row.action_payment_intent_id,
-            transaction_id: transactionId,
-            failure_code: row.action_failure_code,
-            failure_message: row.action_failure_message,
-          },
+    action: actionOf(row, transactionId),
   };
 }
 

@@ -40,6 +40,7 @@ import type {
   PayoutList,
   Reader,
   ReaderAction,
+  Device,
   Refund,
   RegisterReaderParams,
   RollApiKeyParams,
@@ -136,6 +137,7 @@ export class PosApi {
   deleteCustomer = (customer: string) => this.request<Data<DeletedCustomer>>('DELETE', `/v1/customers/${id(customer)}`);
 
   listReaders = () => this.request<Data<Reader[]>>('GET', '/v1/terminal/readers');
+  listDevices = () => this.request<Data<Device[]>>('GET', '/v1/terminal/devices');
   /** Every reader's live processor state (what the agent polls). */
   registerReader = (body: RegisterReaderParams) => this.request<Data<Reader>>('POST', '/v1/terminals', { body });
   deleteReader = (reader: string) => this.request<Data<Reader>>('DELETE', `/v1/terminal/readers/${id(reader)}`);

@@ -14,6 +14,7 @@ import type {
   LocationSchema,
   ReaderActionSchema,
   ReaderSchema,
+  DeviceSchema,
   RegisterReaderSchema,
   SimulatePaymentSchema,
   SimulateResultSchema,
@@ -86,6 +87,8 @@ export type CreateCustomerParams = z.input<typeof CreateCustomerSchema>;
 export type UpdateCustomerParams = z.input<typeof UpdateCustomerSchema>;
 
 export type Reader = z.output<typeof ReaderSchema>;
+/** A receipt printer or customer display an agent drives (GET /v1/terminal/devices). */
+export type Device = z.output<typeof DeviceSchema>;
 export type Location = z.output<typeof LocationSchema>;
 export type TerminalPayment = z.output<typeof TerminalPaymentSchema>;
 export type ReaderAction = z.output<typeof ReaderActionSchema>;
