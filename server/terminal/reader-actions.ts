@@ -154,6 +154,7 @@ function present(row: StateRow): ReaderStatePush {
     processor_terminal_id: row.processor_reader_id,
     name: row.name,
     serial_number: row.serial_number,
+    location_id: row.location_id,
     processor_status: row.processor_status,
     seq: Number(row.action_seq),
     activity: activityOf(row),

@@ -618,6 +618,15 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0024_location_receipt_policy': {
+    async up(db: AnyDb) {
+      // When a location's counter prints the customer's receipt by itself: always, ask or never.
+      await db.schema
+        .alterTable('terminal_locations')
+        .addColumn('receipt_policy', 'text', (c) => c.notNull().defaultTo('always'))
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {
