@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../shared/api/types.js';
-import { computeDayReport, dayBounds, reportCsv, shopLines, tenderLines } from './report.js';
+import { computeDayReport, dayBounds, reportCsv, shopLines, tenderLines, withDrawer } from './report.js';
 import { txn } from './tui/fixtures.js';
 
 const at = (h: number, day = 21) => new Date(2026, 10, day, h).toISOString();
@@ -60,6 +60,9 @@ describe('day report', () => {
     expect(tenderLines(short).at(-1)).toBe('Counted: $132.00, short by $0.75');
     const over = computeDayReport({ date: '2026-11-21', currency: 'usd', transactions: withCash, readers, locations, countedCash: 3300 });
     expect(tenderLines(over).at(-1)).toBe('Counted: $33.00, over by $0.25');
+    // The counter's drawer count gives the same figures as the CLI's flags.
+    expect(withDrawer(uncounted, 10_000, 13_200).tender).toEqual(short.tender);
+    expect(tenderLines(withDrawer(uncounted, 10_000, 13_275)).at(-1)).toBe('Counted: $132.75, balanced');
   });
 
   it('writes CSV with plain decimals', () => {

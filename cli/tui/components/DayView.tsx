@@ -36,9 +36,9 @@ export function DayView({ state, theme = {} }: { state: CounterState; theme?: Th
         <Text>
           {entry.step === 'float' ? 'Opening float  ' : 'Counted cash  '}
           <Text bold>{`${entry.text}_`}</Text>
-          {entry.error ? <Text color={theme.bad}>{`  ${entry.error}`}</Text> : null}
         </Text>
       ) : null}
+      {entry?.error ? <Text color={theme.bad}>{entry.error}</Text> : null}
       {shopLines(r).map((text) => (
         <Text key={text}>{text}</Text>
       ))}
