@@ -207,6 +207,5 @@ export function hintsFor(state: CounterState): string {
   if (state.view === 'day' && state.drawer.entry) {
     return state.drawer.entry.step === 'float' ? 'type the opening float (Enter alone: none) · Enter next · Esc back' : 'type the cash counted in the drawer · Enter show over/short · Esc back';
   }
-  if (state.view === 'day') return 'g refresh · k count the drawer · c charge · q quit';
-  return 'g refresh · c charge · q quit';
+  return 'g refresh · k count the drawer · c charge · q quit';
 }
