@@ -91,8 +91,12 @@ describe('receipt_policy on terminal locations', () => {
     const wrong = await pos(['locations', 'receipts', 'Patio', 'sometimes', ...cli]);
     expect(wrong.status).toBe(2);
     expect(wrong.stderr).toMatch(/always, ask or never/);
+    const made = await pos(['locations', 'create', '--name', 'Kiosk', '--line1', '2 Pier', '--city', 'Oakland', '--postal-code', '94607', '--country', 'US', '--receipts', 'ask', '--json', ...cli]);
+    expect(made.status, made.stderr).toBe(0);
+    expect((JSON.parse(made.stdout) as { data: Location }).data.receipt_policy).toBe('ask');
     const list = await pos(['locations', 'list', ...cli]);
     expect(list.stdout).toMatch(/Patio .*never/);
+    expect(list.stdout).toMatch(/Kiosk .*ask/);
     const read = (await api.get<{ data: Location[] }>('/v1/terminal/locations')).body.data.find((l) => l.id === created.body.data.id);
     expect(read).toMatchObject({ receipt_policy: 'never', tipping: { percentages: [10, 15, 20] } });
   });
