@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
-import { PROTOCOL_VERSION, TransactionSummarySchema, type AgentMessage } from '../shared/agent-protocol.js';
+import { PROTOCOL_VERSION, TransactionSummarySchema, type AgentMessage, type ReaderState } from '../shared/agent-protocol.js';
 import { MAX_REPORTS_PER_MESSAGE, UPSTREAM_PROTOCOL_VERSION, type AgentUpMessage, type ServerDownMessage } from '../shared/agent-upstream.js';
 import { PosApi } from '../shared/api/client.js';
 import { ApiRequestError } from '../shared/api/errors.js';
@@ -16,6 +16,7 @@ import type { DriverContext, ReaderDriver } from './drivers/types.js';
 import { UpstreamLink } from './upstream.js';
 import { CounterDevices } from './devices/counter.js';
 import { DeviceReports } from './devices/upstream-report.js';
+import { ReceiptPolicies } from './receipt-policy.js';
 
 export const AGENT_VERSION = '0.1.0';
 
@@ -69,16 +70,23 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     () => counter.devices(),
     (message) => link?.send(message) ?? false,
   );
+  // A reader as the counter sees it: with the receipt policy its approvals follow.
+  const shown = (reader: ReaderState): ReaderState => {
+    const key = book.find(reader.processor_terminal_id) ?? book.find(reader.id);
+    return key === undefined ? reader : { ...reader, receipt_policy: policies.forReader(key) };
+  };
+  const showReaders = () => local?.broadcast('readers', { type: 'readers', readers: book.states().map(shown) });
   const book = new ReaderBook(ports.clock, {
     reader(reader, activityChanged, ref) {
-      local?.broadcast('readers', { type: 'reader', reader });
+      const view = shown(reader);
+      local?.broadcast('readers', { type: 'reader', reader: view });
       if (!activityChanged) return;
-      counter.onReader(reader);
+      counter.onReader(view, view.receipt_policy ?? policies.forSale());
       const report = state.enqueue({ reader: ref, activity: reader.activity, transaction_id: reader.transaction_id, failure_code: reader.failure_code, observed_at: ports.clock.now() });
       sendReports({ type: 'reports', reports: [report] });
     },
     readers(readers) {
-      local?.broadcast('readers', { type: 'readers', readers });
+      local?.broadcast('readers', { type: 'readers', readers: readers.map(shown) });
       state.data.readers = book.keys().map((key) => {
         const info = book.info(key)!;
         return { key, ...info, last_seen_at: book.get(key)?.last_seen_at ?? null };
@@ -86,10 +94,11 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       state.save();
     },
   });
+  const policies = new ReceiptPolicies(config.receipts, state, book);
   // Readers known from earlier runs show at once (offline until a driver sees them).
   for (const entry of state.data.readers) {
     if (!['processor', 'simulated'].includes(entry.driver)) continue;
-    book.upsert(entry.key, { driver: entry.driver, id: entry.id, processor_terminal_id: entry.processor_terminal_id, name: entry.name, serial_number: entry.serial_number });
+    book.upsert(entry.key, { driver: entry.driver, id: entry.id, processor_terminal_id: entry.processor_terminal_id, name: entry.name, serial_number: entry.serial_number, location_id: entry.location_id ?? null });
   }
 
   const ctx: DriverContext = { book, api, state, logger, serial: ports.serial };
@@ -128,6 +137,13 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         return;
       case 'reader_state':
         processor.changed(message.reader);
+        return;
+      case 'locations':
+        // A policy changed on the server: the counter's readers show it, and the next approval follows it.
+        if (policies.setLocations(message.locations)) {
+          logger.info({ locations: message.locations.map((l) => ({ id: l.id, receipt_policy: l.receipt_policy })), override: config.receipts ?? null }, 'receipt policies');
+          showReaders();
+        }
         return;
       case 'presence':
         return;
@@ -217,7 +233,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         }
       }
       case 'cash_sale':
-        return counter.cashSale(cmd);
+        return counter.cashSale(cmd, policies.forSale(cmd.reader));
       case 'print_receipt':
         return counter.printReceipt(cmd);
       case 'open_drawer':
@@ -238,7 +254,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         merchant: state.data.merchant ?? { id: '', business_name: '' },
         upstream: link?.connected ? 'connected' : 'disconnected',
       }),
-      readers: () => ({ type: 'readers', readers: book.states() }),
+      readers: () => ({ type: 'readers', readers: book.states().map(shown) }),
       devices: () => ({ type: 'devices', devices: counter.devices() }),
       command,
     },

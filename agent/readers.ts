@@ -21,6 +21,8 @@ export interface ReaderInfo {
   processor_terminal_id: string;
   name: string;
   serial_number: string | null;
+  /** The terminal location it stands at, when the server said. */
+  location_id: string | null;
 }
 
 interface Tracked {
@@ -127,7 +129,8 @@ export class ReaderBook {
       return;
     }
     const nextId = info.id ?? existing.state.id;
-    if (nextId === existing.state.id && info.name === existing.state.name && info.processor_terminal_id === existing.state.processor_terminal_id) {
+    // A reader moved to another location may print receipts by another policy: that is news too.
+    if (nextId === existing.state.id && info.name === existing.state.name && info.processor_terminal_id === existing.state.processor_terminal_id && info.location_id === existing.info.location_id) {
       existing.info = info;
       return;
     }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
-import type { Report } from '../shared/agent-upstream.js';
+import type { LocationPolicy, Report } from '../shared/agent-upstream.js';
 
 /**
  * Reports kept while the server is unreachable. 10,000 is hours of a busy shop's reader changes
@@ -26,6 +26,8 @@ export interface RegistryEntry {
   processor_terminal_id: string;
   name: string;
   serial_number: string | null;
+  /** The terminal location it stands at; absent in files written by older agents. */
+  location_id?: string | null;
   last_seen_at: string | null;
 }
 
@@ -56,6 +58,8 @@ export interface AgentData {
   print_queue: PrintJob[];
   /** Keys of receipts printed, newest last (bounded): none is printed twice. */
   printed_keys: string[];
+  /** The merchant's locations and their receipt policies, as the server last pushed them. */
+  locations: LocationPolicy[];
 }
 
 /** The agent's own state in `<data dir>/agent.json` (lowdb): identity, reader registry, report queue. */
@@ -78,6 +82,7 @@ export class AgentState {
       dropped_reports: 0,
       print_queue: [],
       printed_keys: [],
+      locations: [],
     };
     // Not JSONFilePreset: it keeps everything in memory when NODE_ENV is `test`.
     const db = new Low<AgentData>(new JSONFile<AgentData>(join(dataDir, 'agent.json')), defaults);

@@ -28,6 +28,10 @@ describe('agent configuration', () => {
     expect(() => loadAgentConfig({ ...base, display: 'tcp:10.0.0.5:9100' }, {})).toThrow(/device path/);
     expect(() => loadAgentConfig({ ...base, printerColumns: 40 }, {})).toThrow(/32 \(58 mm paper\)/);
     expect(() => loadAgentConfig({ ...base, receipts: 'sometimes' }, {})).toThrow(/receipts/);
-    expect(loadAgentConfig({ ...base, printer: 'tcp:192.168.1.50:9100' }, { POS_AGENT_PRINTER_COLUMNS: '32' })).toMatchObject({ printer: 'tcp:192.168.1.50:9100', printerColumns: 32, printerCodepage: 'cp858', receipts: 'always' });
+    const printer = loadAgentConfig({ ...base, printer: 'tcp:192.168.1.50:9100' }, { POS_AGENT_PRINTER_COLUMNS: '32' });
+    expect(printer).toMatchObject({ printer: 'tcp:192.168.1.50:9100', printerColumns: 32, printerCodepage: 'cp858' });
+    // No --receipts: each location's receipt policy applies; given, it overrides them all.
+    expect(printer.receipts).toBeUndefined();
+    expect(loadAgentConfig(base, { POS_AGENT_RECEIPTS: 'never' }).receipts).toBe('never');
   });
 });

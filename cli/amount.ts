@@ -61,6 +61,15 @@ export function parseAmount(input: string, currency: string): number {
   return minor;
 }
 
+/**
+ * Cash in the drawer (the opening float, the count at the close), for `pos report day` and the
+ * counter's close-out: read like a payment's amount (7,50 is 7.50), but an empty drawer (0) is a
+ * real count.
+ */
+export function parseDrawerAmount(input: string, currency: string): number {
+  return /^0+([.,]0+)?c?$/i.test(input.trim()) ? 0 : parseAmount(input, currency);
+}
+
 /** The amount as the CLI would take it back: 4750 usd → "47.50", 4750 jpy → "4750". */
 export function formatPlain(minor: number, currency: string): string {
   const decimals = currencyDecimals(currency.toLowerCase());

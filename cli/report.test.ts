@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../shared/api/types.js';
-import { computeDayReport, dayBounds, reportCsv, shopLines, tenderLines } from './report.js';
+import { computeDayReport, dayBounds, reportCsv, shopLines, tenderLines, withDrawer } from './report.js';
 import { txn } from './tui/fixtures.js';
 
 const at = (h: number, day = 21) => new Date(2026, 10, day, h).toISOString();
@@ -9,8 +9,8 @@ const readers = [
   { id: 'r-2', name: 'Bar', processor_terminal_id: 'tmr_2', location_id: 'loc-2', status: 'online' as const, serial_number: 's', model: 'm', last_seen_at: null, is_test: true, action: null, object: 'terminal.reader' as const },
 ];
 const locations = [
-  { id: 'loc-1', display_name: 'Front', address: {}, is_test: true, object: 'terminal.location' as const, processor_location_id: 'tml_1', tipping: null, created_at: at(0) },
-  { id: 'loc-2', display_name: 'Patio', address: {}, is_test: true, object: 'terminal.location' as const, processor_location_id: 'tml_1', tipping: null, created_at: at(0) },
+  { id: 'loc-1', display_name: 'Front', address: {}, is_test: true, object: 'terminal.location' as const, processor_location_id: 'tml_1', tipping: null, receipt_policy: 'always' as const, created_at: at(0) },
+  { id: 'loc-2', display_name: 'Patio', address: {}, is_test: true, object: 'terminal.location' as const, processor_location_id: 'tml_1', tipping: null, receipt_policy: 'always' as const, created_at: at(0) },
 ];
 const transactions = [
   txn({ id: 'a', status: 'succeeded', amount: 1200, tip_amount: 200, platform_fee_cents: 36, created_at: at(9) }),
@@ -60,6 +60,9 @@ describe('day report', () => {
     expect(tenderLines(short).at(-1)).toBe('Counted: $132.00, short by $0.75');
     const over = computeDayReport({ date: '2026-11-21', currency: 'usd', transactions: withCash, readers, locations, countedCash: 3300 });
     expect(tenderLines(over).at(-1)).toBe('Counted: $33.00, over by $0.25');
+    // The counter's drawer count gives the same figures as the CLI's flags.
+    expect(withDrawer(uncounted, 10_000, 13_200).tender).toEqual(short.tender);
+    expect(tenderLines(withDrawer(uncounted, 10_000, 13_275)).at(-1)).toBe('Counted: $132.75, balanced');
   });
 
   it('writes CSV with plain decimals', () => {

@@ -199,11 +199,19 @@ export function computeDayReport(input: {
     } else if (e.type === 'payout.created') count(payouts.sent);
     else if (e.type === 'payout.failed') count(payouts.failed);
   }
-  const float = input.float ?? 0;
-  const expected = float + cash.amount - cash.refunded;
-  const counted = input.countedCash ?? null;
-  const tender: DayTender = { card, cash, float, expected_cash: expected, counted_cash: counted, over_short: counted === null ? null : counted - expected };
+  const tender = drawerTender(card, cash, input.float ?? 0, input.countedCash ?? null);
   return { date: input.date, currency: input.currency.toLowerCase(), other_currency_count: other, total, locations: sorted(byLocation), readers: sorted(byReader), disputes, payouts, tender };
+}
+
+/** The drawer: the cash it should hold (float + cash paid − cash refunded) and, once counted, the difference. */
+function drawerTender(card: TenderTally, cash: TenderTally, float: number, counted: number | null): DayTender {
+  const expected = float + cash.amount - cash.refunded;
+  return { card, cash, float, expected_cash: expected, counted_cash: counted, over_short: counted === null ? null : counted - expected };
+}
+
+/** The report with the drawer's opening float and counted cash as staff entered them at the counter. */
+export function withDrawer(r: DayReport, float: number, counted: number | null): DayReport {
+  return { ...r, tender: drawerTender(r.tender.card, r.tender.cash, float, counted) };
 }
 
 /** Card and cash apart, and the drawer: what it should hold and, once counted, over or short. */
@@ -218,7 +226,7 @@ export function tenderLines(r: DayReport): string[] {
   ];
   const { counted_cash: counted, over_short: diff } = r.tender;
   if (counted !== null && diff !== null) {
-    lines.push(`Counted: ${m(counted)}, ${diff === 0 ? 'even' : diff > 0 ? `over by ${m(diff)}` : `short by ${m(-diff)}`}`);
+    lines.push(`Counted: ${m(counted)}, ${diff === 0 ? 'balanced' : diff > 0 ? `over by ${m(diff)}` : `short by ${m(-diff)}`}`);
   }
   return lines;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_LINE_DESCRIPTION, MAX_LINE_ITEMS, MAX_LINE_QUANTITY } from './cart.js';
+import { RECEIPT_POLICIES } from './receipt-policy.js';
 
 /**
  * The agent's local websocket protocol: what the counter (the TUI, or any POS front-end) and the
@@ -26,6 +27,11 @@ export const ReaderStateSchema = z.object({
   currency: z.string().nullable(),
   failure_code: z.string().nullable(),
   updated_at: z.string(),
+  /**
+   * What an approval on this reader prints by itself (its location's policy, or the agent's
+   * `--receipts`): with `ask` the counter asks staff and sends `print_receipt` on yes.
+   */
+  receipt_policy: z.enum(RECEIPT_POLICIES).optional(),
 });
 export type ReaderState = z.infer<typeof ReaderStateSchema>;
 
@@ -137,6 +143,8 @@ export const ClientMessageSchema = z.discriminatedUnion('type', [
       description: z.string().max(1000).optional(),
       /** Who took it, for the log. */
       staff: z.string().min(1).max(100).optional(),
+      /** The till's reader (tmr_… or uuid): its location's receipt policy applies to the sale. */
+      reader: z.string().min(1).max(255).optional(),
     })
     .strict(),
   z

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { READER_ACTIVITIES } from './agent-protocol.js';
+import { RECEIPT_POLICIES } from './receipt-policy.js';
 
 /**
  * The upstream protocol: what an on-premise agent and the server say over the one websocket the
@@ -148,6 +149,8 @@ export const ReaderStatePushSchema = z.object({
   processor_terminal_id: z.string(),
   name: z.string(),
   serial_number: z.string(),
+  /** The terminal location the reader stands at (its receipt policy comes with `locations`). */
+  location_id: z.string().nullable().default(null),
   /** Presence as the processor last reported it (null: not known yet). */
   processor_status: z.enum(['online', 'offline']).nullable(),
   seq: z.number().int().nonnegative(),
@@ -156,6 +159,14 @@ export const ReaderStatePushSchema = z.object({
   action: ReaderActionStateSchema.nullable(),
 });
 export type ReaderStatePush = z.infer<typeof ReaderStatePushSchema>;
+
+/** A location of the merchant and mode as agents need it: when its counter prints receipts by itself. */
+export const LocationPolicySchema = z.object({
+  id: z.string(),
+  display_name: z.string(),
+  receipt_policy: z.enum(RECEIPT_POLICIES),
+});
+export type LocationPolicy = z.infer<typeof LocationPolicySchema>;
 
 export const ServerDownMessageSchema = z.discriminatedUnion('type', [
   z.object({
@@ -176,6 +187,8 @@ export const ServerDownMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('reader_states'), readers: z.array(ReaderStatePushSchema) }),
   /** One reader's action state changed (or a reader was registered). */
   z.object({ type: z.literal('reader_state'), reader: ReaderStatePushSchema }),
+  /** Every location of the merchant and mode, oldest first: sent after the welcome and whenever one is created or its receipt policy changes. */
+  z.object({ type: z.literal('locations'), locations: z.array(LocationPolicySchema) }),
   /** A transaction of this merchant and mode changed; `seq` is the cursor to resume after. */
   z.object({ type: z.literal('transaction'), seq: z.number().int().positive(), event: z.string(), transaction: z.record(z.string(), z.unknown()) }),
   z.object({ type: z.literal('error'), error: z.object({ type: z.string(), code: z.string().optional(), message: z.string() }) }),

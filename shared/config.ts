@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { RECEIPT_POLICIES } from './receipt-policy.js';
 
 /**
  * Configuration is parsed here, once, from command-line flags and the environment; nothing else in
@@ -318,7 +319,8 @@ export const agentConfigSchema = z
     printer: printerSpec.optional(),
     printerColumns: z.coerce.number().pipe(z.union([z.literal(32), z.literal(42), z.literal(48)], { message: 'must be 32 (58 mm paper), 42 or 48 (80 mm)' })).default(42),
     printerCodepage: z.string().regex(/^[a-z0-9-]{2,20}$/, 'must be a code page name such as cp437, cp858 or cp1252').default('cp858'),
-    receipts: z.enum(['always', 'ask', 'never']).default('always'),
+    /** Overrides every location's receipt policy when given; left out, each location's own applies (agent/receipt-policy.ts). */
+    receipts: z.enum(RECEIPT_POLICIES).optional(),
     display: serialDeviceSpec.optional(),
     displayIdle: z.string().min(1).max(20).optional(),
     deviceBaud: z.coerce.number().int().positive().default(9_600),

@@ -4,6 +4,7 @@ import type { PosApi } from '../../shared/api/client.js';
 import { ApiRequestError } from '../../shared/api/errors.js';
 import type { Transaction } from '../../shared/api/types.js';
 import type { AgentConfig } from '../../shared/config.js';
+import type { ReceiptPolicy } from '../../shared/receipt-policy.js';
 import type { Clock } from '../../shared/time.js';
 import type { SerialBinding, TcpBinding } from '../ports.js';
 import type { AgentState, PrintJob } from '../state.js';
@@ -44,7 +45,7 @@ export class CounterDevices {
   readonly display: CustomerDisplay | undefined;
 
   constructor(
-    private readonly config: Pick<AgentConfig, 'printer' | 'printerColumns' | 'printerCodepage' | 'receipts' | 'display' | 'displayIdle' | 'deviceBaud'>,
+    private readonly config: Pick<AgentConfig, 'printer' | 'printerColumns' | 'printerCodepage' | 'display' | 'displayIdle' | 'deviceBaud'>,
     private readonly deps: CounterDeps,
   ) {
     const ports = { serial: deps.serial, tcp: deps.tcp, logger: deps.logger };
@@ -73,11 +74,14 @@ export class CounterDevices {
     return [this.printer?.device(), this.display?.device()].filter((d): d is DeviceState => d !== undefined);
   }
 
-  /** A reader moved: the display follows it, and an approval prints the customer's receipt (policy `always`). */
-  onReader(reader: ReaderState): void {
+  /**
+   * A reader moved: the display follows it, and an approval prints the customer's receipt when the
+   * reader's receipt policy is `always` (with `ask` the counter asks staff and sends print_receipt).
+   */
+  onReader(reader: ReaderState, policy: ReceiptPolicy): void {
     if (reader.activity === 'idle') this.display?.showIdle();
     else this.display?.show(...displayLinesFor(reader, ''));
-    if (reader.activity === 'approved' && reader.transaction_id && this.config.receipts === 'always') void this.#autoPrint(reader.transaction_id);
+    if (reader.activity === 'approved' && reader.transaction_id && policy === 'always') void this.#autoPrint(reader.transaction_id);
   }
 
   async #autoPrint(transactionId: string): Promise<void> {
@@ -102,8 +106,12 @@ export class CounterDevices {
     return printableReceipt(data, this.deps.state.data.merchant?.business_name ?? '', copy, served);
   }
 
-  /** A cash sale: recorded through the API (idempotent on the request id), the drawer opened, the receipt printed, the change shown. */
-  async cashSale(cmd: CashSale): Promise<{ transaction: Transaction; drawer_opened: boolean; receipt: 'queued' | 'not_printed'; warning?: string }> {
+  /**
+   * A cash sale: recorded through the API (idempotent on the request id), the drawer opened, the
+   * change shown, and the receipt printed when the policy is `always` (`ask`: the answer says so,
+   * and the counter asks staff).
+   */
+  async cashSale(cmd: CashSale, policy: ReceiptPolicy): Promise<{ transaction: Transaction; drawer_opened: boolean; receipt: 'queued' | 'not_printed' | 'ask'; warning?: string }> {
     const { data: txn } = await this.deps.api.createTransaction(
       {
         amount: cmd.amount,
@@ -125,11 +133,13 @@ export class CounterDevices {
       warning = err instanceof Error ? err.message : String(err);
     }
     if (txn.amount_tendered !== null && txn.change_due !== null) this.display?.show(...cashLines(txn.amount_tendered, txn.change_due, txn.currency));
-    let receipt: 'queued' | 'not_printed' = 'not_printed';
+    let receipt: 'queued' | 'not_printed' | 'ask' = 'not_printed';
     const key = `receipt:${txn.id}:customer`;
-    if (this.printer && this.config.receipts === 'always') {
+    if (this.printer && policy === 'always') {
       if (!this.printer.known(key)) await this.printer.enqueue({ key, transaction_id: txn.id, copy: 'customer', bytes: null });
       receipt = 'queued';
+    } else if (this.printer && policy === 'ask') {
+      receipt = 'ask';
     }
     return { transaction: txn, drawer_opened: opened, receipt, ...(warning ? { warning } : {}) };
   }

@@ -65,7 +65,7 @@ export class ProcessorDriver implements ReaderDriver {
     this.#seq.set(key, s.seq);
     this.#mine.add(key);
     const book = this.ctx.book;
-    book.upsert(key, { driver: kind, id: s.id, processor_terminal_id: key, name: s.name, serial_number: s.serial_number });
+    book.upsert(key, { driver: kind, id: s.id, processor_terminal_id: key, name: s.name, serial_number: s.serial_number, location_id: s.location_id });
     // Presence not reported yet by the processor (a reader registered before it was kept) counts as online.
     book.setPresence(key, s.processor_status !== 'offline');
     if (s.action?.transaction_id && s.action.amount !== null && s.action.currency !== null) book.rememberTransaction(s.action.transaction_id, s.action.amount, s.action.currency);

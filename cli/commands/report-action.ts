@@ -1,12 +1,7 @@
 import type { CliContext } from '../context.js';
 import { usageError } from '../errors.js';
-import { parseAmount } from '../amount.js';
+import { parseDrawerAmount } from '../amount.js';
 import { dayBounds, loadDayReport, localDate, REPORT_COLUMNS, reportCsv, reportRows, shopLines, tenderLines, type DayReport } from '../report.js';
-
-/** A drawer amount: like a payment's, but an empty drawer (0) is a real count. */
-function drawerAmount(input: string, currency: string): number {
-  return /^0+(\.0+)?c?$/i.test(input.trim()) ? 0 : parseAmount(input, currency);
-}
 
 export async function reportDay(_args: [], options: { date?: string; location?: string; csv?: boolean; float?: string; countedCash?: string }, ctx: CliContext): Promise<void> {
   const date = options.date ?? localDate();
@@ -20,8 +15,8 @@ export async function reportDay(_args: [], options: { date?: string; location?: 
     const needsCurrency = options.float !== undefined || options.countedCash !== undefined;
     const currency = needsCurrency ? (await ctx.api.merchant()).data.default_currency : 'usd';
     report = await loadDayReport(ctx.api, date, options.location, {
-      float: options.float === undefined ? undefined : drawerAmount(options.float, currency),
-      countedCash: options.countedCash === undefined ? undefined : drawerAmount(options.countedCash, currency),
+      float: options.float === undefined ? undefined : parseDrawerAmount(options.float, currency),
+      countedCash: options.countedCash === undefined ? undefined : parseDrawerAmount(options.countedCash, currency),
     });
   } catch (err) {
     if (err instanceof Error && err.message.startsWith('no location')) throw usageError(err.message);

@@ -5,6 +5,20 @@ import { parseAmount } from '../amount.js';
 import { usageError } from '../errors.js';
 import { money } from '../format.js';
 import { resolveReader } from './payments-action.js';
+import { RECEIPT_POLICIES, type ReceiptPolicy } from '../../shared/receipt-policy.js';
+
+function receiptPolicy(text: string): ReceiptPolicy {
+  const policy = RECEIPT_POLICIES.find((p) => p === text.trim().toLowerCase());
+  if (!policy) throw usageError(`receipt policy must be always, ask or never, not "${text}"`);
+  return policy;
+}
+
+async function findLocation(ctx: CliContext, wanted: string): Promise<Location> {
+  const locations = (await ctx.api.listLocations()).data;
+  const location = locations.find((l) => l.id === wanted) ?? locations.find((l) => l.display_name === wanted);
+  if (!location) throw usageError(`no location "${wanted}" (locations: ${locations.map((l) => l.display_name).join(', ') || 'none: pos locations create'})`);
+  return location;
+}
 
 /** The readers, then the receipt printers and customer displays the shop's agents report. */
 export async function listReaders(_args: [], _options: object, ctx: CliContext): Promise<void> {
@@ -34,9 +48,10 @@ export async function deleteReader([wanted]: [string], _options: object, ctx: Cl
 
 export async function createLocation(
   _args: [],
-  options: { name: string; line1: string; line2?: string; city: string; state?: string; postalCode: string; country: string },
+  options: { name: string; line1: string; line2?: string; city: string; state?: string; postalCode: string; country: string; receipts?: string },
   ctx: CliContext,
 ): Promise<void> {
+  const policy = options.receipts === undefined ? undefined : receiptPolicy(options.receipts);
   const address = {
     line1: options.line1,
     ...(options.line2 ? { line2: options.line2 } : {}),
@@ -45,7 +60,7 @@ export async function createLocation(
     postal_code: options.postalCode,
     country: options.country,
   };
-  const res = await ctx.api.createLocation({ display_name: options.name, address });
+  const res = await ctx.api.createLocation({ display_name: options.name, address, ...(policy ? { receipt_policy: policy } : {}) });
   if (ctx.out.json) ctx.out.printJson(res);
   else ctx.out.line(`Location ${res.data.display_name}: ${res.data.id}`);
 }
@@ -53,7 +68,7 @@ export async function createLocation(
 export async function listLocations(_args: [], _options: object, ctx: CliContext): Promise<void> {
   const res = await ctx.api.listLocations();
   if (ctx.out.json) ctx.out.printJson(res);
-  else ctx.out.table(res.data.map((l) => ({ name: l.display_name, city: l.address.city, country: l.address.country, tipping: tippingWords(l.tipping), mode: l.is_test ? 'test' : 'live', id: l.id })));
+  else ctx.out.table(res.data.map((l) => ({ name: l.display_name, city: l.address.city, country: l.address.country, tipping: tippingWords(l.tipping), receipts: l.receipt_policy, mode: l.is_test ? 'test' : 'live', id: l.id })));
 }
 
 function tippingWords(tipping: Location['tipping']): string {
@@ -70,9 +85,7 @@ export async function setTipping(
   options: { percentages?: string; fixed?: string; threshold?: string; off?: boolean },
   ctx: CliContext,
 ): Promise<void> {
-  const locations = (await ctx.api.listLocations()).data;
-  const location = locations.find((l) => l.id === wanted) ?? locations.find((l) => l.display_name === wanted);
-  if (!location) throw usageError(`no location "${wanted}" (locations: ${locations.map((l) => l.display_name).join(', ') || 'none: pos locations create'})`);
+  const location = await findLocation(ctx, wanted);
   const some = options.percentages !== undefined || options.fixed !== undefined || options.threshold !== undefined;
   if (options.off === some) throw usageError('give --off, or --percentages and/or --fixed (with --threshold for both)');
   const currency = (await ctx.api.merchant()).data.default_currency;
@@ -88,4 +101,12 @@ export async function setTipping(
   const res = await ctx.api.updateLocation(location.id, { tipping });
   if (ctx.out.json) ctx.out.printJson(res);
   else ctx.out.line(`Tipping at ${res.data.display_name}: ${tippingWords(res.data.tipping)}`);
+}
+
+export async function setReceiptPolicy([wanted, text]: [string, string], _options: object, ctx: CliContext): Promise<void> {
+  const receipt_policy = receiptPolicy(text);
+  const location = await findLocation(ctx, wanted);
+  const res = await ctx.api.updateLocation(location.id, { receipt_policy });
+  if (ctx.out.json) ctx.out.printJson(res);
+  else ctx.out.line(`Receipts at ${res.data.display_name}: ${res.data.receipt_policy}`);
 }

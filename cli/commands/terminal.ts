@@ -32,6 +32,7 @@ export function registerTerminalCommands(program: Command): void {
     .option('--state <state>')
     .requiredOption('--postal-code <code>')
     .requiredOption('--country <cc>', 'two-letter country code')
+    .option('--receipts <policy>', 'when its counter prints receipts by itself: always (default), ask or never')
     .addHelpText('after', '\nExample:\n  pos locations create --name "Front counter" --line1 "1 Market St" --city "San Francisco" --state CA --postal-code 94105 --country US')
     .action(lazy(async () => (await import('./terminal-action.js')).createLocation));
   locations
@@ -44,6 +45,13 @@ export function registerTerminalCommands(program: Command): void {
     .option('--off', 'no tip screen at this location')
     .addHelpText('after', '\nExamples:\n  pos locations tipping Front --percentages 15,18,20 --fixed 1,2,3 --threshold 10\n  pos locations tipping Front --off')
     .action(lazy(async () => (await import('./terminal-action.js')).setTipping));
+  locations
+    .command('receipts')
+    .description("Set when a location's counter prints the customer's receipt by itself; running agents follow at once")
+    .argument('<location>', 'location uuid or display name')
+    .argument('<policy>', 'always: every approved payment and cash sale · ask: staff are asked "Print receipt?" · never: only reprints from the history')
+    .addHelpText('after', '\nExamples:\n  pos locations receipts Front ask\n  pos locations receipts Front never')
+    .action(lazy(async () => (await import('./terminal-action.js')).setReceiptPolicy));
   locations
     .command('list')
     .description('Locations of the key’s mode')

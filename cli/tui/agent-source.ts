@@ -36,6 +36,7 @@ export function readerFromAgent(r: ReaderState): CounterReader {
     transaction_id: r.transaction_id,
     amount: r.amount,
     currency: r.currency,
+    receipt_policy: r.receipt_policy,
   };
 }
 
@@ -218,8 +219,8 @@ export class AgentSource implements CounterSource {
     await this.command({ type: 'cancel_payment', request_id: randomUUID(), transaction_id: transactionId, reason });
   }
 
-  async cashSale(amount: number, tendered: number, currency: string): Promise<CashSaleResult> {
-    const result = (await this.command({ type: 'cash_sale', request_id: randomUUID(), amount, amount_tendered: tendered, currency })) as CashSaleResult;
+  async cashSale(amount: number, tendered: number, currency: string, reader?: CounterReader): Promise<CashSaleResult> {
+    const result = (await this.command({ type: 'cash_sale', request_id: randomUUID(), amount, amount_tendered: tendered, currency, ...(reader ? { reader: reader.processor_terminal_id } : {}) })) as CashSaleResult;
     void this.loadRecent();
     return result;
   }

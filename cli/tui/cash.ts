@@ -10,7 +10,8 @@ import type { Transaction } from '../../shared/api/types.js';
 export interface CashSaleResult {
   transaction: Transaction;
   drawer_opened: boolean;
-  receipt: 'queued' | 'not_printed';
+  /** `ask`: the location's receipts are asked for; the counter asks staff before printing. */
+  receipt: 'queued' | 'not_printed' | 'ask';
   warning?: string | undefined;
 }
 
@@ -21,6 +22,8 @@ export interface CashState {
   tenderedText: string;
   error: string | null;
   result: CashSaleResult | null;
+  /** "Print receipt? y/n" on the done screen, until answered. */
+  askReceipt: boolean;
 }
 
 export type CashAction =
@@ -37,7 +40,7 @@ export type CashAction =
 export function reduceCash(cash: CashState | null, action: CashAction): CashState | null {
   switch (action.type) {
     case 'cash_start':
-      return { phase: 'tendered', amount: action.amount, tenderedText: '', error: null, result: null };
+      return { phase: 'tendered', amount: action.amount, tenderedText: '', error: null, result: null, askReceipt: false };
     case 'cash_input':
       if (cash?.phase !== 'tendered') return cash;
       return { ...cash, tenderedText: (cash.tenderedText + action.text).replace(/[^0-9.,]/g, '').slice(0, 12), error: null };
@@ -47,7 +50,7 @@ export function reduceCash(cash: CashState | null, action: CashAction): CashStat
     case 'cash_sending':
       return cash ? { ...cash, phase: 'sending', error: null } : cash;
     case 'cash_done':
-      return cash ? { ...cash, phase: 'done', result: action.result } : cash;
+      return cash ? { ...cash, phase: 'done', result: action.result, askReceipt: action.result.receipt === 'ask' } : cash;
     case 'cash_error':
       return cash ? { ...cash, phase: 'tendered', error: action.message } : cash;
     case 'cash_close':

@@ -88,4 +88,37 @@ describe('keys', () => {
     expect(intentFor(offline, 'l', {})).toEqual({ kind: 'create_link' });
     expect(intentFor(offline, '', { escape: true })).toEqual({ kind: 'dispatch', action: { type: 'new_charge' } });
   });
+
+  it('asks "Print receipt?" after an approval on a reader whose receipts are ask: y prints, n does not', () => {
+    const approvedOn = (policy: 'ask' | 'always') => {
+      const s = reduce(reduce(state({ type: 'charge_starting', amount: 650, readerName: 'Till 1' }, { type: 'charge_started', transactionId: 't-1' }), { type: 'reader', reader: reader({ receipt_policy: policy }) }), {
+        type: 'transaction',
+        transaction: txn({ id: 't-1', status: 'succeeded', amount: 650 }),
+      });
+      expect(s.charge.phase).toBe('approved');
+      return s;
+    };
+    const asking = approvedOn('ask');
+    expect(asking.charge.receiptPrompt).toBe(true);
+    expect(intentFor(asking, 'y', {})).toEqual({ kind: 'print_sale_receipt', transactionId: 't-1' });
+    expect(intentFor(asking, 'n', {})).toEqual({ kind: 'dispatch', action: { type: 'receipt_answered' } });
+    expect(hintsFor(asking)).toMatch(/^y print the receipt · n no receipt/);
+    const answered = reduce(asking, { type: 'receipt_answered' });
+    expect(answered.charge.receiptPrompt).toBe(false);
+    expect(intentFor(answered, 'y', {})).toBeNull();
+    expect(approvedOn('always').charge.receiptPrompt).toBe(false);
+  });
+
+  it('counts the drawer on the day view with k, every key going to the amount until Enter or Esc', () => {
+    const day = state({ type: 'view', view: 'day' });
+    expect(intentFor(day, 'k', {})).toEqual({ kind: 'dispatch', action: { type: 'drawer_open', currency: 'usd' } });
+    expect(hintsFor(day)).toContain('k count the drawer');
+    const counting = reduce(day, { type: 'drawer_open', currency: 'usd' });
+    expect(intentFor(counting, 'q', {})).toEqual({ kind: 'dispatch', action: { type: 'drawer_input', text: 'q' } });
+    expect(intentFor(counting, 'c', {})).toEqual({ kind: 'dispatch', action: { type: 'drawer_input', text: 'c' } });
+    expect(intentFor(counting, '', { return: true })).toEqual({ kind: 'dispatch', action: { type: 'drawer_enter', currency: 'usd' } });
+    expect(intentFor(counting, '', { escape: true })).toEqual({ kind: 'dispatch', action: { type: 'drawer_close' } });
+    expect(intentFor(counting, '', { tab: true })).toBeNull();
+    expect(hintsFor(counting)).toMatch(/opening float/);
+  });
 });

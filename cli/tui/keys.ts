@@ -57,6 +57,8 @@ export type Intent =
   | { kind: 'cash_submit' }
   | { kind: 'open_drawer' }
   | { kind: 'reprint'; transactionId: string }
+  /** Staff said yes to "Print receipt?" after a sale. */
+  | { kind: 'print_sale_receipt'; transactionId: string }
   | { kind: 'quit' };
 
 const go = (view: View): Intent => ({ kind: 'dispatch', action: { type: 'view', view } });
@@ -80,7 +82,19 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
       if (/^[0-9.,]+$/.test(input)) return { kind: 'dispatch', action: { type: 'cash_input', text: input } };
       return null;
     }
+    if (cash.phase === 'done' && cash.askReceipt && cash.result) {
+      if (input === 'y' || input === 'Y') return { kind: 'print_sale_receipt', transactionId: cash.result.transaction.id };
+      if (input === 'n' || input === 'N') return { kind: 'dispatch', action: { type: 'receipt_answered' } };
+    }
     if (cash.phase === 'done' && (key.return || key.escape)) return { kind: 'dispatch', action: { type: 'cash_close' } };
+    return null;
+  }
+  if (state.view === 'day' && state.drawer.entry) {
+    // Counting the drawer: every key belongs to the amount being typed (q is not quit here).
+    if (key.return) return { kind: 'dispatch', action: { type: 'drawer_enter', currency: state.currency } };
+    if (key.escape || (key.ctrl && input === 'u')) return { kind: 'dispatch', action: { type: 'drawer_close' } };
+    if (key.backspace || key.delete) return { kind: 'dispatch', action: { type: 'drawer_backspace' } };
+    if (input !== '' && !key.ctrl && !key.tab) return { kind: 'dispatch', action: { type: 'drawer_input', text: input } };
     return null;
   }
   if (key.tab) {
@@ -126,6 +140,10 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
     } else if (charge.phase === 'offline') {
       if (input === 'l') return { kind: 'create_link' };
       if (key.escape || key.return) return { kind: 'dispatch', action: { type: 'new_charge' } };
+    } else if (charge.phase === 'approved' && charge.receiptPrompt && charge.transactionId && (input === 'y' || input === 'Y')) {
+      return { kind: 'print_sale_receipt', transactionId: charge.transactionId };
+    } else if (charge.phase === 'approved' && charge.receiptPrompt && (input === 'n' || input === 'N')) {
+      return { kind: 'dispatch', action: { type: 'receipt_answered' } };
     } else if (key.return || key.escape) {
       return { kind: 'dispatch', action: { type: 'new_charge' } };
     }
@@ -156,6 +174,7 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
     }
   }
   if (state.view === 'day' && input === 'g') return { kind: 'load_report' };
+  if (state.view === 'day' && input === 'k') return { kind: 'dispatch', action: { type: 'drawer_open', currency: state.currency } };
   if (key.escape && state.view !== 'charge') return go('charge');
   if (input === 'q') return state.quitWarning ? { kind: 'dispatch', action: { type: 'confirm_quit', asking: true } } : { kind: 'quit' };
   const view = VIEW_KEYS[input];
@@ -170,7 +189,7 @@ export function hintsFor(state: CounterState): string {
   if (state.confirmQuit) return 'y quit · any other key: stay';
   if (state.cash) {
     if (state.cash.phase === 'tendered') return 'type the cash handed over (none: exact) · Enter take it · Esc back';
-    if (state.cash.phase === 'done') return 'Enter next sale';
+    if (state.cash.phase === 'done') return state.cash.askReceipt ? 'y print the receipt · n no receipt · Enter next sale' : 'Enter next sale';
     return 'Recording the cash sale…';
   }
   if (state.view === 'charge') {
@@ -180,9 +199,13 @@ export function hintsFor(state: CounterState): string {
     if (c.phase === 'waiting') return `${state.mode === 'test' && !c.tapSent ? 's simulate tap · ' : ''}x cancel payment`;
     if (c.phase === 'processing' || c.phase === 'starting' || c.phase === 'canceled_on_reader') return 'x cancel payment';
     if (c.phase === 'offline') return 'l payment link · Esc back';
+    if (c.phase === 'approved' && c.receiptPrompt) return 'y print the receipt · n no receipt · Enter next sale · q quit';
     return 'Enter next sale · Tab/r/h/d views · q quit';
   }
   if (state.view === 'transactions') return state.confirmRefund ? 'y refund · any other key: keep' : '↑↓ select · f refund · R reprint · n/p pages · m counter/online · c charge · q quit';
   if (state.view === 'readers') return '↑↓ select · Enter charge on it · c charge · q quit';
-  return 'g refresh · c charge · q quit';
+  if (state.view === 'day' && state.drawer.entry) {
+    return state.drawer.entry.step === 'float' ? 'type the opening float (Enter alone: none) · Enter next · Esc back' : 'type the cash counted in the drawer · Enter show over/short · Esc back';
+  }
+  return 'g refresh · k count the drawer · c charge · q quit';
 }

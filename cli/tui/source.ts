@@ -24,8 +24,11 @@ export interface CounterSource {
   follow(transactionId: string | null): void;
   /** Re-read everything now (after a refund, say). */
   refresh(): void;
-  /** A cash sale: recorded, the drawer opened and the receipt printed where the agent drives them. */
-  cashSale(amount: number, tendered: number, currency: string): Promise<CashSaleResult>;
+  /**
+   * A cash sale: recorded, the drawer opened and the receipt printed where the agent drives them;
+   * `reader` is the till's, whose location's receipt policy applies.
+   */
+  cashSale(amount: number, tendered: number, currency: string, reader?: CounterReader): Promise<CashSaleResult>;
   /** The "no sale" key: the drawer opens, logged with the staff action (agent only). */
   openDrawer(reason: 'no_sale' | 'refund'): Promise<void>;
   /** A receipt again, from the History (agent only). */

@@ -6,6 +6,8 @@ import type { DeviceState, ReaderActivity } from '../../shared/agent-protocol.js
 import { type CartAction, type CartState, emptyCart, isCartAction, reduceCart } from './cart.js';
 import { type CashAction, type CashState, isCashAction, reduceCash, reduceDevices } from './cash.js';
 import { isCounterMethod } from '../../shared/channels.js';
+import type { ReceiptPolicy } from '../../shared/receipt-policy.js';
+import { type DrawerAction, type DrawerState, emptyDrawer, isDrawerAction, reduceDrawer } from './drawer.js';
 
 /**
  * The counter's state and its one reducer: pure, no Ink, no I/O. Sources (the agent's websocket,
@@ -27,6 +29,8 @@ export interface CounterReader {
   /** The amount of the payment on the reader, when the agent knows it. */
   amount?: number | null;
   currency?: string | null;
+  /** What an approval on it prints by itself, when the agent says (`ask`: the counter asks staff). */
+  receipt_policy?: ReceiptPolicy | undefined;
 }
 
 /** Why an error on the charge screen is there, so it goes away when its cause does. */
@@ -64,6 +68,8 @@ export interface ChargeState {
   adopted: boolean;
   /** Lines being sold (cart.ts): when there are any, their total is the amount charged. */
   cart: CartState;
+  /** Approved on a reader whose location's receipt policy is `ask`: "Print receipt? y/n" until answered. */
+  receiptPrompt: boolean;
 }
 
 export type HistoryFilter = 'all' | 'counter' | 'online';
@@ -118,6 +124,8 @@ export interface CounterState {
   cash: CashState | null;
   /** The till's printer and display, as the agent reports them. */
   devices: DeviceState[];
+  /** The close-out's drawer count as staff typed it on the day view (drawer.ts). */
+  drawer: DrawerState;
 }
 
 export type Action =
@@ -151,8 +159,11 @@ export type Action =
   | { type: 'history_loaded'; page: number; filter: HistoryFilter; lastPage: number; totalCount: number; rows: Transaction[] }
   | { type: 'history_failed'; message: string }
   | { type: 'intro_done' }
+  /** Staff answered "Print receipt?" (y or n), on the charge or the cash screen. */
+  | { type: 'receipt_answered' }
   | CashAction
-  | CartAction;
+  | CartAction
+  | DrawerAction;
 
 export function newCharge(): ChargeState {
   return {
@@ -170,6 +181,7 @@ export function newCharge(): ChargeState {
     tapSent: false,
     adopted: false,
     cart: emptyCart(),
+    receiptPrompt: false,
   };
 }
 
@@ -218,6 +230,7 @@ export function initialState(init: CounterInit): CounterState {
     ended: [],
     cash: null,
     devices: [],
+    drawer: emptyDrawer(),
   };
 }
 
@@ -273,6 +286,13 @@ function applyReader(state: CounterState, charge: ChargeState, r: CounterReader)
   return charge;
 }
 
+/** A payment just approved on a reader whose receipts are `ask`: the approval screen asks "Print receipt?". */
+function askReceipt(state: CounterState, before: ChargeState, after: ChargeState): ChargeState {
+  if (before.phase === 'approved' || after.phase !== 'approved') return after;
+  const reader = state.readers.find((r) => r.name === after.readerName);
+  return reader?.receipt_policy === 'ask' ? { ...after, receiptPrompt: true } : after;
+}
+
 function remember(ended: string[], before: ChargeState, after: ChargeState): string[] {
   if (!after.transactionId || before.phase === after.phase || !after.result) return ended;
   return [after.transactionId, ...ended.filter((id) => id !== after.transactionId)].slice(0, ENDED_MEMORY);
@@ -291,6 +311,10 @@ export function reduce(state: CounterState, action: Action): CounterState {
     const cash = reduceCash(state.cash, action);
     const devices = reduceDevices(state.devices, action);
     return cash === state.cash && devices === state.devices ? state : { ...state, cash, devices };
+  }
+  if (isDrawerAction(action)) {
+    const drawer = reduceDrawer(state.drawer, action);
+    return drawer === state.drawer ? state : { ...state, drawer };
   }
   if (isCartAction(action)) {
     if (state.charge.phase !== 'entry') return state;
@@ -327,11 +351,12 @@ export function reduce(state: CounterState, action: Action): CounterState {
     case 'transactions': {
       let charge = state.charge;
       for (const t of action.transactions) charge = applyTransaction(charge, t);
+      charge = askReceipt(state, state.charge, charge);
       const transactions = action.transactions.slice(0, RECENT_LIMIT);
       return { ...state, transactions, selectedTransaction: clamp(state.selectedTransaction, historyRows({ ...state, transactions }).length), charge, ended: remember(state.ended, state.charge, charge) };
     }
     case 'transaction': {
-      const charge = applyTransaction(state.charge, action.transaction);
+      const charge = askReceipt(state, state.charge, applyTransaction(state.charge, action.transaction));
       return { ...state, transactions: upsert(state.transactions, action.transaction), charge, ended: remember(state.ended, state.charge, charge) };
     }
     case 'view':
@@ -415,6 +440,12 @@ export function reduce(state: CounterState, action: Action): CounterState {
       return { ...state, notice: action.message, history: { ...state.history, loading: false } };
     case 'intro_done':
       return { ...state, intro: null };
+    case 'receipt_answered':
+      return {
+        ...state,
+        charge: state.charge.receiptPrompt ? { ...state.charge, receiptPrompt: false } : state.charge,
+        cash: state.cash?.askReceipt ? { ...state.cash, askReceipt: false } : state.cash,
+      };
   }
 }
 

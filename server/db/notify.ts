@@ -24,6 +24,8 @@ export type Notice =
   | { topic: 'presence' }
   /** A reader of the merchant in that mode changed its action state (server/terminal/reader-actions.ts). */
   | { topic: 'readers'; merchantId: string; mode: Mode }
+  /** A terminal location of the merchant in that mode was created or changed (server/terminal/readers.ts). */
+  | { topic: 'locations'; merchantId: string; mode: Mode }
   /** Some reader's reconciliation deadline appeared or moved earlier (server/terminal/reader-reconciler.ts). */
   | { topic: 'reader_checks' }
   /** Webhook deliveries became due outside the worker's own schedule: a resend, an endpoint enabled again, a retry set by another instance (server/webhooks/worker.ts). */
@@ -37,6 +39,7 @@ export function noticeKey(notice: Notice): string {
   switch (notice.topic) {
     case 'events':
     case 'readers':
+    case 'locations':
       return `${notice.topic}:${notice.mode}:${notice.merchantId}`;
     default:
       return notice.topic;

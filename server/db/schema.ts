@@ -1,3 +1,5 @@
+import type { ReceiptPolicy } from '../../shared/receipt-policy.js';
+
 /**
  * Table types. Portable across SQLite and PostgreSQL: timestamps are epoch milliseconds (bigint
  * columns), money is integer minor units, booleans are written as `mode` strings or 0/1 integers,
@@ -295,6 +297,8 @@ export interface TerminalLocationsTable {
   tipping: string | null;
   /** The processor's Terminal Configuration carrying the tipping, once one was made. */
   processor_configuration_id: string | null;
+  /** When the counter prints the customer's receipt by itself (shared/receipt-policy.ts). */
+  receipt_policy: ReceiptPolicy;
 }
 
 /** Reader status values: `online`, `offline` (see docs/terminal.md). */

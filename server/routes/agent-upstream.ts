@@ -50,6 +50,8 @@ interface Connection {
   stopPush?: () => void;
   /** Stops following the merchant's reader states (set once the agent said hello). */
   stopReaders?: () => void;
+  /** Stops following the merchant's locations and their receipt policies (set once the agent said hello). */
+  stopLocations?: () => void;
   lastHeard: number;
   invalid: number;
   /** The agent's last device list on this connection: its heartbeats keep the online ones online. */
@@ -138,6 +140,7 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       clearTimeout(helloTimer);
       conn.stopPush?.();
       conn.stopReaders?.();
+      conn.stopLocations?.();
       connections.delete(conn);
       if (conn.agentId) logger.info({ agent_id: conn.agentId }, 'agent disconnected');
     });
@@ -182,7 +185,14 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       // socket that closed while the hello was handled has nobody left to stop a follower.
       conn.stopPush?.();
       conn.stopReaders?.();
+      conn.stopLocations?.();
       if (conn.ws.readyState !== conn.ws.OPEN) return;
+      // Locations first: a reader's push names its location, whose receipt policy the agent then knows.
+      conn.stopLocations = services.terminal.followLocations(
+        conn.scope,
+        (locations) => send(conn, { type: 'locations', locations }),
+        (err) => logger.warn({ err, agent_id: conn.agentId }, 'pushing locations failed; trying again shortly'),
+      );
       // Reader states: every reader once, then each change as its commit announces it (the
       // processor's events move them; nothing here asks the processor).
       conn.stopReaders = services.readerActions.follow(

@@ -38,7 +38,7 @@ export const terminalDocs: RouteDoc[] = [
   { method: 'delete', path: '/v1/terminal/readers/{id}', scope: 'terminal:write', summary: 'Delete a reader (uuid or tmr_ id)', params: IdParams, response: dataEnvelope(ReaderSchema) },
   { method: 'post', path: '/v1/terminal/locations', scope: 'terminal:write', summary: 'Create a location readers attach to', body: CreateLocationSchema, status: 201, response: dataEnvelope(LocationSchema) },
   { method: 'get', path: '/v1/terminal/locations', scope: 'terminal:read', summary: "The key's mode's locations", response: dataEnvelope(z.array(LocationSchema)) },
-  { method: 'post', path: '/v1/terminal/locations/{id}', scope: 'terminal:write', summary: "Set or turn off a location's on-reader tipping", params: IdParams, body: UpdateLocationSchema, response: dataEnvelope(LocationSchema) },
+  { method: 'post', path: '/v1/terminal/locations/{id}', scope: 'terminal:write', summary: "Change a location's on-reader tipping (or turn it off) and its receipt policy", params: IdParams, body: UpdateLocationSchema, response: dataEnvelope(LocationSchema) },
   { method: 'post', path: '/v1/terminals', scope: 'terminal:write', summary: 'Register a reader (simulated-wpe in test mode)', body: RegisterReaderSchema, status: 201, response: dataEnvelope(ReaderSchema) },
   { method: 'delete', path: '/v1/terminals/{id}', scope: 'terminal:write', summary: 'Delete a reader (alias)', params: IdParams, response: dataEnvelope(ReaderSchema) },
   { method: 'post', path: '/v1/terminal/create-payment', scope: 'terminal:write', summary: 'Create an in-person payment', body: CreateTerminalPaymentSchema, status: 201, response: dataEnvelope(TerminalPaymentSchema), idempotent: true },

@@ -3,6 +3,7 @@ import { AmountSchema, CurrencySchema, IdempotencyKeySchema, MAX_AMOUNT } from '
 import { z } from './zod.js';
 import { MAX_TIP_OPTIONS, MAX_TIP_PERCENTAGE } from '../../shared/tipping.js';
 import { MAX_LINE_DESCRIPTION, MAX_LINE_ITEMS, MAX_LINE_QUANTITY } from '../../shared/cart.js';
+import { RECEIPT_POLICIES } from '../../shared/receipt-policy.js';
 
 export { MAX_LINE_DESCRIPTION, MAX_LINE_ITEMS, MAX_LINE_QUANTITY };
 
@@ -50,14 +51,27 @@ const AddressSchema = z
   })
   .strict();
 
+export const ReceiptPolicySchema = z.enum(RECEIPT_POLICIES).openapi({
+  description: "When the location's counter prints the customer's receipt by itself: `always` on every approved payment and cash sale, `ask` when staff say yes, `never` (reprints from the history still print)",
+});
+
 export const CreateLocationSchema = z
-  .object({ display_name: z.string().min(1).max(100), address: AddressSchema, tipping: TippingSchema.nullable().optional() })
+  .object({
+    display_name: z.string().min(1).max(100),
+    address: AddressSchema,
+    tipping: TippingSchema.nullable().optional(),
+    receipt_policy: ReceiptPolicySchema.optional().openapi({ description: 'Default `always`' }),
+  })
   .strict()
   .openapi('CreateTerminalLocation');
 
 export const UpdateLocationSchema = z
-  .object({ tipping: TippingSchema.nullable().openapi({ description: 'null turns on-reader tipping off' }) })
+  .object({
+    tipping: TippingSchema.nullable().optional().openapi({ description: 'null turns on-reader tipping off; left out, it stays as it is' }),
+    receipt_policy: ReceiptPolicySchema.optional(),
+  })
   .strict()
+  .refine((u) => u.tipping !== undefined || u.receipt_policy !== undefined, { path: ['tipping'], message: 'give tipping and/or receipt_policy to change' })
   .openapi('UpdateTerminalLocation');
 
 export const LocationSchema = z
@@ -68,6 +82,7 @@ export const LocationSchema = z
     address: z.record(z.string(), z.string()),
     processor_location_id: z.string().openapi({ example: 'tml_FvB2aQx…' }),
     tipping: TippingOutSchema.nullable().openapi({ description: 'On-reader tipping; null: off' }),
+    receipt_policy: ReceiptPolicySchema,
     is_test: z.boolean(),
     created_at: TimestampSchema,
   })

@@ -153,6 +153,7 @@ function present(row: StateRow): ReaderStatePush {
   const action = actionOf(row, row.transaction_id);
   return {
     ...readerIdentity(row),
+    location_id: row.location_id,
     processor_status: row.processor_status,
     seq: Number(row.action_seq),
     activity: activityOf(row),

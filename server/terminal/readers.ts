@@ -18,7 +18,9 @@ import type { PaymentState } from '../payments/payment-state.js';
 import { authorizing } from './reader-reset.js';
 import type { Scope } from '../accounts/scope.js';
 import type { CreatePaymentState, TransactionService } from '../payments/transactions.js';
-import type { Notice } from '../db/notify.js';
+import { followNotices, notifyOnCommit, type Notice } from '../db/notify.js';
+import { DEFAULT_RECEIPT_POLICY } from '../../shared/receipt-policy.js';
+import type { LocationPolicy } from '../../shared/agent-upstream.js';
 import type { ReaderActions } from './reader-actions.js';
 import { actionOf } from './reader-view.js';
 
@@ -55,6 +57,7 @@ function presentLocation(row: TerminalLocationsTable): Location {
     address: JSON.parse(row.address) as Record<string, string>,
     processor_location_id: row.processor_location_id,
     tipping: row.tipping ? (JSON.parse(row.tipping) as TippingOut) : null,
+    receipt_policy: row.receipt_policy,
     is_test: row.mode === 'test',
     created_at: toIsoTimestamp(row.created_at),
   };
@@ -162,26 +165,65 @@ export class TerminalService {
       created_at: this.clock.now(),
       tipping: tipping ? JSON.stringify(tipping) : null,
       processor_configuration_id: configuration,
+      receipt_policy: input.receipt_policy ?? DEFAULT_RECEIPT_POLICY,
     };
-    await this.store.db.insertInto('terminal_locations').values(row).execute();
+    await this.store.transaction(async (trx) => {
+      await trx.insertInto('terminal_locations').values(row).execute();
+      notifyOnCommit(trx, { topic: 'locations', merchantId: scope.merchantId, mode: scope.mode });
+    });
     return presentLocation(row);
   }
 
-  /** Sets or turns off (null) a location's on-reader tipping, on the processor first. */
+  /**
+   * Changes what is given of a location: its on-reader tipping (set, or off with null; on the
+   * processor first) and its receipt policy, which reaches the agents following the merchant at once.
+   */
   async updateLocation(scope: Scope, id: string, input: z.infer<typeof UpdateLocationSchema>): Promise<Location> {
     const row = await findScoped(this.store.db, 'terminal_locations', scope, 'id', id);
     if (!row) throw new ApiError(404, 'invalid_request_error', 'No such location', { code: 'resource_missing', param: 'id' });
-    const tipping = input.tipping ? await this.#tippingOut(scope, input.tipping) : null;
-    let configuration = row.processor_configuration_id;
-    if (tipping || configuration) configuration = await this.#configureTipping(scope, row.processor_location_id, configuration, tipping, randomUUID());
-    const next = { tipping: tipping ? JSON.stringify(tipping) : null, processor_configuration_id: configuration };
-    await this.store.db.updateTable('terminal_locations').set(next).where('id', '=', row.id).execute();
+    const next: Partial<Pick<TerminalLocationsTable, 'tipping' | 'processor_configuration_id' | 'receipt_policy'>> = {};
+    if (input.tipping !== undefined) {
+      const tipping = input.tipping ? await this.#tippingOut(scope, input.tipping) : null;
+      let configuration = row.processor_configuration_id;
+      if (tipping || configuration) configuration = await this.#configureTipping(scope, row.processor_location_id, configuration, tipping, randomUUID());
+      next.tipping = tipping ? JSON.stringify(tipping) : null;
+      next.processor_configuration_id = configuration;
+    }
+    if (input.receipt_policy !== undefined) next.receipt_policy = input.receipt_policy;
+    await this.store.transaction(async (trx) => {
+      await trx.updateTable('terminal_locations').set(next).where('id', '=', row.id).execute();
+      if (next.receipt_policy !== undefined && next.receipt_policy !== row.receipt_policy) notifyOnCommit(trx, { topic: 'locations', merchantId: scope.merchantId, mode: scope.mode });
+    });
     return presentLocation({ ...row, ...next });
   }
 
   async listLocations(scope: Scope): Promise<Location[]> {
     const rows = await this.store.db.selectFrom('terminal_locations').selectAll().where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).orderBy('created_at').execute();
     return rows.map(presentLocation);
+  }
+
+  /**
+   * Follows the scope's locations for a connected agent: `deliver` gets every location's receipt
+   * policy now and again after each commit that created a location or changed a policy. A shop has
+   * a handful of locations, so the whole list is read and sent each time. Returns stop.
+   */
+  followLocations(scope: Scope, deliver: (locations: LocationPolicy[]) => void, failed: (error: unknown) => void): () => void {
+    return followNotices(
+      this.store.notifications,
+      { topic: 'locations', merchantId: scope.merchantId, mode: scope.mode },
+      async () => {
+        const rows = await this.store.db
+          .selectFrom('terminal_locations')
+          .select(['id', 'display_name', 'receipt_policy'])
+          .where('merchant_id', '=', scope.merchantId)
+          .where('mode', '=', scope.mode)
+          .orderBy('created_at')
+          .execute();
+        deliver(rows);
+        return false;
+      },
+      failed,
+    );
   }
 
   /**

@@ -66,7 +66,7 @@ export function App({ source, api, color, notice, intro, quitWarning }: AppProps
         {state.view === 'charge' && !state.cash ? <ChargeView state={state} theme={theme} /> : null}
         {state.view === 'readers' && !state.cash ? <ReadersView state={state} theme={theme} /> : null}
         {state.view === 'transactions' && !state.cash ? <TransactionsView state={state} theme={theme} width={width} /> : null}
-        {state.view === 'day' && !state.cash ? <DayView state={state} /> : null}
+        {state.view === 'day' && !state.cash ? <DayView state={state} theme={theme} /> : null}
       </Box>
       <Text color={theme.warn}>{notices}</Text>
       <Text dimColor={theme.dim}>{hintsFor(state)}</Text>

@@ -26,4 +26,13 @@ describe('CashView', () => {
     expect(f).toContain('Receipt printing.');
     expect(f).toContain('Printer out of paper');
   });
+
+  it('asks "Print receipt?" when the location asks, until answered', () => {
+    const transaction = txn({ status: 'succeeded', amount: 1275, payment_method_type: 'cash', amount_tendered: 1275, change_due: 0 });
+    const done = reduce(reduce(started, { type: 'cash_sending' }), { type: 'cash_done', result: { transaction, drawer_opened: true, receipt: 'ask' } });
+    expect(render(<CashView state={done} theme={theme(false)} />).lastFrame()).toContain('Print receipt? y/n');
+    const answered = render(<CashView state={reduce(done, { type: 'receipt_answered' })} theme={theme(false)} />).lastFrame() ?? '';
+    expect(answered).not.toContain('Print receipt?');
+    expect(answered).not.toContain('No receipt printed.');
+  });
 });

@@ -16,7 +16,9 @@ export function CashView({ state, theme }: { state: CounterState; theme: Theme }
         <Text>{`Cash handed over  ${m(t.amount_tendered ?? t.amount)}`}</Text>
         <Text bold>{`CHANGE DUE        ${m(t.change_due ?? 0)}`}</Text>
         <Text>{cash.result.drawer_opened ? 'Drawer opened.' : 'Drawer not opened.'}</Text>
-        <Text>{cash.result.receipt === 'queued' ? 'Receipt printing.' : 'No receipt printed.'}</Text>
+        {cash.result.receipt === 'queued' ? <Text>Receipt printing.</Text> : null}
+        {cash.result.receipt === 'ask' && cash.askReceipt ? <Text bold>Print receipt? y/n</Text> : null}
+        {cash.result.receipt === 'not_printed' ? <Text>No receipt printed.</Text> : null}
         {cash.result.warning ? <Text color={theme.warn}>{cash.result.warning}</Text> : null}
         <Text dimColor={theme.dim}>{t.reference}</Text>
       </Box>

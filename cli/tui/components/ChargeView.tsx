@@ -89,6 +89,7 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
           <Text bold color={theme.ok}>{`✔ APPROVED  ${t ? money(t.amount, t.currency) : amount}`}</Text>
           {t ? <Text>{`${cardOf(t) || 'card'}${t.tip_amount ? ` · tip ${money(t.tip_amount, t.currency)}` : ' · no tip'} · ${t.reference}`}</Text> : null}
           {t?.receipt_url ? <Text>{`Receipt: ${t.receipt_url}`}</Text> : null}
+          {c.receiptPrompt ? <Text bold>Print receipt? y/n</Text> : null}
         </Box>
       );
     }

@@ -13,7 +13,7 @@ describe('DayView', () => {
       currency: 'usd',
       transactions: [txn({ status: 'succeeded', amount: 1200, tip_amount: 200, platform_fee_cents: 36, created_at: at }), txn({ id: 't-2', status: 'failed', created_at: at })],
       readers: [{ id: 'r-1', name: 'Till 1', processor_terminal_id: 'tmr_Till1', location_id: 'loc-1', status: 'online', serial_number: 's', model: 'm', last_seen_at: null, is_test: true, action: null, object: 'terminal.reader' }],
-      locations: [{ id: 'loc-1', display_name: 'Front', address: {}, is_test: true, object: 'terminal.location', processor_location_id: 'tml_1', tipping: null, created_at: at }],
+      locations: [{ id: 'loc-1', display_name: 'Front', address: {}, is_test: true, object: 'terminal.location', processor_location_id: 'tml_1', tipping: null, receipt_policy: 'always', created_at: at }],
       events: [
         { id: 'evt_1', type: 'dispute.created', mode: 'test', created_at: at, data: { amount: 1200, currency: 'usd', is_test: true } },
         { id: 'evt_2', type: 'payout.created', mode: 'test', created_at: at, data: { amount: 5000, currency: 'usd', is_test: true } },
@@ -31,5 +31,24 @@ describe('DayView', () => {
   it('shows loading and errors', () => {
     expect(render(<DayView state={initialState({ via: 'polling' })} />).lastFrame()).toContain('Loading');
     expect(render(<DayView state={reduce(initialState({ via: 'polling' }), { type: 'report_error', message: 'down' })} />).lastFrame()).toContain('No report: down');
+  });
+
+  it('shows the drawer being counted, then the cash expected and over, short or balanced', () => {
+    const at = new Date(2026, 10, 21, 12).toISOString();
+    const report = computeDayReport({ date: '2026-11-21', currency: 'usd', transactions: [txn({ status: 'succeeded', amount: 1275, payment_method_type: 'cash', created_at: at })], readers: [], locations: [] });
+    const loaded = reduce(initialState({ via: 'polling' }), { type: 'report', report });
+    const frame = (s: typeof loaded) => render(<DayView state={s} />).lastFrame() ?? '';
+    expect(frame(loaded)).toContain('Expected in drawer: $12.75');
+    const typing = [{ type: 'drawer_open', currency: 'usd' } as const, { type: 'drawer_input', text: '5' } as const].reduce(reduce, loaded);
+    expect(frame(typing)).toContain('Opening float  5_');
+    const count = (float: string, counted: string) =>
+      [{ type: 'drawer_open', currency: 'usd' } as const, { type: 'drawer_input', text: float } as const, { type: 'drawer_enter', currency: 'usd' } as const, { type: 'drawer_input', text: counted } as const, { type: 'drawer_enter', currency: 'usd' } as const].reduce(reduce, loaded);
+    const over = frame(count('50', '64,75'));
+    expect(over).toContain('Expected in drawer: $62.75 (float $50.00)');
+    expect(over).toContain('Counted: $64.75, over by $2.00');
+    expect(frame(count('50', '61.25'))).toContain('Counted: $61.25, short by $1.50');
+    expect(frame(count('50', '62.75'))).toContain('Counted: $62.75, balanced');
+    const wrong = [{ type: 'drawer_open', currency: 'usd' } as const, { type: 'drawer_enter', currency: 'usd' } as const, { type: 'drawer_enter', currency: 'usd' } as const].reduce(reduce, loaded);
+    expect(frame(wrong)).toContain('Type the cash counted in the drawer (0 if it is empty).');
   });
 });

@@ -1,17 +1,20 @@
 import { Box, Text } from 'ink';
 import { money } from '../../format.js';
-import { type Bucket, shopLines, tenderLines } from '../../report.js';
+import { type Bucket, shopLines, tenderLines, withDrawer } from '../../report.js';
 import type { CounterState } from '../state.js';
+import type { Theme } from '../theme.js';
 
 function line(b: Bucket, currency: string): string {
   const m = (n: number) => money(n, currency);
   return `${b.name.slice(0, 18).padEnd(19)}${`${b.succeeded.count}`.padStart(4)} ${m(b.succeeded.amount).padStart(11)}${`${b.failed.count}`.padStart(5)}${`${b.canceled.count}`.padStart(5)}${`${b.refunded.count}`.padStart(4)} ${m(b.refunded.amount).padStart(9)}${m(b.tips).padStart(9)}${m(b.net).padStart(11)}`;
 }
 
-export function DayView({ state }: { state: CounterState }) {
+export function DayView({ state, theme = {} }: { state: CounterState; theme?: Theme }) {
   if (state.reportError) return <Text>{`No report: ${state.reportError}`}</Text>;
-  const r = state.report;
-  if (!r) return <Text>Loading today's close-out…</Text>;
+  const loaded = state.report;
+  if (!loaded) return <Text>Loading today's close-out…</Text>;
+  const { float, counted, entry } = state.drawer;
+  const r = float || counted !== null ? withDrawer(loaded, float, counted) : loaded;
   return (
     <Box flexDirection="column">
       <Text bold>{`Close-out ${r.date} · fees ${money(r.total.fees, r.currency)} · pending ${r.total.pending.count}`}</Text>
@@ -29,6 +32,13 @@ export function DayView({ state }: { state: CounterState }) {
       {tenderLines(r).map((text) => (
         <Text key={text}>{text}</Text>
       ))}
+      {entry ? (
+        <Text>
+          {entry.step === 'float' ? 'Opening float  ' : 'Counted cash  '}
+          <Text bold>{`${entry.text}_`}</Text>
+        </Text>
+      ) : null}
+      {entry?.error ? <Text color={theme.bad}>{entry.error}</Text> : null}
       {shopLines(r).map((text) => (
         <Text key={text}>{text}</Text>
       ))}

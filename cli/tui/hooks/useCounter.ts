@@ -225,7 +225,7 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
             return;
           }
           dispatch({ type: 'cash_sending' });
-          source.cashSale(cash.amount, tendered, s.currency).then(
+          source.cashSale(cash.amount, tendered, s.currency, selectedReader(s)).then(
             (result) => {
               dispatch({ type: 'cash_done', result });
               dispatch({ type: 'amount_clear' });
@@ -241,6 +241,13 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
           );
           return;
         case 'reprint':
+          source.printReceipt(intent.transactionId, 'customer').then(
+            () => dispatch({ type: 'notice', text: 'Receipt sent to the printer.' }),
+            (err: unknown) => dispatch({ type: 'notice', text: `No receipt: ${errorWords(err)}` }),
+          );
+          return;
+        case 'print_sale_receipt':
+          dispatch({ type: 'receipt_answered' });
           source.printReceipt(intent.transactionId, 'customer').then(
             () => dispatch({ type: 'notice', text: 'Receipt sent to the printer.' }),
             (err: unknown) => dispatch({ type: 'notice', text: `No receipt: ${errorWords(err)}` }),

@@ -648,6 +648,15 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('counter_devices_presence').on('counter_devices').columns(['status', 'presence_expires_at']).execute();
     },
   },
+  '0024_location_receipt_policy': {
+    async up(db: AnyDb) {
+      // When a location's counter prints the customer's receipt by itself: always, ask or never.
+      await db.schema
+        .alterTable('terminal_locations')
+        .addColumn('receipt_policy', 'text', (c) => c.notNull().defaultTo('always'))
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {
