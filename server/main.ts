@@ -78,6 +78,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     intervalMs: config.reconcileIntervalMs,
     leases,
     singleProcess: store.dialect === 'sqlite',
+    notifications: store.notifications,
   });
   // Several instances share one database on PostgreSQL, and so their rate-limit counts.
   const sharedCounts = config.databaseUrl

@@ -266,6 +266,42 @@ describe.skipIf(!socatAvailable)('counter hardware on pty pairs', () => {
     expect(printer.receipts(from)).toHaveLength(1);
   });
 
+  it('prints a receipt whose cable was pulled halfway through again, whole and once, when the printer is plugged back', async () => {
+    // The test's end of the cable passes on the first half of the receipt's first chunk, then the cable is pulled.
+    await printerConn?.close();
+    const conn = await nodeSerialBinding.open(printerDeviceEnd, 9600);
+    const feed = printer.attach((bytes) => conn.write(bytes));
+    let pulled: Promise<void> | undefined;
+    conn.onData((chunk) => {
+      if (pulled) return;
+      // The receipt's first printable text; status requests and the drawer kick have none.
+      const start = /[ -~]{4}/.exec(Buffer.from(chunk).toString('latin1'))?.index ?? -1;
+      if (start < 0) return feed(chunk);
+      feed(chunk.subarray(0, start + Math.max(4, Math.floor((chunk.length - start) / 2))));
+      pulled = conn.close().then(() => printerPty.unplug());
+    });
+    printerConn = conn;
+    const from = printer.mark;
+    const sale = await counter.command({ type: 'cash_sale', request_id: 'hw-cash-pulled', amount: 1250, amount_tendered: 2000 });
+    expect(sale.ok, JSON.stringify(sale.error)).toBe(true);
+    await eventually(() => (pulled ? true : undefined), DEVICE_DEADLINE_MS);
+    await pulled;
+    await waitDevice('printer', (d) => d.status === 'offline');
+    expect(device('printer')?.queued).toBe(1);
+    expect(printer.decoder.count('cut', from)).toBe(0);
+
+    await printerPty.plug();
+    await attachPrinter();
+    await eventually(() => (printer.decoder.count('cut', from) > 0 ? true : undefined), DEVICE_DEADLINE_MS);
+    await waitDevice('printer', (d) => d.status === 'online' && d.queued === 0);
+    await quiet(1_500);
+    expect(printer.decoder.count('cut', from)).toBe(1);
+    const [receipt] = printer.receipts(from);
+    const text = receipt!.lines.join('\n');
+    expect(text).toMatch(/Total +\$12\.50/);
+    expect(text).toMatch(/Change +\$7\.50/);
+  });
+
   it('notices the printer and the display unplugged and plugged back', async () => {
     await printerConn?.close();
     await displayConn?.close();

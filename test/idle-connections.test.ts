@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './helpers/api.js';
+import { TEST_DATABASE_URL } from './helpers/db.js';
 import { connectUpstreamAgent, openEventStream } from './helpers/live.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 /**
  * Event streams and agent connections wait for commits to announce events; nothing asks the
- * database on a timer while nothing happens. The server's own background loops are slowed to their
- * longest settings here (the webhook worker's poll to a minute, the reconciler to ten minutes), so
- * the store's statement counter sees the connections alone.
+ * database on a timer while nothing happens. The webhook worker sleeps until a notice or a due
+ * delivery; the reconciler is slowed to ten minutes here, so the store's statement counter sees the
+ * connections alone. The last block looks at the reconciler on its own.
  */
 
 /** Long enough for a poll every 200–250 ms per connection to run a dozen times. */
@@ -73,5 +74,33 @@ describe('idle connections', () => {
     latencies.sort((a, b) => a - b);
     // A poll every 250 ms would put the median near 125 ms; a commit's notice takes a few.
     expect(latencies[Math.floor(latencies.length / 2)]).toBeLessThan(50);
+  });
+});
+
+// Several instances on PostgreSQL keep the interval: their presence renewal rides on the passes.
+describe.skipIf(Boolean(TEST_DATABASE_URL))('the reconciler on the embedded store', () => {
+  it('stretches its interval while its passes find nothing, and comes back to it when something is written', async () => {
+    const s = await startTestServer({ reconcileIntervalMs: 100 });
+    try {
+      const api = client(s.url, (await s.merchant('Quiet Till')).keys.sk_test);
+      // Passes at 0.1, 0.2, 0.4, 0.8 s apart, then every 1.2 s (twelve intervals): settled by now.
+      await sleep(3_000);
+      const before = s.server.store.statements();
+      await sleep(QUIET_WINDOW_MS);
+      const quiet = s.server.store.statements() - before;
+      // Every 100 ms, a pass of about ten statements would be ~300 in the window; stretched, three passes at most.
+      expect(quiet).toBeLessThan(45);
+
+      // A write's event brings the passes back to the interval: two in the next 600 ms (at 100 ms and,
+      // finding nothing, 200 ms later), where the stretched rate makes half of one.
+      const made = await api.post<{ data: { id: string } }>('/v1/transactions', { amount: 1500 });
+      expect(made.status).toBe(201);
+      await sleep(50);
+      const after = s.server.store.statements();
+      await sleep(600);
+      expect(s.server.store.statements() - after).toBeGreaterThanOrEqual(15);
+    } finally {
+      await s.stop();
+    }
   });
 });
