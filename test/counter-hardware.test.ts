@@ -13,8 +13,8 @@ import { pos } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 import { haveSocat, haveTmux } from './helpers/tools.js';
-import { execFileSync, spawnSync } from 'node:child_process';
 import { POS_BIN, THROWAWAY_CONFIG_DIR } from './helpers/server.js';
+import { Tmux } from './helpers/tmux.js';
 
 /**
  * The agent's receipt printer, cash drawer and customer display on socat pty pairs (and a network
@@ -321,29 +321,13 @@ describe.skipIf(!socatAvailable)('counter hardware on pty pairs', () => {
 });
 
 describe.skipIf(!socatAvailable || !haveTmux())('a cash sale at the counter TUI (tmux, 80×24)', () => {
-  const SOCKET = `pos-hw-${process.pid}`;
-  const SESSION = `pos-cash-${process.pid}`;
-  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
-  const shown = () => tmux('capture-pane', '-p', '-t', SESSION);
-  const keys = (...k: string[]) => tmux('send-keys', '-t', SESSION, ...k);
-  async function waitFor(text: string | RegExp, timeoutMs = 15_000): Promise<string> {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const s = shown();
-      if (typeof text === 'string' ? s.includes(text) : text.test(s)) return s;
-      if (Date.now() > end) throw new Error(`screen never showed ${String(text)}:\n${s}`);
-      await quiet(100);
-    }
-  }
+  const term = new Tmux();
+  const SESSION = 'pos-cash';
+  const keys = (...k: string[]) => term.keys(SESSION, ...k);
+  const waitFor = (text: string | RegExp, timeoutMs?: number) => term.waitFor(SESSION, text, timeoutMs);
 
-  beforeAll(() => {
-    // Ink renders only the last frame when it thinks it runs in CI; a shop PC never says so.
-    const command = ['env', '-u', 'CI', '-u', 'CONTINUOUS_INTEGRATION', 'NO_COLOR=1', `POS_CONFIG_DIR=${THROWAWAY_CONFIG_DIR}`, process.execPath, POS_BIN, 'tui', '--agent', agent.url, '--server', t.url, '--api-key', m.keys.sk_test];
-    tmux('new-session', '-d', '-s', SESSION, '-x', '80', '-y', '24', command.map((c) => `'${c}'`).join(' '));
-  });
-  afterAll(() => {
-    spawnSync('tmux', ['-L', SOCKET, 'kill-server']);
-  });
+  beforeAll(() => term.start(SESSION, [`POS_CONFIG_DIR=${THROWAWAY_CONFIG_DIR}`, process.execPath, POS_BIN, 'tui', '--agent', agent.url, '--server', t.url, '--api-key', m.keys.sk_test]));
+  afterAll(() => term.kill());
 
   it('types the amount, takes the cash, shows the change, opens the drawer, prints, and opens it again for no sale', async () => {
     await waitFor('Press Enter to charge.', 25_000);

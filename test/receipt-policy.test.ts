@@ -1,4 +1,3 @@
-import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
@@ -10,6 +9,7 @@ import { PrinterEmulator, Pty } from './helpers/pty.js';
 import { POS_BIN, startTestServer, THROWAWAY_CONFIG_DIR, type TestServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 import { haveSocat, haveTmux } from './helpers/tools.js';
+import { Tmux } from './helpers/tmux.js';
 
 /**
  * A terminal location's receipt policy (always, ask, never): set through the API and the CLI, pushed
@@ -207,29 +207,14 @@ describe.skipIf(!socatAvailable)("the agent prints by its reader's location's po
   });
 
   describe.skipIf(!haveTmux())('the counter TUI asks "Print receipt? y/n" (tmux, 80×24)', () => {
-    const SOCKET = `pos-policy-${process.pid}`;
-    const SESSION = `pos-ask-${process.pid}`;
-    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
-    const shown = () => tmux('capture-pane', '-p', '-t', SESSION);
-    const keys = (...k: string[]) => tmux('send-keys', '-t', SESSION, ...k);
-    async function waitFor(text: string | RegExp, timeoutMs = 15_000): Promise<string> {
-      const end = Date.now() + timeoutMs;
-      for (;;) {
-        const s = shown();
-        if (typeof text === 'string' ? s.includes(text) : text.test(s)) return s;
-        if (Date.now() > end) throw new Error(`screen never showed ${String(text)}:\n${s}`);
-        await quiet(100);
-      }
-    }
+    const term = new Tmux();
+    const SESSION = 'pos-ask';
+    const shown = () => term.screen(SESSION);
+    const keys = (...k: string[]) => term.keys(SESSION, ...k);
+    const waitFor = (text: string | RegExp, timeoutMs?: number) => term.waitFor(SESSION, text, timeoutMs);
 
-    beforeAll(() => {
-      // Ink renders only the last frame when it thinks it runs in CI; a shop PC never says so.
-      const command = ['env', '-u', 'CI', '-u', 'CONTINUOUS_INTEGRATION', 'NO_COLOR=1', `POS_CONFIG_DIR=${THROWAWAY_CONFIG_DIR}`, process.execPath, POS_BIN, 'tui', '--agent', agent.url, '--server', t.url, '--api-key', m.keys.sk_test];
-      tmux('new-session', '-d', '-s', SESSION, '-x', '80', '-y', '24', command.map((c) => `'${c}'`).join(' '));
-    });
-    afterAll(() => {
-      spawnSync('tmux', ['-L', SOCKET, 'kill-server']);
-    });
+    beforeAll(() => term.start(SESSION, [`POS_CONFIG_DIR=${THROWAWAY_CONFIG_DIR}`, process.execPath, POS_BIN, 'tui', '--agent', agent.url, '--server', t.url, '--api-key', m.keys.sk_test]));
+    afterAll(() => term.kill());
 
     it('after an approval on an ask location: n prints nothing, y prints the receipt', async () => {
       await waitFor('Press Enter to charge.', 25_000);
