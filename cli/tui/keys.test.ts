@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { reader, txn } from './fixtures.js';
-import { hintsFor, intentFor, splitKeys } from './keys.js';
+import { fitHints, hintsFor, intentFor, splitKeys } from './keys.js';
 import { initialState, reduce, type Action, type CounterState } from './state.js';
 
 const state = (...actions: Action[]): CounterState =>
@@ -64,6 +64,18 @@ describe('keys', () => {
     const typing = state({ type: 'amount_input', text: '5' }, { type: 'reader', reader: reader({ activity: 'waiting_for_card', transaction_id: 't-9' }) });
     expect(intentFor(typing, 'x', {})).toEqual({ kind: 'cancel_reader_payment', transactionId: 't-9' });
     expect(hintsFor(typing)).toContain('x cancel');
+    // On 80 columns the key bar stays one line, and keeps the cancel and the way out.
+    const bar = fitHints(hintsFor(typing), 80);
+    expect(bar.length).toBeLessThan(80);
+    expect(bar).toMatch(/^Enter card · x cancel · .* · q quit$/);
+  });
+
+  it('fits the key bar to the terminal by dropping the hints just before q quit, never by wrapping', () => {
+    const hints = 'Enter card · + cart · $ cash · o no sale · Esc clear · ←→ reader · Tab views · q quit';
+    expect(fitHints(hints, 120)).toBe(hints);
+    expect(fitHints(hints, 80)).toBe('Enter card · + cart · $ cash · o no sale · Esc clear · ←→ reader · q quit');
+    expect(fitHints(hints, 40)).toBe('Enter card · + cart · $ cash · q quit');
+    expect(fitHints('a · q quit', 3)).toBe('a · q quit');
   });
 
   it('pages History and switches its filter', () => {

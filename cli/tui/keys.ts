@@ -182,7 +182,17 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
   return null;
 }
 
-/** The key bar's hints for the current state. */
+/**
+ * The key bar on one line of `width` columns: hints are listed most needed first, so the ones just
+ * before the last (`q quit`, always kept) give way first on a narrow terminal, never by wrapping.
+ */
+export function fitHints(hints: string, width: number): string {
+  const items = hints.split(' · ');
+  while (items.length > 2 && items.join(' · ').length > width - 1) items.splice(items.length - 2, 1);
+  return items.join(' · ');
+}
+
+/** The key bar's hints for the current state, most needed first (see fitHints). */
 export function hintsFor(state: CounterState): string {
   const c = state.charge;
   if (state.intro) return 'Press any key to open the counter';
@@ -195,7 +205,7 @@ export function hintsFor(state: CounterState): string {
   if (state.view === 'charge') {
     if (c.phase === 'entry' && c.cart.draft) return `${c.cart.draft.step === 'quantity' ? 'Enter add the line (quantity 1 if empty)' : 'Enter next'} · Esc drop the line`;
     if (c.phase === 'entry' && c.cart.lines.length > 0) return `Enter charge the cart · + add item · - remove last · $ cash · Esc clear · ←→ reader · Tab views · q quit`;
-    if (c.phase === 'entry') return `Enter card · + cart · $ cash · o no sale · Esc clear · ←→ reader${inFlight(selectedReader(state)) ? ' · x cancel' : ''} · Tab views · q quit`;
+    if (c.phase === 'entry') return `Enter card${inFlight(selectedReader(state)) ? ' · x cancel' : ''} · + cart · $ cash · o no sale · Esc clear · ←→ reader · Tab views · q quit`;
     if (c.phase === 'waiting') return `${state.mode === 'test' && !c.tapSent ? 's simulate tap · ' : ''}x cancel payment`;
     if (c.phase === 'processing' || c.phase === 'starting' || c.phase === 'canceled_on_reader') return 'x cancel payment';
     if (c.phase === 'offline') return 'l payment link · Esc back';

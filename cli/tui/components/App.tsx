@@ -2,7 +2,7 @@ import { Box, Text, useApp, useInput, useStdout } from 'ink';
 import { useEffect, useState } from 'react';
 import type { PosApi } from '../../../shared/api/client.js';
 import { useCounter } from '../hooks/useCounter.js';
-import { hintsFor } from '../keys.js';
+import { fitHints, hintsFor } from '../keys.js';
 import type { CounterSource } from '../source.js';
 import { theme as makeTheme } from '../theme.js';
 import { CashView } from './CashView.js';
@@ -53,7 +53,7 @@ export function App({ source, api, color, notice, intro, quitWarning }: AppProps
           <Text key={i}>{line}</Text>
         ))}
         <Text> </Text>
-        <Text bold>{hintsFor(state)}</Text>
+        <Text bold>{fitHints(hintsFor(state), width)}</Text>
       </Box>
     );
   }
@@ -69,7 +69,7 @@ export function App({ source, api, color, notice, intro, quitWarning }: AppProps
         {state.view === 'day' && !state.cash ? <DayView state={state} theme={theme} /> : null}
       </Box>
       <Text color={theme.warn}>{notices}</Text>
-      <Text dimColor={theme.dim}>{hintsFor(state)}</Text>
+      <Text dimColor={theme.dim}>{fitHints(hintsFor(state), width)}</Text>
     </Box>
   );
 }
