@@ -75,6 +75,8 @@ export interface SimulatorControl {
   setRateLimits(enabled: boolean): Promise<RateLimitReport>;
   /** Zeroes the counts and empties the windows. */
   resetRateLimits(): Promise<RateLimitReport>;
+  /** Answers 429 to every request to these endpoints (`POST /v1/refunds`; `*` for all) until called with others or none. */
+  throttle(endpoints: string[]): Promise<RateLimitReport>;
 }
 
 export interface ControlDeps {
@@ -191,6 +193,10 @@ export function createControl(deps: ControlDeps): SimulatorControl {
     },
     resetRateLimits: () => {
       deps.rateLimits.reset();
+      return Promise.resolve(deps.rateLimits.report());
+    },
+    throttle: (endpoints) => {
+      deps.rateLimits.throttle(endpoints);
       return Promise.resolve(deps.rateLimits.report());
     },
   };

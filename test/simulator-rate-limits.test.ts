@@ -100,6 +100,29 @@ describe("Stripe's rate limits over the wire", () => {
     expect(reset).toMatchObject({ requests: 0, endpoints: [] });
   });
 
+  it('throttles chosen endpoints (or all) through the control API until lifted, limits on or off', async () => {
+    const throttle = async (endpoints: string[]) =>
+      (await (await fetch(`${t.sim.url}/_sim/rate_limits/throttle`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ endpoints }) })).json()) as RateLimitReport;
+    expect((await throttle(['GET /v1/refunds'])).throttled).toEqual(['GET /v1/refunds']);
+    try {
+      const refused = await unpacedTest.refunds.list({ limit: 1 }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(Stripe.errors.StripeRateLimitError);
+      expect((refused as Stripe.errors.StripeRateLimitError).headers?.['stripe-rate-limited-reason']).toBe('endpoint-rate');
+      // Other endpoints are untouched, and a refused request occupies no window.
+      await expect(unpacedTest.paymentIntents.list({ limit: 1 })).resolves.toBeDefined();
+      await t.sim.control.setRateLimits(false);
+      await expect(unpacedLive.refunds.list({ limit: 1 })).rejects.toBeInstanceOf(Stripe.errors.StripeRateLimitError);
+      expect((await throttle(['*'])).throttled).toEqual(['*']);
+      await expect(unpacedTest.customers.list({ limit: 1 })).rejects.toBeInstanceOf(Stripe.errors.StripeRateLimitError);
+    } finally {
+      await t.sim.control.setRateLimits(true);
+      expect((await throttle([])).throttled).toEqual([]);
+    }
+    await expect(unpacedTest.refunds.list({ limit: 1 })).resolves.toBeDefined();
+    const bad = await fetch(`${t.sim.url}/_sim/rate_limits/throttle`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ endpoints: ['refunds'] }) });
+    expect(bad.status).toBe(400);
+  });
+
   it('can start with limits off (POS_SIMULATOR_RATE_LIMITS=off)', async () => {
     const bulk = await startTestSimulator({ rateLimits: false });
     try {

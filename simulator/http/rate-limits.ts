@@ -81,6 +81,8 @@ export interface EndpointCount {
 
 export interface RateLimitReport {
   enabled: boolean;
+  /** Endpoints answered 429 on every request until lifted (`*`: all of them), whether or not the limits are enforced. */
+  throttled: string[];
   limits: RateLimitSettings;
   requests: number;
   rateLimited: number;
@@ -101,6 +103,11 @@ export class RateLimits {
   readonly #windows = new Map<string, SlidingWindow>();
   readonly #counts = new Map<string, EndpointCount>();
   #admitted = 0;
+  /**
+   * Endpoints refused outright: the processor throttling a client for as long as a test needs (an
+   * outage of capacity, limits lowered), not something Stripe's published windows produce alone.
+   */
+  #throttled = new Set<string>();
 
   constructor(enabled: boolean, settings: RateLimitSettings = STRIPE_RATE_LIMITS) {
     this.enabled = enabled;
@@ -128,6 +135,10 @@ export class RateLimits {
       this.#counts.set(countKey, count);
     }
     count.requests += 1;
+    if (this.#throttled.has('*') || this.#throttled.has(request.endpoint)) {
+      count.rateLimited += 1;
+      return 'endpoint-rate';
+    }
     if (!this.enabled) return null;
 
     const checks: [SlidingWindow, number, RateLimitReason][] = [];
@@ -151,6 +162,14 @@ export class RateLimits {
     for (const [key, window] of this.#windows) if (window.isEmpty(now)) this.#windows.delete(key);
   }
 
+  /**
+   * Answers every request to these endpoints (method and path template, `*` for all) with 429 until
+   * called again with others or none. Refused requests occupy no window, as any 429.
+   */
+  throttle(endpoints: string[]): void {
+    this.#throttled = new Set(endpoints);
+  }
+
   /** Forgets counts and windows: a test or a benchmark phase starts from zero. */
   reset(): void {
     this.#windows.clear();
@@ -161,6 +180,7 @@ export class RateLimits {
     const endpoints = [...this.#counts.values()].map((c) => ({ ...c })).sort((a, b) => a.mode.localeCompare(b.mode) || a.endpoint.localeCompare(b.endpoint));
     return {
       enabled: this.enabled,
+      throttled: [...this.#throttled].sort(),
       limits: this.settings,
       requests: endpoints.reduce((sum, c) => sum + c.requests, 0),
       rateLimited: endpoints.reduce((sum, c) => sum + c.rateLimited, 0),

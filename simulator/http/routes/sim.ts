@@ -20,6 +20,8 @@ const onlineSchema = z.object({ online: bool }).strict();
 const scriptSchema = z.object({ outcomes: stringList }).strict();
 const tipSchema = z.object({ option: int.optional(), amount: int.optional(), none: bool.optional() }).strict();
 const rateLimitsSchema = z.object({ enabled: bool }).strict();
+/** `*` or a method and a `/v1` path template, as the rate-limit report names endpoints. */
+const throttleSchema = z.object({ endpoints: z.array(z.string().regex(/^(\*|(GET|POST|DELETE) \/v1\/[A-Za-z0-9_/:]*)$/)).max(100) }).strict();
 const faultsSchema = z
   .object({ delay_ms: int.optional(), duplicate: bool.optional(), drop: bool.optional(), drop_next: int.optional(), hold: bool.optional(), hold_batch: int.optional() })
   .strict();
@@ -109,6 +111,7 @@ export function simRouter(s: Services, control: SimulatorControl): Router {
   r.get('/rate_limits', json(async () => control.rateLimits()));
   r.post('/rate_limits', json(async (req) => control.setRateLimits(parse(rateLimitsSchema, body(req)).enabled)));
   r.post('/rate_limits/reset', json(async () => control.resetRateLimits()));
+  r.post('/rate_limits/throttle', json(async (req) => control.throttle(parse(throttleSchema, body(req)).endpoints)));
 
   r.get('/3ds/:id', (req, res) => {
     const id = String(req.params.id);
