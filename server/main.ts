@@ -53,7 +53,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const logger = options.logger ?? pino({ level: config.logLevel });
   const clock = options.clock ?? systemClock;
   const store = await openStore(config);
-  const processor = new StripeProcessor(options.processor, store, clock);
+  const processor = new StripeProcessor({ timeoutMs: config.processorTimeoutMs, ...options.processor }, store, clock);
   // Page and receipt URLs default to the address the server is about to listen on; no request arrives before it does.
   let url = '';
   const publicUrl = (): string => config.publicUrl ?? url;

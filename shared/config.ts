@@ -119,6 +119,11 @@ export const serverConfigSchema = z.object({
   reconcileIntervalMs: z.coerce.number().int().min(50).max(600_000).default(5_000),
   /** See server/terminal/readers.ts for why ten minutes. */
   terminalStaleMs: z.coerce.number().int().min(1_000).max(24 * 60 * 60 * 1000).default(10 * 60 * 1000),
+  /**
+   * The longest one processor call may take, its waits for the rate budget and its retries of 429s
+   * included (server/processor/stripe.ts says why 20 s); shorter only to test.
+   */
+  processorTimeoutMs: z.coerce.number().int().min(500).max(80_000).default(20_000),
   /** See docs/webhooks.md: a receiver must answer within this; 15 s is Standard Webhooks' advice. */
   webhookTimeoutMs: z.coerce.number().int().min(50).max(30_000).default(DEFAULT_WEBHOOK_TIMEOUT_MS),
   /** Multiplies every webhook retry delay and the 3-day retry window; below 1 only to test. */
@@ -176,6 +181,7 @@ export interface ServerFlags {
   publicUrl?: string | undefined;
   terminalStaleMs?: string | number | undefined;
   webhookTimeoutMs?: string | number | undefined;
+  processorTimeoutMs?: string | number | undefined;
   webhookRetryScale?: string | number | undefined;
   recoveryRetryScale?: string | number | undefined;
   webhookEgress?: string | undefined;
@@ -221,6 +227,7 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
     publicUrl: pick(flags.publicUrl, env.POS_PUBLIC_URL),
     terminalStaleMs: pick(flags.terminalStaleMs, env.POS_TERMINAL_STALE_MS),
     webhookTimeoutMs: pick(flags.webhookTimeoutMs, env.POS_WEBHOOK_TIMEOUT_MS),
+    processorTimeoutMs: pick(flags.processorTimeoutMs, env.POS_PROCESSOR_TIMEOUT_MS),
     webhookRetryScale: pick(flags.webhookRetryScale, env.POS_WEBHOOK_RETRY_SCALE),
     recoveryRetryScale: pick(flags.recoveryRetryScale, env.POS_RECOVERY_RETRY_SCALE),
     webhookEgress: pick(flags.webhookEgress, env.POS_WEBHOOK_EGRESS),

@@ -20,6 +20,7 @@ export function registerServerCommands(program: Command): void {
     .option('--public-url <url>', 'where customers reach this server, for receipt and checkout links (env POS_PUBLIC_URL; default its own URL)')
     .option('--terminal-stale-ms <ms>', 'cancel pending terminal payments older than this (env POS_TERMINAL_STALE_MS, default 600000)')
     .option('--webhook-timeout-ms <ms>', 'how long a webhook receiver has to answer, up to 30000 (env POS_WEBHOOK_TIMEOUT_MS, default 15000)')
+    .option('--processor-timeout-ms <ms>', 'the longest one processor call may take, waits for the rate budget and retries of 429s included, 500–80000 (env POS_PROCESSOR_TIMEOUT_MS, default 20000)')
     .option('--webhook-egress <policy>', 'any (default: test-mode endpoints may be private or loopback addresses) or public (refuse them: platform deployments); live endpoints must be public https URLs either way (env POS_WEBHOOK_EGRESS)')
     .option('--trust-proxy <proxies>', 'behind a load balancer: how many proxy hops (1), or which proxies (10.0.0.0/8,fd00::/8, loopback) to believe X-Forwarded-For from (env POS_TRUST_PROXY; default none)')
     .option('--webhook-retry-scale <factor>', 'compress the webhook retry schedule and 3-day window, for tests only (env POS_WEBHOOK_RETRY_SCALE, default 1)')

@@ -42,7 +42,8 @@ export function priorityOf(endpoint: string): Priority {
 /**
  * 429s retried here before the SDK sees one. With the budget in front a 429 means someone else is
  * drawing on the account too; five backoffs (0.5 s doubling to 8 s, 8-15 s in all) ride out a burst
- * from elsewhere within the SDK's 20 s request timeout.
+ * from elsewhere within the SDK's 20 s request timeout. A backoff that would end past that timeout
+ * is not taken: the 429 goes back to the caller instead.
  */
 const RATE_LIMIT_RETRIES = 5;
 /** Half a second, as Stripe's SDKs start: long enough for a one-second window to slide noticeably. */
@@ -80,22 +81,54 @@ export class BudgetedHttpClient implements Stripe.HttpClient {
   ): Promise<Stripe.HttpClientResponse> {
     const endpoint = endpointOf(method, path);
     const priority = priorityOf(endpoint);
+    // The SDK's timeout bounds the whole call: the wait for the budget, every attempt and every
+    // backoff between them, so a processor that keeps refusing answers within it, never later.
+    const deadline = performance.now() + timeout;
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.budget.acquire(endpoint, priority, timeout);
+        await this.budget.acquire(endpoint, priority, Math.max(1, deadline - performance.now()));
       } catch (error) {
-        // The SDK turns its own timeout error into a StripeConnectionError, safe to retry.
-        if (error instanceof BudgetTimeoutError) throw Stripe.HttpClient.makeTimeoutError();
+        if (error instanceof BudgetTimeoutError) return budgetRefusal(endpoint);
         throw error;
       }
-      const response = await this.inner.makeRequest(host, port, path, method, headers, requestData, protocol, timeout);
+      const response = await this.inner.makeRequest(host, port, path, method, headers, requestData, protocol, Math.max(1, deadline - performance.now()));
       if (response.getStatusCode() !== 429 || attempt >= RATE_LIMIT_RETRIES) return response;
       // A limit on one object's updates in the hour is not lifted by waiting seconds.
       if (response.getHeaders()['stripe-rate-limited-reason'] === 'resource-specific') return response;
+      const backoff = backoffMs(attempt);
+      // No time left for another try: the caller gets the 429 now rather than a timeout later.
+      if (performance.now() + backoff >= deadline) return response;
       await discard(response);
-      await this.wait(backoffMs(attempt));
+      await this.wait(backoff);
     }
   }
+}
+
+/**
+ * The answer for a call the budget held past its timeout: the rate limit's 429 as Stripe words it,
+ * marked not to be retried. The call never left, so it is a rate limit and not a timeout (which
+ * may or may not have arrived), and the SDK must not retry it: each retry would wait the whole
+ * timeout again, and the caller's answer would come long after its own client gave up.
+ */
+function budgetRefusal(endpoint: string): Stripe.HttpClientResponse {
+  const body = {
+    error: {
+      type: 'invalid_request_error',
+      code: 'rate_limit',
+      message: `Request rate limit exceeded: the call (${endpoint}) waited its whole timeout for the processor's rate budget and was not sent.`,
+    },
+  };
+  const headers = { 'stripe-should-retry': 'false', 'content-type': 'application/json' };
+  return {
+    getStatusCode: () => 429,
+    getHeaders: () => headers,
+    getRawResponse: () => undefined,
+    toStream: (done: () => void) => {
+      done();
+      return undefined;
+    },
+    toJSON: () => Promise.resolve(body),
+  };
 }
 
 async function discard(response: Stripe.HttpClientResponse): Promise<void> {

@@ -231,12 +231,29 @@ describe('the HTTP client', () => {
       waits.push(ms);
       return Promise.resolve();
     });
-    const response = await client.makeRequest('h', '1', '/v1/refunds', 'POST', {}, '', 'http', 1_000);
+    const response = await client.makeRequest('h', '1', '/v1/refunds', 'POST', {}, '', 'http', 20_000);
     expect(response.getStatusCode()).toBe(200);
     expect(calls).toHaveLength(3);
     expect(waits).toHaveLength(2);
     expect(waits[0]).toBeGreaterThanOrEqual(250);
     expect(waits[1]).toBeGreaterThanOrEqual(500);
+  });
+
+  it('hands a persistent 429 back within the call\'s timeout rather than backing off past it', async () => {
+    const { inner, calls } = answering(...Array.from({ length: 6 }, () => ({ status: 429 })));
+    const waits: number[] = [];
+    const client = new BudgetedHttpClient(inner, new ProcessorBudget(new MemoryLedger(), 'test:d', TEST), (ms) => {
+      waits.push(ms);
+      return new Promise((resolve) => setTimeout(resolve, ms));
+    });
+    const started = performance.now();
+    const response = await client.makeRequest('h', '1', '/v1/refunds', 'POST', {}, '', 'http', 1_200);
+    expect(response.getStatusCode()).toBe(429);
+    expect(performance.now() - started).toBeLessThan(1_200);
+    // 0.25–0.5 s, then 0.5–1 s if it still fits; the 1–2 s one never does.
+    expect(waits.length).toBeGreaterThanOrEqual(1);
+    expect(waits.length).toBeLessThanOrEqual(2);
+    expect(calls).toHaveLength(waits.length + 1);
   });
 
   it('hands back a 429 for one object\'s hourly updates at once: seconds of waiting do not lift it', async () => {
@@ -246,13 +263,28 @@ describe('the HTTP client', () => {
     expect(calls).toHaveLength(1);
   });
 
-  it('turns a budget timeout into the SDK\'s own timeout error', async () => {
-    const { inner } = answering();
+  it('answers a call the budget held past its timeout with a 429 the SDK does not retry', async () => {
+    const { inner, calls } = answering();
     const budget = new ProcessorBudget(new MemoryLedger(), 'test:c', TEST);
     await Promise.all(Array.from({ length: 5 }, () => budget.acquire('POST /v1/refunds', 'critical', 1_000)));
     const client = new BudgetedHttpClient(inner, budget);
-    const error = await client.makeRequest('h', '1', '/v1/refunds', 'POST', {}, '', 'http', 50).catch((e: unknown) => e);
-    expect((error as { code?: string }).code).toBe(Stripe.HttpClient.TIMEOUT_ERROR_CODE);
+    const response = await client.makeRequest('h', '1', '/v1/refunds', 'POST', {}, '', 'http', 50);
+    expect(response.getStatusCode()).toBe(429);
+    expect(response.getHeaders()['stripe-should-retry']).toBe('false');
+    expect(await response.toJSON()).toMatchObject({ error: { type: 'invalid_request_error', code: 'rate_limit' } });
+    expect(calls).toHaveLength(0);
+  });
+
+  it('fails a call the budget held past its timeout once through the SDK, as a rate limit', async () => {
+    const { inner } = answering();
+    const budget = new ProcessorBudget(new MemoryLedger(), 'test:e', TEST);
+    await Promise.all(Array.from({ length: 5 }, () => budget.acquire('POST /v1/refunds', 'critical', 1_000)));
+    const stripe = new Stripe('sk_test_budget', { maxNetworkRetries: 2, timeout: 100, httpClient: new BudgetedHttpClient(inner, budget) });
+    const started = performance.now();
+    const error = await stripe.refunds.create({ payment_intent: 'pi_3MtwBwLkdIwHu7ix' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Stripe.errors.StripeRateLimitError);
+    // One wait of the timeout, not three with the SDK's backoffs between them.
+    expect(performance.now() - started).toBeLessThan(400);
   });
 });
 

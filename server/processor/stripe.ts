@@ -33,7 +33,8 @@ import type { ProcessorAccount, ProcessorBalance, ProcessorBankAccount, Processo
 /**
  * The processor calls are one HTTP round trip each; 20 s is well past Stripe's slowest documented
  * operations (card authorisations hold up to ~15 s) and keeps a stuck call from holding a request
- * for the SDK's default 80 s.
+ * for the SDK's default 80 s. It bounds the whole call, the wait for the rate budget and the
+ * retries of 429s included (budget-client.ts). `--processor-timeout-ms` shortens it for tests.
  */
 const PROCESSOR_TIMEOUT_MS = 20_000;
 
@@ -104,7 +105,7 @@ export class StripeProcessor implements PaymentProcessor {
       if (!key) continue;
       this.#clients[mode] = new Stripe(key, {
         maxNetworkRetries: PROCESSOR_RETRIES,
-        timeout: PROCESSOR_TIMEOUT_MS,
+        timeout: connection.timeoutMs ?? PROCESSOR_TIMEOUT_MS,
         appInfo: { name: 'pos' },
         // The SDK's request-latency reports to Stripe: nothing we use, and its buffer warns under load.
         telemetry: false,
