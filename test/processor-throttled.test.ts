@@ -210,7 +210,9 @@ describe('a burst while the processor answers 429 to everything', () => {
     const elapsed = performance.now() - started;
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 502));
     expect(answers.every((a) => a.body.error?.code === 'processor_unavailable')).toBe(true);
-    expect(elapsed).toBeLessThan(PROCESSOR_TIMEOUT_MS + 1_000);
+    // Bounded by the calls' own timeout, with room for a loaded machine; retried by the SDK, the
+    // waiting calls took ~20 s.
+    expect(elapsed).toBeLessThan(ANSWER_WITHIN_MS);
     expect((await api.get('/v1/balance')).status).toBe(200);
   });
 });
