@@ -186,7 +186,7 @@ describe('POST /v1/checkout/sessions (spec §4.5)', () => {
   });
 
   it('moves open → complete when its payment succeeds (processor event, not the browser)', async () => {
-    const s = await session({ collect_email: true });
+    const s = await session({ collect_email: true, success_url: 'https://shop.example/thanks?session={CHECKOUT_SESSION_ID}' });
     const page = await fetch(s.url);
     expect(page.status).toBe(200);
     const missing = await start(s.url, {});
@@ -209,6 +209,10 @@ describe('POST /v1/checkout/sessions (spec §4.5)', () => {
     // A paid session's page says so and takes nothing more.
     expect((await start(s.url, { email: 'buyer@example.com' })).status).toBe(409);
     expect(await (await fetch(s.url)).text()).toContain('This payment is complete');
+    // Back from a bank's challenge after the event got here first: on to success_url.
+    const back = await fetch(`${s.url}?payment_intent=${started.body.data.payment_intent}&payment_intent_client_secret=${started.body.data.client_secret}`, { redirect: 'manual' });
+    expect(back.status).toBe(303);
+    expect(back.headers.get('location')).toBe(`https://shop.example/thanks?session=${s.reference}`);
   });
 
   it('keeps one payment across a decline and a retry', async () => {

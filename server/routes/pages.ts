@@ -108,6 +108,12 @@ export function pagesRouter(pages: CheckoutPages, processor: PageProcessor, live
       res.status(404).type('html').send(renderNotFoundPage(assets));
       return;
     }
+    // Back from the bank's 3-D Secure challenge after the processor's event already completed the
+    // session: on to success_url, as the page's script would have gone had it got there first.
+    if (view.state === 'complete' && view.successUrl && typeof req.query.payment_intent === 'string') {
+      res.redirect(303, view.successUrl);
+      return;
+    }
     if (view.state !== 'payable') {
       res.status(view.state === 'complete' ? 200 : 410).type('html').send(renderClosedPage(view, assets, processor.kind === 'simulator'));
       return;
