@@ -54,6 +54,8 @@ export class Reconciler {
   #delayMs: number;
   #dueAt = 0;
   #unsubscribe: (() => void) | undefined;
+  /** Counts for tests and the benchmark. */
+  readonly stats = { passes: 0 };
 
   constructor(
     private readonly services: Services,
@@ -93,6 +95,7 @@ export class Reconciler {
       this.#running = this.#renewPresence()
         .then(() => this.runOnce())
         .then((found) => {
+          this.stats.passes += 1;
           this.#delayMs = found > 0 ? this.options.intervalMs : Math.min(this.#quietMaxMs, this.#delayMs * 2);
         })
         .catch((err: unknown) => {
