@@ -72,8 +72,9 @@ describe('idle connections', () => {
     }
     stream.close();
     latencies.sort((a, b) => a - b);
-    // A poll every 250 ms would put the median near 125 ms; a commit's notice takes a few.
-    expect(latencies[Math.floor(latencies.length / 2)]).toBeLessThan(50);
+    // A poll every 250 ms would put the median near 125 ms; a commit's notice takes a few (65 ms
+    // seen on a loaded PostgreSQL pass), so the bound sits between the two.
+    expect(latencies[Math.floor(latencies.length / 2)]).toBeLessThan(100);
   });
 });
 
