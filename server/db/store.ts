@@ -1,5 +1,5 @@
 import { type Kysely, Migrator, type Transaction, sql } from 'kysely';
-import { migrationProvider } from './migrations/index.js';
+import { migrationProvider } from './migration-provider.js';
 import type { Notifications } from './notify.js';
 import type { Tables } from './schema.js';
 

@@ -4,7 +4,7 @@ import { ApiError } from '../errors.js';
 import { ProcessorFailure } from '../processor/errors.js';
 import type { Scope } from '../accounts/scope.js';
 import type { CreatePaymentState } from './transactions.js';
-import { migrationProvider } from '../db/migrations/index.js';
+import { migrationProvider } from '../db/migration-provider.js';
 
 function payment(input: Partial<CreatePaymentState['input']> = {}): CreatePaymentState {
   return { input: { amount: 1500, payment_method_type: 'card', confirm: true, payment_method: 'pm_card_visa', capture_method: 'automatic', ...input }, source: 'api', terminalId: null, response: 'transaction' };
