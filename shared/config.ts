@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { RECEIPT_POLICIES } from './receipt-policy.js';
+import { parseMainKey } from './crypto/main-key.js';
 
 /**
  * Configuration is parsed here, once, from command-line flags and the environment; nothing else in
@@ -18,6 +19,20 @@ const port = z.coerce.number().int().min(0).max(65_535);
 const positiveInt = z.coerce.number().int().positive();
 
 const dataDirSchema = z.string().min(1).transform((dir) => resolve(dir));
+
+/**
+ * POS_MASTER_KEY: the main key that encrypts secrets and customers' details at rest, 32 bytes in
+ * base64 or hex; during a rotation, several separated by commas, newest first (docs/keys.md).
+ */
+const masterKeySchema = z.string().transform((text, ctx): Buffer[] => {
+  try {
+    return text.split(',').map((part) => parseMainKey(part));
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `POS_MASTER_KEY: ${err instanceof Error ? err.message : String(err)}` });
+    return z.NEVER;
+  }
+});
+const masterKeyFileSchema = z.string().min(1).transform((path) => resolve(path));
 
 /**
  * Requests per merchant and mode per window. 6,000 a minute (100/s sustained) is Stripe's own
@@ -105,6 +120,10 @@ export const serverConfigSchema = z.object({
   host: z.string().min(1).default('127.0.0.1'),
   port: port.default(4242),
   dataDir: dataDirSchema.default('.pos'),
+  /** The main key (POS_MASTER_KEY); with neither it nor a key file, `<data dir>/master.key` (docs/keys.md). */
+  masterKey: masterKeySchema.optional(),
+  /** A file holding the main key (--master-key-file, POS_MASTER_KEY_FILE). */
+  masterKeyFile: masterKeyFileSchema.optional(),
   rateLimit: positiveInt.default(DEFAULT_RATE_LIMIT),
   rateWindowSeconds: positiveInt.default(DEFAULT_RATE_WINDOW_SECONDS),
   logLevel: logLevel.default('info'),
@@ -170,6 +189,7 @@ export interface ServerFlags {
   host?: string | undefined;
   port?: string | number | undefined;
   dataDir?: string | undefined;
+  masterKeyFile?: string | undefined;
   rateLimit?: string | number | undefined;
   rateWindow?: string | number | undefined;
   logLevel?: string | undefined;
@@ -214,6 +234,8 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
     host: pick(flags.host, env.POS_HOST),
     port: pick(flags.port, env.POS_PORT, env.PORT),
     dataDir: pick(flags.dataDir, env.POS_DATA_DIR),
+    masterKey: pick(env.POS_MASTER_KEY),
+    masterKeyFile: pick(flags.masterKeyFile, env.POS_MASTER_KEY_FILE),
     rateLimit: pick(flags.rateLimit, env.POS_RATE_LIMIT),
     rateWindowSeconds: pick(flags.rateWindow, env.POS_RATE_WINDOW),
     logLevel: pick(flags.logLevel, env.POS_LOG_LEVEL),
@@ -271,14 +293,30 @@ export interface StoreConfig {
   dataDir: string;
   databaseUrl?: string | undefined;
   databaseSchema?: string | undefined;
+  masterKey?: Buffer[] | undefined;
+  masterKeyFile?: string | undefined;
 }
 
-/** Where the ledger lives, for commands that open it directly (admin). */
-export function loadStoreConfig(flags: { dataDir?: string | undefined; databaseUrl?: string | undefined; databaseSchema?: string | undefined }, env: Env = process.env): StoreConfig {
-  return parseOrThrow(serverConfigSchema.pick({ dataDir: true, databaseUrl: true, databaseSchema: true }), {
+/** Where the ledger and its main key live, for commands that open it directly (admin). */
+export function loadStoreConfig(
+  flags: { dataDir?: string | undefined; databaseUrl?: string | undefined; databaseSchema?: string | undefined; masterKeyFile?: string | undefined },
+  env: Env = process.env,
+): StoreConfig {
+  return parseOrThrow(serverConfigSchema.pick({ dataDir: true, databaseUrl: true, databaseSchema: true, masterKey: true, masterKeyFile: true }), {
     dataDir: pick(flags.dataDir, env.POS_DATA_DIR),
     databaseUrl: pick(flags.databaseUrl, env.DATABASE_URL),
     databaseSchema: pick(flags.databaseSchema, env.POS_DATABASE_SCHEMA),
+    masterKey: pick(env.POS_MASTER_KEY),
+    masterKeyFile: pick(flags.masterKeyFile, env.POS_MASTER_KEY_FILE),
+  });
+}
+
+/** The main key settings of `pos simulator` on its own: its data dir's key file unless a key is given. */
+export function loadSimulatorKeySettings(flags: { dataDir?: string | undefined; masterKeyFile?: string | undefined }, env: Env = process.env): { dataDir: string; masterKey?: Buffer[] | undefined; masterKeyFile?: string | undefined } {
+  return parseOrThrow(serverConfigSchema.pick({ dataDir: true, masterKey: true, masterKeyFile: true }), {
+    dataDir: pick(flags.dataDir, env.POS_DATA_DIR),
+    masterKey: pick(env.POS_MASTER_KEY),
+    masterKeyFile: pick(flags.masterKeyFile, env.POS_MASTER_KEY_FILE),
   });
 }
 

@@ -29,7 +29,9 @@ export type Notice =
   /** Some reader's reconciliation deadline appeared or moved earlier (server/terminal/reader-reconciler.ts). */
   | { topic: 'reader_checks' }
   /** Webhook deliveries became due outside the worker's own schedule: a resend, an endpoint enabled again, a retry set by another instance (server/webhooks/worker.ts). */
-  | { topic: 'webhook_deliveries' };
+  | { topic: 'webhook_deliveries' }
+  /** The primary main key changed: a rotation began (server/db/encryption.ts). */
+  | { topic: 'keys' };
 
 /** Topics whose notices name a merchant and mode: a listener may follow one merchant's, or all of them (`subscribeTopic`). */
 export type ScopedTopic = 'events' | 'readers';

@@ -40,6 +40,7 @@ export interface CustomersTable {
   reference: string;
   merchant_id: string;
   mode: Mode;
+  /** name, email and phone are sealed (server/db/encryption.ts). */
   name: string | null;
   email: string | null;
   phone: string | null;
@@ -81,6 +82,7 @@ export interface ProcessorAccountsTable {
 
 export interface ProcessorSettingsTable {
   name: string;
+  /** Sealed (server/db/encryption.ts): the processor's webhook endpoints with their secrets. */
   value: string;
 }
 
@@ -114,6 +116,7 @@ export interface TransactionsTable {
   capture_method: 'automatic' | 'manual';
   source: string;
   description: string | null;
+  /** Sealed (server/db/encryption.ts). */
   receipt_email: string | null;
   return_url: string | null;
   customer_id: string | null;
@@ -255,7 +258,7 @@ export interface IdempotencyKeysTable {
   client_supplied: number;
   operation: string;
   recovery_point: string;
-  /** JSON the steps pass along (e.g. the id of the object being made). */
+  /** JSON the steps pass along (e.g. the id of the object being made); sealed, with response_body, when it holds a customer's details. */
   state: string | null;
   locked_at: number | null;
   /** The instance (its lease holder id) running the request; see server/db/leases.ts. */
@@ -280,6 +283,7 @@ export interface EventsTable {
   seq: number;
   type: string;
   object_id: string | null;
+  /** JSON; sealed when it holds a customer's details (server/db/encryption.ts). */
   data: string;
   created_at: number;
 }
@@ -417,6 +421,7 @@ export interface CheckoutSessionsTable {
   amount: number;
   currency: string;
   description: string | null;
+  /** customer_email, customer_name and customer_details are sealed (server/db/encryption.ts). */
   customer_email: string | null;
   customer_name: string | null;
   success_url: string | null;
@@ -448,6 +453,7 @@ export interface PaymentLinksTable {
   amount: number;
   currency: string;
   description: string | null;
+  /** Sealed (server/db/encryption.ts). */
   customer_email: string | null;
   success_url: string | null;
   cancel_url: string | null;
@@ -475,6 +481,22 @@ export interface ProcessorBudgetsTable {
   key: string;
   /** JSON array of epoch milliseconds, oldest first. */
   sends: string;
+}
+
+/** A main key values are sealed under, by its id (docs/keys.md). */
+export interface EncryptionKeysTable {
+  id: string;
+  /** A known value sealed under the key: proves at start that the key given is this one. */
+  check_value: string;
+  created_at: number;
+  /** When a rotation left no value under it: from then on no process needs it. */
+  retired_at: number | null;
+}
+
+/** `primary_key` (the key new values are sealed under) and `legacy_sealed_at`. */
+export interface EncryptionSettingsTable {
+  name: string;
+  value: string;
 }
 
 export interface Tables {
@@ -505,6 +527,8 @@ export interface Tables {
   webhook_cursors: WebhookCursorsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  encryption_keys: EncryptionKeysTable;
+  encryption_settings: EncryptionSettingsTable;
 }
 
 export type WebhookEndpointStatus = 'active' | 'disabled';
@@ -519,6 +543,7 @@ export interface WebhookEndpointsTable {
   /** JSON array of event types, `["*"]` for all. */
   events: string;
   status: WebhookEndpointStatus;
+  /** Sealed (server/db/encryption.ts), as is previous_secret. */
   secret: string;
   /** After a roll the old secret still signs (as a second signature) until it expires. */
   previous_secret: string | null;

@@ -347,6 +347,7 @@ export async function openSqliteStore(dataDir: string, options: SqliteStoreOptio
     db,
     transaction: (work) => committer.transaction(work),
     externalChanges,
+    readNow: (text, parameters) => statements.prepare(text).all(parameters) as unknown[],
     notifications: listeners,
     statements: () => sent,
     close: async () => {

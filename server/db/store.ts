@@ -23,6 +23,12 @@ export interface Store {
    * where other instances write all the time). Lets a process cache what only others change.
    */
   readonly externalChanges?: () => number;
+  /**
+   * SQLite only: runs a read at once on the store's one connection, inside a running unit too (then
+   * it sees the unit's writes). For the rare check that cannot wait for a promise: whether another
+   * process switched the main key (server/db/encryption.ts).
+   */
+  readonly readNow?: (sql: string, parameters: readonly unknown[]) => unknown[];
   /** Notices of committed changes, from every process on the database (server/db/notify.ts). */
   readonly notifications: Notifications;
   /**
