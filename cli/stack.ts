@@ -7,6 +7,8 @@ import type { AccountPolicy } from '../server/processor/port.js';
 import type { ProcessorEventHandler } from '../server/processor/events-route.js';
 import { startServer, type RunningServer } from '../server/main.js';
 import type { RunningSimulator, SimulatorOptions } from '../simulator/index.js';
+import { Keyring } from '../shared/crypto/keyring.js';
+import { keySourceOf } from '../shared/crypto/key-source.js';
 
 /**
  * Composes what `pos server` runs: the API server and, on the default processor, the simulator it
@@ -68,10 +70,12 @@ export function simulatorConnection(simulator: RunningSimulator, rateLimits = tr
 export async function startStack(config: ServerConfig, options: StackOptions = {}): Promise<Stack> {
   let simulator: RunningSimulator | undefined;
   let connection: ProcessorConnection;
+  // One keyring for both: a key the server learns (a rotation) is the simulator's too.
+  const keyring = new Keyring(keySourceOf(config));
   if (config.processor === 'simulator') {
     const { startSimulator } = await import('../simulator/index.js');
     const rateLimits = options.simulator?.rateLimits ?? config.simulatorRateLimits;
-    simulator = await startSimulator({ dataDir: join(config.dataDir, 'simulator'), ...options.simulator, rateLimits });
+    simulator = await startSimulator({ dataDir: join(config.dataDir, 'simulator'), ...options.simulator, rateLimits, keyring });
     connection = simulatorConnection(simulator, rateLimits, {
       type: config.accountType,
       prefill: { test: true, live: config.simulateLive && config.simulatedLiveAccounts === 'ready' },
@@ -83,6 +87,7 @@ export async function startStack(config: ServerConfig, options: StackOptions = {
   try {
     server = await startServer(config, {
       processor: connection,
+      keyring,
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.processorEventHandlers ? { processorEventHandlers: options.processorEventHandlers } : {}),

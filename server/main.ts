@@ -17,6 +17,10 @@ import { Reconciler } from './payments/reconciler.js';
 import { WebhookWorker } from './webhooks/worker.js';
 import { attachAgentUpstream, type AgentUpstream } from './routes/agent-upstream.js';
 import { authenticateKey } from './accounts/api-keys.js';
+import { Keyring } from '../shared/crypto/keyring.js';
+import { keySourceOf } from '../shared/crypto/key-source.js';
+import { openStoreKeyring, type StoreKeyring } from './db/encryption.js';
+import { sealLegacyValues } from './db/reseal.js';
 
 /**
  * How long SIGTERM waits for in-flight requests before cutting connections. Orchestrators
@@ -31,6 +35,8 @@ export interface RunningServer {
   url: string;
   port: number;
   store: Store;
+  /** The store's main keys: seals and opens what is encrypted at rest. */
+  cipher: StoreKeyring;
   logger: Logger;
   processor: PaymentProcessor;
   services: Services;
@@ -47,13 +53,24 @@ export interface StartOptions {
   clock?: Clock;
   logger?: Logger;
   processorEventHandlers?: readonly ProcessorEventHandler[];
+  /** The main keys, when the caller shares them (with the embedded simulator); else read from the configuration's key source. */
+  keyring?: Keyring;
 }
 
 export async function startServer(config: ServerConfig, options: StartOptions): Promise<RunningServer> {
   const logger = options.logger ?? pino({ level: config.logLevel });
   const clock = options.clock ?? systemClock;
+  const keyring = options.keyring ?? new Keyring(keySourceOf(config));
   const store = await openStore(config);
-  const processor = new StripeProcessor({ timeoutMs: config.processorTimeoutMs, ...options.processor }, store, clock);
+  let cipher: StoreKeyring;
+  try {
+    // The right main key or no start at all: a wrong or missing one is a ConfigError naming it.
+    cipher = await openStoreKeyring(store, keyring, { now: clock.now(), logger });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  const processor = new StripeProcessor({ timeoutMs: config.processorTimeoutMs, ...options.processor }, store, clock, cipher);
   // Page and receipt URLs default to the address the server is about to listen on; no request arrives before it does.
   let url = '';
   const publicUrl = (): string => config.publicUrl ?? url;
@@ -62,6 +79,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const services = buildServices({
     leases,
     store,
+    cipher,
     clock,
     logger,
     processor,
@@ -110,6 +128,12 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   await reconciler.start();
   const webhooks = new WebhookWorker(services.webhookQueue, clock, logger, store.notifications, { timeoutMs: config.webhookTimeoutMs, egress });
   await webhooks.start();
+  cipher.follow();
+  // Values stored in plaintext before encryption at rest are sealed in the background, in batches.
+  let closingDown = false;
+  const legacy = sealLegacyValues(store, cipher, { now: () => clock.now(), logger, stopped: () => closingDown }).catch((err: unknown) => {
+    logger.warn({ err }, 'sealing the values stored in plaintext failed; the next start tries again');
+  });
   processor.provisionMissingAccounts().catch((err: unknown) => logger.warn({ err }, 'connected-account provisioning failed; retried on first use'));
   if (options.processor.unlimited) logger.warn("the processor's rate limits are OFF (POS_SIMULATOR_RATE_LIMITS=off): for throughput benchmarks and bulk fixtures only, Stripe enforces them");
   const liveMoney = liveMoneyOf(processor.kind, config.simulateLive);
@@ -120,6 +144,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      closingDown = true;
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       // Event streams never go idle by themselves: end them so the drain is not held up.
       services.eventStreams.closeAll();
@@ -137,10 +162,12 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
       await reconciler.stop();
       await sharedCounts?.destroy();
       await webhooks.stop();
+      await legacy;
+      cipher.stop();
       await store.close();
       logger.info('pos server stopped');
     })();
     return closing;
   };
-  return { url, port, store, logger, processor, services, reconciler, webhooks, agentUpstream, close };
+  return { url, port, store, cipher, logger, processor, services, reconciler, webhooks, agentUpstream, close };
 }

@@ -11,7 +11,7 @@ import { DisputeService } from './disputes/disputes.js';
 import { disputeEventHandler } from './disputes/processor-events.js';
 import { PayoutService } from './payouts/payouts.js';
 import { payoutEventHandler } from './payouts/processor-events.js';
-import { PaymentState, recordPaymentEvent } from './payments/payment-state.js';
+import { PaymentState, paymentEventRecorder } from './payments/payment-state.js';
 import { ReaderResets } from './terminal/reader-reset.js';
 import { AgentService } from './terminal/agents.js';
 import { DeviceService } from './terminal/devices.js';
@@ -33,6 +33,7 @@ import { DEFAULT_EGRESS, type EgressOptions } from './webhooks/egress.js';
 import { WebhookEndpointService } from './webhooks/endpoints.js';
 import { EventService, EventStreams } from './webhooks/events.js';
 import { WebhookQueue } from './webhooks/queue.js';
+import type { FieldCipher } from './db/encryption.js';
 
 export interface Services {
   customers: CustomerService;
@@ -71,6 +72,8 @@ export interface Services {
 
 export interface ServiceDeps {
   store: Store;
+  /** Seals and opens what is kept encrypted at rest (server/db/encryption.ts). */
+  cipher: FieldCipher;
   clock: Clock;
   logger: Logger;
   processor: PaymentProcessor;
@@ -96,15 +99,15 @@ export interface ServiceDeps {
  * idempotency engine can resume after a crash, and what applies the processor's events.
  */
 export function buildServices(deps: ServiceDeps): Services {
-  const { store, clock, logger, processor, publicUrl } = deps;
-  const idempotency = new IdempotencyService(store, clock, logger, deps.idempotencyTtlMs ?? DEFAULT_KEY_TTL_MS, deps.leases, deps.recoveryRetryScale ?? 1);
+  const { store, cipher, clock, logger, processor, publicUrl } = deps;
+  const idempotency = new IdempotencyService(store, clock, logger, deps.idempotencyTtlMs ?? DEFAULT_KEY_TTL_MS, deps.leases, deps.recoveryRetryScale ?? 1, cipher);
   // Inside the transaction of every payment move: its event, then a checkout session it completes.
-  const payments = new PaymentState([recordPaymentEvent, completeCheckoutSession]);
+  const payments = new PaymentState([paymentEventRecorder(cipher), completeCheckoutSession]);
   const readerResets = new ReaderResets(processor, logger);
-  const transactions = new TransactionService(store, clock, processor, payments, readerResets, idempotency, logger, publicUrl);
+  const transactions = new TransactionService(store, clock, processor, payments, readerResets, idempotency, logger, publicUrl, cipher);
   const refunds = new RefundService(store, clock, processor, payments, idempotency, logger);
-  const checkout = new CheckoutService(store, clock, transactions, logger, publicUrl);
-  const paymentLinks = new PaymentLinkService(store, clock, transactions, idempotency, logger, publicUrl);
+  const checkout = new CheckoutService(store, clock, transactions, logger, publicUrl, cipher);
+  const paymentLinks = new PaymentLinkService(store, clock, transactions, idempotency, logger, publicUrl, cipher);
   const disputes = new DisputeService(store, clock, processor, payments, logger);
   const payouts = new PayoutService(store, clock, processor, idempotency, logger);
   // The operations a crash can leave half-done; the recovery pass resumes only these.
@@ -113,10 +116,10 @@ export function buildServices(deps: ServiceDeps): Services {
   idempotency.register(paymentLinks.createOperation);
   idempotency.register(payouts.operation);
   const onboarding = new OnboardingService(store, clock, processor, logger, publicUrl);
-  const agents = new AgentService(store, clock, deps.presenceTtlMs);
+  const agents = new AgentService(store, clock, cipher, deps.presenceTtlMs);
   const readerActions = new ReaderActions(store, clock, processor, logger, deps.readerCheckMs);
   return {
-    customers: new CustomerService(store, clock, processor),
+    customers: new CustomerService(store, clock, processor, cipher),
     merchants: new MerchantService(store, processor, onboarding),
     onboarding,
     apiKeys: new ApiKeyService(store, clock),
@@ -135,9 +138,9 @@ export function buildServices(deps: ServiceDeps): Services {
     readerActions,
     readerReconciler: new ReaderReconciler(readerActions, store.notifications, clock, logger),
     processorEventHandlers: [(event, mode) => readerActions.onEvent(event, mode), paymentEventHandler(transactions, refunds), disputeEventHandler(disputes), payoutEventHandler(payouts), accountEventHandler(onboarding)],
-    webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? DEFAULT_EGRESS),
-    events: new EventService(store, clock),
+    webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? DEFAULT_EGRESS, cipher),
+    events: new EventService(store, clock, cipher),
     eventStreams: new EventStreams(),
-    webhookQueue: new WebhookQueue(store, clock, deps.webhookRetryScale ?? 1),
+    webhookQueue: new WebhookQueue(store, clock, deps.webhookRetryScale ?? 1, cipher),
   };
 }

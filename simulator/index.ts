@@ -1,6 +1,10 @@
+import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Store } from './store.js';
+import { Keyring } from '../shared/crypto/keyring.js';
+import { keySourceOf } from '../shared/crypto/key-source.js';
 import { newSecret } from './ids.js';
 import type { Kernel, RuntimeConfig } from './engine/kernel.js';
 import { Accounts } from './engine/accounts.js';
@@ -51,6 +55,11 @@ export interface SimulatorOptions {
    * throughput benchmarks and bulk fixtures: a feature must work within them.
    */
   rateLimits?: boolean;
+  /**
+   * The main keys its secrets are sealed under (docs/keys.md): `pos server` shares its own; by
+   * default a key file in `dataDir`, made on first start.
+   */
+  keyring?: Keyring;
 }
 
 export interface RunningSimulator {
@@ -99,6 +108,17 @@ function loadOrCreateKeys(store: Store): PlatformKeys {
   return keys;
 }
 
+/**
+ * Seals the secrets of a simulator's store under the keyring's primary key (`pos admin
+ * rotate-master-key` does this for the simulator beside the server's data); false when there is no
+ * store in `dataDir`. A simulator running on it meanwhile reads either key.
+ */
+export function resealSimulatorStore(dataDir: string, keyring: Keyring): boolean {
+  if (!existsSync(join(dataDir, 'simulator.db'))) return false;
+  new Store(dataDir, keyring).close();
+  return true;
+}
+
 function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -113,7 +133,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const host = options.host ?? '127.0.0.1';
   const log = options.logger ?? (() => {});
   const now = (): number => Date.now();
-  const store = new Store(options.dataDir);
+  const store = new Store(options.dataDir, options.keyring ?? new Keyring(keySourceOf({ dataDir: options.dataDir })));
   const keys = loadOrCreateKeys(store);
   store.pruneIdempotency(now());
 

@@ -1,12 +1,14 @@
+import type { Keyring } from '../shared/crypto/keyring.js';
 import { startSimulator } from './index.js';
 
 /**
  * Entry point of the standalone `pos simulator` command: starts the simulator, prints where it
  * listens and the platform keys, and stops cleanly on SIGTERM or SIGINT.
  */
-export async function runSimulator(opts: { dataDir: string; port: number; host: string; rateLimits?: boolean }): Promise<void> {
+export async function runSimulator(opts: { dataDir: string; port: number; host: string; rateLimits?: boolean; keyring?: Keyring }): Promise<void> {
   const rateLimits = opts.rateLimits ?? true;
   const sim = await startSimulator({
+    ...(opts.keyring ? { keyring: opts.keyring } : {}),
     dataDir: opts.dataDir,
     port: opts.port,
     host: opts.host,

@@ -1,6 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { ConfigError } from '../shared/config.js';
+import { describeKeySource, makeDefaultKeyFile } from '../shared/crypto/key-source.js';
+import { isSealed, keyIdOf, type Keyring } from '../shared/crypto/keyring.js';
 
 /**
  * Persistence of the simulator: one SQLite file in the data directory. Everything a restart must not
@@ -12,6 +15,11 @@ import Database from 'better-sqlite3';
  * goes on the wire (`internal`). better-sqlite3 is synchronous: a request handler runs from start to
  * finish inside one transaction without yielding, which is what makes concurrent duplicate
  * idempotent requests create one object.
+ *
+ * What would let a copy of the file forge or read the platform's traffic is sealed under the main
+ * key (shared/crypto/keyring.ts, docs/keys.md): the platform keys, webhook endpoints' signing
+ * secrets (their `internal`), and the stored answers of webhook endpoint requests (which show a
+ * new endpoint's secret). The file's key check says which key that is.
  */
 
 /** Which side of Stripe an object lives on: test or live mode, platform (`null`) or a connected account. */
@@ -144,17 +152,18 @@ interface DeliveryDbRow {
   last_error: string | null;
 }
 
-function toObject<TBody, TInternal>(row: ObjectDbRow): StoredObject<TBody, TInternal> {
-  return {
-    seq: row.seq,
-    id: row.id,
-    type: row.type,
-    livemode: row.livemode === 1,
-    account: row.account,
-    body: JSON.parse(row.body) as TBody,
-    internal: JSON.parse(row.internal) as TInternal,
-  };
-}
+/** Meta values kept sealed. */
+const SEALED_META = new Set(['platform_keys']);
+/** Object types whose `internal` is kept sealed: a webhook endpoint's holds its signing secret. */
+const SEALED_TYPES = new Set(['webhook_endpoint']);
+/** Requests whose stored answers are kept sealed: creating an endpoint answers with its secret. */
+const SEALED_PATH = /^\/v1\/webhook_endpoints/;
+const KEY_CHECK_META = 'key_check';
+const KEY_CHECK = 'pos simulator key check';
+
+const metaPlace = (key: string) => `simulator.meta.value:${key}`;
+const internalPlace = (id: string) => `simulator.objects.internal:${id}`;
+const idempotencyPlace = (scope: string, key: string) => `simulator.idempotency.body:${scope}:${key}`;
 
 interface TimerDbRow {
   id: string;
@@ -186,7 +195,15 @@ const FIELD_NAME = /^[a-z_]+$/;
 export class Store {
   private readonly db: Database.Database;
 
-  constructor(dataDir: string) {
+  /**
+   * Opens the file and checks the main key against it: a key that is not the one its values are
+   * sealed under is a ConfigError, never garbage. Values not under the primary key (plaintext of
+   * an older simulator, an older key after a rotation) are sealed again.
+   */
+  constructor(
+    dataDir: string,
+    private readonly keyring: Keyring,
+  ) {
     mkdirSync(dataDir, { recursive: true });
     this.db = new Database(join(dataDir, 'simulator.db'));
     this.db.pragma('journal_mode = WAL');
@@ -195,6 +212,90 @@ export class Store {
     // our ledger (FULL). FULL here cost one fsync per processor call on the payment path.
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(SCHEMA);
+    try {
+      this.#checkKey();
+      this.resealAll();
+    } catch (err) {
+      this.db.close();
+      throw err;
+    }
+  }
+
+  #checkKey(): void {
+    const check = this.#rawMeta(KEY_CHECK_META);
+    if (check === undefined) {
+      if (this.keyring.size === 0) {
+        // Made here, or by a process starting at the same moment: read it either way.
+        makeDefaultKeyFile(this.keyring.source);
+        this.keyring.reload();
+      }
+      if (this.keyring.size === 0) throw new ConfigError(`no main key in ${describeKeySource(this.keyring.source)}`);
+      return;
+    }
+    const id = keyIdOf(check) ?? '?';
+    if (!this.keyring.has(id)) {
+      throw new ConfigError(`wrong main key for the simulator's store: its secrets are encrypted under main key ${id}, but ${describeKeySource(this.keyring.source)} holds ${this.keyring.ids().join(', ') || 'none'} (docs/keys.md)`);
+    }
+    let opened: string | undefined;
+    try {
+      opened = this.keyring.open(metaPlace(KEY_CHECK_META), check);
+    } catch {
+      opened = undefined;
+    }
+    if (opened !== KEY_CHECK) throw new ConfigError(`main key ${id} does not open the simulator store's check of it: the key or the file was altered`);
+  }
+
+  /**
+   * Seals again, under the keyring's primary key, every sealed value that is not under it or is
+   * still plaintext; returns how many. A handful of rows: the platform keys and the endpoints.
+   */
+  resealAll(): number {
+    const primary = this.keyring.primaryId;
+    const stale = (stored: string) => !isSealed(stored) || keyIdOf(stored) !== primary;
+    return this.transaction(() => {
+      let n = 0;
+      const check = this.#rawMeta(KEY_CHECK_META);
+      if (check === undefined || stale(check)) this.#setRawMeta(KEY_CHECK_META, this.keyring.seal(metaPlace(KEY_CHECK_META), KEY_CHECK));
+      for (const key of SEALED_META) {
+        const stored = this.#rawMeta(key);
+        if (stored === undefined || !stale(stored)) continue;
+        this.#setRawMeta(key, this.keyring.seal(metaPlace(key), this.keyring.open(metaPlace(key), stored)));
+        n++;
+      }
+      for (const type of SEALED_TYPES) {
+        for (const row of this.#prepare('select id, internal from objects where type = ?').all(type) as { id: string; internal: string }[]) {
+          if (!stale(row.internal)) continue;
+          const next = this.keyring.seal(internalPlace(row.id), this.keyring.open(internalPlace(row.id), row.internal));
+          this.#prepare('update objects set internal = ? where id = ?').run(next, row.id);
+          n++;
+        }
+      }
+      for (const row of this.#prepare('select scope, key, path, body from idempotency').all() as { scope: string; key: string; path: string; body: string }[]) {
+        if (!SEALED_PATH.test(row.path) || !stale(row.body)) continue;
+        const place = idempotencyPlace(row.scope, row.key);
+        this.#prepare('update idempotency set body = ? where scope = ? and key = ?').run(this.keyring.seal(place, this.keyring.open(place, row.body)), row.scope, row.key);
+        n++;
+      }
+      return n;
+    });
+  }
+
+  #toObject<TBody, TInternal>(row: ObjectDbRow): StoredObject<TBody, TInternal> {
+    const internal = SEALED_TYPES.has(row.type) ? this.keyring.open(internalPlace(row.id), row.internal) : row.internal;
+    return {
+      seq: row.seq,
+      id: row.id,
+      type: row.type,
+      livemode: row.livemode === 1,
+      account: row.account,
+      body: JSON.parse(row.body) as TBody,
+      internal: JSON.parse(internal) as TInternal,
+    };
+  }
+
+  #internalText(type: string, id: string, internal: unknown): string {
+    const text = JSON.stringify(internal);
+    return SEALED_TYPES.has(type) ? this.keyring.seal(internalPlace(id), text) : text;
   }
 
   /** Statements by SQL text: preparing costs more than running most of them. Filter queries vary, so it is bounded. */
@@ -221,30 +322,39 @@ export class Store {
     return this.db.transaction(work).immediate();
   }
 
-  getMeta(key: string): string | undefined {
+  #rawMeta(key: string): string | undefined {
     const row = this.#prepare('select value from meta where key = ?').get(key) as { value: string } | undefined;
     return row?.value;
   }
 
-  setMeta(key: string, value: string): void {
+  #setRawMeta(key: string, value: string): void {
     this.#prepare('insert into meta (key, value) values (?, ?) on conflict(key) do update set value = excluded.value').run(key, value);
+  }
+
+  getMeta(key: string): string | undefined {
+    const stored = this.#rawMeta(key);
+    return stored !== undefined && SEALED_META.has(key) ? this.keyring.open(metaPlace(key), stored) : stored;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.#setRawMeta(key, SEALED_META.has(key) ? this.keyring.seal(metaPlace(key), value) : value);
   }
 
   insert<TBody extends { id: string }, TInternal>(type: string, scope: Scope, body: TBody, internal: TInternal): StoredObject<TBody, TInternal> {
     const info = this.#prepare('insert into objects (id, type, livemode, account, body, internal) values (?, ?, ?, ?, ?, ?)')
-      .run(body.id, type, scope.livemode ? 1 : 0, scope.account, JSON.stringify(body), JSON.stringify(internal));
+      .run(body.id, type, scope.livemode ? 1 : 0, scope.account, JSON.stringify(body), this.#internalText(type, body.id, internal));
     return { seq: Number(info.lastInsertRowid), id: body.id, type, livemode: scope.livemode, account: scope.account, body, internal };
   }
 
   /** Any object by id, whatever its scope (ids are globally unique). */
   find<TBody, TInternal>(id: string): StoredObject<TBody, TInternal> | undefined {
     const row = this.#prepare('select * from objects where id = ?').get(id) as ObjectDbRow | undefined;
-    return row ? toObject<TBody, TInternal>(row) : undefined;
+    return row ? this.#toObject<TBody, TInternal>(row) : undefined;
   }
 
   save<TBody, TInternal>(object: StoredObject<TBody, TInternal>): void {
     this.#prepare('update objects set body = ?, internal = ? where id = ?')
-      .run(JSON.stringify(object.body), JSON.stringify(object.internal), object.id);
+      .run(JSON.stringify(object.body), this.#internalText(object.type, object.id, object.internal), object.id);
   }
 
   remove(id: string): void {
@@ -280,7 +390,7 @@ export class Store {
     const hasMore = rows.length > page.limit;
     const kept = rows.slice(0, page.limit);
     if (order === 'asc') kept.reverse();
-    return { data: kept.map((row) => toObject<TBody, TInternal>(row)), hasMore };
+    return { data: kept.map((row) => this.#toObject<TBody, TInternal>(row)), hasMore };
   }
 
   /**
@@ -300,7 +410,7 @@ export class Store {
   /** Every object of a type in every scope (small sets only: endpoints, readers). */
   all<TBody, TInternal>(type: string): StoredObject<TBody, TInternal>[] {
     const rows = this.#prepare('select * from objects where type = ? order by seq').all(type) as ObjectDbRow[];
-    return rows.map((row) => toObject<TBody, TInternal>(row));
+    return rows.map((row) => this.#toObject<TBody, TInternal>(row));
   }
 
   getIdempotent(scope: string, key: string, now: number): IdempotentResponse | undefined {
@@ -308,7 +418,9 @@ export class Store {
       .get(scope, key, now - IDEMPOTENCY_RETENTION_MS) as
       | { method: string; path: string; params_hash: string; status: number; body: string }
       | undefined;
-    return row ? { method: row.method, path: row.path, paramsHash: row.params_hash, status: row.status, body: row.body } : undefined;
+    if (!row) return undefined;
+    const body = SEALED_PATH.test(row.path) ? this.keyring.open(idempotencyPlace(scope, key), row.body) : row.body;
+    return { method: row.method, path: row.path, paramsHash: row.params_hash, status: row.status, body };
   }
 
   putIdempotent(scope: string, key: string, response: IdempotentResponse, now: number): void {
@@ -317,7 +429,7 @@ export class Store {
          on conflict(scope, key) do update set method = excluded.method, path = excluded.path, params_hash = excluded.params_hash,
          status = excluded.status, body = excluded.body, created_at = excluded.created_at`,
       )
-      .run(scope, key, response.method, response.path, response.paramsHash, response.status, response.body, now);
+      .run(scope, key, response.method, response.path, response.paramsHash, response.status, SEALED_PATH.test(response.path) ? this.keyring.seal(idempotencyPlace(scope, key), response.body) : response.body, now);
   }
 
   pruneIdempotency(now: number): void {

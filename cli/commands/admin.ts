@@ -6,7 +6,7 @@ const withJson = <O extends object>(options: O, command: Command): O & { json?: 
 
 /** Operator commands that work on the data dir directly, also while a server runs on it. */
 export function registerAdminCommands(program: Command): void {
-  const admin = program.command('admin').description('Operator commands: merchants and API keys (work directly on the data dir)');
+  const admin = program.command('admin').description('Operator commands: merchants, API keys and the main key (work directly on the data dir)');
   const dataDir = () => new Option('--data-dir <dir>', 'data dir of the server (env POS_DATA_DIR, default ./.pos)');
   const databaseUrl = () => new Option('--database-url <url>', 'the PostgreSQL database of the server, if it uses one (env DATABASE_URL)');
 
@@ -61,5 +61,20 @@ export function registerAdminCommands(program: Command): void {
     .action(async (options: { merchant: string; mode: 'test' | 'live' | 'both'; graceHours: string; dataDir?: string; databaseUrl?: string }, command: Command) => {
       const { rollKeysAction } = await import('./admin-action.js');
       await rollKeysAction(withJson(options, command));
+    });
+
+  admin
+    .command('rotate-master-key')
+    .description('Encrypt every secret and customer detail under a new main key, while servers keep serving; then retire the old key')
+    .addOption(dataDir())
+    .addOption(databaseUrl())
+    .option('--master-key-file <path>', 'the key file servers read (env POS_MASTER_KEY or POS_MASTER_KEY_FILE; default <data dir>/master.key)')
+    .addHelpText(
+      'after',
+      '\nWith a key file, a new key is made and written first into it; running servers read it from there.\nWith POS_MASTER_KEY, put the new key first (POS_MASTER_KEY=<new>,<current>) for servers and this command.\nDetails, backups and what to do if a key is lost: docs/keys.md.\n\nExamples:\n  pos admin rotate-master-key\n  pos admin rotate-master-key --database-url postgres://pos@db/pos --master-key-file /etc/pos/master.key',
+    )
+    .action(async (options: { dataDir?: string; databaseUrl?: string; masterKeyFile?: string }, command: Command) => {
+      const { rotateMasterKeyAction } = await import('./rotate-key-action.js');
+      await rotateMasterKeyAction(withJson(options, command));
     });
 }

@@ -9,6 +9,7 @@ export function registerServerCommands(program: Command): void {
     .option('--data-dir <dir>', 'where the database lives (env POS_DATA_DIR, default ./.pos)')
     .option('--database-url <url>', 'use PostgreSQL (postgres://…) instead of the embedded SQLite (env DATABASE_URL)')
     .option('--database-schema <name>', 'PostgreSQL schema to use, created if missing (env POS_DATABASE_SCHEMA)')
+    .option('--master-key-file <path>', 'the main key secrets and customer details are encrypted under (env POS_MASTER_KEY or POS_MASTER_KEY_FILE; default <data dir>/master.key, made on first start; docs/keys.md)')
     .option('--rate-limit <n>', 'requests per merchant and mode per window (env POS_RATE_LIMIT, default 6000)')
     .option('--rate-window <seconds>', 'rate-limit window in seconds (env POS_RATE_WINDOW, default 60)')
     .option('--processor <name>', 'simulator (default, offline) or stripe (env POS_PROCESSOR; keys from STRIPE_* env, see docs/processor.md)')

@@ -112,9 +112,9 @@ function keyLines(demo: Demo): string[] {
   ];
 }
 
-export async function up(_args: [], options: { port?: string; host?: string; dataDir?: string; tui: boolean; simulateLive?: boolean }, ctx: CliContext): Promise<void> {
+export async function up(_args: [], options: { port?: string; host?: string; dataDir?: string; masterKeyFile?: string; tui: boolean; simulateLive?: boolean }, ctx: CliContext): Promise<void> {
   const interactive = options.tui && Boolean(process.stdout.isTTY) && Boolean(process.stdin.isTTY);
-  const config = loadServerConfig({ port: options.port, host: options.host, dataDir: options.dataDir, simulateLive: options.simulateLive });
+  const config = loadServerConfig({ port: options.port, host: options.host, dataDir: options.dataDir, masterKeyFile: options.masterKeyFile, simulateLive: options.simulateLive });
   // With the TUI on the terminal, server logs go to a file instead of over the screen.
   const logger = interactive ? pino({ level: config.logLevel }, pino.destination({ dest: join(config.dataDir, 'pos-up.log'), mkdir: true, sync: false })) : pino({ level: config.logLevel });
   let stack: Stack;

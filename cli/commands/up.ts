@@ -8,6 +8,7 @@ export function registerUpCommands(program: Command): void {
     .option('--port <port>', 'port of the API server (env POS_PORT, default 4242)')
     .option('--host <host>', 'address to bind (env POS_HOST, default 127.0.0.1)')
     .option('--data-dir <dir>', 'where the database lives (env POS_DATA_DIR, default ./.pos)')
+    .option('--master-key-file <path>', 'the main key secrets and customer details are encrypted under (env POS_MASTER_KEY or POS_MASTER_KEY_FILE; default <data dir>/master.key, made on first start)')
     .option('--no-tui', 'keep serving and log, even on a terminal')
     .option('--simulate-live', 'let live-mode keys take simulated payments too (env POS_SIMULATE_LIVE=1); pages and receipts say so')
     .addHelpText(

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isUuid, newIdentity } from '../../shared/ids.js';
 import { toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { CustomersTable } from '../db/schema.js';
+import type { FieldCipher } from '../db/encryption.js';
 import { findScoped } from '../db/prepared.js';
 import type { Executor, Store } from '../db/store.js';
 import { notFound } from '../errors.js';
@@ -13,14 +14,30 @@ import { type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import type { Scope } from './scope.js';
 
-export function presentCustomer(row: CustomersTable): Customer {
+/** A customer's details as stored: sealed (server/db/encryption.ts). */
+type Details = Pick<CustomersTable, 'name' | 'email' | 'phone'>;
+
+function openDetails(cipher: FieldCipher, row: CustomersTable): Details {
+  return { name: cipher.open('customers.name', row.id, row.name), email: cipher.open('customers.email', row.id, row.email), phone: cipher.open('customers.phone', row.id, row.phone) };
+}
+
+function sealDetails(cipher: FieldCipher, id: string, details: Details): Details {
+  return { name: cipher.seal('customers.name', id, details.name), email: cipher.seal('customers.email', id, details.email), phone: cipher.seal('customers.phone', id, details.phone) };
+}
+
+/** A stored customer row as the API shows it, its details opened. */
+export function presentCustomer(row: CustomersTable, cipher: FieldCipher): Customer {
+  return presentOpened(row, openDetails(cipher, row));
+}
+
+function presentOpened(row: CustomersTable, details: Details): Customer {
   return {
     id: row.id,
     reference: row.reference,
     object: 'customer',
-    name: row.name,
-    email: row.email,
-    phone: row.phone,
+    name: details.name,
+    email: details.email,
+    phone: details.phone,
     description: row.description,
     metadata: JSON.parse(row.metadata) as Record<string, string>,
     is_test: row.mode === 'test',
@@ -56,6 +73,7 @@ export class CustomerService {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly processor: PaymentProcessor,
+    private readonly cipher: FieldCipher,
   ) {}
 
   async create(scope: Scope, input: CreateCustomerInput): Promise<Customer> {
@@ -71,6 +89,7 @@ export class CustomerService {
     } catch (err) {
       throw fromProcessorError(err);
     }
+    const details: Details = { name: input.name ?? null, email: input.email ?? null, phone: input.phone ?? null };
     const row = await this.store.transaction(async (trx) => {
       const now = this.clock.now();
       const seq = await nextSeq(trx, scope.merchantId, scope.mode, 'customers');
@@ -79,9 +98,7 @@ export class CustomerService {
         reference,
         merchant_id: scope.merchantId,
         mode: scope.mode,
-        name: input.name ?? null,
-        email: input.email ?? null,
-        phone: input.phone ?? null,
+        ...sealDetails(this.cipher, id, details),
         description: input.description ?? null,
         metadata: JSON.stringify(input.metadata ?? {}),
         created_at: now,
@@ -91,14 +108,14 @@ export class CustomerService {
         deleted_at: null,
       };
       await trx.insertInto('customers').values(values).execute();
-      await recordEvent(trx, scope, 'customer.created', id, presentCustomer(values), now);
+      await recordEvent(trx, scope, 'customer.created', id, presentOpened(values, details), now, { seal: this.cipher });
       return values;
     });
-    return presentCustomer(row);
+    return presentOpened(row, details);
   }
 
   async get(scope: Scope, idOrReference: string): Promise<Customer> {
-    return presentCustomer(await this.#row(scope, idOrReference));
+    return presentCustomer(await this.#row(scope, idOrReference), this.cipher);
   }
 
   async update(scope: Scope, idOrReference: string, input: UpdateCustomerInput): Promise<Customer> {
@@ -117,27 +134,27 @@ export class CustomerService {
       const current = await findCustomerRow(trx, scope, found.id);
       if (!current) throw notFound('id', 'customer');
       const now = this.clock.now();
-      const next: CustomersTable = {
-        ...current,
-        name: input.name === undefined ? current.name : input.name,
-        email: input.email === undefined ? current.email : input.email,
-        phone: input.phone === undefined ? current.phone : input.phone,
-        description: input.description === undefined ? current.description : input.description,
-        // Stripe merges metadata keys; an empty string value removes a key.
-        metadata: JSON.stringify(mergeMetadata(JSON.parse(current.metadata) as Record<string, string>, input.metadata)),
-        updated_at: now,
+      const was = openDetails(this.cipher, current);
+      const details: Details = {
+        name: input.name === undefined ? was.name : input.name,
+        email: input.email === undefined ? was.email : input.email,
+        phone: input.phone === undefined ? was.phone : input.phone,
       };
+      const description = input.description === undefined ? current.description : input.description;
+      // Stripe merges metadata keys; an empty string value removes a key.
+      const metadata = JSON.stringify(mergeMetadata(JSON.parse(current.metadata) as Record<string, string>, input.metadata));
       // Nothing changed: no write and no event, as Stripe sends no customer.updated then.
-      if ((['name', 'email', 'phone', 'description', 'metadata'] as const).every((k) => next[k] === current[k])) return current;
+      if ((['name', 'email', 'phone'] as const).every((k) => details[k] === was[k]) && description === current.description && metadata === current.metadata) return { row: current, details: was };
+      const next: CustomersTable = { ...current, ...sealDetails(this.cipher, current.id, details), description, metadata, updated_at: now };
       await trx
         .updateTable('customers')
         .set({ name: next.name, email: next.email, phone: next.phone, description: next.description, metadata: next.metadata, updated_at: next.updated_at })
         .where('id', '=', current.id)
         .execute();
-      await recordEvent(trx, scope, 'customer.updated', current.id, presentCustomer(next), now);
-      return next;
+      await recordEvent(trx, scope, 'customer.updated', current.id, presentOpened(next, details), now, { seal: this.cipher });
+      return { row: next, details };
     });
-    return presentCustomer(row);
+    return presentOpened(row.row, row.details);
   }
 
   /** Deletes the customer here and on the processor; afterwards it is 404 and no new payment may name it. */
@@ -156,7 +173,7 @@ export class CustomerService {
       const deleted = await trx.updateTable('customers').set({ deleted_at: now, updated_at: now }).where('id', '=', found.id).where('deleted_at', 'is', null).executeTakeFirst();
       if (Number(deleted.numUpdatedRows) !== 1) return;
       await addToCounter(trx, scope.merchantId, scope.mode, 'customers:deleted', 1);
-      await recordEvent(trx, scope, 'customer.deleted', found.id, { ...presentCustomer({ ...found, updated_at: now }), deleted: true }, now);
+      await recordEvent(trx, scope, 'customer.deleted', found.id, { ...presentCustomer({ ...found, updated_at: now }, this.cipher), deleted: true }, now, { seal: this.cipher });
     });
     return { id: found.id, object: 'customer', deleted: true };
   }
@@ -168,7 +185,8 @@ export class CustomerService {
   async list(scope: Scope, request: PageRequest): Promise<Page<Customer>> {
     const db = this.store.db;
     const deleted = await readCount(db, scope.merchantId, scope.mode, 'customers:deleted');
-    if (deleted === 0) return seqPage(db, 'customers', scope, request, presentCustomer);
+    const present = (row: CustomersTable) => presentCustomer(row, this.cipher);
+    if (deleted === 0) return seqPage(db, 'customers', scope, request, present);
     const total = (await readCount(db, scope.merchantId, scope.mode, 'customers')) - deleted;
     const rows = await db
       .selectFrom('customers')
@@ -180,7 +198,7 @@ export class CustomerService {
       .limit(request.size)
       .offset((request.page - 1) * request.size)
       .execute();
-    return toPage(rows.map(presentCustomer), total, request);
+    return toPage(rows.map(present), total, request);
   }
 
   async #row(scope: Scope, idOrReference: string): Promise<CustomersTable> {

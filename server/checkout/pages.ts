@@ -94,7 +94,7 @@ export class CheckoutPages {
       amount: row.amount,
       currency: row.currency,
       collect: pageCollectOf(row),
-      prefill: { email: row.customer_email, name: row.customer_name },
+      prefill: this.checkout.prefillOf(row),
       // Stripe's placeholder, so the merchant's success page can look the session up.
       successUrl: row.success_url?.replaceAll('{CHECKOUT_SESSION_ID}', row.reference) ?? null,
       cancelUrl: row.cancel_url,
@@ -117,7 +117,7 @@ export class CheckoutPages {
       currency: row.currency,
       // A link always asks for the email the receipt goes to, as Stripe's payment links do.
       collect: { email: true, name: false, phone: false, address: false },
-      prefill: { email: row.customer_email, name: null },
+      prefill: { email: this.links.customerEmailOf(row), name: null },
       successUrl: row.success_url,
       cancelUrl: row.cancel_url,
       wallets: { applePay: true, googlePay: true },

@@ -12,6 +12,7 @@ import { gone, type PaymentStart, type PublicUrl } from './sessions.js';
 import type { ExecuteResult, IdempotencyService, Operation } from '../idempotency/keys.js';
 import type { Scope } from '../accounts/scope.js';
 import type { TransactionService } from '../payments/transactions.js';
+import type { FieldCipher } from '../db/encryption.js';
 
 interface CreateLinkState {
   input: CreatePaymentLinkInput;
@@ -39,11 +40,14 @@ export class PaymentLinkService {
     private readonly idempotency: IdempotencyService,
     private readonly logger: Logger,
     private readonly publicUrl: PublicUrl,
+    private readonly cipher: FieldCipher,
   ) {
     this.createOperation = {
       name: 'create_payment_link',
       // One atomic step: the link and the stored answer commit together.
       steps: { started: (state, ctx) => ctx.commit(async (trx) => ({ final: { status: 201, body: { data: this.present(await this.#insert(trx, ctx.scope, state.input)) } } })) },
+      // The request and its answer name the customer's email: kept sealed.
+      personal: (state) => state.input.customer_email !== undefined,
     };
   }
 
@@ -67,7 +71,7 @@ export class PaymentLinkService {
       amount: input.amount,
       currency,
       description: input.description ?? null,
-      customer_email: input.customer_email ?? null,
+      customer_email: this.cipher.seal('payment_links.customer_email', id, input.customer_email ?? null),
       success_url: input.success_url ?? null,
       cancel_url: input.cancel_url ?? null,
       metadata: JSON.stringify(input.metadata ?? {}),
@@ -191,6 +195,11 @@ export class PaymentLinkService {
     return { client_secret: payment.client_secret, payment_intent: payment.processor_payment_intent_id, transaction: payment.reference };
   }
 
+  /** The email the merchant gave the link, for the page to fill in. */
+  customerEmailOf(row: PaymentLinksTable): string | null {
+    return this.cipher.open('payment_links.customer_email', row.id, row.customer_email);
+  }
+
   present(row: PaymentLinksTable): PaymentLink {
     const expiresAt = row.expires_at;
     return {
@@ -203,7 +212,7 @@ export class PaymentLinkService {
       status: row.status === 'open' && expiresAt <= this.clock.now() ? 'expired' : row.status,
       is_test: row.mode === 'test',
       description: row.description,
-      customer_email: row.customer_email,
+      customer_email: this.customerEmailOf(row),
       success_url: row.success_url,
       cancel_url: row.cancel_url,
       metadata: JSON.parse(row.metadata) as Record<string, string>,

@@ -9,6 +9,7 @@ import { ApiError, conflict, invalid, notFound } from '../errors.js';
 import type { CheckoutSession, CreateCheckoutSessionInput, PageDetails } from '../schemas/checkout.js';
 import type { Scope } from '../accounts/scope.js';
 import type { TransactionService } from '../payments/transactions.js';
+import type { FieldCipher } from '../db/encryption.js';
 
 /** The public base URL pages are served under (config `publicUrl`, default the server's own URL). */
 export type PublicUrl = () => string;
@@ -74,6 +75,7 @@ export class CheckoutService {
     private readonly transactions: TransactionService,
     private readonly logger: Logger,
     private readonly publicUrl: PublicUrl,
+    private readonly cipher: FieldCipher,
   ) {}
 
   async create(scope: Scope, input: CreateCheckoutSessionInput): Promise<CheckoutSession> {
@@ -108,8 +110,8 @@ export class CheckoutService {
       amount: input.amount,
       currency: payment.currency,
       description: input.description ?? null,
-      customer_email: input.customer_email ?? null,
-      customer_name: input.customer_name ?? null,
+      customer_email: this.cipher.seal('checkout_sessions.customer_email', id, input.customer_email ?? null),
+      customer_name: this.cipher.seal('checkout_sessions.customer_name', id, input.customer_name ?? null),
       success_url: input.success_url ?? null,
       cancel_url: input.cancel_url ?? null,
       payment_method_types: JSON.stringify(input.payment_method_types),
@@ -153,7 +155,11 @@ export class CheckoutService {
     await this.store.db
       .updateTable('checkout_sessions')
       .set({
-        customer_details: JSON.stringify({ email: details.email ?? null, name: details.name ?? null, phone: details.phone ?? null, address: details.address ?? null }),
+        customer_details: this.cipher.seal(
+          'checkout_sessions.customer_details',
+          row.id,
+          JSON.stringify({ email: details.email ?? null, name: details.name ?? null, phone: details.phone ?? null, address: details.address ?? null }),
+        ),
         updated_at: now,
       })
       .where('id', '=', row.id)
@@ -212,8 +218,15 @@ export class CheckoutService {
     }
   }
 
+  /** What the page fills in for the customer: the email and name the merchant gave. */
+  prefillOf(row: CheckoutSessionsTable): { email: string | null; name: string | null } {
+    return { email: this.cipher.open('checkout_sessions.customer_email', row.id, row.customer_email), name: this.cipher.open('checkout_sessions.customer_name', row.id, row.customer_name) };
+  }
+
   present(row: CheckoutSessionsTable): CheckoutSession {
     const collect = collectOf(row);
+    const prefill = this.prefillOf(row);
+    const details = this.cipher.open('checkout_sessions.customer_details', row.id, row.customer_details);
     return {
       id: row.id,
       object: 'checkout.session',
@@ -225,8 +238,8 @@ export class CheckoutService {
       expires_at: toIsoTimestamp(row.expires_at),
       transaction_id: row.transaction_id,
       description: row.description,
-      customer_email: row.customer_email,
-      customer_name: row.customer_name,
+      customer_email: prefill.email,
+      customer_name: prefill.name,
       success_url: row.success_url,
       cancel_url: row.cancel_url,
       payment_method_types: JSON.parse(row.payment_method_types) as CheckoutSession['payment_method_types'],
@@ -234,7 +247,7 @@ export class CheckoutService {
       collect_name: collect.name,
       collect_phone: collect.phone,
       collect_address: collect.address,
-      customer_details: row.customer_details ? (JSON.parse(row.customer_details) as CheckoutSession['customer_details']) : null,
+      customer_details: details ? (JSON.parse(details) as CheckoutSession['customer_details']) : null,
       metadata: JSON.parse(row.metadata) as Record<string, string>,
       is_test: row.mode === 'test',
       created_at: toIsoTimestamp(row.created_at),

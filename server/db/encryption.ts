@@ -1,10 +1,7 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError } from '../../shared/config.js';
-import { createKeyFile, describeKeySource } from '../../shared/crypto/key-source.js';
+import { describeKeySource, makeDefaultKeyFile } from '../../shared/crypto/key-source.js';
 import type { Keyring } from '../../shared/crypto/keyring.js';
-import { newMainKeyMaterial } from '../../shared/crypto/main-key.js';
 import { notifyOnCommit } from './notify.js';
 import type { Executor, Store, Trx } from './store.js';
 
@@ -220,19 +217,14 @@ export async function openStoreKeyring(store: Store, keyring: Keyring, options: 
 
 async function makeKeyFile(store: Store, keyring: Keyring, logger: Logger | undefined): Promise<void> {
   const source = keyring.source;
-  if (source.kind !== 'file') return;
-  try {
-    mkdirSync(dirname(source.path), { recursive: true });
-    createKeyFile(source.path, [newMainKeyMaterial()]);
+  if (makeDefaultKeyFile(source) && source.kind === 'file') {
     const fields = { key_file: source.path };
     if (store.dialect === 'postgres') {
       logger?.warn(fields, 'made a new main key file (mode 0600): every instance on this database needs this same key, so copy the file to them or give each the key (POS_MASTER_KEY or --master-key-file), and back it up apart from the database (docs/keys.md)');
     } else {
       logger?.info(fields, 'made a new main key file (mode 0600): back it up apart from the database, which cannot be read without it (docs/keys.md)');
     }
-  } catch (err) {
-    // Another process made it first: it is read below.
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ConfigError(`cannot make the main key file ${source.path}: ${(err as Error).message}`);
   }
+  // Made here or by another process starting at the same moment: read it.
   keyring.reload();
 }

@@ -8,6 +8,7 @@ import { ApiError, conflict } from '../errors.js';
 import type { Leases } from '../db/leases.js';
 import type { Scope } from '../accounts/scope.js';
 import { recoveryDelay, recoveryExhausted } from './recovery-schedule.js';
+import type { FieldCipher, SealedColumn } from '../db/encryption.js';
 
 /**
  * Idempotent requests as named recovery points (after brandur's rocket-rides-atomic). A request
@@ -52,6 +53,11 @@ export interface Operation<S> {
    * Without it the key keeps `retriesExhausted()`.
    */
   readonly giveUp?: (state: S, trx: Trx, at: GiveUpContext) => Promise<FinalResponse>;
+  /**
+   * Whether the request names a customer's details (a receipt email): its state and its answer are
+   * then kept sealed (server/db/encryption.ts). Asked of the state the request started with.
+   */
+  readonly personal?: (state: S) => boolean;
 }
 
 export interface GiveUpContext {
@@ -159,7 +165,29 @@ export class IdempotencyService {
     private readonly leases?: Leases,
     /** Compresses the recovery backoff and age limit; below 1 only in tests. */
     private readonly recoveryScale: number = 1,
+    /** Seals the state and answer of requests that name a customer's details; required by operations that can. */
+    private readonly cipher?: FieldCipher,
   ) {}
+
+  /** Stored text of a key row's column, sealed when the request is personal. */
+  #seal(rowId: string, column: SealedColumn, text: string, personal: boolean): string {
+    if (!personal) return text;
+    if (!this.cipher) throw new Error('an idempotent request that names a customer\'s details needs the store\'s cipher');
+    return this.cipher.seal(column, rowId, text);
+  }
+
+  /** A key row's column as JSON text, opened when it was sealed. */
+  #open(rowId: string, column: SealedColumn, stored: string): string {
+    return this.cipher ? this.cipher.open(column, rowId, stored) : stored;
+  }
+
+  #stateOf(row: IdempotencyKeysTable): unknown {
+    return row.state === null ? null : JSON.parse(this.#open(row.id, 'idempotency_keys.state', row.state));
+  }
+
+  #isPersonal(operation: Operation<unknown> | undefined, initialState: unknown): boolean {
+    return operation?.personal?.(initialState) ?? false;
+  }
 
   register<S>(operation: Operation<S>): void {
     this.#operations.set(operation.name, operation as Operation<unknown>);
@@ -237,15 +265,16 @@ export class IdempotencyService {
   /** A key row as a request that runs it now holds it, at the start of its operation. */
   #freshRow<S>(scope: Scope, operation: Operation<S>, key: string, clientSupplied: boolean, initialState: S): IdempotencyKeysTable {
     const now = this.clock.now();
+    const id = randomUUID();
     return {
-      id: randomUUID(),
+      id,
       merchant_id: scope.merchantId,
       mode: scope.mode,
       key,
       client_supplied: clientSupplied ? 1 : 0,
       operation: operation.name,
       recovery_point: 'started',
-      state: JSON.stringify(initialState),
+      state: this.#seal(id, 'idempotency_keys.state', JSON.stringify(initialState), this.#isPersonal(operation as Operation<unknown>, initialState)),
       locked_at: now,
       locked_by: this.leases?.holder ?? null,
       response_status: null,
@@ -260,13 +289,13 @@ export class IdempotencyService {
   }
 
   #replay<S>(row: IdempotencyKeysTable): ExecuteResult<S> {
-    return resultOf(this.#stored(row), true, (row.state === null ? null : JSON.parse(row.state)) as S);
+    return resultOf(this.#stored(row), true, this.#stateOf(row) as S);
   }
 
   #stored(row: IdempotencyKeysTable): FinalResponse {
     const status = Number(row.response_status ?? 500);
-    const text = row.response_body;
-    if (text === null) return { status, body: null };
+    if (row.response_body === null) return { status, body: null };
+    const text = this.#open(row.id, 'idempotency_keys.response_body', row.response_body);
     let parsed: unknown;
     // Parsed only if someone looks (checkout and payment links do; the HTTP answer does not).
     return {
@@ -303,13 +332,15 @@ export class IdempotencyService {
   async #run(operation: Operation<unknown>, row: IdempotencyKeysTable, unsaved: boolean): Promise<ExecuteResult> {
     const scope: Scope = { merchantId: row.merchant_id, mode: row.mode };
     let point = row.recovery_point;
-    let state: unknown = row.state === null ? null : JSON.parse(row.state);
+    let state: unknown = this.#stateOf(row);
+    // Decided once, on the state the request started with: its input does not change.
+    const personal = this.#isPersonal(operation, state);
     // Records an outcome; while the row is unsaved, inserting it is the claim, and losing that
     // insert to another request with the same key means this request never ran.
     const save = async (trx: Trx, outcome: Outcome<unknown>): Promise<void> => {
-      if (!unsaved) return this.#record(trx, row.id, outcome);
+      if (!unsaved) return this.#record(trx, row.id, outcome, personal);
       try {
-        await insertRow(trx, 'idempotency_keys', { ...row, ...this.#recordFields(outcome) });
+        await insertRow(trx, 'idempotency_keys', { ...row, ...this.#recordFields(row.id, outcome, personal) });
       } catch (err) {
         throw isUniqueViolation(err) ? new LostClaim() : err;
       }
@@ -344,7 +375,7 @@ export class IdempotencyService {
         // Our failure or the processor's, perhaps passing: no answer is kept, so a retry (or the
         // recovery pass, after a backoff) resumes from this point, until the cap gives it up.
         if (unsaved) throw err;
-        const final = await this.#failedAttempt(operation, row, point, state, err);
+        const final = await this.#failedAttempt(operation, row, point, state, err, personal);
         if (final) return resultOf(final, false, state);
         throw err;
       }
@@ -361,7 +392,7 @@ export class IdempotencyService {
    * again. At the cap: gives the request up, keeping its operation's final answer, and says so in
    * one log line naming the request that started it.
    */
-  async #failedAttempt(operation: Operation<unknown>, row: IdempotencyKeysTable, point: string, state: unknown, err: unknown): Promise<FinalResponse | undefined> {
+  async #failedAttempt(operation: Operation<unknown>, row: IdempotencyKeysTable, point: string, state: unknown, err: unknown, personal: boolean): Promise<FinalResponse | undefined> {
     const now = this.clock.now();
     const attempts = Number(row.attempts ?? 0) + 1;
     const context = { key_id: row.id, key: row.client_supplied === 1 ? row.key : undefined, request_id: row.request_id, operation: row.operation, point, attempts };
@@ -375,7 +406,7 @@ export class IdempotencyService {
     const final = await this.store
       .transaction(async (trx) => {
         const answer = operation.giveUp ? await operation.giveUp(state, trx, { scope, point }) : { status: 503, body: retriesExhausted().toBody() };
-        await updateRows(trx, 'idempotency_keys', { ...this.#recordFields({ final: answer }), attempts, next_attempt_at: null }, { id: row.id });
+        await updateRows(trx, 'idempotency_keys', { ...this.#recordFields(row.id, { final: answer }, personal), attempts, next_attempt_at: null }, { id: row.id });
         return answer;
       })
       .catch((giveUpErr: unknown) => {
@@ -388,16 +419,17 @@ export class IdempotencyService {
   }
 
   /** The columns that record an outcome on a key row. */
-  #recordFields(outcome: Outcome<unknown>): Partial<IdempotencyKeysTable> {
+  #recordFields(rowId: string, outcome: Outcome<unknown>, personal: boolean): Partial<IdempotencyKeysTable> {
     const now = this.clock.now();
     if ('final' in outcome) {
-      return { recovery_point: FINISHED, response_status: outcome.final.status, response_body: JSON.stringify(outcome.final.body), locked_at: null, updated_at: now };
+      const body = this.#seal(rowId, 'idempotency_keys.response_body', JSON.stringify(outcome.final.body), personal);
+      return { recovery_point: FINISHED, response_status: outcome.final.status, response_body: body, locked_at: null, updated_at: now };
     }
-    return { recovery_point: outcome.next, state: JSON.stringify(outcome.state), updated_at: now };
+    return { recovery_point: outcome.next, state: this.#seal(rowId, 'idempotency_keys.state', JSON.stringify(outcome.state), personal), updated_at: now };
   }
 
-  async #record(trx: Trx, rowId: string, outcome: Outcome<unknown>): Promise<void> {
-    await updateRows(trx, 'idempotency_keys', this.#recordFields(outcome), { id: rowId });
+  async #record(trx: Trx, rowId: string, outcome: Outcome<unknown>, personal: boolean): Promise<void> {
+    await updateRows(trx, 'idempotency_keys', this.#recordFields(rowId, outcome, personal), { id: rowId });
   }
 
   /**

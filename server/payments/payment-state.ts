@@ -5,6 +5,7 @@ import type { Trx } from '../db/store.js';
 import { addToCounter } from '../db/counters.js';
 import { type EventType, recordEvent } from '../webhooks/outbox.js';
 import { presentTransaction } from './present.js';
+import type { FieldCipher } from '../db/encryption.js';
 
 /**
  * The one owner of payment state (spec §3). Outcomes come only from the processor: a
@@ -152,11 +153,13 @@ const EVENT_FOR: Partial<Record<TransactionStatus, EventType>> = {
  */
 export type PaymentMoveListener = (trx: Trx, moved: TransactionsTable, now: number) => Promise<void>;
 
-/** The outbox listener: every move to a status with an event records that event (spec §6). */
-export const recordPaymentEvent: PaymentMoveListener = async (trx, moved, now) => {
-  const type = EVENT_FOR[moved.status];
-  if (type) await recordEvent(trx, { merchantId: moved.merchant_id, mode: moved.mode }, type, moved.id, presentTransaction(moved), now);
-};
+/** The outbox listener: every move to a status with an event records that event (spec §6), sealed when it names a receipt email. */
+export function paymentEventRecorder(cipher: FieldCipher): PaymentMoveListener {
+  return async (trx, moved, now) => {
+    const type = EVENT_FOR[moved.status];
+    if (type) await recordEvent(trx, { merchantId: moved.merchant_id, mode: moved.mode }, type, moved.id, presentTransaction(moved, cipher), now, { seal: moved.receipt_email === null ? undefined : cipher });
+  };
+}
 
 export const transactionById = new Prepared<{ id: string }, TransactionsTable>((db, arg) => db.selectFrom('transactions').selectAll().where('id', '=', arg('id')));
 

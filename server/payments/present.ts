@@ -1,5 +1,6 @@
 import { toIsoOrNull, toIsoTimestamp } from '../../shared/time.js';
 import type { RefundsTable, TransactionStatus, TransactionsTable } from '../db/schema.js';
+import type { FieldCipher } from '../db/encryption.js';
 import type { Refund, Transaction } from '../schemas/transactions.js';
 import { parseTerminalOptions } from './terminal-options.js';
 
@@ -13,8 +14,8 @@ const BADGES: Record<TransactionStatus, string> = {
   partially_refunded: 'Partially refunded',
 };
 
-/** The wire shape of a transaction (spec §2.1); also the data of its events. */
-export function presentTransaction(row: TransactionsTable): Transaction {
+/** The wire shape of a transaction (spec §2.1); also the data of its events. Its receipt email is opened. */
+export function presentTransaction(row: TransactionsTable, cipher: FieldCipher): Transaction {
   return {
     id: row.id,
     object: 'transaction',
@@ -29,7 +30,7 @@ export function presentTransaction(row: TransactionsTable): Transaction {
     payment_method_type: row.payment_method_type,
     capture_method: row.capture_method,
     description: row.description,
-    receipt_email: row.receipt_email,
+    receipt_email: cipher.open('transactions.receipt_email', row.id, row.receipt_email),
     source: row.source,
     customer_id: row.customer_id,
     is_test: row.mode === 'test',

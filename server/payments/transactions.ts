@@ -18,6 +18,7 @@ import { recordEvent } from '../webhooks/outbox.js';
 import { offsetPage, type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
 import { NO_CARD_RECEIPT, patchFromSnapshot, type PaymentState, snapshotOf, transactionById } from './payment-state.js';
 import { presentTransaction } from './present.js';
+import type { FieldCipher } from '../db/encryption.js';
 import { findReceipt, hasReceipt } from './receipts.js';
 import { type ReceiptContent, receiptContent } from '../../shared/receipt.js';
 import type { TerminalOptions } from './terminal-options.js';
@@ -97,8 +98,8 @@ const merchantCurrency = new Prepared<{ id: string }, { default_currency: string
  * as `GET /v1/transactions/{id}` shows it, as Stripe's card errors carry their `payment_intent`, so
  * the caller can match it to the `payment.failed` event.
  */
-function failedAnswer(error: ApiError, row: TransactionsTable): FinalResponse {
-  return { status: error.status, body: { error: { ...error.toBody().error, transaction: presentTransaction(row) } } };
+function failedAnswer(error: ApiError, row: TransactionsTable, cipher: FieldCipher): FinalResponse {
+  return { status: error.status, body: { error: { ...error.toBody().error, transaction: presentTransaction(row, cipher) } } };
 }
 
 /** Receipt tokens: 32 base62 characters (≈190 bits) make a receipt URL unguessable. */
@@ -118,9 +119,10 @@ export class TransactionService {
     private readonly logger: Logger,
     /** Public base URL of this server, for receipt links. */
     private readonly publicUrl: () => string,
+    private readonly cipher: FieldCipher,
   ) {
     this.#responders = {
-      transaction: (row) => ({ data: presentTransaction(row), client_secret: row.client_secret ?? '' }),
+      transaction: (row) => ({ data: presentTransaction(row, cipher), client_secret: row.client_secret ?? '' }),
       terminal: (row) => ({
         data: {
           id: row.id,
@@ -140,6 +142,8 @@ export class TransactionService {
         transaction_created: (state, ctx) => this.#stepCreateIntent(state, ctx.scope, ctx.key, ctx),
       },
       giveUp: (state, trx) => this.#giveUpCreate(state, trx),
+      // The request and its answer name the receipt email: kept sealed.
+      personal: (state) => state.input.receipt_email !== undefined,
     };
   }
 
@@ -204,7 +208,7 @@ export class TransactionService {
         capture_method: input.capture_method,
         source: state.source,
         description: input.description ?? null,
-        receipt_email: input.receipt_email ?? null,
+        receipt_email: this.cipher.seal('transactions.receipt_email', id, input.receipt_email ?? null),
         return_url: input.return_url ?? null,
         customer_id: input.customer_id ?? null,
         metadata: JSON.stringify(input.metadata ?? {}),
@@ -242,7 +246,7 @@ export class TransactionService {
       await insertRow(trx, 'transactions', row);
       await addToCounter(trx, scope.merchantId, scope.mode, 'transactions:pending', 1);
       if ((COUNTER_PAYMENT_METHODS as readonly PaymentMethodType[]).includes(method)) await addToCounter(trx, scope.merchantId, scope.mode, 'transactions:counter', 1);
-      await recordEvent(trx, scope, 'payment.created', id, presentTransaction(row), now);
+      await recordEvent(trx, scope, 'payment.created', id, presentTransaction(row, this.cipher), now, { seal: row.receipt_email === null ? undefined : this.cipher });
       if (cash) {
         // The cash is in the drawer: the sale is settled here and now, through the same state
         // machine (and so the same events) as a card payment the processor confirmed.
@@ -303,7 +307,7 @@ export class TransactionService {
           ...(input.confirm && input.return_url ? { returnUrl: input.return_url } : {}),
           ...(input.confirm && isAch ? { offlineMandate: true } : {}),
           ...(row.description ? { description: row.description } : {}),
-          ...(row.receipt_email ? { receiptEmail: row.receipt_email } : {}),
+          ...(row.receipt_email ? { receiptEmail: this.cipher.open('transactions.receipt_email', row.id, row.receipt_email) } : {}),
           ...(customer?.processor_customer_id && customer.deleted_at === null ? { customer: customer.processor_customer_id } : {}),
           metadata: { pos_transaction_id: row.id, pos_reference: row.reference, pos_merchant_id: scope.merchantId },
         },
@@ -321,14 +325,14 @@ export class TransactionService {
           (current) => (current.status === 'pending' ? { status: 'failed', failed_at: now, failure_code: refusal.code ?? 'processor_invalid_request', failure_message: refusal.message } : null),
           now,
         );
-        return { final: failedAnswer(refusal, failed) };
+        return { final: failedAnswer(refusal, failed, this.cipher) };
       });
     }
     const { intent } = created;
     const cardError = created.decline ? fromProcessorError(created.decline) : undefined;
     return ctx.commit(async (trx) => {
       const synced = await this.#applyIntent(trx, transactionId, intent);
-      if (cardError) return { final: failedAnswer(cardError, synced) };
+      if (cardError) return { final: failedAnswer(cardError, synced, this.cipher) };
       return { final: { status: 201, body: this.#responders[state.response](synced) } };
     });
   }
@@ -348,7 +352,7 @@ export class TransactionService {
       (current) => (current.status === 'pending' && !current.processor_payment_intent_id ? { status: 'failed', failed_at: now, failure_code: 'processing_error', failure_message: message } : null),
       now,
     );
-    if (row.status === 'failed') return failedAnswer(new ApiError(402, 'card_error', row.failure_message ?? message, { code: row.failure_code ?? 'processing_error' }), row);
+    if (row.status === 'failed') return failedAnswer(new ApiError(402, 'card_error', row.failure_message ?? message, { code: row.failure_code ?? 'processing_error' }), row, this.cipher);
     return { status: 201, body: this.#responders[state.response](row) };
   }
 
@@ -382,7 +386,12 @@ export class TransactionService {
   }
 
   async get(scope: Scope, idOrReference: string): Promise<Transaction> {
-    return presentTransaction(await this.getRow(scope, idOrReference));
+    return this.present(await this.getRow(scope, idOrReference));
+  }
+
+  /** A stored row as the API shows it (its receipt email opened). */
+  present(row: TransactionsTable): Transaction {
+    return presentTransaction(row, this.cipher);
   }
 
   async getRow(scope: Scope, idOrReference: string): Promise<TransactionsTable> {
@@ -399,12 +408,13 @@ export class TransactionService {
   async list(scope: Scope, request: PageRequest, filter: { status?: TransactionsTable['status'] | undefined; channel?: TransactionChannel | undefined } = {}): Promise<Page<Transaction>> {
     const db = this.store.db;
     const { status, channel } = filter;
-    if (!status && !channel) return seqPage(db, 'transactions', scope, request, presentTransaction);
+    const present = (row: TransactionsTable) => presentTransaction(row, this.cipher);
+    if (!status && !channel) return seqPage(db, 'transactions', scope, request, present);
     let base = db.selectFrom('transactions').where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode);
     if (status) base = base.where('status', '=', status);
     if (channel === 'counter') base = base.where('payment_method_type', 'in', COUNTER_PAYMENT_METHODS);
     if (channel === 'online') base = base.where('payment_method_type', 'not in', COUNTER_PAYMENT_METHODS);
-    if (status && channel) return offsetPage(base, (q) => q.selectAll().orderBy('seq', 'desc'), request, presentTransaction);
+    if (status && channel) return offsetPage(base, (q) => q.selectAll().orderBy('seq', 'desc'), request, present);
     const total = status ? await readCount(db, scope.merchantId, scope.mode, `transactions:${status}`) : await this.#channelCount(db, scope, channel ?? 'counter');
     const rows = await base
       .selectAll()
@@ -412,7 +422,7 @@ export class TransactionService {
       .limit(request.size)
       .offset((request.page - 1) * request.size)
       .execute();
-    return toPage(rows.map(presentTransaction), total, request);
+    return toPage(rows.map(present), total, request);
   }
 
   async #channelCount(db: Executor, scope: Scope, channel: TransactionChannel): Promise<number> {

@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import type { Clock } from '../../shared/time.js';
 import type { Mode } from '../db/schema.js';
+import type { FieldCipher } from '../db/encryption.js';
 import type { Store } from '../db/store.js';
 import { ApiError } from '../errors.js';
 import { ProcessorFailure, type ProcessorFailureDetails, type ProcessorFailureKind } from './errors.js';
@@ -95,6 +96,8 @@ export class StripeProcessor implements PaymentProcessor {
     connection: ProcessorConnection,
     private readonly store: Store,
     private readonly clock: Clock,
+    /** Seals the processor's webhook endpoints' secrets kept in `processor_settings`. */
+    private readonly cipher: FieldCipher,
   ) {
     this.#connection = connection;
     this.#policy = connection.accounts ?? DEFAULT_ACCOUNT_POLICY;
@@ -481,8 +484,9 @@ export class StripeProcessor implements PaymentProcessor {
       if (!client) continue;
       for (const connect of [false, true]) {
         const events = connect ? [...PROCESSOR_CONNECT_EVENTS] : [...PROCESSOR_EVENTS];
-        const saved = await this.store.db.selectFrom('processor_settings').select('value').where('name', '=', WEBHOOK_SETTING(mode, connect)).executeTakeFirst();
-        let endpoint: { id: string; secret: string } | undefined = saved ? (JSON.parse(saved.value) as { id: string; secret: string }) : undefined;
+        const name = WEBHOOK_SETTING(mode, connect);
+        const saved = await this.store.db.selectFrom('processor_settings').select('value').where('name', '=', name).executeTakeFirst();
+        let endpoint: { id: string; secret: string } | undefined = saved ? (JSON.parse(this.cipher.open('processor_settings.value', name, saved.value)) as { id: string; secret: string }) : undefined;
         if (endpoint) {
           try {
             await client.webhookEndpoints.update(endpoint.id, { url, enabled_events: events, disabled: false });
@@ -494,10 +498,10 @@ export class StripeProcessor implements PaymentProcessor {
         if (!endpoint) {
           const created = await client.webhookEndpoints.create({ url, enabled_events: events, connect, description: connect ? 'pos server (connected accounts)' : 'pos server' });
           endpoint = { id: created.id, secret: created.secret ?? '' };
-          const value = JSON.stringify(endpoint);
+          const value = this.cipher.seal('processor_settings.value', name, JSON.stringify(endpoint));
           await this.store.db
             .insertInto('processor_settings')
-            .values({ name: WEBHOOK_SETTING(mode, connect), value })
+            .values({ name, value })
             .onConflict((oc) => oc.column('name').doUpdateSet({ value }))
             .execute();
         }

@@ -21,7 +21,6 @@ import {
 } from '../schemas/transactions.js';
 import { z } from '../schemas/zod.js';
 import { pageRequest } from '../pagination.js';
-import { presentTransaction } from '../payments/present.js';
 import type { RefundService } from '../payments/refunds.js';
 import type { TransactionService } from '../payments/transactions.js';
 
@@ -69,13 +68,13 @@ export function transactionsRouters(transactions: TransactionService, refunds: R
   });
   router.post('/:id/capture', async (req, res) => {
     const input = parseInput(CaptureSchema, req.body ?? {});
-    res.json({ data: presentTransaction(await transactions.capture(scopeOf(req), req.params.id, input.amount_to_capture)) });
+    res.json({ data: transactions.present(await transactions.capture(scopeOf(req), req.params.id, input.amount_to_capture)) });
   });
   router.post('/:id/cancel', async (req, res) => {
     const input = parseInput(CancelSchema, req.body ?? {});
     const { row, readerReset } = await transactions.cancel(scopeOf(req), req.params.id, input.reason);
     res.json({
-      data: presentTransaction(row),
+      data: transactions.present(row),
       ...(readerReset ? { reader_reset: readerReset.reset, ...(readerReset.warning ? { warning: readerReset.warning } : {}) } : {}),
     });
   });

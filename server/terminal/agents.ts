@@ -4,7 +4,8 @@ import { followNotices, notifyOnCommit } from '../db/notify.js';
 import type { AgentsTable, TerminalReadersTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { conflict } from '../errors.js';
-import { recordEvent } from '../webhooks/outbox.js';
+import { eventData, recordEvent } from '../webhooks/outbox.js';
+import type { FieldCipher } from '../db/encryption.js';
 import type { Scope } from '../accounts/scope.js';
 import { expireDevices, nextDeviceDeadline } from './devices.js';
 import { presentReader } from './readers.js';
@@ -52,6 +53,8 @@ export class AgentService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    /** Opens the payment events pushed to agents, sealed when they name a receipt email. */
+    private readonly cipher: FieldCipher,
     /** The server's `--presence-ttl-ms`; without it each agent's own heartbeat interval decides. */
     private readonly presenceTtlMs?: number,
   ) {}
@@ -302,14 +305,14 @@ export class AgentService {
   async transactionEventsAfter(scope: Scope, cursor: number, limit = PUSH_BATCH): Promise<{ events: TransactionEvent[]; scanned: number; full: boolean }> {
     const rows = await this.store.db
       .selectFrom('events')
-      .select(['seq', 'type', 'data'])
+      .select(['id', 'seq', 'type', 'data'])
       .where('merchant_id', '=', scope.merchantId)
       .where('mode', '=', scope.mode)
       .where('seq', '>', cursor)
       .orderBy('seq')
       .limit(limit)
       .execute();
-    const events = rows.filter((r) => r.type.startsWith('payment.')).map((r) => ({ seq: r.seq, type: r.type, data: JSON.parse(r.data) as Record<string, unknown> }));
+    const events = rows.filter((r) => r.type.startsWith('payment.')).map((r) => ({ seq: r.seq, type: r.type, data: eventData(this.cipher, r) }));
     return { events, scanned: rows.length ? rows[rows.length - 1]!.seq : cursor, full: rows.length === limit };
   }
 }

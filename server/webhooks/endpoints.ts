@@ -10,6 +10,7 @@ import { offsetPage, type Page, type PageRequest } from '../pagination.js';
 import type { Scope } from '../accounts/scope.js';
 import { type EgressOptions, endpointRule, refuseUrl } from './egress.js';
 import { newSigningSecret } from './signing.js';
+import type { FieldCipher } from '../db/encryption.js';
 
 /** Stripe's limit per account and mode: more endpoints than this is a misconfiguration, not a need. */
 export const MAX_ENDPOINTS = 16;
@@ -61,6 +62,7 @@ export class WebhookEndpointService {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly egress: EgressOptions,
+    private readonly cipher: FieldCipher,
   ) {}
 
   /** A broken URL is `url_invalid`; a valid one this server will not deliver to is `parameter_invalid`. */
@@ -92,7 +94,7 @@ export class WebhookEndpointService {
         description: input.description ?? null,
         events: JSON.stringify(input.events ?? ['*']),
         status: 'active',
-        secret,
+        secret: this.cipher.seal('webhook_endpoints.secret', id, secret),
         previous_secret: null,
         previous_secret_expires_at: null,
         // Events already written are not sent to an endpoint made after them.
@@ -195,10 +197,18 @@ export class WebhookEndpointService {
       const current = await findEndpointRow(trx, scope, idOrReference);
       if (!current) throw notFound('id', 'webhook endpoint');
       const now = this.clock.now();
-      const next: WebhookEndpointsTable = { ...current, secret, previous_secret: current.secret, previous_secret_expires_at: now + SECRET_ROLL_GRACE_MS, updated_at: now };
+      // Each sealed value is bound to its column: the old secret is opened and sealed again as the previous one.
+      const previous = this.cipher.seal('webhook_endpoints.previous_secret', current.id, this.cipher.open('webhook_endpoints.secret', current.id, current.secret));
+      const next: WebhookEndpointsTable = {
+        ...current,
+        secret: this.cipher.seal('webhook_endpoints.secret', current.id, secret),
+        previous_secret: previous,
+        previous_secret_expires_at: now + SECRET_ROLL_GRACE_MS,
+        updated_at: now,
+      };
       await trx
         .updateTable('webhook_endpoints')
-        .set({ secret, previous_secret: next.previous_secret, previous_secret_expires_at: next.previous_secret_expires_at, updated_at: now })
+        .set({ secret: next.secret, previous_secret: next.previous_secret, previous_secret_expires_at: next.previous_secret_expires_at, updated_at: now })
         .where('id', '=', current.id)
         .execute();
       return next;

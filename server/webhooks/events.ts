@@ -8,11 +8,12 @@ import { readCount } from '../db/counters.js';
 import { offsetPage, type Page, type PageRequest, seqPage } from '../pagination.js';
 import type { Scope } from '../accounts/scope.js';
 import { findEndpointRow } from './endpoints.js';
-import { eventMode } from './outbox.js';
+import { eventData, eventMode } from './outbox.js';
+import type { FieldCipher } from '../db/encryption.js';
 import { newDelivery } from './queue.js';
 
-export function presentEvent(row: Pick<EventsTable, 'id' | 'type' | 'created_at' | 'data'>): WebhookEvent {
-  const data = JSON.parse(row.data) as Record<string, unknown>;
+export function presentEvent(row: Pick<EventsTable, 'id' | 'type' | 'created_at' | 'data'>, cipher: FieldCipher): WebhookEvent {
+  const data = eventData(cipher, row);
   return { id: row.id, type: row.type, mode: eventMode(data), created_at: toIsoTimestamp(row.created_at), data };
 }
 
@@ -27,13 +28,16 @@ export class EventService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    private readonly cipher: FieldCipher,
   ) {}
+
+  #present = (row: Pick<EventsTable, 'id' | 'type' | 'created_at' | 'data'>): WebhookEvent => presentEvent(row, this.cipher);
 
   async list(scope: Scope, request: PageRequest, type?: string): Promise<Page<WebhookEvent>> {
     const db = this.store.db;
-    if (type === undefined) return seqPage(db, 'events', scope, request, presentEvent);
+    if (type === undefined) return seqPage(db, 'events', scope, request, this.#present);
     const base = db.selectFrom('events').where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).where('type', '=', type);
-    return offsetPage(base, (q) => q.select(['id', 'type', 'created_at', 'data']).orderBy('seq', 'desc'), request, presentEvent);
+    return offsetPage(base, (q) => q.select(['id', 'type', 'created_at', 'data']).orderBy('seq', 'desc'), request, this.#present);
   }
 
   async #row(scope: Scope, id: string): Promise<EventsTable> {
@@ -84,7 +88,7 @@ export class EventService {
           error: a.error,
         })),
     }));
-    return { ...presentEvent(row), deliveries: presented };
+    return { ...this.#present(row), deliveries: presented };
   }
 
   /** One more delivery of the event to one endpoint, now, outside the retry schedule (a single attempt). */
@@ -94,7 +98,7 @@ export class EventService {
       const endpoint = await findEndpointRow(trx, scope, endpointIdOrReference);
       if (!endpoint) throw notFound('endpoint_id', 'webhook endpoint');
       if (endpoint.status !== 'active') throw conflict('endpoint_disabled', 'The webhook endpoint is disabled: enable it first');
-      if (endpoint.mode === 'live' && eventMode(JSON.parse(event.data) as Record<string, unknown>) !== 'live') {
+      if (endpoint.mode === 'live' && eventMode(eventData(this.cipher, event)) !== 'live') {
         throw conflict('event_mode_unknown', 'The event does not say it is live (its data has no is_test): it is never sent to a live endpoint');
       }
       await trx.insertInto('webhook_deliveries').values(newDelivery(event.id, endpoint.id, event.object_id, event.seq, true, this.clock.now())).execute();
@@ -125,7 +129,7 @@ export class EventService {
       .orderBy('seq')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ ...presentEvent(r), seq: r.seq }));
+    return rows.map((r) => ({ ...this.#present(r), seq: r.seq }));
   }
 
   /**

@@ -3,6 +3,7 @@ import { insertRow } from '../db/prepared.js';
 import type { Trx } from '../db/store.js';
 import { nextSeq } from '../db/counters.js';
 import { notifyOnCommit } from '../db/notify.js';
+import type { FieldCipher } from '../db/encryption.js';
 import type { Scope } from '../accounts/scope.js';
 
 /**
@@ -56,11 +57,14 @@ export function eventMode(data: Record<string, unknown>): 'test' | 'live' | 'unk
 /**
  * Writes an event into the outbox inside the caller's transaction: the event exists if and only
  * if the state change it describes was committed. Its commit wakes whoever follows the merchant's
- * events (event streams, agents): every event goes through here, so nobody needs to poll.
+ * events (event streams, agents): every event goes through here, so nobody needs to poll. Data
+ * that holds a customer's details (a customer, a payment's receipt email) is sealed: the caller,
+ * who knows, passes `seal`.
  */
-export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objectId: string, data: Record<string, unknown>, now: number): Promise<string> {
+export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objectId: string, data: Record<string, unknown>, now: number, options: { seal?: FieldCipher | undefined } = {}): Promise<string> {
   const id = newReference('event');
   const seq = await nextSeq(trx, scope.merchantId, scope.mode, 'events');
+  const text = JSON.stringify({ ...data, is_test: scope.mode === 'test' });
   await insertRow(trx, 'events', {
     id,
     merchant_id: scope.merchantId,
@@ -68,9 +72,19 @@ export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objec
     seq,
     type,
     object_id: objectId,
-    data: JSON.stringify({ ...data, is_test: scope.mode === 'test' }),
+    data: options.seal ? options.seal.seal('events.data', id, text) : text,
     created_at: now,
   });
   notifyOnCommit(trx, { topic: 'events', merchantId: scope.merchantId, mode: scope.mode });
   return id;
+}
+
+/** An event's data as JSON text, opened if it was sealed. */
+export function eventDataText(cipher: FieldCipher, row: { id: string; data: string }): string {
+  return cipher.open('events.data', row.id, row.data);
+}
+
+/** An event's data, opened if it was sealed. */
+export function eventData(cipher: FieldCipher, row: { id: string; data: string }): Record<string, unknown> {
+  return JSON.parse(eventDataText(cipher, row)) as Record<string, unknown>;
 }

@@ -4,7 +4,8 @@ import type { Mode, WebhookDeliveriesTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { notifyOnCommit } from '../db/notify.js';
 import { filterMatches } from './endpoints.js';
-import { eventMode } from './outbox.js';
+import { eventData, eventMode } from './outbox.js';
+import type { FieldCipher } from '../db/encryption.js';
 import { nextAttemptAt, retryWindow } from './schedule.js';
 
 /**
@@ -61,8 +62,8 @@ export function isSuccess(statusCode: number | null): boolean {
 }
 
 /** The body of every delivery of an event: `{id, type, created_at, data}`. */
-export function eventBody(row: { id: string; type: string; created_at: number; data: string }): string {
-  return JSON.stringify({ id: row.id, type: row.type, created_at: toIsoTimestamp(row.created_at), data: JSON.parse(row.data) as unknown });
+export function eventBody(row: { id: string; type: string; created_at: number; data: string }, cipher: FieldCipher): string {
+  return JSON.stringify({ id: row.id, type: row.type, created_at: toIsoTimestamp(row.created_at), data: eventData(cipher, row) });
 }
 
 export class WebhookQueue {
@@ -70,6 +71,7 @@ export class WebhookQueue {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly scale: number,
+    private readonly cipher: FieldCipher,
   ) {}
 
   /** Turns new events into deliveries; returns how many deliveries it made. */
@@ -131,7 +133,7 @@ export class WebhookQueue {
       const filters = endpoints.map((e) => ({ id: e.id, fromSeq: Number(e.from_seq), filter: JSON.parse(e.events) as string[] }));
       for (const event of events) {
         // Spec §6.6: an event whose data does not say it is live (stored without is_test) never goes to a live endpoint.
-        if (mode === 'live' && eventMode(JSON.parse(event.data) as Record<string, unknown>) !== 'live') continue;
+        if (mode === 'live' && eventMode(eventData(this.cipher, event)) !== 'live') continue;
         const seq = event.seq;
         for (const endpoint of filters) {
           if (seq <= endpoint.fromSeq || !filterMatches(endpoint.filter, event.type)) continue;
@@ -245,8 +247,8 @@ export class WebhookQueue {
       return taken.flatMap((id) => {
         const r = byId.get(id);
         if (!r) return [];
-        const secrets = [r.secret];
-        if (r.previous_secret && r.previous_secret_expires_at !== null && r.previous_secret_expires_at > now) secrets.push(r.previous_secret);
+        const secrets = [this.cipher.open('webhook_endpoints.secret', r.endpoint_id, r.secret)];
+        if (r.previous_secret && r.previous_secret_expires_at !== null && r.previous_secret_expires_at > now) secrets.push(this.cipher.open('webhook_endpoints.previous_secret', r.endpoint_id, r.previous_secret));
         return [
           {
             deliveryId: r.delivery_id,
@@ -259,7 +261,7 @@ export class WebhookQueue {
             objectId: r.object_id,
             manual: Boolean(r.manual),
             attempts: r.attempts,
-            body: eventBody({ id: r.event_id, type: r.type, created_at: r.created_at, data: r.data }),
+            body: eventBody({ id: r.event_id, type: r.type, created_at: r.created_at, data: r.data }, this.cipher),
           },
         ];
       });

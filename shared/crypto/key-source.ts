@@ -1,8 +1,8 @@
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { ConfigError } from '../config.js';
-import { formatMainKey, parseMainKey } from './main-key.js';
+import { formatMainKey, newMainKeyMaterial, parseMainKey } from './main-key.js';
 
 /**
  * Where a process finds its main keys:
@@ -79,6 +79,22 @@ export function createKeyFile(path: string, materials: readonly Buffer[]): void 
     fsyncSync(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Makes the data dir's own key file with a new key, when the source is that file and it does not
+ * exist; true when this call made it (false: not such a source, or another process made it first).
+ */
+export function makeDefaultKeyFile(source: KeySource): boolean {
+  if (source.kind !== 'file' || source.explicit) return false;
+  try {
+    mkdirSync(dirname(source.path), { recursive: true });
+    createKeyFile(source.path, [newMainKeyMaterial()]);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw new ConfigError(`cannot make the main key file ${source.path}: ${(err as Error).message}`);
   }
 }
 

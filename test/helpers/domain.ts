@@ -5,6 +5,9 @@ import type { Scope } from '../../server/accounts/scope.js';
 import { openStore, type Store } from '../../server/db/store.js';
 import { InMemoryProcessor } from '../../server/processor/fake.js';
 import { buildServices, type Services } from '../../server/services.js';
+import { openStoreKeyring, type StoreKeyring } from '../../server/db/encryption.js';
+import { Keyring } from '../../shared/crypto/keyring.js';
+import { keySourceOf } from '../../shared/crypto/key-source.js';
 import { backendFlags, dropSchemaOf } from './db.js';
 import { tempDir } from './tmp.js';
 
@@ -21,6 +24,8 @@ export class ManualClock implements Clock {
 
 export interface Domain {
   store: Store;
+  /** The store's main keys (a key file made in the temporary data dir). */
+  cipher: StoreKeyring;
   clock: ManualClock;
   processor: InMemoryProcessor;
   services: Services;
@@ -37,12 +42,14 @@ export async function openDomain(options: { recoveryRetryScale?: number } = {}):
   const dir = tempDir('pos-domain-');
   const store = await openStore({ dataDir: dir.path, ...backendFlags(dir.path) });
   const clock = new ManualClock();
+  const cipher = await openStoreKeyring(store, new Keyring(keySourceOf({ dataDir: dir.path })), { now: clock.now() });
   const processor = new InMemoryProcessor();
   const logger = pino({ level: 'silent' });
-  const services = buildServices({ store, clock, logger, processor, publicUrl: () => 'http://pos.test', ...(options.recoveryRetryScale ? { recoveryRetryScale: options.recoveryRetryScale } : {}) });
+  const services = buildServices({ store, cipher, clock, logger, processor, publicUrl: () => 'http://pos.test', ...(options.recoveryRetryScale ? { recoveryRetryScale: options.recoveryRetryScale } : {}) });
   const { merchant } = await createMerchant(store, clock, { businessName: 'Corner Shop' });
   return {
     store,
+    cipher,
     clock,
     processor,
     services,
