@@ -102,7 +102,8 @@ describe('processor events over webhooks', () => {
       data: { object: { id: intentId, object: 'payment_intent', status: 'succeeded', metadata: { pos_transaction_id: txn.id } } },
     });
     const db = (await openPosDb(t.dataDir));
-    const secret = (JSON.parse((await db.all<{ value: string }>("select value from processor_settings where name = 'webhook_endpoint_test'"))[0]?.value ?? '{}') as { secret: string }).secret;
+    const stored = (await db.all<{ value: string }>("select value from processor_settings where name = 'webhook_endpoint_test'"))[0]?.value;
+    const secret = (JSON.parse(stored ? t.server.cipher.open('processor_settings.value', 'webhook_endpoint_test', stored) : '{}') as { secret: string }).secret;
     const rowOf = async () => (await db.all<{ status: string; updated_at: number; synced_at: number }>('select status, updated_at, synced_at from transactions where id = ?', txn.id))[0];
     const before = { events: (await db.count('select count(*) from processor_events')), row: await rowOf(), outbox: (await db.count('select count(*) from events')) };
     const signed = (body: string, key: string) => Stripe.webhooks.generateTestHeaderString({ payload: body, secret: key });

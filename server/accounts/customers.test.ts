@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Domain, openDomain } from '../../test/helpers/domain.js';
 import { ProcessorFailure } from '../processor/errors.js';
+import { eventData } from '../webhooks/outbox.js';
 
 describe('customers on the in-memory processor', () => {
   let d: Domain;
@@ -17,8 +18,8 @@ describe('customers on the in-memory processor', () => {
   }
 
   async function events() {
-    const rows = await d.store.db.selectFrom('events').select(['type', 'data']).where('type', 'like', 'customer.%').orderBy('seq').execute();
-    return rows.map((r) => ({ type: r.type, data: JSON.parse(r.data) as Record<string, unknown> }));
+    const rows = await d.store.db.selectFrom('events').select(['id', 'type', 'data']).where('type', 'like', 'customer.%').orderBy('seq').execute();
+    return rows.map((r) => ({ type: r.type, data: eventData(d.cipher, r) }));
   }
 
   function pay(customerId: string) {

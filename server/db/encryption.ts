@@ -39,6 +39,11 @@ export const SEALED_COLUMNS = [
 
 export type SealedColumn = (typeof SEALED_COLUMNS)[number];
 
+/** The place a sealed value is bound to (its associated data): its column and its row's key. */
+export function sealedPlace(column: SealedColumn, rowId: string): string {
+  return `${column}:${rowId}`;
+}
+
 /** Seals and opens the values of sealed columns, each bound to its column and row. */
 export interface FieldCipher {
   seal(column: SealedColumn, rowId: string, plaintext: string): string;
@@ -106,13 +111,13 @@ export class StoreKeyring implements FieldCipher {
   seal(column: SealedColumn, rowId: string, plaintext: string | null): string | null {
     if (plaintext === null) return null;
     this.#checkPrimaryNow();
-    return this.keyring.seal(`${column}:${rowId}`, plaintext);
+    return this.keyring.seal(sealedPlace(column, rowId), plaintext);
   }
 
   open(column: SealedColumn, rowId: string, stored: string): string;
   open(column: SealedColumn, rowId: string, stored: string | null): string | null;
   open(column: SealedColumn, rowId: string, stored: string | null): string | null {
-    return stored === null ? null : this.keyring.open(`${column}:${rowId}`, stored);
+    return stored === null ? null : this.keyring.open(sealedPlace(column, rowId), stored);
   }
 
   get primaryId(): string {

@@ -69,8 +69,6 @@ export class Keyring {
     materials: readonly Buffer[] = readKeySource(source),
   ) {
     this.#take(materials);
-    const first = this.#order[0];
-    if (first !== undefined) this.#primary = this.#keys.get(first);
   }
 
   #take(materials: readonly Buffer[]): void {
@@ -82,6 +80,9 @@ export class Keyring {
     }
     // Keys that left the source stay known: values under them may still be read until re-sealed.
     this.#order = [...order, ...this.#order.filter((id) => !order.includes(id))];
+    // Until told otherwise (the database's primary key), new values go under the source's first key.
+    const first = this.#order[0];
+    if (!this.#primary && first !== undefined) this.#primary = this.#keys.get(first);
   }
 
   /** Reads the key source again (a key file may have gained a key); false when nothing could be read. */

@@ -1,14 +1,18 @@
 import Stripe from 'stripe';
 import { budgetedHttpClient } from '../../server/processor/budget-client.js';
 import { openTestDb } from './db.js';
+import { sealedPlace } from '../../server/db/encryption.js';
+import { Keyring } from '../../shared/crypto/keyring.js';
+import { keySourceOf } from '../../shared/crypto/key-source.js';
 import type { TestServer } from './server.js';
 
-/** The outbox events written about one object, in order. */
+/** The outbox events written about one object, in order (opened with the data dir's key file where sealed). */
 export async function eventsOf(dataDir: string, objectId: string): Promise<{ type: string; data: Record<string, unknown> }[]> {
   const db = await openTestDb(dataDir);
   try {
-    const rows = await db.all<{ type: string; data: string }>('select type, data from events where object_id = ? order by seq', objectId);
-    return rows.map((r) => ({ type: r.type, data: JSON.parse(r.data) as Record<string, unknown> }));
+    const keyring = new Keyring(keySourceOf({ dataDir }));
+    const rows = await db.all<{ id: string; type: string; data: string }>('select id, type, data from events where object_id = ? order by seq', objectId);
+    return rows.map((r) => ({ type: r.type, data: JSON.parse(keyring.open(sealedPlace('events.data', r.id), r.data)) as Record<string, unknown> }));
   } finally {
     await db.close();
   }
