@@ -97,6 +97,8 @@ export async function switchPrimaryKey(trx: Trx, keyring: Keyring, id: string, n
 export class StoreKeyring implements FieldCipher {
   #changes: number | undefined;
   #unfollow: (() => void) | undefined;
+  /** Keys the database switched to that this process does not hold: said once each. */
+  readonly #missing = new Set<string>();
 
   constructor(
     readonly keyring: Keyring,
@@ -127,22 +129,28 @@ export class StoreKeyring implements FieldCipher {
   #checkPrimaryNow(): void {
     const changes = this.store.externalChanges?.();
     if (changes === undefined || changes === this.#changes || !this.store.readNow) return;
-    this.#changes = changes;
     const [row] = this.store.readNow('select value from encryption_settings where name = ?', [PRIMARY_SETTING]) as { value: string }[];
-    if (row) this.#use(row.value);
+    // Until the switch succeeds (the key may reach this process's key file late), every seal looks again.
+    if (!row || this.#use(row.value)) this.#changes = changes;
   }
 
-  #use(id: string): void {
-    if (id === this.keyring.primaryId) return;
+  /** Seals under `id` from now on; false when this process does not hold that key. */
+  #use(id: string): boolean {
+    if (id === this.keyring.primaryId) return true;
     const previous = this.keyring.primaryId;
+    // A switch is rare and must not wait out the keyring's pause between reads of its key file.
+    if (!this.keyring.has(id)) this.keyring.reload();
     if (this.keyring.usePrimary(id)) {
       this.logger?.info({ key_id: id, previous_key_id: previous }, 'main key switched: new values are sealed under the new key');
-      return;
+      return true;
     }
+    if (this.#missing.has(id)) return false;
+    this.#missing.add(id);
     this.logger?.error(
       { key_id: id, kept_key_id: previous, key_source: describeKeySource(this.keyring.source) },
       'the database now seals under a main key this process does not hold: it keeps sealing under its own and cannot read values under the new one (docs/keys.md, "Rotating the key")',
     );
+    return false;
   }
 
   /** Follows the primary key through notices of a switch (and any wake-up after notices may have been lost). */

@@ -23,6 +23,8 @@ export class ManualClock implements Clock {
 }
 
 export interface Domain {
+  /** The temporary data dir: its key file, and on PostgreSQL its schema (helpers/db.ts). */
+  dataDir: string;
   store: Store;
   /** The store's main keys (a key file made in the temporary data dir). */
   cipher: StoreKeyring;
@@ -48,6 +50,7 @@ export async function openDomain(options: { recoveryRetryScale?: number } = {}):
   const services = buildServices({ store, cipher, clock, logger, processor, publicUrl: () => 'http://pos.test', ...(options.recoveryRetryScale ? { recoveryRetryScale: options.recoveryRetryScale } : {}) });
   const { merchant } = await createMerchant(store, clock, { businessName: 'Corner Shop' });
   return {
+    dataDir: dir.path,
     store,
     cipher,
     clock,
