@@ -234,7 +234,12 @@ export class Store {
     }
     const id = keyIdOf(check) ?? '?';
     if (!this.keyring.has(id)) {
-      throw new ConfigError(`wrong main key for the simulator's store: its secrets are encrypted under main key ${id}, but ${describeKeySource(this.keyring.source)} holds ${this.keyring.ids().join(', ') || 'none'} (docs/keys.md)`);
+      const source = describeKeySource(this.keyring.source);
+      throw new ConfigError(
+        this.keyring.size === 0
+          ? `no main key: the simulator's secrets are encrypted under main key ${id}, and ${source} does not exist. Give that key with POS_MASTER_KEY or --master-key-file, or restore the key file from its backup (docs/keys.md)`
+          : `wrong main key: the simulator's secrets are encrypted under main key ${id}, but ${source} holds ${this.keyring.ids().join(', ')}. Start with the key they were encrypted with (docs/keys.md)`,
+      );
     }
     let opened: string | undefined;
     try {
