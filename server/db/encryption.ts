@@ -201,9 +201,11 @@ export async function openStoreKeyring(store: Store, keyring: Keyring, options: 
     const first = keyring.ids()[0];
     if (first === undefined) throw new ConfigError(`no main key in ${describeKeySource(keyring.source)}`);
     await store.transaction(async (trx) => {
-      // Of two instances starting at once on a new database, the first to commit decides the key.
-      if ((await readPrimaryKeyId(trx)) !== undefined) return;
-      await switchPrimaryKey(trx, keyring, first, options.now);
+      // Of two instances starting at once on a new database, the first to commit decides the key;
+      // the other's key is not recorded at all (and it refuses to start below unless it is the same).
+      const recorded = await trx.insertInto('encryption_settings').values({ name: PRIMARY_SETTING, value: first }).onConflict((oc) => oc.column('name').doNothing()).executeTakeFirst();
+      if (Number(recorded.numInsertedOrUpdatedRows ?? 0n) !== 1) return;
+      await trx.insertInto('encryption_keys').values({ id: first, check_value: keyCheckOf(keyring, first), created_at: options.now, retired_at: null }).onConflict((oc) => oc.column('id').doNothing()).execute();
     });
     primary = await readPrimaryKeyId(store.db);
     if (primary === undefined) throw new Error('the primary main key was not recorded');
