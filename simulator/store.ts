@@ -211,6 +211,8 @@ export class Store {
     // only a power cut can drop the last commits, which a stand-in for Stripe may lose, unlike
     // our ledger (FULL). FULL here cost one fsync per processor call on the payment path.
     this.db.pragma('synchronous = NORMAL');
+    // Sealed values replaced (plaintext of an older simulator, an old key's) leave no copy in freed space.
+    this.db.pragma('secure_delete = FAST');
     this.db.exec(SCHEMA);
     try {
       this.#checkKey();

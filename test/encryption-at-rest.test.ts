@@ -269,6 +269,17 @@ describe('encryption at rest', () => {
       return [CUSTOMER.name, CUSTOMER.email, CUSTOMER.phone, RECEIPT_EMAIL, endpointSecret].every((v) => !rows.includes(v)) ? true : undefined;
     }, 10_000);
     expect((await api.get<{ data: Json }>(`/v1/customers/${customerId}`)).body.data).toMatchObject(CUSTOMER);
+    if (!TEST_DATABASE_URL) {
+      // Nor does the file keep the old plaintext in the space the sealed values replaced, once checkpointed.
+      const db = new Database(join(dir, 'pos.db'));
+      try {
+        db.pragma('wal_checkpoint(TRUNCATE)');
+      } finally {
+        db.close();
+      }
+      const bytes = bytesOf(join(dir, 'pos.db'));
+      for (const value of [CUSTOMER.email, endpointSecret]) expect(bytes.includes(value), value).toBe(false);
+    }
     const paid = await api.post('/v1/transactions', { amount: 1200, payment_method: 'pm_card_visa', confirm: true });
     expect(paid.status).toBe(201);
     const sealed = (await sealedValues(dir)).filter(([column]) => column === 'webhook_endpoints.secret');

@@ -85,6 +85,15 @@ async function resealColumn(store: Store, cipher: StoreKeyring, spec: ColumnSpec
 }
 
 /**
+ * On SQLite, copies the log into the file and empties it: the log's older page images, with the
+ * values just replaced, are dropped rather than left until overwritten. Best effort: a reader still
+ * on an old snapshot makes it stop short, and the next checkpoint finishes.
+ */
+async function truncateLog(store: Store): Promise<void> {
+  if (store.dialect === 'sqlite') await sql`pragma wal_checkpoint(TRUNCATE)`.execute(store.db);
+}
+
+/**
  * Seals the values stored in plaintext before encryption at rest, column by column; once all are,
  * the database says so and later starts skip the scan. Reading a plaintext value works meanwhile.
  */
@@ -98,7 +107,10 @@ export async function sealLegacyValues(store: Store, cipher: StoreKeyring, optio
   }
   const value = String(options.now());
   await store.db.insertInto('encryption_settings').values({ name: LEGACY_SEALED_SETTING, value }).onConflict((oc) => oc.column('name').doNothing()).execute();
-  if (sealed > 0) options.logger?.info({ sealed }, 'sealed the values stored in plaintext before encryption at rest');
+  if (sealed > 0) {
+    await truncateLog(store);
+    options.logger?.info({ sealed }, 'sealed the values stored in plaintext before encryption at rest');
+  }
   return sealed;
 }
 
@@ -177,5 +189,6 @@ export async function rotateMainKey(store: Store, cipher: StoreKeyring, keyId: s
       .where('id', 'in', retired.map((r) => r.id))
       .execute();
   }
+  await truncateLog(store);
   return { keyId, retired: retired.map((r) => r.id), resealed };
 }
