@@ -161,7 +161,8 @@ const SEALED_PATH = /^\/v1\/webhook_endpoints/;
 const KEY_CHECK_META = 'key_check';
 const KEY_CHECK = 'pos simulator key check';
 
-const metaPlace = (key: string) => `simulator.meta.value:${key}`;
+/** Where a sealed meta value is bound to (its associated data). */
+export const metaPlace = (key: string) => `simulator.meta.value:${key}`;
 const internalPlace = (id: string) => `simulator.objects.internal:${id}`;
 const idempotencyPlace = (scope: string, key: string) => `simulator.idempotency.body:${scope}:${key}`;
 

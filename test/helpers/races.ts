@@ -1,5 +1,8 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { Keyring } from '../../shared/crypto/keyring.js';
+import { keySourceOf } from '../../shared/crypto/key-source.js';
+import { metaPlace } from '../../simulator/store.js';
 import Stripe from 'stripe';
 import { budgetedHttpClient } from '../../server/processor/budget-client.js';
 import { client, type ApiResponse, type Json } from './api.js';
@@ -43,12 +46,12 @@ export function expectErrorBody(res: ApiResponse<unknown>, status: number, code:
 /** Reads the server's ledger (SQLite file or PostgreSQL schema); `count` runs a `select count(*)`. */
 export { openTestDb as openPosDb } from './db.js';
 
-/** The simulator's platform keys as it persisted them (for a simulator running in another process). */
+/** The simulator's platform keys as it persisted them, sealed under the data dir's key (for a simulator running in another process). */
 export function simulatorKeysOf(dataDir: string): { secretTest: string; secretLive: string; publishableTest: string; publishableLive: string } {
   const db = new Database(join(dataDir, 'simulator', 'simulator.db'), { readonly: true, fileMustExist: true });
   try {
     const raw = db.prepare("select value from meta where key = 'platform_keys'").pluck().get() as string;
-    return JSON.parse(raw) as ReturnType<typeof simulatorKeysOf>;
+    return JSON.parse(new Keyring(keySourceOf({ dataDir })).open(metaPlace('platform_keys'), raw)) as ReturnType<typeof simulatorKeysOf>;
   } finally {
     db.close();
   }
