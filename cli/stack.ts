@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import type { Logger } from 'pino';
+import pino, { type Logger } from 'pino';
 import { ConfigError, type ServerConfig } from '../shared/config.js';
-import type { Clock } from '../shared/time.js';
+import { type Clock, systemClock } from '../shared/time.js';
 import type { ProcessorConnection } from '../server/processor/connection.js';
 import type { AccountPolicy } from '../server/processor/port.js';
 import type { ProcessorEventHandler } from '../server/processor/events-route.js';
@@ -9,6 +9,7 @@ import { startServer, type RunningServer } from '../server/main.js';
 import type { RunningSimulator, SimulatorOptions } from '../simulator/index.js';
 import { Keyring } from '../shared/crypto/keyring.js';
 import { keySourceOf } from '../shared/crypto/key-source.js';
+import { openStoreWithKeys } from '../server/db/encryption.js';
 
 /**
  * Composes what `pos server` runs: the API server and, on the default processor, the simulator it
@@ -70,30 +71,40 @@ export function simulatorConnection(simulator: RunningSimulator, rateLimits = tr
 export async function startStack(config: ServerConfig, options: StackOptions = {}): Promise<Stack> {
   let simulator: RunningSimulator | undefined;
   let connection: ProcessorConnection;
-  // One keyring for both: a key the server learns (a rotation) is the simulator's too.
+  const logger = options.logger ?? pino({ level: config.logLevel });
+  // The database's main key decides first (and a new data dir's key file is made by it); one
+  // keyring for both, so a key the server learns in a rotation is the simulator's too.
   const keyring = new Keyring(keySourceOf(config));
-  if (config.processor === 'simulator') {
-    const { startSimulator } = await import('../simulator/index.js');
-    const rateLimits = options.simulator?.rateLimits ?? config.simulatorRateLimits;
-    simulator = await startSimulator({ dataDir: join(config.dataDir, 'simulator'), ...options.simulator, rateLimits, keyring });
-    connection = simulatorConnection(simulator, rateLimits, {
-      type: config.accountType,
-      prefill: { test: true, live: config.simulateLive && config.simulatedLiveAccounts === 'ready' },
-    });
-  } else {
-    connection = stripeConnection(config);
+  const opened = await openStoreWithKeys(config, keyring, { now: (options.clock ?? systemClock).now(), logger });
+  try {
+    if (config.processor === 'simulator') {
+      const { startSimulator } = await import('../simulator/index.js');
+      const rateLimits = options.simulator?.rateLimits ?? config.simulatorRateLimits;
+      simulator = await startSimulator({ dataDir: join(config.dataDir, 'simulator'), ...options.simulator, rateLimits, keyring });
+      connection = simulatorConnection(simulator, rateLimits, {
+        type: config.accountType,
+        prefill: { test: true, live: config.simulateLive && config.simulatedLiveAccounts === 'ready' },
+      });
+    } else {
+      connection = stripeConnection(config);
+    }
+  } catch (err) {
+    await opened.store.close();
+    throw err;
   }
   let server: RunningServer;
   try {
     server = await startServer(config, {
       processor: connection,
-      keyring,
-      ...(options.logger ? { logger: options.logger } : {}),
+      opened,
+      logger,
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.processorEventHandlers ? { processorEventHandlers: options.processorEventHandlers } : {}),
     });
   } catch (err) {
     await simulator?.close();
+    // The server closes the store it was given once it started; before that it is the stack's.
+    await opened.store.close().catch(() => undefined);
     throw err;
   }
   return {

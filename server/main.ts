@@ -5,7 +5,7 @@ import type { ServerConfig } from '../shared/config.js';
 import { type Clock, systemClock } from '../shared/time.js';
 import { createApp } from './app.js';
 import { liveMoneyOf } from './http/live-money.js';
-import { openStore, type Store } from './db/store.js';
+import type { Store } from './db/store.js';
 import type { ProcessorConnection } from './processor/connection.js';
 import type { ProcessorEventHandler } from './processor/events-route.js';
 import { StripeProcessor } from './processor/stripe.js';
@@ -19,7 +19,7 @@ import { attachAgentUpstream, type AgentUpstream } from './routes/agent-upstream
 import { authenticateKey } from './accounts/api-keys.js';
 import { Keyring } from '../shared/crypto/keyring.js';
 import { keySourceOf } from '../shared/crypto/key-source.js';
-import { openStoreKeyring, type StoreKeyring } from './db/encryption.js';
+import { openStoreWithKeys, type StoreKeyring } from './db/encryption.js';
 import { sealLegacyValues } from './db/reseal.js';
 
 /**
@@ -53,23 +53,18 @@ export interface StartOptions {
   clock?: Clock;
   logger?: Logger;
   processorEventHandlers?: readonly ProcessorEventHandler[];
-  /** The main keys, when the caller shares them (with the embedded simulator); else read from the configuration's key source. */
-  keyring?: Keyring;
+  /**
+   * The store, already opened with its keyring checked (`openStoreWithKeys`): the stack opens it
+   * before the embedded simulator, so the database's key decides. The server closes it.
+   */
+  opened?: { store: Store; cipher: StoreKeyring };
 }
 
 export async function startServer(config: ServerConfig, options: StartOptions): Promise<RunningServer> {
   const logger = options.logger ?? pino({ level: config.logLevel });
   const clock = options.clock ?? systemClock;
-  const keyring = options.keyring ?? new Keyring(keySourceOf(config));
-  const store = await openStore(config);
-  let cipher: StoreKeyring;
-  try {
-    // The right main key or no start at all: a wrong or missing one is a ConfigError naming it.
-    cipher = await openStoreKeyring(store, keyring, { now: clock.now(), logger });
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
+  // The right main key or no start at all: a wrong or missing one is a ConfigError naming it.
+  const { store, cipher } = options.opened ?? (await openStoreWithKeys(config, new Keyring(keySourceOf(config)), { now: clock.now(), logger }));
   const processor = new StripeProcessor({ timeoutMs: config.processorTimeoutMs, ...options.processor }, store, clock, cipher);
   // Page and receipt URLs default to the address the server is about to listen on; no request arrives before it does.
   let url = '';

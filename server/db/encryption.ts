@@ -3,7 +3,7 @@ import { ConfigError } from '../../shared/config.js';
 import { describeKeySource, makeDefaultKeyFile } from '../../shared/crypto/key-source.js';
 import type { Keyring } from '../../shared/crypto/keyring.js';
 import { notifyOnCommit } from './notify.js';
-import type { Executor, Store, Trx } from './store.js';
+import { type Executor, openStore, type Store, type StoreOptions, type Trx } from './store.js';
 
 /**
  * Encryption at rest of the store (docs/keys.md). What an attacker holding a copy of the database
@@ -242,4 +242,15 @@ async function makeKeyFile(store: Store, keyring: Keyring, logger: Logger | unde
   }
   // Made here or by another process starting at the same moment: read it.
   keyring.reload();
+}
+
+/** The store the configuration names, opened with its keyring checked: either both, or a ConfigError and nothing left open. */
+export async function openStoreWithKeys(config: StoreOptions, keyring: Keyring, options: OpenKeyringOptions): Promise<{ store: Store; cipher: StoreKeyring }> {
+  const store = await openStore(config);
+  try {
+    return { store, cipher: await openStoreKeyring(store, keyring, options) };
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
 }

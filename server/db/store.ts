@@ -58,8 +58,15 @@ export async function ping(db: Db): Promise<void> {
   await sql`select 1`.execute(db);
 }
 
+export interface StoreOptions {
+  dataDir: string;
+  databaseUrl?: string | undefined;
+  databaseSchema?: string | undefined;
+  checkUnits?: boolean;
+}
+
 /** The store the configuration asks for: PostgreSQL when a database URL is set, else SQLite in the data dir. */
-export async function openStore(config: { dataDir: string; databaseUrl?: string | undefined; databaseSchema?: string | undefined; checkUnits?: boolean }): Promise<Store> {
+export async function openStore(config: StoreOptions): Promise<Store> {
   if (config.databaseUrl) {
     const { openPostgresStore } = await import('./postgres.js');
     return openPostgresStore(config.databaseUrl, config.databaseSchema ? { schema: config.databaseSchema } : {});
