@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { loadCliSettings, type CliSettings } from '../shared/config.js';
 import { PosClient } from './api.js';
-import { createOutput, type Output } from './output.js';
-import { noKeyMessage, ProfileStore, resolveTarget, warnOnStderr } from './profiles.js';
+import { noKeyMessage, ProfileStore, resolveTarget } from './profiles.js';
+import { createOutput, type Output, warnOnStderr } from './output.js';
 
 /** What every action receives as `ctx`: the API client, where to print, and the resolved configuration. */
 export interface CliContext {

@@ -1,6 +1,7 @@
 import { loadCliSettings } from '../shared/config.js';
 import { usageError } from './errors.js';
-import { noKeyMessage, ProfileStore, resolveTarget, warnOnStderr } from './profiles.js';
+import { noKeyMessage, ProfileStore, resolveTarget } from './profiles.js';
+import { warnOnStderr } from './output.js';
 
 /**
  * For commands that take `--server`/`--api-key` flags and build their own client (listen, events,

@@ -30,9 +30,6 @@ export function isProfileKey(key: string): key is ProfileKey {
   return (PROFILE_KEYS as readonly string[]).includes(key);
 }
 
-/** How the CLI reports a loose profile file or directory: one line on stderr, beside its errors. */
-export const warnOnStderr: LooseFileReport = (found) => void process.stderr.write(`pos: warning: ${found.message}\n`);
-
 export function configFilePath(configDir: string): string {
   return join(configDir, 'config.json');
 }
