@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { ConfigError, type ServerConfig } from '../shared/config.js';
-import { warnLooseFiles } from '../shared/files.js';
+import { privateDir, warnLooseFiles } from '../shared/files.js';
 import type { Clock } from '../shared/time.js';
 import type { ProcessorConnection } from '../server/processor/connection.js';
 import type { AccountPolicy } from '../server/processor/port.js';
@@ -74,6 +74,8 @@ export async function startStack(config: ServerConfig, options: StackOptions = {
   if (config.processor === 'simulator') {
     const { startSimulator } = await import('../simulator/index.js');
     const rateLimits = options.simulator?.rateLimits ?? config.simulatorRateLimits;
+    // The data dir holds the simulator's store whichever database holds the ledger.
+    privateDir(config.dataDir, warnLooseFiles(logger));
     simulator = await startSimulator({ dataDir: join(config.dataDir, 'simulator'), onLooseFile: warnLooseFiles(logger), ...options.simulator, rateLimits });
     connection = simulatorConnection(simulator, rateLimits, {
       type: config.accountType,
