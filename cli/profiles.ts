@@ -38,7 +38,6 @@ export class ProfileStore {
   private constructor(
     readonly path: string,
     private readonly db: Low<ConfigFile>,
-    private readonly onLooseFile: LooseFileReport | undefined,
   ) {}
 
   /**
@@ -55,7 +54,7 @@ export class ProfileStore {
     await db.read();
     db.data.profiles ??= {};
     db.data.current_profile ??= DEFAULT_PROFILE;
-    return new ProfileStore(path, db, onLooseFile);
+    return new ProfileStore(path, db);
   }
 
   get currentName(): string {
@@ -94,6 +93,7 @@ export class ProfileStore {
   }
 
   private async write(): Promise<void> {
+    // Checked when opened; here only made when missing.
     createPrivateDir(join(this.path, '..'));
     await this.db.write();
   }
