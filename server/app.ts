@@ -2,7 +2,7 @@ import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/time.js';
 import { ping, type Store } from './db/store.js';
-import { apiEntry, errorHandler, gate, notFoundHandler, requestContext, timeResponses } from './http/middleware.js';
+import { apiEntry, errorHandler, gate, hideCustomerData, notFoundHandler, requestContext, timeResponses } from './http/middleware.js';
 import { routeScopes } from './http/route-scopes.js';
 import { apiKeyDocs, apiKeysRouter } from './routes/api-keys.js';
 import { liveMoneyGate, liveMoneyOf } from './http/live-money.js';
@@ -91,6 +91,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('query parser', 'extended');
   app.set('trust proxy', config.trustProxy ?? false);
   timeResponses(app);
+  hideCustomerData(app);
 
   app.use(requestContext(logger));
   // Processor events are authenticated by their signature, not an API key, and are not rate
@@ -129,7 +130,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use('/checkout/sessions', checkoutSessionsRouter(services.checkout));
   v1.use('/payment-links', paymentLinksRouter(services.paymentLinks));
   v1.use('/webhook-endpoints', webhookEndpointsRouter(services.webhookEndpoints));
-  v1.use('/events', eventsRouter(services.events, services.eventStreams));
+  v1.use('/events', eventsRouter(services.events, services.eventStreams, services.keyWatch));
   app.use('/v1', v1);
 
   app.get('/healthz', async (_req, res) => {

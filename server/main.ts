@@ -125,6 +125,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
       // Event streams never go idle by themselves: end them so the drain is not held up.
       services.eventStreams.closeAll();
       await agentUpstream.close();
+      services.keyWatch.stop();
       await services.presenceExpiry.stop();
       await services.readerReconciler.stop();
       // close() only drops connections idle at that moment; a keep-alive connection whose

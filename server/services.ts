@@ -23,6 +23,7 @@ import { DEFAULT_KEY_TTL_MS, IdempotencyService } from './idempotency/keys.js';
 import type { Leases } from './db/leases.js';
 import { MerchantService } from './accounts/merchants.js';
 import { ApiKeyService } from './accounts/restricted-keys.js';
+import { KeyWatch } from './accounts/key-watch.js';
 import { OnboardingService } from './accounts/onboarding.js';
 import { accountEventHandler } from './accounts/processor-events.js';
 import { PaymentLinkService } from './checkout/payment-links.js';
@@ -41,6 +42,8 @@ export interface Services {
   onboarding: OnboardingService;
   /** The merchant's own keys: restricted keys made, listed, rolled and revoked through the API. */
   apiKeys: ApiKeyService;
+  /** Ends event streams and agent sockets when the key they opened with is revoked or expires. */
+  keyWatch: KeyWatch;
   idempotency: IdempotencyService;
   transactions: TransactionService;
   refunds: RefundService;
@@ -120,6 +123,7 @@ export function buildServices(deps: ServiceDeps): Services {
     merchants: new MerchantService(store, processor, onboarding),
     onboarding,
     apiKeys: new ApiKeyService(store, clock),
+    keyWatch: new KeyWatch(store, clock, logger),
     idempotency,
     transactions,
     refunds,

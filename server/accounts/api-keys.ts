@@ -2,7 +2,8 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { randomBase62 } from '../../shared/ids.js';
 import type { Mode } from '../db/schema.js';
 import { Prepared } from '../db/prepared.js';
-import type { Executor, Store } from '../db/store.js';
+import { notifyOnCommit } from '../db/notify.js';
+import type { Executor, Store, Trx } from '../db/store.js';
 
 export type KeyKind = 'secret' | 'publishable' | 'restricted';
 
@@ -166,10 +167,11 @@ export interface RolledKey extends IssuedKey {
 
 /**
  * Issues a new secret key for each mode and gives the current ones `graceMs` more life. Keys that
- * already had an earlier expiry keep it: a roll never extends an old key.
+ * already had an earlier expiry keep it: a roll never extends an old key. Its commit tells every
+ * instance's key watch, which ends the old keys' streams and agent sockets when their grace is over.
  */
 export async function rollSecretKeys(
-  trx: Executor,
+  trx: Trx,
   merchantId: string,
   modes: readonly Mode[],
   graceMs: number,
@@ -187,6 +189,7 @@ export async function rollSecretKeys(
       .where('mode', '=', mode)
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', expiresAt)]))
       .execute();
+    notifyOnCommit(trx, { topic: 'keys', merchantId, mode });
     const issued = await issueKey(trx, merchantId, 'secret', mode, now);
     rolled.push({ ...issued, previousExpiresAt: expiresAt });
   }

@@ -29,7 +29,9 @@ export type Notice =
   /** Some reader's reconciliation deadline appeared or moved earlier (server/terminal/reader-reconciler.ts). */
   | { topic: 'reader_checks' }
   /** Webhook deliveries became due outside the worker's own schedule: a resend, an endpoint enabled again, a retry set by another instance (server/webhooks/worker.ts). */
-  | { topic: 'webhook_deliveries' };
+  | { topic: 'webhook_deliveries' }
+  /** A key of the merchant in that mode was revoked or rolled, so it stops working now or sooner (server/accounts/key-watch.ts). */
+  | { topic: 'keys'; merchantId: string; mode: Mode };
 
 /** Topics whose notices name a merchant and mode: a listener may follow one merchant's, or all of them (`subscribeTopic`). */
 export type ScopedTopic = 'events' | 'readers';
@@ -40,6 +42,7 @@ export function noticeKey(notice: Notice): string {
     case 'events':
     case 'readers':
     case 'locations':
+    case 'keys':
       return `${notice.topic}:${notice.mode}:${notice.merchantId}`;
     default:
       return notice.topic;

@@ -5,7 +5,8 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { AgentUpMessageSchema, UPSTREAM_PATH, type AgentUpMessage, type ServerDownMessage, type UpstreamDevice } from '../../shared/agent-upstream.js';
 import type { Clock } from '../../shared/time.js';
 import { ApiError, missingScope } from '../errors.js';
-import type { KeyAuthenticator } from '../accounts/api-keys.js';
+import type { KeyAuthenticator, Principal } from '../accounts/api-keys.js';
+import { shownTo } from '../accounts/visibility.js';
 import { missingPermission } from '../accounts/permissions.js';
 import { AGENT_CONNECT_SCOPE } from './agent.js';
 import type { Services } from '../services.js';
@@ -32,18 +33,18 @@ const SILENT_HEARTBEATS = 3;
 const MAX_INVALID_MESSAGES = 20;
 
 /**
- * A connected agent's key is looked up again on a heartbeat at most this often, so a revoked or
- * expired key also ends connections made before (on any instance) within half a minute, for one
- * indexed read per agent per 30 s.
+ * The close code when the key the agent connected with stops working (revoked, or rolled and its
+ * grace over): 4401, HTTP's 401 in the application range, so the agent can tell it from a restart.
  */
-const KEY_RECHECK_MS = 30_000;
+export const KEY_ENDED_CLOSE_CODE = 4401;
 
 interface Connection {
   ws: WebSocket;
   scope: Scope;
-  /** The key it connected with, and when it was last found still valid. */
-  key: string;
-  keyCheckedAt: number;
+  /** The key it connected with: pushes show what that key may read. */
+  principal: Principal;
+  /** Stops watching the key (server/accounts/key-watch.ts), which closes the socket when the key stops working. */
+  releaseKey: () => void;
   agentId?: string;
   heartbeatMs: number;
   /** Stops following the merchant's payment events (set once the agent said hello). */
@@ -105,7 +106,7 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       if (principal.kind === 'publishable') return rejectUpgrade(socket, new ApiError(403, 'permission_error', 'The agent needs a secret key (sk_…) or a restricted key (rk_…)', { code: 'secret_key_required' }));
       const missing = principal.kind === 'restricted' ? missingPermission(principal.permissions, AGENT_CONNECT_SCOPE) : undefined;
       if (missing) return rejectUpgrade(socket, missingScope(missing));
-      wss.handleUpgrade(req, socket, head, (ws) => accept(ws, { merchantId: principal.merchantId, mode: principal.mode }, key ?? ''));
+      wss.handleUpgrade(req, socket, head, (ws) => accept(ws, principal));
     })().catch((err: unknown) => {
       logger.error({ err }, 'agent upgrade failed');
       socket.destroy();
@@ -121,9 +122,14 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     send(conn, { type: 'error', error: { type, message, ...(code ? { code } : {}) } });
   }
 
-  function accept(ws: WebSocket, scope: Scope, key: string): void {
-    const conn: Connection = { ws, scope, key, keyCheckedAt: clock.now(), heartbeatMs: 5_000, lastHeard: clock.now(), invalid: 0, devices: [] };
+  function accept(ws: WebSocket, principal: Principal): void {
+    const scope: Scope = { merchantId: principal.merchantId, mode: principal.mode };
+    const conn: Connection = { ws, scope, principal, releaseKey: () => undefined, heartbeatMs: 5_000, lastHeard: clock.now(), invalid: 0, devices: [] };
     connections.add(conn);
+    conn.releaseKey = services.keyWatch.hold(principal, (why) => {
+      logger.info({ agent_id: conn.agentId, why }, 'agent key revoked or expired: disconnecting');
+      ws.close(KEY_ENDED_CLOSE_CODE, why === 'revoked' ? 'API key revoked' : 'API key expired');
+    });
     const helloTimer = setTimeout(() => {
       if (!conn.agentId) ws.close(1008, 'hello expected');
     }, HELLO_TIMEOUT_MS);
@@ -138,6 +144,7 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     });
     ws.on('close', () => {
       clearTimeout(helloTimer);
+      conn.releaseKey();
       conn.stopPush?.();
       conn.stopReaders?.();
       conn.stopLocations?.();
@@ -205,7 +212,7 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
         conn.scope,
         cursor,
         (events) => {
-          for (const event of events) send(conn, { type: 'transaction', seq: event.seq, event: event.type, transaction: event.data });
+          for (const event of events) send(conn, { type: 'transaction', seq: event.seq, event: event.type, transaction: shownTo(conn.principal, event.data) });
         },
         (err) => logger.warn({ err, agent_id: conn.agentId }, 'pushing transaction events failed; trying again shortly'),
       );
@@ -218,11 +225,6 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     }
     switch (message.type) {
       case 'heartbeat': {
-        if (!(await keyStillValid(conn))) {
-          logger.info({ agent_id: agentId }, 'agent key revoked or expired: disconnecting');
-          conn.ws.close(1008, 'API key revoked or expired');
-          return;
-        }
         const view = await services.agents.heartbeat(conn.scope, agentId, conn.heartbeatMs, message.readers);
         await services.devices.renew(conn.scope, agentId, services.agents.ttlFor(conn.heartbeatMs), conn.devices);
         send(conn, { type: 'presence', readers: view.readers, unknown: view.unknown });
@@ -244,15 +246,6 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
         conn.ws.close(1000, 'goodbye');
         return;
     }
-  }
-
-  async function keyStillValid(conn: Connection): Promise<boolean> {
-    const now = clock.now();
-    if (now - conn.keyCheckedAt < KEY_RECHECK_MS) return true;
-    const principal = await keys.authenticate(conn.key, now);
-    if (!principal) return false;
-    conn.keyCheckedAt = now;
-    return true;
   }
 
   const silenceTimer = setInterval(() => {

@@ -5,7 +5,7 @@ import type { Store } from '../db/store.js';
 import { conflict, notFound } from '../errors.js';
 import type { EventDetail, WebhookDelivery, WebhookEvent } from '../schemas/webhooks.js';
 import { readCount } from '../db/counters.js';
-import { offsetPage, type Page, type PageRequest, seqPage } from '../pagination.js';
+import { offsetPage, type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
 import type { Scope } from '../accounts/scope.js';
 import { findEndpointRow } from './endpoints.js';
 import { eventMode } from './outbox.js';
@@ -29,23 +29,30 @@ export class EventService {
     private readonly clock: Clock,
   ) {}
 
-  async list(scope: Scope, request: PageRequest, type?: string): Promise<Page<WebhookEvent>> {
+  /**
+   * `visible` is the event types the caller may see (server/accounts/visibility.ts), or `all`. The
+   * filter is in the query, so pages and counts are of visible events only.
+   */
+  async list(scope: Scope, request: PageRequest, type?: string, visible: readonly string[] | 'all' = 'all'): Promise<Page<WebhookEvent>> {
     const db = this.store.db;
-    if (type === undefined) return seqPage(db, 'events', scope, request, presentEvent);
-    const base = db.selectFrom('events').where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).where('type', '=', type);
+    if (type === undefined && visible === 'all') return seqPage(db, 'events', scope, request, presentEvent);
+    const types = type === undefined ? visible : visible === 'all' || visible.includes(type) ? [type] : [];
+    if (types === 'all' || types.length === 0) return toPage([], 0, request);
+    const base = db.selectFrom('events').where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).where('type', 'in', types);
     return offsetPage(base, (q) => q.select(['id', 'type', 'created_at', 'data']).orderBy('seq', 'desc'), request, presentEvent);
   }
 
-  async #row(scope: Scope, id: string): Promise<EventsTable> {
+  async #row(scope: Scope, id: string, visible: readonly string[] | 'all' = 'all'): Promise<EventsTable> {
     const row = EVENT_ID.test(id)
       ? await this.store.db.selectFrom('events').selectAll().where('id', '=', id).where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).executeTakeFirst()
       : undefined;
-    if (!row) throw notFound('id', 'event');
+    // An event the caller may not see is as unknown as one that does not exist.
+    if (!row || (visible !== 'all' && !visible.includes(row.type))) throw notFound('id', 'event');
     return row;
   }
 
-  async get(scope: Scope, id: string): Promise<EventDetail> {
-    const row = await this.#row(scope, id);
+  async get(scope: Scope, id: string, visible: readonly string[] | 'all' = 'all'): Promise<EventDetail> {
+    const row = await this.#row(scope, id, visible);
     const deliveries = await this.store.db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
@@ -115,32 +122,33 @@ export class EventService {
     return row ? row.seq : undefined;
   }
 
-  async after(scope: Scope, seq: number, limit: number): Promise<(WebhookEvent & { seq: number })[]> {
-    const rows = await this.store.db
+  async after(scope: Scope, seq: number, limit: number, visible: readonly string[] | 'all' = 'all'): Promise<(WebhookEvent & { seq: number })[]> {
+    if (visible !== 'all' && visible.length === 0) return [];
+    let query = this.store.db
       .selectFrom('events')
       .select(['id', 'type', 'created_at', 'data', 'seq'])
       .where('merchant_id', '=', scope.merchantId)
       .where('mode', '=', scope.mode)
-      .where('seq', '>', seq)
-      .orderBy('seq')
-      .limit(limit)
-      .execute();
+      .where('seq', '>', seq);
+    if (visible !== 'all') query = query.where('type', 'in', visible);
+    const rows = await query.orderBy('seq').limit(limit).execute();
     return rows.map((r) => ({ ...presentEvent(r), seq: r.seq }));
   }
 
   /**
    * Follows the scope's events after `seq` (an event stream): `deliver` gets them in order, in
    * batches, now and after each commit that wrote more; nothing is read while nothing is written.
-   * `failed` hears of a read that failed (the read is retried unless the caller stops). Returns stop.
+   * `failed` hears of a read that failed (the read is retried unless the caller stops). Only events
+   * of the `visible` types are read. Returns stop.
    */
-  follow(scope: Scope, seq: number, deliver: (events: WebhookEvent[]) => void, failed: (error: unknown) => void): () => void {
+  follow(scope: Scope, seq: number, deliver: (events: WebhookEvent[]) => void, failed: (error: unknown) => void, visible: readonly string[] | 'all' = 'all'): () => void {
     let cursor = seq;
     const notice = { topic: 'events', merchantId: scope.merchantId, mode: scope.mode } as const;
     return followNotices(
       this.store.notifications,
       notice,
       async () => {
-        const batch = await this.after(scope, cursor, STREAM_BATCH);
+        const batch = await this.after(scope, cursor, STREAM_BATCH, visible);
         if (batch.length === 0) return false;
         cursor = batch[batch.length - 1]!.seq;
         deliver(batch.map(({ seq: _seq, ...event }) => event));
