@@ -1,9 +1,10 @@
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { KEY_ENDED_CLOSE_CODE } from '../server/routes/agent-upstream.js';
 import { client, type Json } from './helpers/api.js';
 import { schemaFor, TEST_DATABASE_URL } from './helpers/db.js';
-import { runPos, startTestServer, type TestServer } from './helpers/server.js';
+import { POS_BIN, runPos, startTestServer, THROWAWAY_CONFIG_DIR, type TestServer } from './helpers/server.js';
 import { connectRawAgent, openRawStream, type RawAgent, type RawStream } from './helpers/sse.js';
 import { eventually } from './helpers/tmp.js';
 
@@ -173,6 +174,26 @@ function promises(holder: () => TestServer): void {
 
 describe('on the instance that revokes or rolls the key', () => {
   promises(() => a);
+
+  it('stops `pos listen` with the server’s reason (exit 1) instead of reconnecting with a dead key', async () => {
+    const m = await a.merchant('Listening');
+    const owner = client(a.url, m.keys.sk_test);
+    const key = await restrictedKey(owner);
+    const listen = spawn(process.execPath, [POS_BIN, 'listen', '--server', a.url], { env: { ...process.env, NO_COLOR: '1', POS_CONFIG_DIR: THROWAWAY_CONFIG_DIR, POS_API_KEY: key.secret } });
+    let stderr = '';
+    listen.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const exited = new Promise<number | null>((resolve) => listen.once('exit', resolve));
+    try {
+      await eventually(() => (stderr.includes('Ready!') ? true : undefined), 10_000);
+      expect((await owner.post(`/v1/api-keys/${key.id}/revoke`)).status).toBe(200);
+      const status = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('still running'), BOUND_MS))]);
+      expect(status).toBe(1);
+      expect(stderr).toContain('revoked');
+      expect(stderr).not.toContain('reconnecting');
+    } finally {
+      listen.kill('SIGKILL');
+    }
+  });
 });
 
 /**
