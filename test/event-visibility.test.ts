@@ -6,6 +6,7 @@ import { routeDocs } from '../server/app.js';
 import { routeScopes } from '../server/http/route-scopes.js';
 import { EVENT_TYPES, recordEvent, type EventType } from '../server/webhooks/outbox.js';
 import { client, type Json } from './helpers/api.js';
+import { pos } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { connectRawAgent, openRawStream, type RawStream } from './helpers/sse.js';
 import { eventually } from './helpers/tmp.js';
@@ -174,14 +175,18 @@ describe('every key × every event type', () => {
     }
   });
 
-  it('filters by type within what the key sees', async () => {
+  it('filters by a type the key sees, and refuses one it does not with 403 naming the permission', async () => {
     for (const viewer of viewers) {
       for (const type of EVENT_TYPES) {
-        const res = await client(t.url, viewer.key).get<PageBody>(`/v1/events?type=${type}`);
-        expect(res.status).toBe(200);
-        const count = everything.filter((e) => e.type === type).length;
-        expect(res.body.totalCount, `${viewer.name} ${type}`).toBe(sees(viewer, type) ? count : 0);
-        expect(res.body.data.every((e) => e.type === type)).toBe(true);
+        const res = await client(t.url, viewer.key).get<PageBody & { error: Json }>(`/v1/events?type=${type}`);
+        if (sees(viewer, type)) {
+          expect(res.status, `${viewer.name} ${type}`).toBe(200);
+          expect(res.body.totalCount, `${viewer.name} ${type}`).toBe(everything.filter((e) => e.type === type).length);
+          expect(res.body.data.every((e) => e.type === type)).toBe(true);
+        } else {
+          expect(res.status, `${viewer.name} ${type}`).toBe(403);
+          expect(res.body.error).toMatchObject({ type: 'permission_error', code: 'missing_scope', required_scope: scopeOf('GET', READ_ROUTE[familyOf(type)]!) });
+        }
       }
     }
   });
@@ -275,5 +280,18 @@ describe('customers’ fields in other objects', () => {
     expect(made.body.data.customer_email).toBeNull();
     expect((await client(t.url, counter).get<{ data: Json }>(`/v1/payment-links/${made.body.data.id}`)).body.data.customer_email).toBeNull();
     expect((await client(t.url, m.keys.sk_test).get<{ data: Json }>(`/v1/payment-links/${made.body.data.id}`)).body.data.customer_email).toBe('gift@example.com');
+  });
+});
+
+describe('the counter’s close-out', () => {
+  it('says the shop’s disputes and payouts are not shown to a counter key, rather than counting none', async () => {
+    const counter = viewers.find((v) => v.name === 'counter')!.key;
+    const env = { POS_SERVER_URL: t.url, POS_API_KEY: counter };
+    const words = await pos(['report', 'day'], env);
+    expect(words.status, words.stderr).toBe(0);
+    expect(words.stdout).toContain('Disputes: not shown to this key (it lacks disputes:read)');
+    expect(words.stdout).toContain('Payouts: not shown to this key (it lacks payouts:read)');
+    const owner = await pos(['report', 'day'], { ...env, POS_API_KEY: m.keys.sk_test });
+    expect(owner.stdout).toMatch(/Disputes: \d+ opened/);
   });
 });

@@ -54,6 +54,17 @@ export function visibleEventTypes(reader: Reader): readonly EventType[] | 'all' 
 }
 
 /**
+ * The permission the key lacks to see events of `type`, when it is a type of the catalogue it may
+ * not see: asking the list for exactly that type is then a 403 naming it, as the object's own
+ * route would answer, rather than an empty page that reads as "none happened".
+ */
+export function missingEventPermission(reader: Reader, type: string): Permission | undefined {
+  if (readsAllEvents(reader) || !(EVENT_TYPES as readonly string[]).includes(type)) return undefined;
+  const needed = eventReadPermission(type as EventType);
+  return grants(reader.permissions, needed) ? undefined : needed;
+}
+
+/**
  * Whether the key reads customers' personal data: the customer objects themselves and the payer's
  * contact details other objects carry (below). `customers:read` does; so do the keys that read
  * every event (`customer.*` events carry it all).

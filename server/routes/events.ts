@@ -9,8 +9,8 @@ import { pageRequest } from '../pagination.js';
 import { filterMatches } from '../webhooks/endpoints.js';
 import type { EventService, EventStreams } from '../webhooks/events.js';
 import type { KeyEnd, KeyWatch } from '../accounts/key-watch.js';
-import { shownTo, visibleEventTypes } from '../accounts/visibility.js';
-import { unauthenticated } from '../errors.js';
+import { missingEventPermission, shownTo, visibleEventTypes } from '../accounts/visibility.js';
+import { missingScope, unauthenticated } from '../errors.js';
 
 const IdParams = z.object({ id: z.string().openapi({ description: 'evt_ id' }) });
 
@@ -49,10 +49,14 @@ const KEY_ENDED: Record<KeyEnd, string> = {
 export function eventsRouter(events: EventService, streams: EventStreams, keyWatch: KeyWatch): Router {
   const router = Router();
   // A restricted key sees only events about objects it may read (server/accounts/visibility.ts);
-  // fields of customers inside the events it does see are nulled by the answer layer.
+  // fields of customers inside the events it does see are nulled by the answer layer. Asking for
+  // exactly a type it may not see is the 403 the object's own route would give.
   router.get('/', async (req, res) => {
     const query = parseInput(EventListQuerySchema, req.query);
-    res.json(await events.list(scopeOf(req), pageRequest(query), query.type, visibleEventTypes(principalOf(req))));
+    const principal = principalOf(req);
+    const missing = query.type === undefined ? undefined : missingEventPermission(principal, query.type);
+    if (missing) throw missingScope(missing);
+    res.json(await events.list(scopeOf(req), pageRequest(query), query.type, visibleEventTypes(principal)));
   });
 
   router.get('/stream', async (req, res) => {
