@@ -13,14 +13,6 @@ export interface HeldKey {
   mode: Mode;
 }
 
-/**
- * On SQLite, how often the watch asks whether another process committed (a `pos admin keys roll`
- * on the same file): SQLite's data_version, read in memory, and only while connections are held.
- * It is the bound on ending connections after a roll by another process; a second is prompt and
- * costs nothing measurable.
- */
-const EXTERNAL_CHECK_MS = 1_000;
-
 /** After a failed read of a key's state it is read again this much later: a database that failed once likely fails again at once. */
 const RETRY_MS = 1_000;
 
@@ -45,11 +37,11 @@ interface Watched {
  * (server/db/notify.ts: in process on SQLite, LISTEN/NOTIFY across PostgreSQL instances); each held
  * key of that merchant and mode is then read once (revoked? new `expires_at`?), and a timer ends
  * its connections at a known `expires_at`. A key is read when it is first held, on each such notice,
- * and on SQLite when another process committed (data_version): never per event.
+ * and whenever the store says notices may have been missed (a commit by another SQLite process, a
+ * PostgreSQL listener reconnected): never per event.
  */
 export class KeyWatch {
   readonly #keys = new Map<string, Watched>();
-  #external: NodeJS.Timeout | undefined;
   #stopped = false;
 
   constructor(
@@ -73,7 +65,6 @@ export class KeyWatch {
       created.unsubscribe = this.store.notifications.subscribe({ topic: 'keys', merchantId: key.merchantId, mode: key.mode }, () => void this.#read(created));
       // The connection authenticated a moment ago, but a revoke may have committed since.
       void this.#read(created);
-      this.#watchExternal();
     }
     const entry = (why: KeyEnd) => end(why);
     watched.holders.add(entry);
@@ -157,23 +148,5 @@ export class KeyWatch {
     clearTimeout(watched.timer);
     clearTimeout(watched.retry);
     watched.unsubscribe();
-    if (this.#keys.size === 0) {
-      clearInterval(this.#external);
-      this.#external = undefined;
-    }
-  }
-
-  /** SQLite only: another process's commit (a roll by the admin CLI) sends no notice here, so look. */
-  #watchExternal(): void {
-    const externalChanges = this.store.externalChanges;
-    if (!externalChanges || this.#external) return;
-    let seen = externalChanges();
-    this.#external = setInterval(() => {
-      const now = externalChanges();
-      if (now === seen) return;
-      seen = now;
-      for (const watched of [...this.#keys.values()]) void this.#read(watched);
-    }, EXTERNAL_CHECK_MS);
-    this.#external.unref();
   }
 }

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import {
@@ -137,11 +138,27 @@ const MAX_BATCH_UNITS = 128;
 
 /**
  * How often a process with listeners looks whether another process committed to the file (the
- * admin CLI: it writes no events today, so this is a safety net). Its notices never reach this
- * process, so on such a commit every listener looks again. One pragma read per process: 30 s
- * bounds how late such a change could be seen at no cost worth counting.
+ * admin CLI: `pos admin keys roll`, which must end the old key's streams and agent sockets within
+ * seconds). Its notices never reach this process, so on such a commit every listener looks again.
+ * The look is a stat of the database file and its WAL, which asks the database nothing; only when
+ * they changed is data_version read. So an idle process sends no statement, and a second bounds how
+ * late another process's commit is seen.
  */
-const EXTERNAL_CHECK_MS = 30_000;
+const EXTERNAL_CHECK_MS = 1_000;
+
+/** What a commit by any connection changes: the WAL's (and, after a checkpoint, the database's) size and mtime. */
+function fileStamp(file: string): string {
+  return [file, `${file}-wal`]
+    .map((path) => {
+      try {
+        const s = statSync(path, { bigint: true });
+        return `${s.ino}:${s.size}:${s.mtimeNs}`;
+      } catch {
+        return '-';
+      }
+    })
+    .join('|');
+}
 
 /** Savepoint name for the unit running now; units run one at a time, so one name suffices. */
 const UNIT_SAVEPOINT = 'unit' as const;
@@ -315,7 +332,8 @@ class GroupCommitter {
 /** Opens (creating if needed) the embedded SQLite store under the data dir and migrates it. */
 export async function openSqliteStore(dataDir: string, options: SqliteStoreOptions = {}): Promise<Store> {
   privateDir(dataDir, options.onLooseFile);
-  const raw = openSqliteDatabase(sqlitePath(dataDir), options.onLooseFile);
+  const file = sqlitePath(dataDir);
+  const raw = openSqliteDatabase(file, options.onLooseFile);
   let sent = 0;
   const statements = cachingDatabase(raw, () => void sent++);
   const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect(statements) });
@@ -338,7 +356,11 @@ export async function openSqliteStore(dataDir: string, options: SqliteStoreOptio
   let externalCheck: NodeJS.Timeout | undefined;
   const listeners = new LocalListeners(() => {
     let seen = externalChanges();
+    let stamp = fileStamp(file);
     externalCheck = setInterval(() => {
+      const files = fileStamp(file);
+      if (files === stamp) return;
+      stamp = files;
       const now = externalChanges();
       if (now !== seen) listeners.deliverAll();
       seen = now;
