@@ -67,7 +67,8 @@ export type Take = 'accepted' | 'refused' | 'exhausted';
 /**
  * A token bucket that keeps count of refusals: a message takes a token; with none left it is
  * refused and the bucket goes into debt, so a sender that keeps going gets no token back until it
- * has paid for what was refused. `exhausted` once the debt passes `maxDebt`.
+ * has paid for what was refused. `exhausted` once the debt would pass `maxDebt` (with `maxDebt` 0,
+ * every refusal, and refusals cost nothing).
  */
 export class TokenBucket {
   #tokens: number;
@@ -85,9 +86,9 @@ export class TokenBucket {
 
   take(now: number): Take {
     this.#refill(now);
+    if (this.#tokens - 1 < -this.maxDebt) return 'exhausted';
     this.#tokens -= 1;
-    if (this.#tokens >= 0) return 'accepted';
-    return this.#tokens >= -this.maxDebt ? 'refused' : 'exhausted';
+    return this.#tokens >= 0 ? 'accepted' : 'refused';
   }
 
   /** Whether the bucket is back to its full burst (nothing to remember about its sender). */
@@ -132,6 +133,7 @@ export interface InboxFlow {
  */
 export class AgentInbox<T> {
   readonly #waiting: { item: T; bytes: number }[] = [];
+  /** Of the waiting messages and the one being handled. */
   #bytes = 0;
   #running = false;
   #paused = false;
@@ -195,14 +197,15 @@ export class AgentInbox<T> {
       for (;;) {
         const next = this.#waiting.shift();
         if (!next) break;
-        this.#bytes -= next.bytes;
-        if (this.#paused && this.size <= this.bounds.pauseAtMessages / 2 && this.#bytes <= this.bounds.pauseAtBytes / 2) this.#resume();
         try {
           await this.handle(next.item);
         } catch {
           // The handler answers its own failures; one that throws anyway must not stop the queue.
         }
         this.#lastHandledAt = this.now();
+        if (this.#closed) break;
+        this.#bytes -= next.bytes;
+        if (this.#paused && this.#waiting.length <= this.bounds.pauseAtMessages / 2 && this.#bytes <= this.bounds.pauseAtBytes / 2) this.#resume();
         // Better-sqlite3 answers without I/O, so without this a backlog would run in one turn.
         await nextTurn();
       }
