@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RATE_LIMIT_COOL_OFF_MS } from '../../shared/agent-upstream.js';
-import { AgentInbox, KeyGate, MESSAGE_BURST, MAX_REFUSED, MESSAGES_PER_SECOND, TokenBucket, messageBucket, type InboxBounds } from './agent-limits.js';
+import { AgentInbox, KeyGate, Lanes, MESSAGE_BURST, MAX_REFUSED, MESSAGES_PER_SECOND, TokenBucket, messageBucket, type InboxBounds } from './agent-limits.js';
 
 describe('a connection’s message rate', () => {
   it('takes a burst at once, refuses after it, and closes once the refusals pass their bound', () => {
@@ -166,5 +166,37 @@ describe('a key’s connections', () => {
     expect(gate.size).toBe(2);
     gate.sweep(1_000);
     expect(gate.size).toBe(1);
+  });
+});
+
+describe('a merchant’s lane', () => {
+  it('runs one merchant’s work one piece at a time, in order, beside other merchants’ work, and forgets idle lanes', async () => {
+    const lanes = new Lanes();
+    const log: string[] = [];
+    const releases = new Map<string, () => void>();
+    const piece = (lane: string, name: string) =>
+      lanes.run(lane, async () => {
+        log.push(`start ${name}`);
+        await new Promise<void>((r) => releases.set(name, r));
+        log.push(`end ${name}`);
+        return name;
+      });
+    const a1 = piece('a', 'a1');
+    const a2 = piece('a', 'a2');
+    const b1 = piece('b', 'b1');
+    await until(() => log.length === 2);
+    expect(log).toEqual(['start a1', 'start b1']);
+    releases.get('b1')!();
+    expect(await b1).toBe('b1');
+    releases.get('a1')!();
+    await until(() => releases.has('a2'));
+    expect(log).toEqual(['start a1', 'start b1', 'end b1', 'end a1', 'start a2']);
+    releases.get('a2')!();
+    await a1;
+    await a2;
+    // A failure settles its own caller and does not stop the lane.
+    await expect(lanes.run('a', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(await lanes.run('a', async () => 'after')).toBe('after');
+    await until(() => lanes.size === 0);
   });
 });

@@ -221,6 +221,37 @@ export class AgentInbox<T> {
   }
 }
 
+/**
+ * One lane per merchant and mode: the messages of all its agents' connections are handled one at a
+ * time, in the order their connections got to them. A merchant's agents then hold at most one
+ * unit of work in the database at a time, however many connections they open, so a flood by one
+ * merchant adds at most one message's work to anyone else's wait (on SQLite a group commit runs
+ * every unit queued at once, synchronously).
+ */
+export class Lanes {
+  readonly #tails = new Map<string, Promise<void>>();
+
+  run<T>(lane: string, work: () => Promise<T>): Promise<T> {
+    const before = this.#tails.get(lane) ?? Promise.resolve();
+    const result = before.then(work);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#tails.set(lane, tail);
+    // The last one out forgets the lane, so idle merchants cost no memory.
+    void tail.then(() => {
+      if (this.#tails.get(lane) === tail) this.#tails.delete(lane);
+    });
+    return result;
+  }
+
+  /** Lanes with work now (tests). */
+  get size(): number {
+    return this.#tails.size;
+  }
+}
+
 export type Admission = { ok: true } | { ok: false; reason: string; retryAfterSeconds: number };
 
 interface KeyState {

@@ -11,7 +11,7 @@ import { AGENT_CONNECT_SCOPE } from './agent.js';
 import type { Services } from '../services.js';
 import type { Scope } from '../accounts/scope.js';
 import { inputProblem } from '../http/input.js';
-import { AgentInbox, KeyGate, MESSAGE_BURST, MESSAGES_PER_SECOND, messageBucket, type TokenBucket } from '../http/agent-limits.js';
+import { AgentInbox, KeyGate, Lanes, MESSAGE_BURST, MESSAGES_PER_SECOND, messageBucket, type TokenBucket } from '../http/agent-limits.js';
 import { AGENT_LIMIT_REACHED } from '../terminal/agents.js';
 
 /**
@@ -115,6 +115,7 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const connections = new Set<Connection>();
   const gate = new KeyGate();
+  const lanes = new Lanes();
   let closed = false;
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -178,10 +179,11 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       keyId,
       keyCheckedAt: clock.now(),
       bucket: messageBucket(clock.now()),
-      // Messages are handled one at a time, in order: a heartbeat never overtakes the hello.
+      // Messages are handled one at a time, in order: a heartbeat never overtakes the hello. All
+      // the merchant's connections share one lane, so its agents hold one unit of work at a time.
       inbox: new AgentInbox<Received>(
         ({ data, isBinary }) =>
-          handle(conn, data, isBinary).catch((err: unknown) => {
+          lanes.run(`${scope.merchantId}:${scope.mode}`, () => handle(conn, data, isBinary)).catch((err: unknown) => {
             logger.warn({ err, agent_id: conn.agentId }, 'agent message failed');
             sendError(conn, err instanceof ApiError ? err.type : 'api_error', err instanceof ApiError ? err.message : 'The server could not handle this message', err instanceof ApiError ? err.code : undefined);
           }),
