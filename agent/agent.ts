@@ -18,6 +18,7 @@ import { UpstreamLink } from './upstream.js';
 import { CounterDevices } from './devices/counter.js';
 import { DeviceReports } from './devices/upstream-report.js';
 import { ReceiptPolicies } from './receipt-policy.js';
+import { ReportBatch } from './report-batch.js';
 
 export const AGENT_VERSION = '0.1.0';
 
@@ -53,7 +54,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   let local: LocalServer | undefined;
   let link: UpstreamLink | undefined;
 
-  const sendReports = (reports: AgentUpMessage & { type: 'reports' }) => link?.send(reports);
+  const reports = new ReportBatch((message) => link?.send(message));
   const counter = new CounterDevices(config, {
     api,
     state,
@@ -84,7 +85,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       if (!activityChanged) return;
       counter.onReader(view, view.receipt_policy ?? policies.forSale());
       const report = state.enqueue({ reader: ref, activity: reader.activity, transaction_id: reader.transaction_id, failure_code: reader.failure_code, observed_at: ports.clock.now() });
-      sendReports({ type: 'reports', reports: [report] });
+      reports.add(report);
     },
     readers(readers) {
       local?.broadcast('readers', { type: 'readers', readers: readers.map(shown) });
@@ -161,7 +162,8 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         return;
       }
       case 'error':
-        logger.warn({ error: message.error }, 'the server refused a message');
+        // Refused reports stay queued and are sent again after the next welcome.
+        logger.warn({ type: message.error.type, code: message.error.code }, `the server refused a message: ${message.error.message}`);
         return;
     }
   };
@@ -321,6 +323,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         clearInterval(heartbeatTimer);
         clearTimeout(retryTimer);
         deviceReports.stop();
+        reports.flush();
         await link?.stop(true);
         for (const driver of drivers) await driver.stop();
         await counter.stop();

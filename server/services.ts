@@ -16,6 +16,7 @@ import { ReaderResets } from './terminal/reader-reset.js';
 import { AgentService } from './terminal/agents.js';
 import { DeviceService } from './terminal/devices.js';
 import { PresenceExpiry } from './terminal/presence-expiry.js';
+import { ReportRetention } from './terminal/report-retention.js';
 import { ReaderActions } from './terminal/reader-actions.js';
 import { ReaderReconciler } from './terminal/reader-reconciler.js';
 import { CustomerService } from './accounts/customers.js';
@@ -60,6 +61,8 @@ export interface Services {
   devices: DeviceService;
   /** Takes readers and devices offline when their agent-reported presence lapses; started by the server. */
   presenceExpiry: PresenceExpiry;
+  /** Prunes agents' reports past their retention period (server/terminal/agent-limits.ts). */
+  reportRetention: ReportRetention;
   /** Each reader's action, from the processor's events; pushed to agents. */
   readerActions: ReaderActions;
   /** Reads a reader whose in-progress action had no news for too long; started by the server. */
@@ -136,6 +139,7 @@ export function buildServices(deps: ServiceDeps): Services {
     agents,
     devices: new DeviceService(store, clock),
     presenceExpiry: new PresenceExpiry(agents, store.notifications, clock, logger),
+    reportRetention: new ReportRetention(agents, store.notifications, clock, logger),
     readerActions,
     readerReconciler: new ReaderReconciler(readerActions, store.notifications, clock, logger),
     processorEventHandlers: [(event, mode) => readerActions.onEvent(event, mode), paymentEventHandler(transactions, refunds), disputeEventHandler(disputes), payoutEventHandler(payouts), accountEventHandler(onboarding)],

@@ -20,6 +20,25 @@ export const MAX_READERS_PER_HEARTBEAT = 1_000;
 /** Reports replayed in one message after a reconnect; the queue is replayed in batches of this. */
 export const MAX_REPORTS_PER_MESSAGE = 500;
 
+/**
+ * Close codes the server ends an agent's connection with when the agent asked too much of it
+ * (docs/agent-protocol.md, "Limits"). The agent's transport also turns an upgrade refused with HTTP
+ * 429 into `rateLimited` (4000 + status), so both reach the same reaction.
+ */
+export const UPSTREAM_CLOSE = {
+  /** Too many messages on the connection, or more waiting to be handled than the server keeps. */
+  rateLimited: 4429,
+  /** The hello named a new agent id, and the key already has as many agents as it may have. */
+  agentLimit: 4409,
+} as const;
+
+/**
+ * After closing a connection with `rateLimited` the server refuses that key's new connections for
+ * this long, so a reconnect cannot start a fresh burst at once; the agent waits as long before it
+ * tries again. A minute is long against a flood and short against a real shop's outage.
+ */
+export const RATE_LIMIT_COOL_OFF_MS = 60_000;
+
 /** A reader as an agent names it: the processor's tmr_ id, or (serial readers) its serial number. */
 export const ReaderRefSchema = z
   .object({

@@ -360,6 +360,8 @@ export interface AgentsTable {
   /** Highest report sequence stored: replays at or below it are acknowledged and dropped. */
   last_report_seq: number;
   created_at: number;
+  /** The key it last connected with (null: not since keys were counted); it counts against that key's agent limit. */
+  api_key_id: string | null;
 }
 
 export type CounterDeviceKind = 'receipt_printer' | 'customer_display';

@@ -2,7 +2,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { AgentUpMessageSchema, UPSTREAM_PATH, type AgentUpMessage, type ServerDownMessage, type UpstreamDevice } from '../../shared/agent-upstream.js';
+import { AgentUpMessageSchema, UPSTREAM_CLOSE, UPSTREAM_PATH, type AgentUpMessage, type ServerDownMessage, type UpstreamDevice } from '../../shared/agent-upstream.js';
 import type { Clock } from '../../shared/time.js';
 import { ApiError, missingScope } from '../errors.js';
 import type { KeyAuthenticator, Principal } from '../accounts/api-keys.js';
@@ -12,6 +12,8 @@ import { AGENT_CONNECT_SCOPE } from './agent.js';
 import type { Services } from '../services.js';
 import type { Scope } from '../accounts/scope.js';
 import { inputProblem } from '../http/input.js';
+import { AgentInbox, KeyGate, Lanes, MESSAGE_BURST, MESSAGES_PER_SECOND, messageBucket, type TokenBucket } from '../http/agent-limits.js';
+import { AGENT_LIMIT_REACHED } from '../terminal/agents.js';
 
 /**
  * How often connections are checked for silence (in memory, no database). Silence is counted in
@@ -38,6 +40,17 @@ const MAX_INVALID_MESSAGES = 20;
  */
 export const KEY_ENDED_CLOSE_CODE = 4401;
 
+/**
+ * A connection closed for its limits that has not finished the closing handshake this long after is
+ * cut: a peer that floods is not waiting to read our close frame.
+ */
+const LIMIT_CLOSE_GRACE_MS = 2_000;
+
+interface Received {
+  data: RawData;
+  isBinary: boolean;
+}
+
 interface Connection {
   ws: WebSocket;
   scope: Scope;
@@ -45,6 +58,12 @@ interface Connection {
   principal: Principal;
   /** Stops watching the key (server/accounts/key-watch.ts), which closes the socket when the key stops working. */
   releaseKey: () => void;
+  /** Its message rate (server/http/agent-limits.ts). */
+  bucket: TokenBucket;
+  /** Its received messages, handled in order; the silence timer counts from the last one handled. */
+  inbox: AgentInbox<Received>;
+  /** Closed for a limit: what still arrives is dropped. */
+  closing: boolean;
   agentId?: string;
   heartbeatMs: number;
   /** Stops following the merchant's payment events (set once the agent said hello). */
@@ -53,7 +72,6 @@ interface Connection {
   stopReaders?: () => void;
   /** Stops following the merchant's locations and their receipt policies (set once the agent said hello). */
   stopLocations?: () => void;
-  lastHeard: number;
   invalid: number;
   /** The agent's last device list on this connection: its heartbeats keep the online ones online. */
   devices: readonly UpstreamDevice[];
@@ -72,10 +90,18 @@ export interface AgentUpstream {
   close(): Promise<void>;
 }
 
-function rejectUpgrade(socket: Duplex, error: ApiError): void {
+const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' };
+
+function rejectUpgrade(socket: Duplex, error: ApiError, retryAfterSeconds?: number): void {
   const body = JSON.stringify(error.toBody());
-  const reason = error.status === 401 ? 'Unauthorized' : error.status === 403 ? 'Forbidden' : 'Bad Request';
-  socket.end(`HTTP/1.1 ${error.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const reason = STATUS_TEXT[error.status] ?? 'Bad Request';
+  const retry = retryAfterSeconds !== undefined ? `Retry-After: ${retryAfterSeconds}\r\n` : '';
+  socket.end(`HTTP/1.1 ${error.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retry}Connection: close\r\n\r\n${body}`);
+}
+
+function byteLength(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, chunk) => sum + chunk.length, 0);
+  return data.byteLength;
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -88,6 +114,8 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
   const { keys, clock, logger, services } = deps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const connections = new Set<Connection>();
+  const gate = new KeyGate();
+  const lanes = new Lanes();
   let closed = false;
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -106,6 +134,11 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       if (principal.kind === 'publishable') return rejectUpgrade(socket, new ApiError(403, 'permission_error', 'The agent needs a secret key (sk_…) or a restricted key (rk_…)', { code: 'secret_key_required' }));
       const missing = principal.kind === 'restricted' ? missingPermission(principal.permissions, AGENT_CONNECT_SCOPE) : undefined;
       if (missing) return rejectUpgrade(socket, missingScope(missing));
+      const admission = gate.admit(principal.keyId, clock.now());
+      if (!admission.ok) {
+        logger.warn({ merchant_id: principal.merchantId, key_id: principal.keyId, reason: admission.reason }, 'agent connection refused');
+        return rejectUpgrade(socket, new ApiError(429, 'rate_limit_error', `Agent connection refused: ${admission.reason}; see docs/agent-protocol.md, "Limits"`, { code: 'rate_limited' }), admission.retryAfterSeconds);
+      }
       wss.handleUpgrade(req, socket, head, (ws) => accept(ws, principal));
     })().catch((err: unknown) => {
       logger.error({ err }, 'agent upgrade failed');
@@ -122,10 +155,48 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     send(conn, { type: 'error', error: { type, message, ...(code ? { code } : {}) } });
   }
 
+  /** Ends a connection that asked too much: what still arrives is dropped, and the peer is cut if it does not close. */
+  function closeForLimit(conn: Connection, code: number, reason: string): void {
+    if (conn.closing) return;
+    conn.closing = true;
+    conn.inbox.close();
+    logger.warn({ agent_id: conn.agentId, merchant_id: conn.scope.merchantId, code, reason }, 'agent connection closed for a limit');
+    conn.ws.close(code, reason);
+    setTimeout(() => conn.ws.terminate(), LIMIT_CLOSE_GRACE_MS).unref();
+  }
+
+  /** Too many messages, or too many waiting: closed, and the key's new connections wait out the cool-off. */
+  function closeRateLimited(conn: Connection, reason: string): void {
+    gate.coolOff(conn.principal.keyId, clock.now());
+    closeForLimit(conn, UPSTREAM_CLOSE.rateLimited, reason);
+  }
+
   function accept(ws: WebSocket, principal: Principal): void {
     const scope: Scope = { merchantId: principal.merchantId, mode: principal.mode };
-    const conn: Connection = { ws, scope, principal, releaseKey: () => undefined, heartbeatMs: 5_000, lastHeard: clock.now(), invalid: 0, devices: [] };
+    const conn: Connection = {
+      ws,
+      scope,
+      principal,
+      releaseKey: () => undefined,
+      bucket: messageBucket(clock.now()),
+      // Messages are handled one at a time, in order: a heartbeat never overtakes the hello. All
+      // the merchant's connections share one lane, so its agents hold one unit of work at a time.
+      inbox: new AgentInbox<Received>(
+        ({ data, isBinary }) =>
+          lanes.run(`${scope.merchantId}:${scope.mode}`, () => handle(conn, data, isBinary)).catch((err: unknown) => {
+            logger.warn({ err, agent_id: conn.agentId }, 'agent message failed');
+            sendError(conn, err instanceof ApiError ? err.type : 'api_error', err instanceof ApiError ? err.message : 'The server could not handle this message', err instanceof ApiError ? err.code : undefined);
+          }),
+        { pause: () => ws.pause(), resume: () => ws.resume() },
+        () => clock.now(),
+      ),
+      closing: false,
+      heartbeatMs: 5_000,
+      invalid: 0,
+      devices: [],
+    };
     connections.add(conn);
+    gate.opened(principal.keyId);
     conn.releaseKey = services.keyWatch.hold(principal, (why) => {
       logger.info({ agent_id: conn.agentId, why }, 'agent key revoked or expired: disconnecting');
       ws.close(KEY_ENDED_CLOSE_CODE, why === 'revoked' ? 'API key revoked' : 'API key expired');
@@ -133,18 +204,23 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     const helloTimer = setTimeout(() => {
       if (!conn.agentId) ws.close(1008, 'hello expected');
     }, HELLO_TIMEOUT_MS);
-    let queue = Promise.resolve();
     ws.on('message', (data: RawData, isBinary: boolean) => {
-      conn.lastHeard = clock.now();
-      // Messages are handled one at a time, in order: a heartbeat never overtakes the hello.
-      queue = queue.then(() => handle(conn, data, isBinary)).catch((err: unknown) => {
-        logger.warn({ err, agent_id: conn.agentId }, 'agent message failed');
-        sendError(conn, err instanceof ApiError ? err.type : 'api_error', err instanceof ApiError ? err.message : 'The server could not handle this message', err instanceof ApiError ? err.code : undefined);
-      });
+      if (conn.closing) return;
+      // Counted on arrival, before any work: a refused message costs a token check and an answer.
+      const take = conn.bucket.take(clock.now());
+      if (take !== 'accepted') {
+        conn.inbox.touch();
+        sendError(conn, 'rate_limit_error', `Too many messages: at most ${MESSAGES_PER_SECOND} a second after a burst of ${MESSAGE_BURST}; this one was not handled (see docs/agent-protocol.md, "Limits")`, 'rate_limited');
+        if (take === 'exhausted') closeRateLimited(conn, 'too many messages');
+        return;
+      }
+      if (!conn.inbox.push({ data, isBinary }, byteLength(data))) closeRateLimited(conn, 'too many messages waiting to be handled');
     });
     ws.on('close', () => {
       clearTimeout(helloTimer);
       conn.releaseKey();
+      conn.inbox.close();
+      gate.release(conn.principal.keyId);
       conn.stopPush?.();
       conn.stopReaders?.();
       conn.stopLocations?.();
@@ -174,7 +250,16 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       return;
     }
     if (message.type === 'hello') {
-      const { agent, cursor } = await services.agents.connect(conn.scope, message);
+      let connected: Awaited<ReturnType<typeof services.agents.connect>>;
+      try {
+        connected = await services.agents.connect(conn.scope, message, conn.principal.keyId);
+      } catch (err) {
+        if (!(err instanceof ApiError && err.code === AGENT_LIMIT_REACHED)) throw err;
+        sendError(conn, err.type, err.message, err.code);
+        closeForLimit(conn, UPSTREAM_CLOSE.agentLimit, 'agent limit reached for this key');
+        return;
+      }
+      const { agent, cursor } = connected;
       const merchant = await services.merchants.identity(conn.scope);
       conn.agentId = agent.id;
       conn.heartbeatMs = message.heartbeat_ms;
@@ -251,8 +336,11 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
   const silenceTimer = setInterval(() => {
     const now = clock.now();
     for (const conn of connections) {
-      if (conn.agentId && now - conn.lastHeard > SILENT_HEARTBEATS * conn.heartbeatMs) conn.ws.terminate();
+      // Silence counts from the last message handled: an agent whose messages wait behind its own
+      // backlog is not silent, the server is behind.
+      if (conn.agentId && !conn.inbox.busy && now - conn.inbox.lastHandledAt > SILENT_HEARTBEATS * conn.heartbeatMs) conn.ws.terminate();
     }
+    gate.sweep(now);
   }, SILENCE_CHECK_MS);
   silenceTimer.unref();
 
