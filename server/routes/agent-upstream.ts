@@ -11,6 +11,8 @@ import { AGENT_CONNECT_SCOPE } from './agent.js';
 import type { Services } from '../services.js';
 import type { Scope } from '../accounts/scope.js';
 import { inputProblem } from '../http/input.js';
+import type { ActingKey } from '../audit/origin.js';
+import { newReference } from '../../shared/ids.js';
 
 /**
  * How often connections are checked for silence (in memory, no database). Silence is counted in
@@ -44,6 +46,8 @@ interface Connection {
   /** The key it connected with, and when it was last found still valid. */
   key: string;
   keyCheckedAt: number;
+  /** The key as the audit trail names what the agent reports (drawer openings). */
+  actor: ActingKey;
   agentId?: string;
   heartbeatMs: number;
   /** Stops following the merchant's payment events (set once the agent said hello). */
@@ -105,7 +109,8 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       if (principal.kind === 'publishable') return rejectUpgrade(socket, new ApiError(403, 'permission_error', 'The agent needs a secret key (sk_…) or a restricted key (rk_…)', { code: 'secret_key_required' }));
       const missing = principal.kind === 'restricted' ? missingPermission(principal.permissions, AGENT_CONNECT_SCOPE) : undefined;
       if (missing) return rejectUpgrade(socket, missingScope(missing));
-      wss.handleUpgrade(req, socket, head, (ws) => accept(ws, { merchantId: principal.merchantId, mode: principal.mode }, key ?? ''));
+      const actor: ActingKey = { id: principal.keyId, type: principal.kind, last4: principal.last4 };
+      wss.handleUpgrade(req, socket, head, (ws) => accept(ws, { merchantId: principal.merchantId, mode: principal.mode }, key ?? '', actor));
     })().catch((err: unknown) => {
       logger.error({ err }, 'agent upgrade failed');
       socket.destroy();
@@ -121,8 +126,8 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     send(conn, { type: 'error', error: { type, message, ...(code ? { code } : {}) } });
   }
 
-  function accept(ws: WebSocket, scope: Scope, key: string): void {
-    const conn: Connection = { ws, scope, key, keyCheckedAt: clock.now(), heartbeatMs: 5_000, lastHeard: clock.now(), invalid: 0, devices: [] };
+  function accept(ws: WebSocket, scope: Scope, key: string, actor: ActingKey): void {
+    const conn: Connection = { ws, scope, key, actor, keyCheckedAt: clock.now(), heartbeatMs: 5_000, lastHeard: clock.now(), invalid: 0, devices: [] };
     connections.add(conn);
     const helloTimer = setTimeout(() => {
       if (!conn.agentId) ws.close(1008, 'hello expected');
@@ -237,6 +242,12 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       case 'reports': {
         const seq = await services.agents.storeReports(conn.scope, agentId, message.reports);
         send(conn, { type: 'reports_ack', seq });
+        return;
+      }
+      case 'drawer_opened': {
+        // Each message is a request of its own to the trail; the openings' ids keep a resend to one entry each.
+        const ids = await services.audit.drawerOpened(conn.scope, conn.actor, agentId, message.openings, newReference('request'));
+        send(conn, { type: 'drawer_ack', ids });
         return;
       }
       case 'goodbye':
