@@ -37,10 +37,15 @@ function answerOf(res: Response, chunk: unknown): unknown {
  * - the idempotency engine, for the requests it takes (payments, refunds, payouts, payment
  *   links), in the transaction that stores the answer: the entry exists if and only if the answer
  *   does, and a replay writes none;
- * - this middleware, for every other write and for requests refused before any route ran (a 400,
- *   a restricted key's 403): in a transaction of its own once the route has answered, holding the
- *   answer back until the entry is committed. A crash in between leaves a change without an entry,
- *   but never an answer without one: the client saw no answer and must look or retry.
+ * - this middleware, for every other write: in a transaction of its own once the route has
+ *   answered, holding the answer back until the entry is committed. A crash in between leaves a
+ *   change without an entry, but never an answer without one: the client saw no answer and must
+ *   look or retry.
+ *
+ * Refusals answered here that changed nothing (400, 404, 409…) leave no entry: a flood of bad
+ * requests must not become a flood of durable writes. A 403 does: a key that tried what it may
+ * not do (a counter key refunding) is what an owner looks for in the trail. 5xx answers do too,
+ * since whether something changed before the failure is exactly what the trail should show.
  *
  * An entry that cannot be written (the database is gone) is logged, and the answer still goes out:
  * the change it describes is committed, and hiding that from the client would be worse.
@@ -63,7 +68,7 @@ export function auditTrail(audit: AuditLog, routes: RouteMatcher, logger: Logger
     res.end = function (this: Response, ...args: unknown[]) {
       res.end = end;
       const send = () => (end as (...a: unknown[]) => Response).apply(this, args);
-      if (origin.engine) return send();
+      if (origin.engine || (res.statusCode >= 400 && res.statusCode < 500 && res.statusCode !== 403)) return send();
       const objectId = answeredObjectId(res.statusCode, answerOf(res, args[0]));
       audit.record({ merchantId: principal.merchantId, mode: principal.mode }, factsOf(origin, { status: res.statusCode, objectId })).then(send, (err: unknown) => {
         logger.error({ err, req_id: req.requestId, operation: origin.operation }, 'writing the audit entry of a request failed');
