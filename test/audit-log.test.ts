@@ -128,6 +128,17 @@ describe('the audit trail of changes made through /v1', () => {
     expect(created?.request.id).toMatch(/^req_/);
   });
 
+  it('writes one entry for a checkout session, not one for the payment it makes, whose events still name the request', async () => {
+    const res = await s.owner.post<{ data: { id: string; transaction_id: string } }>('/v1/checkout/sessions', { amount: 2500 }, { 'Idempotency-Key': 'session-1' });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const requestId = res.headers.get('request-id');
+    const entries = (await audit(s, ['--size', '100'])).filter((e) => e.request.id === requestId);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ operation: 'POST /v1/checkout/sessions', status: 201, object_id: res.body.data.id });
+    const created = (await eventsAbout(s, res.body.data.transaction_id)).find((e) => e.type === 'payment.created');
+    expect(created?.request).toEqual({ id: requestId, idempotency_key: 'session-1' });
+  });
+
   it('names the key and request of a payout', async () => {
     await paid(s);
     const payout = await s.owner.post<{ data: { id: string } }>('/v1/payouts', {}, { 'Idempotency-Key': 'payout-friday' });

@@ -27,6 +27,16 @@ export interface RequestOrigin {
    * transaction that stores the request's answer (or not at all, for a replay), never by the edge.
    */
   engine?: boolean;
+  /**
+   * Work done on behalf of another change of the same request (the payment a checkout session
+   * makes): its events name the request, and the request's one entry is the outer change's.
+   */
+  nested?: boolean;
+}
+
+/** The origin for work done on behalf of the request's own change (see `nested`). */
+export function nestedOrigin(origin: RequestOrigin | undefined): RequestOrigin | undefined {
+  return origin ? { ...origin, nested: true } : undefined;
 }
 
 /**
@@ -51,8 +61,8 @@ export function originOf(trx: Trx, scope?: { origin?: RequestOrigin | undefined 
 /** What the idempotency engine keeps of an origin on its key row (JSON), for the recovery pass. */
 export function storedOrigin(origin: RequestOrigin | undefined): string | null {
   if (!origin) return null;
-  const { requestId, idempotencyKey, key, operation, targetId } = origin;
-  return JSON.stringify({ requestId, idempotencyKey, key, operation, targetId });
+  const { requestId, idempotencyKey, key, operation, targetId, nested } = origin;
+  return JSON.stringify({ requestId, idempotencyKey, key, operation, targetId, ...(nested ? { nested } : {}) });
 }
 
 export function parseStoredOrigin(text: string | null): RequestOrigin | undefined {
@@ -66,6 +76,7 @@ export function parseStoredOrigin(text: string | null): RequestOrigin | undefine
       key: parsed.key,
       operation: parsed.operation,
       targetId: parsed.targetId ?? null,
+      ...(parsed.nested ? { nested: true } : {}),
     };
   } catch {
     return undefined;

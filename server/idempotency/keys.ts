@@ -175,8 +175,9 @@ export class IdempotencyService {
   async execute<S>(scope: Scope, operation: Operation<S>, clientKey: string | undefined, initialState: S): Promise<ExecuteResult<S>> {
     const key = clientKey ?? `auto_${randomUUID()}`;
     // From here the engine writes this request's audit entry (or none, for a replay): not the edge.
-    if (scope.origin) scope.origin.engine = true;
-    const origin: RequestOrigin | undefined = scope.origin ? { ...scope.origin, idempotencyKey: clientKey ?? null } : undefined;
+    if (scope.origin && !scope.origin.nested) scope.origin.engine = true;
+    // The key the engine runs under is the request's idempotency key (the header, or the legacy body field).
+    const origin: RequestOrigin | undefined = scope.origin && !scope.origin.nested ? { ...scope.origin, idempotencyKey: clientKey ?? null } : scope.origin;
     // A key seen before: a finished one is answered from what it stored, without a transaction
     // (finished rows never change); an unfinished one takes the claim path below.
     const existing = clientKey === undefined ? undefined : await this.#find(this.store.db, scope, key);
@@ -425,9 +426,12 @@ export class IdempotencyService {
     await updateRows(trx, 'idempotency_keys', this.#recordFields(outcome), { id: rowId });
   }
 
-  /** The audit entry of a request that came to its final answer (requests without a key's origin have none). */
+  /**
+   * The audit entry of a request that came to its final answer. Requests without a key's origin
+   * have none, and work nested in another change of the request leaves the entry to that change.
+   */
   async #audit(trx: Trx, scope: Scope, origin: RequestOrigin | undefined, final: FinalResponse): Promise<void> {
-    if (!origin) return;
+    if (!origin || origin.nested) return;
     await recordAudit(trx, scope, factsOf(origin, { status: final.status, objectId: answeredObjectId(final.status, final.body) }), this.clock.now());
   }
 
