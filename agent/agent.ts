@@ -13,6 +13,7 @@ import {
 import { PosApi } from '../shared/api/client.js';
 import { ApiRequestError } from '../shared/api/errors.js';
 import type { AgentConfig } from '../shared/config.js';
+import { warnLooseFiles } from '../shared/files.js';
 import { systemClock } from '../shared/time.js';
 import { LocalServer, type Command } from './local-server.js';
 import { nodeSerialBinding, nodeTcpBinding, wsTransport, type AgentPorts } from './ports.js';
@@ -53,7 +54,7 @@ function fail(status: number, type: string, code: string, message: string): ApiR
 export async function startAgent(config: AgentConfig, options: AgentOptions = {}): Promise<RunningAgent> {
   const logger = options.logger ?? pino({ level: config.logLevel });
   const ports: AgentPorts = { clock: systemClock, upstream: wsTransport, serial: nodeSerialBinding, tcp: nodeTcpBinding, ...options.ports };
-  const state = await AgentState.open(config.dataDir);
+  const state = await AgentState.open(config.dataDir, warnLooseFiles(logger));
   const agentId = state.data.agent_id;
   const mode = config.apiKey.includes('_live_') ? 'live' : 'test';
   const api = new PosApi({ server: config.serverUrl, apiKey: config.apiKey });

@@ -1,8 +1,7 @@
-import { mkdirSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
-import { JSONFile } from 'lowdb/node';
+import { checkPrivate, PrivateJsonFile, privateDir, type LooseFileReport } from '../shared/files.js';
 import type { DrawerOpening, LocationPolicy, Report } from '../shared/agent-upstream.js';
 
 /**
@@ -79,8 +78,13 @@ export class AgentState {
 
   private constructor(private readonly db: Low<AgentData>) {}
 
-  static async open(dataDir: string): Promise<AgentState> {
-    mkdirSync(dataDir, { recursive: true });
+  /** `onLooseFile` hears of the dir or state file found open to other users (tightened if ours). */
+  static async open(dataDir: string, onLooseFile?: LooseFileReport): Promise<AgentState> {
+    // The agent's key is not here, but its queues are: reader reports and receipts waiting for the
+    // printer (amounts, card brand and last four). Owner-only, every rewrite included.
+    const file = join(dataDir, 'agent.json');
+    privateDir(dataDir, onLooseFile);
+    checkPrivate(file, onLooseFile);
     const defaults: AgentData = {
       agent_id: randomUUID(),
       cursor: null,
@@ -96,8 +100,9 @@ export class AgentState {
       drawer_openings: [],
       dropped_drawer_openings: 0,
     };
-    // Not JSONFilePreset: it keeps everything in memory when NODE_ENV is `test`.
-    const db = new Low<AgentData>(new JSONFile<AgentData>(join(dataDir, 'agent.json')), defaults);
+    // Not JSONFilePreset, which keeps everything in memory when NODE_ENV is `test`, nor lowdb's
+    // JSONFile, whose every write makes the file anew with the umask's mode.
+    const db = new Low<AgentData>(new PrivateJsonFile<AgentData>(file), defaults);
     await db.read();
     // Fill fields a file written by an older agent lacks.
     db.data = { ...defaults, ...db.data };

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
-import type { Logger } from 'pino';
+import pino, { type Logger } from 'pino';
 import { ConfigError, type ServerConfig } from '../shared/config.js';
+import { privateDir, warnLooseFiles } from '../shared/files.js';
 import type { Clock } from '../shared/time.js';
 import type { ProcessorConnection } from '../server/processor/connection.js';
 import type { AccountPolicy } from '../server/processor/port.js';
@@ -66,12 +67,16 @@ export function simulatorConnection(simulator: RunningSimulator, rateLimits = tr
 }
 
 export async function startStack(config: ServerConfig, options: StackOptions = {}): Promise<Stack> {
+  // One logger for both, so the embedded simulator's warnings (a loose data dir) are not lost.
+  const logger = options.logger ?? pino({ level: config.logLevel });
   let simulator: RunningSimulator | undefined;
   let connection: ProcessorConnection;
   if (config.processor === 'simulator') {
     const { startSimulator } = await import('../simulator/index.js');
     const rateLimits = options.simulator?.rateLimits ?? config.simulatorRateLimits;
-    simulator = await startSimulator({ dataDir: join(config.dataDir, 'simulator'), ...options.simulator, rateLimits });
+    // The data dir holds the simulator's store whichever database holds the ledger.
+    privateDir(config.dataDir, warnLooseFiles(logger));
+    simulator = await startSimulator({ dataDir: join(config.dataDir, 'simulator'), onLooseFile: warnLooseFiles(logger), ...options.simulator, rateLimits });
     connection = simulatorConnection(simulator, rateLimits, {
       type: config.accountType,
       prefill: { test: true, live: config.simulateLive && config.simulatedLiveAccounts === 'ready' },
@@ -83,7 +88,7 @@ export async function startStack(config: ServerConfig, options: StackOptions = {
   try {
     server = await startServer(config, {
       processor: connection,
-      ...(options.logger ? { logger: options.logger } : {}),
+      logger,
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.processorEventHandlers ? { processorEventHandlers: options.processorEventHandlers } : {}),
     });

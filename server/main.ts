@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import pino, { type Logger } from 'pino';
 import type { ServerConfig } from '../shared/config.js';
+import { warnLooseFiles } from '../shared/files.js';
 import { type Clock, systemClock } from '../shared/time.js';
 import { createApp } from './app.js';
 import { liveMoneyOf } from './http/live-money.js';
@@ -52,7 +53,7 @@ export interface StartOptions {
 export async function startServer(config: ServerConfig, options: StartOptions): Promise<RunningServer> {
   const logger = options.logger ?? pino({ level: config.logLevel });
   const clock = options.clock ?? systemClock;
-  const store = await openStore(config);
+  const store = await openStore(config, { onLooseFile: warnLooseFiles(logger) });
   const processor = new StripeProcessor({ timeoutMs: config.processorTimeoutMs, ...options.processor }, store, clock);
   // Page and receipt URLs default to the address the server is about to listen on; no request arrives before it does.
   let url = '';

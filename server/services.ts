@@ -85,7 +85,7 @@ export interface ServiceDeps {
   terminalStaleMs?: number;
   webhookEgress?: EgressOptions;
   webhookRetryScale?: number;
-  /** Compresses the recovery backoff (server/services/recovery-schedule.ts); tests only. */
+  /** Compresses the recovery backoff (server/idempotency/recovery-schedule.ts); tests only. */
   recoveryRetryScale?: number;
   /** Agent presence TTL; default three of each agent's heartbeat intervals. */
   presenceTtlMs?: number;

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { LooseFileReport } from '../shared/files.js';
 import { Store } from './store.js';
 import { newSecret } from './ids.js';
 import type { Kernel, RuntimeConfig } from './engine/kernel.js';
@@ -46,6 +47,8 @@ export interface SimulatorOptions {
   /** How long an Account Link's URL works; default 300 000 ms (Stripe's five minutes). */
   accountLinkTtlMs?: number;
   logger?: (line: string) => void;
+  /** Hears of the data dir or a file in it found open to other users; by default a `logger` line. */
+  onLooseFile?: LooseFileReport;
   /**
    * Stripe's published rate limits (simulator/http/rate-limits.ts); default on. Off only for
    * throughput benchmarks and bulk fixtures: a feature must work within them.
@@ -113,7 +116,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const host = options.host ?? '127.0.0.1';
   const log = options.logger ?? (() => {});
   const now = (): number => Date.now();
-  const store = new Store(options.dataDir);
+  const store = new Store(options.dataDir, options.onLooseFile ?? ((found) => log(`warning: ${found.message}`)));
   const keys = loadOrCreateKeys(store);
   store.pruneIdempotency(now());
 

@@ -1,6 +1,6 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { privateDir, privateSqliteFile, type LooseFileReport } from '../shared/files.js';
 
 /**
  * Persistence of the simulator: one SQLite file in the data directory. Everything a restart must not
@@ -186,9 +186,13 @@ const FIELD_NAME = /^[a-z_]+$/;
 export class Store {
   private readonly db: Database.Database;
 
-  constructor(dataDir: string) {
-    mkdirSync(dataDir, { recursive: true });
-    this.db = new Database(join(dataDir, 'simulator.db'));
+  /** `onLooseFile` hears of the data dir or a database file found open to other users (tightened if ours). */
+  constructor(dataDir: string, onLooseFile?: LooseFileReport) {
+    // Platform keys, customers and payments: owner-only.
+    const file = join(dataDir, 'simulator.db');
+    privateDir(dataDir, onLooseFile);
+    privateSqliteFile(file, onLooseFile);
+    this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     // NORMAL in WAL mode survives a process crash or restart (the promise the simulator makes);
     // only a power cut can drop the last commits, which a stand-in for Stripe may lose, unlike

@@ -8,7 +8,7 @@ import { spawnServer, startTestServer, type ServerProcess, type TestServer } fro
 import { eventually } from './helpers/tmp.js';
 
 /**
- * Restricted keys (issue 19, item 4) through real HTTP: a counter key takes a terminal payment end
+ * Restricted keys through real HTTP: a counter key takes a terminal payment end
  * to end and is refused refunds and keys; revocation is immediate, here and in a second server
  * process on the same data; rolls keep the old key for its grace; lists show last four only.
  */

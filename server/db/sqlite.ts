@@ -1,5 +1,4 @@
 import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import {
@@ -13,6 +12,7 @@ import {
   type SqliteStatement,
   type ControlledTransaction,
 } from 'kysely';
+import { privateDir, privateSqliteFile, type LooseFileReport } from '../../shared/files.js';
 import { LocalListeners, openNotices, takeNotices } from './notify.js';
 import { registerDirectReads } from './prepared.js';
 import type { Tables } from './schema.js';
@@ -86,7 +86,9 @@ export function sqlitePath(dataDir: string): string {
   return join(dataDir, 'pos.db');
 }
 
-export function openSqliteDatabase(file: string): Database.Database {
+/** Opens the ledger, owner-only with its -wal and -shm files (shared/files.ts). */
+export function openSqliteDatabase(file: string, report?: LooseFileReport): Database.Database {
+  privateSqliteFile(file, report);
   const raw = new Database(file);
   raw.pragma('journal_mode = WAL');
   // The bundled build defaults to NORMAL in WAL mode, which can lose acknowledged commits on
@@ -119,6 +121,8 @@ export interface SqliteStoreOptions {
    * POS_CHECK_UNITS=1, which the test suite sets.
    */
   checkNesting?: boolean;
+  /** Told of the data dir or a database file found open to other users (and tightened if ours). */
+  onLooseFile?: LooseFileReport;
 }
 
 /**
@@ -310,8 +314,8 @@ class GroupCommitter {
 
 /** Opens (creating if needed) the embedded SQLite store under the data dir and migrates it. */
 export async function openSqliteStore(dataDir: string, options: SqliteStoreOptions = {}): Promise<Store> {
-  mkdirSync(dataDir, { recursive: true });
-  const raw = openSqliteDatabase(sqlitePath(dataDir));
+  privateDir(dataDir, options.onLooseFile);
+  const raw = openSqliteDatabase(sqlitePath(dataDir), options.onLooseFile);
   let sent = 0;
   const statements = cachingDatabase(raw, () => void sent++);
   const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect(statements) });

@@ -1,5 +1,6 @@
 import { type Kysely, Migrator, type Transaction, sql } from 'kysely';
 import { migrationProvider } from './migration-provider.js';
+import type { LooseFileReport } from '../../shared/files.js';
 import type { Notifications } from './notify.js';
 import type { Tables } from './schema.js';
 
@@ -53,11 +54,14 @@ export async function ping(db: Db): Promise<void> {
 }
 
 /** The store the configuration asks for: PostgreSQL when a database URL is set, else SQLite in the data dir. */
-export async function openStore(config: { dataDir: string; databaseUrl?: string | undefined; databaseSchema?: string | undefined; checkUnits?: boolean }): Promise<Store> {
+export async function openStore(
+  config: { dataDir: string; databaseUrl?: string | undefined; databaseSchema?: string | undefined; checkUnits?: boolean },
+  options: { onLooseFile?: LooseFileReport } = {},
+): Promise<Store> {
   if (config.databaseUrl) {
     const { openPostgresStore } = await import('./postgres.js');
     return openPostgresStore(config.databaseUrl, config.databaseSchema ? { schema: config.databaseSchema } : {});
   }
   const { openSqliteStore } = await import('./sqlite.js');
-  return openSqliteStore(config.dataDir, { checkNesting: config.checkUnits ?? false });
+  return openSqliteStore(config.dataDir, { checkNesting: config.checkUnits ?? false, onLooseFile: options.onLooseFile });
 }

@@ -54,7 +54,7 @@ export interface Operation<S> {
    */
   readonly steps: Readonly<Record<string, Step<S>>>;
   /**
-   * Ends a request whose failures ran past the retry cap (server/services/recovery-schedule.ts):
+   * Ends a request whose failures ran past the retry cap (server/idempotency/recovery-schedule.ts):
    * database work that leaves what the request made in a final state, and the answer the key keeps.
    * Without it the key keeps `retriesExhausted()`.
    */
