@@ -1,7 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
 import { PROTOCOL_VERSION, TransactionSummarySchema, type AgentMessage, type ReaderState } from '../shared/agent-protocol.js';
-import { MAX_REPORTS_PER_MESSAGE, UPSTREAM_PROTOCOL_VERSION, type AgentUpMessage, type ServerDownMessage } from '../shared/agent-upstream.js';
+import {
+  MAX_DRAWER_OPENINGS_PER_MESSAGE,
+  MAX_REPORTS_PER_MESSAGE,
+  UPSTREAM_PROTOCOL_VERSION,
+  type AgentUpMessage,
+  type DrawerOpening,
+  type ServerDownMessage,
+} from '../shared/agent-upstream.js';
 import { PosApi } from '../shared/api/client.js';
 import { ApiRequestError } from '../shared/api/errors.js';
 import type { AgentConfig } from '../shared/config.js';
@@ -67,7 +75,22 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       local?.broadcast('devices', { type: 'device', device });
       deviceReports.changed();
     },
+    // Kept on disk until the server acknowledges it, so an opening while the server is out of reach
+    // still reaches the audit trail. The drawer is open either way: a failure here is logged, not thrown.
+    drawerOpened: async (opening) => {
+      const full: DrawerOpening = { id: randomUUID(), ...opening, opened_at: ports.clock.now() };
+      try {
+        await state.enqueueDrawerOpening(full);
+      } catch (err) {
+        logger.error({ err, opening: full }, 'could not keep a drawer opening for the audit trail');
+      }
+      link?.send({ type: 'drawer_opened', openings: [full] });
+    },
   });
+  const sendDrawerOpenings = () => {
+    const queued = state.data.drawer_openings;
+    for (let i = 0; i < queued.length; i += MAX_DRAWER_OPENINGS_PER_MESSAGE) link?.send({ type: 'drawer_opened', openings: queued.slice(i, i + MAX_DRAWER_OPENINGS_PER_MESSAGE) });
+  };
   const deviceReports = new DeviceReports(
     () => counter.devices(),
     (message) => link?.send(message) ?? false,
@@ -127,10 +150,14 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         deviceReports.welcome();
         const queued = state.data.queue;
         for (let i = 0; i < queued.length; i += MAX_REPORTS_PER_MESSAGE) link?.send({ type: 'reports', reports: queued.slice(i, i + MAX_REPORTS_PER_MESSAGE) });
+        sendDrawerOpenings();
         return;
       }
       case 'reports_ack':
         state.acknowledge(message.seq);
+        return;
+      case 'drawer_ack':
+        state.acknowledgeDrawerOpenings(message.ids);
         return;
       case 'reader_states':
         processor.snapshot(message.readers);

@@ -76,7 +76,7 @@ describe('day report', () => {
   });
 
   it("counts the shop's disputes opened and closed and payouts sent that day, from their events", () => {
-    const event = (type: string, h: number, data: Record<string, unknown>, day = 21): WebhookEvent => ({ id: `evt_${type}${h}`, type, mode: 'test', created_at: at(h, day), data: { currency: 'usd', is_test: true, ...data } });
+    const event = (type: string, h: number, data: Record<string, unknown>, day = 21): WebhookEvent => ({ id: `evt_${type}${h}`, type, mode: 'test', created_at: at(h, day), request: { id: null, idempotency_key: null }, data: { currency: 'usd', is_test: true, ...data } });
     const events = [
       event('dispute.created', 9, { amount: 2000 }),
       event('dispute.created', 10, { amount: 500 }),

@@ -3,7 +3,9 @@ import type { Logger } from 'pino';
 import type { Clock } from '../shared/time.js';
 import { ping, type Store } from './db/store.js';
 import { apiEntry, errorHandler, gate, hideCustomerData, notFoundHandler, requestContext, timeResponses } from './http/middleware.js';
-import { routeScopes } from './http/route-scopes.js';
+import { routeMatcher, routeScopes } from './http/route-scopes.js';
+import { auditTrail } from './http/audit.js';
+import { auditLogDocs, auditLogRouter } from './routes/audit-log.js';
 import { apiKeyDocs, apiKeysRouter } from './routes/api-keys.js';
 import { liveMoneyGate, liveMoneyOf } from './http/live-money.js';
 import { accountReadinessGate } from './http/account-readiness.js';
@@ -73,6 +75,7 @@ export const routeDocs: readonly RouteDoc[] = [
   ...webhookEndpointDocs,
   ...eventDocs,
   ...agentDocs,
+  ...auditLogDocs,
 ];
 
 /** The terminal routes that take money; readers and locations are set up in live mode as in test. */
@@ -108,6 +111,8 @@ export function createApp(deps: AppDeps): Express {
     openApiDocument ??= buildOpenApiDocument(routeDocs);
     res.json(openApiDocument);
   });
+  // Before the key's permissions are checked, so a restricted key refused a write is on the trail too.
+  v1.use(auditTrail(services.audit, routeMatcher(routeDocs), logger));
   v1.use(apiEntry(express.json({ limit: BODY_LIMIT }), routeScopes(routeDocs)));
   const liveMoney = liveMoneyOf(deps.processor.kind, config.simulateLive);
   v1.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', '/payouts', ...TERMINAL_PAYMENT_PATHS], liveMoneyGate(liveMoney));
@@ -131,6 +136,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use('/payment-links', paymentLinksRouter(services.paymentLinks));
   v1.use('/webhook-endpoints', webhookEndpointsRouter(services.webhookEndpoints));
   v1.use('/events', eventsRouter(services.events, services.eventStreams, services.keyWatch));
+  v1.use('/audit-log', auditLogRouter(services.audit));
   app.use('/v1', v1);
 
   app.get('/healthz', async (_req, res) => {

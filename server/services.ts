@@ -35,6 +35,7 @@ import { DEFAULT_EGRESS, type EgressOptions } from './webhooks/egress.js';
 import { WebhookEndpointService } from './webhooks/endpoints.js';
 import { EventService, EventStreams } from './webhooks/events.js';
 import { WebhookQueue } from './webhooks/queue.js';
+import { AuditLog } from './audit/log.js';
 
 export interface Services {
   customers: CustomerService;
@@ -73,6 +74,8 @@ export interface Services {
   events: EventService;
   eventStreams: EventStreams;
   webhookQueue: WebhookQueue;
+  /** The audit trail: who changed what, with which key, through which request. */
+  audit: AuditLog;
 }
 
 export interface ServiceDeps {
@@ -146,6 +149,7 @@ export function buildServices(deps: ServiceDeps): Services {
     webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? DEFAULT_EGRESS),
     events: new EventService(store, clock),
     eventStreams: new EventStreams(),
+    audit: new AuditLog(store, clock),
     webhookQueue: new WebhookQueue(store, clock, deps.webhookRetryScale ?? 1),
   };
 }

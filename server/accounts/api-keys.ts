@@ -31,6 +31,8 @@ export interface Principal {
   mode: Mode;
   kind: KeyKind;
   keyId: string;
+  /** The key's last four characters: how the audit trail names it next to its id. */
+  last4: string;
   /** A restricted key's permissions (server/accounts/permissions.ts); empty for the others. */
   permissions: ReadonlySet<string>;
 }
@@ -82,8 +84,8 @@ export async function issueKey(db: Executor, merchantId: string, kind: KeyKind, 
  */
 const keyByHash = new Prepared<
   { digest: string },
-  { id: string; merchant_id: string; kind: KeyKind; mode: Mode; key_hash: string; expires_at: number | null; scopes: string | null; revoked_at: number | null }
->((db, arg) => db.selectFrom('api_keys').select(['id', 'merchant_id', 'kind', 'mode', 'key_hash', 'expires_at', 'scopes', 'revoked_at']).where('key_hash', '=', arg('digest')));
+  { id: string; merchant_id: string; kind: KeyKind; mode: Mode; key_hash: string; last4: string; expires_at: number | null; scopes: string | null; revoked_at: number | null }
+>((db, arg) => db.selectFrom('api_keys').select(['id', 'merchant_id', 'kind', 'mode', 'key_hash', 'last4', 'expires_at', 'scopes', 'revoked_at']).where('key_hash', '=', arg('digest')));
 
 export async function authenticateKey(db: Executor, presented: string, now: number): Promise<Principal | null> {
   const found = await lookUpKey(db, presented);
@@ -157,7 +159,7 @@ async function lookUpKey(db: Executor, presented: string): Promise<CachedKey | n
   if (!row || row.revoked_at !== null) return null;
   if (!timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(digest, 'hex'))) return null;
   const permissions = row.kind === 'restricted' ? new Set(parsePermissions(row.scopes)) : NO_PERMISSIONS;
-  return { principal: { merchantId: row.merchant_id, mode: row.mode, kind: row.kind, keyId: row.id, permissions }, expiresAt: row.expires_at };
+  return { principal: { merchantId: row.merchant_id, mode: row.mode, kind: row.kind, keyId: row.id, last4: row.last4, permissions }, expiresAt: row.expires_at };
 }
 
 export interface RolledKey extends IssuedKey {

@@ -155,7 +155,7 @@ function restrictedKeyProblem(req: Request, scopes: ScopeLookup, held: ReadonlyS
   const path = req.baseUrl + req.path;
   const needed = scopes(req.method, path);
   if (needed === undefined) return routeNotFound(req.method, path);
-  if (needed === 'secret') return forbidden('secret_key_required', 'Only a secret key (sk_…) can do this: restricted keys never manage keys');
+  if (needed === 'secret') return forbidden('secret_key_required', 'Only a secret key (sk_…) can do this: restricted keys never manage keys or read the audit trail');
   const missing = missingPermission(held, needed);
   return missing ? missingScope(missing) : undefined;
 }
@@ -182,7 +182,7 @@ export function principalOf(req: Request): Principal {
 export function scopeOf(req: Request): Scope {
   const principal = req.principal;
   if (!principal) throw unauthenticated('Invalid API key provided');
-  return { merchantId: principal.merchantId, mode: principal.mode, requestId: req.requestId };
+  return { merchantId: principal.merchantId, mode: principal.mode, requestId: req.requestId, ...(req.origin ? { origin: req.origin } : {}) };
 }
 
 /** The request's full path, without the query string (which can carry customers' data). */

@@ -14,6 +14,8 @@ import type { Scope } from '../accounts/scope.js';
 import { inputProblem } from '../http/input.js';
 import { AgentInbox, KeyGate, Lanes, MESSAGE_BURST, MESSAGES_PER_SECOND, messageBucket, type TokenBucket } from '../http/agent-limits.js';
 import { AGENT_LIMIT_REACHED } from '../terminal/agents.js';
+import type { ActingKey } from '../audit/origin.js';
+import { newReference } from '../../shared/ids.js';
 
 /**
  * How often connections are checked for silence (in memory, no database). Silence is counted in
@@ -64,6 +66,8 @@ interface Connection {
   inbox: AgentInbox<Received>;
   /** Closed for a limit: what still arrives is dropped. */
   closing: boolean;
+  /** The key as the audit trail names what the agent reports (drawer openings). */
+  actor: ActingKey;
   agentId?: string;
   heartbeatMs: number;
   /** Stops following the merchant's payment events (set once the agent said hello). */
@@ -177,6 +181,7 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       ws,
       scope,
       principal,
+      actor: { id: principal.keyId, type: principal.kind, last4: principal.last4 },
       releaseKey: () => undefined,
       bucket: messageBucket(clock.now()),
       // Messages are handled one at a time, in order: a heartbeat never overtakes the hello. All
@@ -324,6 +329,12 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       case 'reports': {
         const seq = await services.agents.storeReports(conn.scope, agentId, message.reports);
         send(conn, { type: 'reports_ack', seq });
+        return;
+      }
+      case 'drawer_opened': {
+        // Each message is a request of its own to the trail; the openings' ids keep a resend to one entry each.
+        const ids = await services.audit.drawerOpened(conn.scope, conn.actor, agentId, message.openings, newReference('request'));
+        send(conn, { type: 'drawer_ack', ids });
         return;
       }
       case 'goodbye':

@@ -8,12 +8,15 @@ import { readCount } from '../db/counters.js';
 import { offsetPage, type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
 import type { Scope } from '../accounts/scope.js';
 import { findEndpointRow } from './endpoints.js';
-import { eventMode } from './outbox.js';
+import { eventMode, eventRequest } from './outbox.js';
 import { newDelivery } from './queue.js';
 
-export function presentEvent(row: Pick<EventsTable, 'id' | 'type' | 'created_at' | 'data'>): WebhookEvent {
+/** The event columns an event's JSON is made of. */
+export const EVENT_COLUMNS = ['id', 'type', 'created_at', 'data', 'request_id', 'idempotency_key'] as const;
+
+export function presentEvent(row: Pick<EventsTable, (typeof EVENT_COLUMNS)[number]>): WebhookEvent {
   const data = JSON.parse(row.data) as Record<string, unknown>;
-  return { id: row.id, type: row.type, mode: eventMode(data), created_at: toIsoTimestamp(row.created_at), data };
+  return { id: row.id, type: row.type, mode: eventMode(data), created_at: toIsoTimestamp(row.created_at), request: eventRequest(row), data };
 }
 
 /** Events written per read while a stream catches up. */
@@ -39,7 +42,7 @@ export class EventService {
     const types = type === undefined ? visible : visible === 'all' || visible.includes(type) ? [type] : [];
     if (types === 'all' || types.length === 0) return toPage([], 0, request);
     const base = db.selectFrom('events').where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).where('type', 'in', types);
-    return offsetPage(base, (q) => q.select(['id', 'type', 'created_at', 'data']).orderBy('seq', 'desc'), request, presentEvent);
+    return offsetPage(base, (q) => q.select(EVENT_COLUMNS).orderBy('seq', 'desc'), request, presentEvent);
   }
 
   async #row(scope: Scope, id: string, visible: readonly string[] | 'all' = 'all'): Promise<EventsTable> {
@@ -126,7 +129,7 @@ export class EventService {
     if (visible !== 'all' && visible.length === 0) return [];
     let query = this.store.db
       .selectFrom('events')
-      .select(['id', 'type', 'created_at', 'data', 'seq'])
+      .select([...EVENT_COLUMNS, 'seq'])
       .where('merchant_id', '=', scope.merchantId)
       .where('mode', '=', scope.mode)
       .where('seq', '>', seq);

@@ -4,6 +4,7 @@ import type { Trx } from '../db/store.js';
 import { nextSeq } from '../db/counters.js';
 import { notifyOnCommit } from '../db/notify.js';
 import type { Scope } from '../accounts/scope.js';
+import { originOf } from '../audit/origin.js';
 
 /**
  * Event kinds we emit: spec §6.2's payment events and its `payout.*`, `customer.*` and `dispute.*`
@@ -56,11 +57,15 @@ export function eventMode(data: Record<string, unknown>): 'test' | 'live' | 'unk
 /**
  * Writes an event into the outbox inside the caller's transaction: the event exists if and only
  * if the state change it describes was committed. Its commit wakes whoever follows the merchant's
- * events (event streams, agents): every event goes through here, so nobody needs to poll.
+ * events (event streams, agents): every event goes through here, so nobody needs to poll. The
+ * request behind the change (its Request-Id and Idempotency-Key) comes from the scope or, for a
+ * unit the idempotency engine runs for a request, from the unit itself (server/audit/origin.ts);
+ * the processor's news and background work have none.
  */
 export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objectId: string, data: Record<string, unknown>, now: number): Promise<string> {
   const id = newReference('event');
   const seq = await nextSeq(trx, scope.merchantId, scope.mode, 'events');
+  const origin = originOf(trx, scope);
   await insertRow(trx, 'events', {
     id,
     merchant_id: scope.merchantId,
@@ -70,7 +75,14 @@ export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objec
     object_id: objectId,
     data: JSON.stringify({ ...data, is_test: scope.mode === 'test' }),
     created_at: now,
+    request_id: origin?.requestId ?? null,
+    idempotency_key: origin?.idempotencyKey ?? null,
   });
   notifyOnCommit(trx, { topic: 'events', merchantId: scope.merchantId, mode: scope.mode });
   return id;
+}
+
+/** An event's `request`, as Stripe's events carry it: both null for what no /v1 request caused. */
+export function eventRequest(row: { request_id: string | null; idempotency_key: string | null }): { id: string | null; idempotency_key: string | null } {
+  return { id: row.request_id ?? null, idempotency_key: row.idempotency_key ?? null };
 }

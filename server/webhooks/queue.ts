@@ -4,7 +4,7 @@ import type { Mode, WebhookDeliveriesTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { notifyOnCommit } from '../db/notify.js';
 import { filterMatches } from './endpoints.js';
-import { eventMode } from './outbox.js';
+import { eventMode, eventRequest } from './outbox.js';
 import { nextAttemptAt, retryWindow } from './schedule.js';
 
 /**
@@ -60,9 +60,9 @@ export function isSuccess(statusCode: number | null): boolean {
   return statusCode !== null && statusCode >= 200 && statusCode < 300;
 }
 
-/** The body of every delivery of an event: `{id, type, created_at, data}`. */
-export function eventBody(row: { id: string; type: string; created_at: number; data: string }): string {
-  return JSON.stringify({ id: row.id, type: row.type, created_at: toIsoTimestamp(row.created_at), data: JSON.parse(row.data) as unknown });
+/** The body of every delivery of an event: `{id, type, created_at, request, data}`. */
+export function eventBody(row: { id: string; type: string; created_at: number; data: string; request_id: string | null; idempotency_key: string | null }): string {
+  return JSON.stringify({ id: row.id, type: row.type, created_at: toIsoTimestamp(row.created_at), request: eventRequest(row), data: JSON.parse(row.data) as unknown });
 }
 
 export class WebhookQueue {
@@ -238,6 +238,8 @@ export class WebhookQueue {
           'v.type',
           'v.created_at',
           'v.data',
+          'v.request_id',
+          'v.idempotency_key',
         ])
         .where('d.id', 'in', taken)
         .execute();
@@ -259,7 +261,7 @@ export class WebhookQueue {
             objectId: r.object_id,
             manual: Boolean(r.manual),
             attempts: r.attempts,
-            body: eventBody({ id: r.event_id, type: r.type, created_at: r.created_at, data: r.data }),
+            body: eventBody({ id: r.event_id, type: r.type, created_at: r.created_at, data: r.data, request_id: r.request_id, idempotency_key: r.idempotency_key }),
           },
         ];
       });
