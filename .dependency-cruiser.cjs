@@ -28,7 +28,7 @@ module.exports = {
       name: 'domain-not-to-http',
       severity: 'error',
       comment: 'Domain modules return data and throw ApiError; requests, responses and middleware belong to server/http/ and the routes.',
-      from: { path: ['^server/(accounts|checkout|payments|disputes|payouts|terminal|webhooks|idempotency|processor|db)/', '^server/(pagination|services)[.]ts$'] },
+      from: { path: ['^server/(accounts|checkout|payments|disputes|payouts|terminal|webhooks|idempotency|processor|db|audit)/', '^server/(pagination|services)[.]ts$'] },
       to: { path: '^server/(http|routes)/' },
     },
     {

@@ -1,10 +1,19 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
 import { PROTOCOL_VERSION, TransactionSummarySchema, type AgentMessage, type ReaderState } from '../shared/agent-protocol.js';
-import { MAX_REPORTS_PER_MESSAGE, UPSTREAM_PROTOCOL_VERSION, type AgentUpMessage, type ServerDownMessage } from '../shared/agent-upstream.js';
+import {
+  MAX_DRAWER_OPENINGS_PER_MESSAGE,
+  MAX_REPORTS_PER_MESSAGE,
+  UPSTREAM_PROTOCOL_VERSION,
+  type AgentUpMessage,
+  type DrawerOpening,
+  type ServerDownMessage,
+} from '../shared/agent-upstream.js';
 import { PosApi } from '../shared/api/client.js';
 import { ApiRequestError } from '../shared/api/errors.js';
 import type { AgentConfig } from '../shared/config.js';
+import { warnLooseFiles } from '../shared/files.js';
 import { systemClock } from '../shared/time.js';
 import { LocalServer, type Command } from './local-server.js';
 import { nodeSerialBinding, nodeTcpBinding, wsTransport, type AgentPorts } from './ports.js';
@@ -17,6 +26,7 @@ import { UpstreamLink } from './upstream.js';
 import { CounterDevices } from './devices/counter.js';
 import { DeviceReports } from './devices/upstream-report.js';
 import { ReceiptPolicies } from './receipt-policy.js';
+import { ReportBatch } from './report-batch.js';
 
 export const AGENT_VERSION = '0.1.0';
 
@@ -45,14 +55,14 @@ function fail(status: number, type: string, code: string, message: string): ApiR
 export async function startAgent(config: AgentConfig, options: AgentOptions = {}): Promise<RunningAgent> {
   const logger = options.logger ?? pino({ level: config.logLevel });
   const ports: AgentPorts = { clock: systemClock, upstream: wsTransport, serial: nodeSerialBinding, tcp: nodeTcpBinding, ...options.ports };
-  const state = await AgentState.open(config.dataDir);
+  const state = await AgentState.open(config.dataDir, warnLooseFiles(logger));
   const agentId = state.data.agent_id;
   const mode = config.apiKey.includes('_live_') ? 'live' : 'test';
   const api = new PosApi({ server: config.serverUrl, apiKey: config.apiKey });
   let local: LocalServer | undefined;
   let link: UpstreamLink | undefined;
 
-  const sendReports = (reports: AgentUpMessage & { type: 'reports' }) => link?.send(reports);
+  const reports = new ReportBatch((message) => link?.send(message));
   const counter = new CounterDevices(config, {
     api,
     state,
@@ -65,7 +75,22 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       local?.broadcast('devices', { type: 'device', device });
       deviceReports.changed();
     },
+    // Kept on disk until the server acknowledges it, so an opening while the server is out of reach
+    // still reaches the audit trail. The drawer is open either way: a failure here is logged, not thrown.
+    drawerOpened: async (opening) => {
+      const full: DrawerOpening = { id: randomUUID(), ...opening, opened_at: ports.clock.now() };
+      try {
+        await state.enqueueDrawerOpening(full);
+      } catch (err) {
+        logger.error({ err, opening: full }, 'could not keep a drawer opening for the audit trail');
+      }
+      link?.send({ type: 'drawer_opened', openings: [full] });
+    },
   });
+  const sendDrawerOpenings = () => {
+    const queued = state.data.drawer_openings;
+    for (let i = 0; i < queued.length; i += MAX_DRAWER_OPENINGS_PER_MESSAGE) link?.send({ type: 'drawer_opened', openings: queued.slice(i, i + MAX_DRAWER_OPENINGS_PER_MESSAGE) });
+  };
   const deviceReports = new DeviceReports(
     () => counter.devices(),
     (message) => link?.send(message) ?? false,
@@ -83,7 +108,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       if (!activityChanged) return;
       counter.onReader(view, view.receipt_policy ?? policies.forSale());
       const report = state.enqueue({ reader: ref, activity: reader.activity, transaction_id: reader.transaction_id, failure_code: reader.failure_code, observed_at: ports.clock.now() });
-      sendReports({ type: 'reports', reports: [report] });
+      reports.add(report);
     },
     readers(readers) {
       local?.broadcast('readers', { type: 'readers', readers: readers.map(shown) });
@@ -125,10 +150,14 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         deviceReports.welcome();
         const queued = state.data.queue;
         for (let i = 0; i < queued.length; i += MAX_REPORTS_PER_MESSAGE) link?.send({ type: 'reports', reports: queued.slice(i, i + MAX_REPORTS_PER_MESSAGE) });
+        sendDrawerOpenings();
         return;
       }
       case 'reports_ack':
         state.acknowledge(message.seq);
+        return;
+      case 'drawer_ack':
+        state.acknowledgeDrawerOpenings(message.ids);
         return;
       case 'reader_states':
         processor.snapshot(message.readers);
@@ -160,7 +189,8 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         return;
       }
       case 'error':
-        logger.warn({ error: message.error }, 'the server refused a message');
+        // Refused reports stay queued and are sent again after the next welcome.
+        logger.warn({ type: message.error.type, code: message.error.code }, `the server refused a message: ${message.error.message}`);
         return;
     }
   };
@@ -320,6 +350,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         clearInterval(heartbeatTimer);
         clearTimeout(retryTimer);
         deviceReports.stop();
+        reports.flush();
         await link?.stop(true);
         for (const driver of drivers) await driver.stop();
         await counter.stop();

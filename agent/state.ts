@@ -1,9 +1,8 @@
-import { mkdirSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
-import { JSONFile } from 'lowdb/node';
-import type { LocationPolicy, Report } from '../shared/agent-upstream.js';
+import { checkPrivate, PrivateJsonFile, privateDir, type LooseFileReport } from '../shared/files.js';
+import type { DrawerOpening, LocationPolicy, Report } from '../shared/agent-upstream.js';
 
 /**
  * Reports kept while the server is unreachable. 10,000 is hours of a busy shop's reader changes
@@ -11,6 +10,13 @@ import type { LocationPolicy, Report } from '../shared/agent-upstream.js';
  * are now and the server can live without old history.
  */
 export const MAX_QUEUED_REPORTS = 10_000;
+
+/**
+ * Drawer openings kept until the server has them in its audit trail. A shop opens its drawer a few
+ * hundred times a day; 5,000 is days of being offline. Past it the oldest are dropped and counted:
+ * the agent keeps working without a server, and the count says how many the trail misses.
+ */
+export const MAX_QUEUED_DRAWER_OPENINGS = 5_000;
 
 /**
  * Writes are coalesced for this long: a burst of changes on 200 readers is one file write, and a
@@ -60,6 +66,9 @@ export interface AgentData {
   printed_keys: string[];
   /** The merchant's locations and their receipt policies, as the server last pushed them. */
   locations: LocationPolicy[];
+  /** Drawer openings the server has not acknowledged yet, oldest first. */
+  drawer_openings: DrawerOpening[];
+  dropped_drawer_openings: number;
 }
 
 /** The agent's own state in `<data dir>/agent.json` (lowdb): identity, reader registry, report queue. */
@@ -69,8 +78,13 @@ export class AgentState {
 
   private constructor(private readonly db: Low<AgentData>) {}
 
-  static async open(dataDir: string): Promise<AgentState> {
-    mkdirSync(dataDir, { recursive: true });
+  /** `onLooseFile` hears of the dir or state file found open to other users (tightened if ours). */
+  static async open(dataDir: string, onLooseFile?: LooseFileReport): Promise<AgentState> {
+    // The agent's key is not here, but its queues are: reader reports and receipts waiting for the
+    // printer (amounts, card brand and last four). Owner-only, every rewrite included.
+    const file = join(dataDir, 'agent.json');
+    privateDir(dataDir, onLooseFile);
+    checkPrivate(file, onLooseFile);
     const defaults: AgentData = {
       agent_id: randomUUID(),
       cursor: null,
@@ -83,9 +97,12 @@ export class AgentState {
       print_queue: [],
       printed_keys: [],
       locations: [],
+      drawer_openings: [],
+      dropped_drawer_openings: 0,
     };
-    // Not JSONFilePreset: it keeps everything in memory when NODE_ENV is `test`.
-    const db = new Low<AgentData>(new JSONFile<AgentData>(join(dataDir, 'agent.json')), defaults);
+    // Not JSONFilePreset, which keeps everything in memory when NODE_ENV is `test`, nor lowdb's
+    // JSONFile, whose every write makes the file anew with the umask's mode.
+    const db = new Low<AgentData>(new PrivateJsonFile<AgentData>(file), defaults);
     await db.read();
     // Fill fields a file written by an older agent lacks.
     db.data = { ...defaults, ...db.data };
@@ -108,6 +125,26 @@ export class AgentState {
     }
     this.save();
     return full;
+  }
+
+  /** Keeps a drawer opening until the server acknowledges it, written at once: an opening must survive a crash. */
+  async enqueueDrawerOpening(opening: DrawerOpening): Promise<void> {
+    const queue = this.db.data.drawer_openings;
+    queue.push(opening);
+    const excess = queue.length - MAX_QUEUED_DRAWER_OPENINGS;
+    if (excess > 0) {
+      queue.splice(0, excess);
+      this.db.data.dropped_drawer_openings += excess;
+    }
+    await this.persist();
+  }
+
+  /** The server has these openings in its audit trail. */
+  acknowledgeDrawerOpenings(ids: readonly string[]): void {
+    const done = new Set(ids);
+    const before = this.db.data.drawer_openings.length;
+    this.db.data.drawer_openings = this.db.data.drawer_openings.filter((o) => !done.has(o.id));
+    if (this.db.data.drawer_openings.length !== before) this.save();
   }
 
   /** The server stored everything up to `seq`. */

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { ServerDownMessageSchema, UPSTREAM_PATH, type AgentUpMessage, type ServerDownMessage } from '../shared/agent-upstream.js';
+import { RATE_LIMIT_COOL_OFF_MS, ServerDownMessageSchema, UPSTREAM_CLOSE, UPSTREAM_PATH, type AgentUpMessage, type ServerDownMessage } from '../shared/agent-upstream.js';
 import type { UpstreamSocket, UpstreamTransport } from './ports.js';
 
 /**
@@ -14,6 +14,41 @@ export const BACKOFF_CAP_MS = 10_000;
 export function backoffDelay(attempt: number, random: () => number = Math.random): number {
   const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.min(attempt, 20));
   return ceiling / 2 + random() * (ceiling / 2);
+}
+
+/**
+ * After the server refused this agent because its key has as many agents as it may have, the
+ * agent tries again this much later: nothing changes until someone frees a place or gives the PC a
+ * key of its own, and five minutes is soon enough after they do.
+ */
+export const AGENT_LIMIT_RETRY_MS = 5 * 60_000;
+
+export interface ReconnectPlan {
+  delayMs: number;
+  /** Why the server closed the connection, in words for the log; absent for an ordinary drop. */
+  why?: string;
+}
+
+/**
+ * How long to wait before reconnecting after a close with `code` (the server's close code, or 4000 +
+ * the HTTP status of a refused upgrade). A close for a limit waits far longer than the backoff: the
+ * server would refuse an early try, and a loop of them is what the limit is there to stop.
+ */
+export function reconnectPlan(code: number, attempt: number, random: () => number = Math.random): ReconnectPlan {
+  const backoff = backoffDelay(attempt, random);
+  if (code === UPSTREAM_CLOSE.rateLimited) {
+    return {
+      delayMs: RATE_LIMIT_COOL_OFF_MS + backoff,
+      why: 'the server refuses this agent for a while: it sent more messages than the server allows (or its key opened too many connections); see docs/agent-protocol.md, "Limits"',
+    };
+  }
+  if (code === UPSTREAM_CLOSE.agentLimit) {
+    return {
+      delayMs: AGENT_LIMIT_RETRY_MS + backoff,
+      why: 'the server refuses this agent: its API key already has as many agents as the server allows. Give this PC its own counter key (pos keys create --preset counter), or start it with the data dir of the PC it replaces',
+    };
+  }
+  return { delayMs: backoff };
 }
 
 export interface UpstreamHandlers {
@@ -81,10 +116,12 @@ export class UpstreamLink {
       this.#ready = false;
       if (wasReady) this.handlers.status('disconnected');
       if (this.#stopped) return;
-      const delay = backoffDelay(this.#attempt);
+      const plan = reconnectPlan(code, this.#attempt);
+      const delay = plan.delayMs;
       this.#attempt += 1;
       const log = code >= 4400 && code < 4500 ? 'error' : 'info';
-      this.logger[log]({ code, reason, retry_in_ms: Math.round(delay) }, 'upstream connection closed; reconnecting');
+      const words = plan.why ? `upstream connection closed: ${plan.why}; reconnecting in ${Math.round(delay / 1000)} s` : 'upstream connection closed; reconnecting';
+      this.logger[log]({ code, reason, retry_in_ms: Math.round(delay) }, words);
       this.#timer = setTimeout(() => this.#connect(), delay);
     });
   }

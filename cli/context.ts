@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { loadCliSettings, type CliSettings } from '../shared/config.js';
 import { PosClient } from './api.js';
-import { createOutput, type Output } from './output.js';
 import { noKeyMessage, ProfileStore, resolveTarget } from './profiles.js';
+import { createOutput, type Output, warnOnStderr } from './output.js';
 
 /** What every action receives as `ctx`: the API client, where to print, and the resolved configuration. */
 export interface CliContext {
@@ -21,7 +21,7 @@ export interface GlobalOptions {
 export async function contextFrom(command: Command): Promise<CliContext> {
   const globals = command.optsWithGlobals<GlobalOptions>();
   const settings = loadCliSettings(globals);
-  const profiles = await ProfileStore.open(settings.configDir);
+  const profiles = await ProfileStore.open(settings.configDir, warnOnStderr);
   const target = resolveTarget(profiles, settings);
   return {
     api: new PosClient({ server: target.server, apiKey: target.apiKey, noKey: noKeyMessage(profiles, target) }),

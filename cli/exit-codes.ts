@@ -7,6 +7,8 @@ export const ExitCode = {
   usage: 2,
   /** With --wait: the payment ended failed or canceled. */
   paymentFailed: 3,
+  /** `pos audit verify`: an entry of the audit trail was altered or removed. */
+  auditBroken: 4,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

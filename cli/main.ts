@@ -16,6 +16,7 @@ import { registerDisputeCommands } from './commands/disputes.js';
 import { registerPayoutCommands } from './commands/payouts.js';
 import { registerCustomerCommands } from './commands/customers.js';
 import { registerKeyCommands } from './commands/keys.js';
+import { registerAuditCommands } from './commands/audit.js';
 import { registerReportCommands } from './commands/report.js';
 import { registerTerminalCommands } from './commands/terminal.js';
 import { registerUpCommands } from './commands/up.js';
@@ -27,7 +28,8 @@ zero-decimal currencies (JPY…) take whole numbers. Refused: commas (1,000.00),
 (47.505), signs, zero. Configuration: --server/POS_SERVER_URL, --api-key/POS_API_KEY,
 --profile/POS_PROFILE; profiles live in POS_CONFIG_DIR (default ~/.config/pos)/config.json.
 
-Exit codes: 0 ok, 1 API error, 2 usage or configuration, 3 payment failed or canceled (--wait).`;
+Exit codes: 0 ok, 1 API error, 2 usage or configuration, 3 payment failed or canceled (--wait),
+4 audit trail broken (pos audit verify).`;
 
 /**
  * The `pos` program. Command groups are declared in cli/commands/<group>.ts and import their
@@ -56,6 +58,7 @@ export function buildProgram(): Command {
   registerReportCommands(program);
   registerAccountCommands(program);
   registerKeyCommands(program);
+  registerAuditCommands(program);
   registerServerCommands(program);
   registerSimulatorCommands(program);
   registerAdminCommands(program);

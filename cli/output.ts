@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import type { LooseFileReport } from '../shared/files.js';
 
 /** Where commands print: data to stdout, diagnostics to stderr, and JSON when asked. */
 export interface Output {
@@ -30,3 +31,6 @@ export function createOutput(json: boolean, stdout: Writable = process.stdout, s
     },
   };
 }
+
+/** A profile file or data dir found open to other users: one line on stderr, beside the errors. */
+export const warnOnStderr: LooseFileReport = (found) => void process.stderr.write(`pos: warning: ${found.message}\n`);

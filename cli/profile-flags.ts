@@ -1,6 +1,7 @@
 import { loadCliSettings } from '../shared/config.js';
 import { usageError } from './errors.js';
 import { noKeyMessage, ProfileStore, resolveTarget } from './profiles.js';
+import { warnOnStderr } from './output.js';
 
 /**
  * For commands that take `--server`/`--api-key` flags and build their own client (listen, events,
@@ -9,7 +10,7 @@ import { noKeyMessage, ProfileStore, resolveTarget } from './profiles.js';
  */
 export async function withProfile<F extends { server?: string | undefined; apiKey?: string | undefined; profile?: string | undefined }>(flags: F): Promise<F> {
   const settings = loadCliSettings(flags);
-  const store = await ProfileStore.open(settings.configDir);
+  const store = await ProfileStore.open(settings.configDir, warnOnStderr);
   const target = resolveTarget(store, settings);
   if (target.missingProfile && !target.apiKey) throw usageError(noKeyMessage(store, target));
   return { ...flags, server: target.server, ...(target.apiKey ? { apiKey: target.apiKey } : {}) };

@@ -1,13 +1,12 @@
-import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
-import { JSONFile } from 'lowdb/node';
 import { DEFAULT_SERVER_URL } from '../shared/config.js';
+import { checkPrivate, createPrivateDir, PrivateJsonFile, type LooseFileReport } from '../shared/files.js';
 
 /**
  * Named profiles in `<config dir>/config.json` (lowdb): a server URL and an API key each, so
  * `pos login` once and every later command knows where to go. The file holds secret keys, so it
- * is kept readable by its owner only.
+ * and its directory are kept readable by their owner only (shared/files.ts).
  */
 export interface Profile {
   server?: string;
@@ -41,10 +40,17 @@ export class ProfileStore {
     private readonly db: Low<ConfigFile>,
   ) {}
 
-  static async open(configDir: string): Promise<ProfileStore> {
+  /**
+   * Reads the profiles; creates nothing until a write. `onLooseFile` hears of the directory or file
+   * found open to other users (and made owner-only, when ours).
+   */
+  static async open(configDir: string, onLooseFile?: LooseFileReport): Promise<ProfileStore> {
     const path = configFilePath(configDir);
-    // Not lowdb's JSONFilePreset: it swaps in an in-memory adapter whenever NODE_ENV is "test".
-    const db = new Low<ConfigFile>(new JSONFile<ConfigFile>(path), { current_profile: DEFAULT_PROFILE, profiles: {} });
+    checkPrivate(configDir, onLooseFile);
+    checkPrivate(path, onLooseFile);
+    // Not lowdb's JSONFilePreset, which swaps in an in-memory adapter whenever NODE_ENV is "test",
+    // nor its JSONFile, whose every write makes the file anew with the umask's mode.
+    const db = new Low<ConfigFile>(new PrivateJsonFile<ConfigFile>(path), { current_profile: DEFAULT_PROFILE, profiles: {} });
     await db.read();
     db.data.profiles ??= {};
     db.data.current_profile ??= DEFAULT_PROFILE;
@@ -87,9 +93,9 @@ export class ProfileStore {
   }
 
   private async write(): Promise<void> {
-    await mkdir(join(this.path, '..'), { recursive: true, mode: 0o700 });
+    // Checked when opened; here only made when missing.
+    createPrivateDir(join(this.path, '..'));
     await this.db.write();
-    await chmod(this.path, 0o600);
   }
 }
 

@@ -76,7 +76,7 @@ describe('day report', () => {
   });
 
   it("counts the shop's disputes opened and closed and payouts sent that day, from their events", () => {
-    const event = (type: string, h: number, data: Record<string, unknown>, day = 21): WebhookEvent => ({ id: `evt_${type}${h}`, type, mode: 'test', created_at: at(h, day), data: { currency: 'usd', is_test: true, ...data } });
+    const event = (type: string, h: number, data: Record<string, unknown>, day = 21): WebhookEvent => ({ id: `evt_${type}${h}`, type, mode: 'test', created_at: at(h, day), request: { id: null, idempotency_key: null }, data: { currency: 'usd', is_test: true, ...data } });
     const events = [
       event('dispute.created', 9, { amount: 2000 }),
       event('dispute.created', 10, { amount: 500 }),
@@ -92,6 +92,13 @@ describe('day report', () => {
     expect(day.disputes).toEqual({ opened: { count: 2, amount: 2500 }, closed: { count: 3, amount: 2800 }, won: 1, lost: 1 });
     expect(day.payouts).toEqual({ sent: { count: 1, amount: 10_000 }, failed: { count: 1, amount: 10_000 } });
     expect(shopLines(day)).toEqual(['Disputes: 2 opened ($25.00), 3 closed ($28.00: 1 won, 1 lost)', 'Payouts: 1 sent ($100.00), 1 failed ($100.00)']);
-    expect(r.disputes.opened.count).toBe(0);
+    expect(r.disputes?.opened.count).toBe(0);
+  });
+
+  it('says the disputes and payouts are not shown to a key that may not read them, rather than none', () => {
+    const day = computeDayReport({ date: '2026-11-21', currency: 'usd', transactions: [], readers, locations, events: [], unreadable: ['disputes', 'payouts'] });
+    expect(day.disputes).toBeNull();
+    expect(day.payouts).toBeNull();
+    expect(shopLines(day)).toEqual(['Disputes: not shown to this key (it lacks disputes:read)', 'Payouts: not shown to this key (it lacks payouts:read)']);
   });
 });

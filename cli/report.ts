@@ -1,4 +1,5 @@
 import type { PosApi } from '../shared/api/client.js';
+import { ApiRequestError } from '../shared/api/errors.js';
 import type { Location, Reader, Transaction, WebhookEvent } from '../shared/api/types.js';
 import { formatPlain } from './amount.js';
 import { money } from './format.js';
@@ -71,8 +72,9 @@ export interface DayReport {
   total: Bucket;
   locations: Bucket[];
   readers: Bucket[];
-  disputes: DayDisputes;
-  payouts: DayPayouts;
+  /** Null when the key may not read them: a counter key sees neither disputes nor payouts. */
+  disputes: DayDisputes | null;
+  payouts: DayPayouts | null;
   tender: DayTender;
 }
 
@@ -138,6 +140,8 @@ export function computeDayReport(input: {
   location?: string | undefined;
   /** The day's dispute and payout events (REPORT_EVENT_TYPES); others are ignored. */
   events?: readonly WebhookEvent[];
+  /** What the key may not read (the API refused its events): shown as not available, never as none. */
+  unreadable?: readonly ('disputes' | 'payouts')[];
   /** The cash the drawer started the day with, and the cash counted in it at the close (minor units). */
   float?: number | undefined;
   countedCash?: number | undefined;
@@ -200,7 +204,18 @@ export function computeDayReport(input: {
     else if (e.type === 'payout.failed') count(payouts.failed);
   }
   const tender = drawerTender(card, cash, input.float ?? 0, input.countedCash ?? null);
-  return { date: input.date, currency: input.currency.toLowerCase(), other_currency_count: other, total, locations: sorted(byLocation), readers: sorted(byReader), disputes, payouts, tender };
+  const unreadable = new Set(input.unreadable ?? []);
+  return {
+    date: input.date,
+    currency: input.currency.toLowerCase(),
+    other_currency_count: other,
+    total,
+    locations: sorted(byLocation),
+    readers: sorted(byReader),
+    disputes: unreadable.has('disputes') ? null : disputes,
+    payouts: unreadable.has('payouts') ? null : payouts,
+    tender,
+  };
 }
 
 /** The drawer: the cash it should hold (float + cash paid − cash refunded) and, once counted, the difference. */
@@ -237,8 +252,8 @@ export function shopLines(r: DayReport): string[] {
   const d = r.disputes;
   const p = r.payouts;
   return [
-    `Disputes: ${d.opened.count} opened (${m(d.opened.amount)}), ${d.closed.count} closed (${m(d.closed.amount)}: ${d.won} won, ${d.lost} lost)`,
-    `Payouts: ${p.sent.count} sent (${m(p.sent.amount)})${p.failed.count ? `, ${p.failed.count} failed (${m(p.failed.amount)})` : ''}`,
+    d ? `Disputes: ${d.opened.count} opened (${m(d.opened.amount)}), ${d.closed.count} closed (${m(d.closed.amount)}: ${d.won} won, ${d.lost} lost)` : 'Disputes: not shown to this key (it lacks disputes:read)',
+    p ? `Payouts: ${p.sent.count} sent (${m(p.sent.amount)})${p.failed.count ? `, ${p.failed.count} failed (${m(p.failed.amount)})` : ''}` : 'Payouts: not shown to this key (it lacks payouts:read)',
   ];
 }
 
@@ -290,11 +305,18 @@ export async function transactionsSince(api: PosApi, start: number): Promise<Tra
   }
 }
 
-/** Events of one type since `start`, read newest first until a page reaches back before it. */
-export async function eventsSince(api: PosApi, type: string, start: number): Promise<WebhookEvent[]> {
+/**
+ * Events of one type since `start`, read newest first until a page reaches back before it; null
+ * when the key may not see that type (a counter key and disputes or payouts).
+ */
+export async function eventsSince(api: PosApi, type: string, start: number): Promise<WebhookEvent[] | null> {
   const all: WebhookEvent[] = [];
   for (let page = 1; ; page += 1) {
-    const res = await api.listEvents({ page, size: PAGE_SIZE, type });
+    const res = await api.listEvents({ page, size: PAGE_SIZE, type }).catch((err: unknown) => {
+      if (err instanceof ApiRequestError && err.status === 403 && err.code === 'missing_scope') return null;
+      throw err;
+    });
+    if (!res) return null;
     all.push(...res.data);
     const oldest = res.data[res.data.length - 1];
     if (!oldest || page >= res.lastPage || Date.parse(oldest.created_at) < start) return all;
@@ -310,6 +332,18 @@ export async function loadDayReport(api: PosApi, date: string, location?: string
     api.listLocations(),
     ...REPORT_EVENT_TYPES.map((type) => eventsSince(api, type, start)),
   ]);
-  return computeDayReport({ date, currency: merchant.data.default_currency, transactions, readers: readers.data, locations: locations.data, location, events: events.flat(), ...drawer });
+  const refused = (family: string) => REPORT_EVENT_TYPES.some((type, i) => type.startsWith(family) && events[i] === null);
+  const unreadable = [...(refused('dispute.') ? (['disputes'] as const) : []), ...(refused('payout.') ? (['payouts'] as const) : [])];
+  return computeDayReport({
+    date,
+    currency: merchant.data.default_currency,
+    transactions,
+    readers: readers.data,
+    locations: locations.data,
+    location,
+    events: events.flatMap((e) => e ?? []),
+    unreadable,
+    ...drawer,
+  });
 }
 

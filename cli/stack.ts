@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { ConfigError, type ServerConfig } from '../shared/config.js';
+import { privateDir, warnLooseFiles } from '../shared/files.js';
 import { type Clock, systemClock } from '../shared/time.js';
 import type { ProcessorConnection } from '../server/processor/connection.js';
 import type { AccountPolicy } from '../server/processor/port.js';
@@ -69,18 +70,21 @@ export function simulatorConnection(simulator: RunningSimulator, rateLimits = tr
 }
 
 export async function startStack(config: ServerConfig, options: StackOptions = {}): Promise<Stack> {
+  // One logger for both, so the embedded simulator's warnings (a loose data dir) are not lost.
+  const logger = options.logger ?? pino({ level: config.logLevel });
   let simulator: RunningSimulator | undefined;
   let connection: ProcessorConnection;
-  const logger = options.logger ?? pino({ level: config.logLevel });
   // The database's main key decides first (and a new data dir's key file is made by it); one
   // keyring for both, so a key the server learns in a rotation is the simulator's too.
   const keyring = new Keyring(keySourceOf(config));
-  const opened = await openStoreWithKeys(config, keyring, { now: (options.clock ?? systemClock).now(), logger });
+  const opened = await openStoreWithKeys(config, keyring, { now: (options.clock ?? systemClock).now(), logger }, { onLooseFile: warnLooseFiles(logger) });
   try {
     if (config.processor === 'simulator') {
       const { startSimulator } = await import('../simulator/index.js');
       const rateLimits = options.simulator?.rateLimits ?? config.simulatorRateLimits;
-      simulator = await startSimulator({ dataDir: join(config.dataDir, 'simulator'), ...options.simulator, rateLimits, keyring });
+      // The data dir holds the simulator's store whichever database holds the ledger.
+      privateDir(config.dataDir, warnLooseFiles(logger));
+      simulator = await startSimulator({ dataDir: join(config.dataDir, 'simulator'), onLooseFile: warnLooseFiles(logger), ...options.simulator, rateLimits, keyring });
       connection = simulatorConnection(simulator, rateLimits, {
         type: config.accountType,
         prefill: { test: true, live: config.simulateLive && config.simulatedLiveAccounts === 'ready' },

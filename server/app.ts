@@ -2,8 +2,10 @@ import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/time.js';
 import { ping, type Store } from './db/store.js';
-import { apiEntry, errorHandler, gate, notFoundHandler, requestContext, timeResponses } from './http/middleware.js';
-import { routeScopes } from './http/route-scopes.js';
+import { apiEntry, errorHandler, gate, hideCustomerData, notFoundHandler, requestContext, timeResponses } from './http/middleware.js';
+import { routeMatcher, routeScopes } from './http/route-scopes.js';
+import { auditTrail } from './http/audit.js';
+import { auditLogDocs, auditLogRouter } from './routes/audit-log.js';
 import { apiKeyDocs, apiKeysRouter } from './routes/api-keys.js';
 import { liveMoneyGate, liveMoneyOf } from './http/live-money.js';
 import { accountReadinessGate } from './http/account-readiness.js';
@@ -73,6 +75,7 @@ export const routeDocs: readonly RouteDoc[] = [
   ...webhookEndpointDocs,
   ...eventDocs,
   ...agentDocs,
+  ...auditLogDocs,
 ];
 
 /** The terminal routes that take money; readers and locations are set up in live mode as in test. */
@@ -91,6 +94,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('query parser', 'extended');
   app.set('trust proxy', config.trustProxy ?? false);
   timeResponses(app);
+  hideCustomerData(app);
 
   app.use(requestContext(logger));
   // Processor events are authenticated by their signature, not an API key, and are not rate
@@ -107,6 +111,8 @@ export function createApp(deps: AppDeps): Express {
     openApiDocument ??= buildOpenApiDocument(routeDocs);
     res.json(openApiDocument);
   });
+  // Before the key's permissions are checked, so a restricted key refused a write is on the trail too.
+  v1.use(auditTrail(services.audit, routeMatcher(routeDocs), logger));
   v1.use(apiEntry(express.json({ limit: BODY_LIMIT }), routeScopes(routeDocs)));
   const liveMoney = liveMoneyOf(deps.processor.kind, config.simulateLive);
   v1.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', '/payouts', ...TERMINAL_PAYMENT_PATHS], liveMoneyGate(liveMoney));
@@ -129,7 +135,8 @@ export function createApp(deps: AppDeps): Express {
   v1.use('/checkout/sessions', checkoutSessionsRouter(services.checkout));
   v1.use('/payment-links', paymentLinksRouter(services.paymentLinks));
   v1.use('/webhook-endpoints', webhookEndpointsRouter(services.webhookEndpoints));
-  v1.use('/events', eventsRouter(services.events, services.eventStreams));
+  v1.use('/events', eventsRouter(services.events, services.eventStreams, services.keyWatch));
+  v1.use('/audit-log', auditLogRouter(services.audit));
   app.use('/v1', v1);
 
   app.get('/healthz', async (_req, res) => {

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import pino, { type Logger } from 'pino';
 import type { ServerConfig } from '../shared/config.js';
+import { warnLooseFiles } from '../shared/files.js';
 import { type Clock, systemClock } from '../shared/time.js';
 import { createApp } from './app.js';
 import { liveMoneyOf } from './http/live-money.js';
@@ -64,7 +65,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const logger = options.logger ?? pino({ level: config.logLevel });
   const clock = options.clock ?? systemClock;
   // The right main key or no start at all: a wrong or missing one is a ConfigError naming it.
-  const { store, cipher } = options.opened ?? (await openStoreWithKeys(config, new Keyring(keySourceOf(config)), { now: clock.now(), logger }));
+  const { store, cipher } = options.opened ?? (await openStoreWithKeys(config, new Keyring(keySourceOf(config)), { now: clock.now(), logger }, { onLooseFile: warnLooseFiles(logger) }));
   const processor = new StripeProcessor({ timeoutMs: config.processorTimeoutMs, ...options.processor }, store, clock, cipher);
   // Page and receipt URLs default to the address the server is about to listen on; no request arrives before it does.
   let url = '';
@@ -110,6 +111,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const server: Server = createServer(app);
   const agentUpstream = attachAgentUpstream(server, { keys: { authenticate: (presented, now) => authenticateKey(store.db, presented, now) }, clock, logger, services });
   services.presenceExpiry.start();
+  services.reportRetention.start();
   services.readerReconciler.start();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -144,7 +146,9 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
       // Event streams never go idle by themselves: end them so the drain is not held up.
       services.eventStreams.closeAll();
       await agentUpstream.close();
+      services.keyWatch.stop();
       await services.presenceExpiry.stop();
+      await services.reportRetention.stop();
       await services.readerReconciler.stop();
       // close() only drops connections idle at that moment; a keep-alive connection whose
       // response finishes later would otherwise hold the exit for its whole keep-alive timeout.

@@ -16,6 +16,7 @@ import { ReaderResets } from './terminal/reader-reset.js';
 import { AgentService } from './terminal/agents.js';
 import { DeviceService } from './terminal/devices.js';
 import { PresenceExpiry } from './terminal/presence-expiry.js';
+import { ReportRetention } from './terminal/report-retention.js';
 import { ReaderActions } from './terminal/reader-actions.js';
 import { ReaderReconciler } from './terminal/reader-reconciler.js';
 import { CustomerService } from './accounts/customers.js';
@@ -23,6 +24,7 @@ import { DEFAULT_KEY_TTL_MS, IdempotencyService } from './idempotency/keys.js';
 import type { Leases } from './db/leases.js';
 import { MerchantService } from './accounts/merchants.js';
 import { ApiKeyService } from './accounts/restricted-keys.js';
+import { KeyWatch } from './accounts/key-watch.js';
 import { OnboardingService } from './accounts/onboarding.js';
 import { accountEventHandler } from './accounts/processor-events.js';
 import { PaymentLinkService } from './checkout/payment-links.js';
@@ -34,6 +36,7 @@ import { WebhookEndpointService } from './webhooks/endpoints.js';
 import { EventService, EventStreams } from './webhooks/events.js';
 import { WebhookQueue } from './webhooks/queue.js';
 import type { FieldCipher } from './db/encryption.js';
+import { AuditLog } from './audit/log.js';
 
 export interface Services {
   customers: CustomerService;
@@ -42,6 +45,8 @@ export interface Services {
   onboarding: OnboardingService;
   /** The merchant's own keys: restricted keys made, listed, rolled and revoked through the API. */
   apiKeys: ApiKeyService;
+  /** Ends event streams and agent sockets when the key they opened with is revoked or expires. */
+  keyWatch: KeyWatch;
   idempotency: IdempotencyService;
   transactions: TransactionService;
   refunds: RefundService;
@@ -58,6 +63,8 @@ export interface Services {
   devices: DeviceService;
   /** Takes readers and devices offline when their agent-reported presence lapses; started by the server. */
   presenceExpiry: PresenceExpiry;
+  /** Prunes agents' reports past their retention period (server/terminal/agent-limits.ts). */
+  reportRetention: ReportRetention;
   /** Each reader's action, from the processor's events; pushed to agents. */
   readerActions: ReaderActions;
   /** Reads a reader whose in-progress action had no news for too long; started by the server. */
@@ -68,6 +75,8 @@ export interface Services {
   events: EventService;
   eventStreams: EventStreams;
   webhookQueue: WebhookQueue;
+  /** The audit trail: who changed what, with which key, through which request. */
+  audit: AuditLog;
 }
 
 export interface ServiceDeps {
@@ -85,7 +94,7 @@ export interface ServiceDeps {
   terminalStaleMs?: number;
   webhookEgress?: EgressOptions;
   webhookRetryScale?: number;
-  /** Compresses the recovery backoff (server/services/recovery-schedule.ts); tests only. */
+  /** Compresses the recovery backoff (server/idempotency/recovery-schedule.ts); tests only. */
   recoveryRetryScale?: number;
   /** Agent presence TTL; default three of each agent's heartbeat intervals. */
   presenceTtlMs?: number;
@@ -123,6 +132,7 @@ export function buildServices(deps: ServiceDeps): Services {
     merchants: new MerchantService(store, processor, onboarding),
     onboarding,
     apiKeys: new ApiKeyService(store, clock),
+    keyWatch: new KeyWatch(store, clock, logger),
     idempotency,
     transactions,
     refunds,
@@ -135,12 +145,14 @@ export function buildServices(deps: ServiceDeps): Services {
     agents,
     devices: new DeviceService(store, clock),
     presenceExpiry: new PresenceExpiry(agents, store.notifications, clock, logger),
+    reportRetention: new ReportRetention(agents, store.notifications, clock, logger),
     readerActions,
     readerReconciler: new ReaderReconciler(readerActions, store.notifications, clock, logger),
     processorEventHandlers: [(event, mode) => readerActions.onEvent(event, mode), paymentEventHandler(transactions, refunds), disputeEventHandler(disputes), payoutEventHandler(payouts), accountEventHandler(onboarding)],
     webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? DEFAULT_EGRESS, cipher),
     events: new EventService(store, clock, cipher),
     eventStreams: new EventStreams(),
+    audit: new AuditLog(store, clock),
     webhookQueue: new WebhookQueue(store, clock, deps.webhookRetryScale ?? 1, cipher),
   };
 }

@@ -78,6 +78,10 @@ export type TransactionSummary = z.infer<typeof TransactionSummarySchema>;
 
 const RequestId = z.string().min(1).max(100);
 
+/** Why a cash drawer was opened: a "no sale", a cash sale's change, or a cash refund. */
+export const DRAWER_REASONS = ['no_sale', 'cash_sale', 'refund'] as const;
+export type DrawerReason = (typeof DRAWER_REASONS)[number];
+
 export const ClientMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('hello'), protocol: z.literal(PROTOCOL_VERSION), token: z.string().optional() }).strict(),
   z.object({ type: z.literal('subscribe'), topics: z.array(z.enum(['readers', 'transactions', 'devices'])).min(1) }).strict(),
@@ -160,8 +164,8 @@ export const ClientMessageSchema = z.discriminatedUnion('type', [
     .object({
       type: z.literal('open_drawer'),
       request_id: RequestId,
-      /** Why, for the log: `no_sale` is the counter's "no sale" key. */
-      reason: z.enum(['no_sale', 'cash_sale', 'refund']).default('no_sale'),
+      /** Why, for the log and the audit trail: `no_sale` is the counter's "no sale" key. */
+      reason: z.enum(DRAWER_REASONS).default('no_sale'),
       staff: z.string().min(1).max(100).optional(),
     })
     .strict(),

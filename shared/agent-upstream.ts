@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { READER_ACTIVITIES } from './agent-protocol.js';
+import { DRAWER_REASONS, READER_ACTIVITIES } from './agent-protocol.js';
 import { RECEIPT_POLICIES } from './receipt-policy.js';
 
 /**
@@ -19,6 +19,25 @@ export const MAX_READERS_PER_HEARTBEAT = 1_000;
 
 /** Reports replayed in one message after a reconnect; the queue is replayed in batches of this. */
 export const MAX_REPORTS_PER_MESSAGE = 500;
+
+/**
+ * Close codes the server ends an agent's connection with when the agent asked too much of it
+ * (docs/agent-protocol.md, "Limits"). The agent's transport also turns an upgrade refused with HTTP
+ * 429 into `rateLimited` (4000 + status), so both reach the same reaction.
+ */
+export const UPSTREAM_CLOSE = {
+  /** Too many messages on the connection, or more waiting to be handled than the server keeps. */
+  rateLimited: 4429,
+  /** The hello named a new agent id, and the key already has as many agents as it may have. */
+  agentLimit: 4409,
+} as const;
+
+/**
+ * After closing a connection with `rateLimited` the server refuses that key's new connections for
+ * this long, so a reconnect cannot start a fresh burst at once; the agent waits as long before it
+ * tries again. A minute is long against a flood and short against a real shop's outage.
+ */
+export const RATE_LIMIT_COOL_OFF_MS = 60_000;
 
 /** A reader as an agent names it: the processor's tmr_ id, or (serial readers) its serial number. */
 export const ReaderRefSchema = z
@@ -71,6 +90,27 @@ export const ReportSchema = z
   .strict();
 export type Report = z.infer<typeof ReportSchema>;
 
+/** Drawer openings in one message; an agent that was offline sends its backlog in batches of this. */
+export const MAX_DRAWER_OPENINGS_PER_MESSAGE = 100;
+
+/**
+ * A cash drawer the agent opened (the kick reached the printer), for the merchant's audit trail.
+ * `id` is the agent's own for the opening: sent again until acknowledged, it is recorded once.
+ */
+export const DrawerOpeningSchema = z
+  .object({
+    id: z.uuid(),
+    reason: z.enum(DRAWER_REASONS),
+    /** Who opened it, as the counter said. */
+    staff: z.string().min(1).max(100).nullable(),
+    /** The cash sale or refund it was opened for. */
+    transaction_id: z.string().min(1).max(255).nullable(),
+    /** When the agent opened it (epoch ms, the agent's clock). */
+    opened_at: z.number().int().nonnegative(),
+  })
+  .strict();
+export type DrawerOpening = z.infer<typeof DrawerOpeningSchema>;
+
 export const AgentUpMessageSchema = z.discriminatedUnion('type', [
   z
     .object({
@@ -106,6 +146,8 @@ export const AgentUpMessageSchema = z.discriminatedUnion('type', [
         .refine((devices) => new Set(devices.map((d) => d.id)).size === devices.length, 'device ids must be unique'),
     })
     .strict(),
+  /** Cash drawers opened (no sale, cash sale, cash refund): written to the audit trail under the agent's key, then acknowledged. */
+  z.object({ type: z.literal('drawer_opened'), openings: z.array(DrawerOpeningSchema).min(1).max(MAX_DRAWER_OPENINGS_PER_MESSAGE) }).strict(),
   /** The agent stops on purpose: its readers and devices go offline now rather than after the TTL. */
   z.object({ type: z.literal('goodbye') }).strict(),
 ]);
@@ -183,6 +225,8 @@ export const ServerDownMessageSchema = z.discriminatedUnion('type', [
   /** The server's view of the readers of the last heartbeat; `unknown` are references it has no reader for. */
   z.object({ type: z.literal('presence'), readers: z.array(PresenceReaderSchema), unknown: z.array(ReaderRefSchema) }),
   z.object({ type: z.literal('reports_ack'), seq: z.number().int().nonnegative() }),
+  /** These drawer openings are in the audit trail: the agent forgets them. */
+  z.object({ type: z.literal('drawer_ack'), ids: z.array(z.string()) }),
   /** Every reader of the merchant and mode with its action state: sent once after the welcome; readers not in it are gone. */
   z.object({ type: z.literal('reader_states'), readers: z.array(ReaderStatePushSchema) }),
   /** One reader's action state changed (or a reader was registered). */

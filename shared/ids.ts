@@ -46,6 +46,7 @@ export const REFERENCE_PREFIXES = {
   location: 'loc',
   reader: 'rdr',
   request: 'req',
+  audit: 'aud',
 } as const;
 
 export type ReferenceKind = keyof typeof REFERENCE_PREFIXES;

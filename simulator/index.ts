@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import type { LooseFileReport } from '../shared/files.js';
 import { Store } from './store.js';
 import { Keyring } from '../shared/crypto/keyring.js';
 import { keySourceOf } from '../shared/crypto/key-source.js';
@@ -50,6 +51,8 @@ export interface SimulatorOptions {
   /** How long an Account Link's URL works; default 300 000 ms (Stripe's five minutes). */
   accountLinkTtlMs?: number;
   logger?: (line: string) => void;
+  /** Hears of the data dir or a file in it found open to other users; by default a `logger` line. */
+  onLooseFile?: LooseFileReport;
   /**
    * Stripe's published rate limits (simulator/http/rate-limits.ts); default on. Off only for
    * throughput benchmarks and bulk fixtures: a feature must work within them.
@@ -133,7 +136,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const host = options.host ?? '127.0.0.1';
   const log = options.logger ?? (() => {});
   const now = (): number => Date.now();
-  const store = new Store(options.dataDir, options.keyring ?? new Keyring(keySourceOf({ dataDir: options.dataDir })));
+  const store = new Store(options.dataDir, options.keyring ?? new Keyring(keySourceOf({ dataDir: options.dataDir })), options.onLooseFile ?? ((found) => log(`warning: ${found.message}`)));
   const keys = loadOrCreateKeys(store);
   store.pruneIdempotency(now());
 

@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError } from '../shared/config.js';
 import { describeKeySource, makeDefaultKeyFile } from '../shared/crypto/key-source.js';
 import { isSealed, keyIdOf, type Keyring } from '../shared/crypto/keyring.js';
+import { privateDir, privateSqliteFile, type LooseFileReport } from '../shared/files.js';
 
 /**
  * Persistence of the simulator: one SQLite file in the data directory. Everything a restart must not
@@ -199,14 +199,19 @@ export class Store {
   /**
    * Opens the file and checks the main key against it: a key that is not the one its values are
    * sealed under is a ConfigError, never garbage. Values not under the primary key (plaintext of
-   * an older simulator, an older key after a rotation) are sealed again.
+   * an older simulator, an older key after a rotation) are sealed again. `onLooseFile` hears of the
+   * data dir or a database file found open to other users (tightened if ours).
    */
   constructor(
     dataDir: string,
     private readonly keyring: Keyring,
+    onLooseFile?: LooseFileReport,
   ) {
-    mkdirSync(dataDir, { recursive: true });
-    this.db = new Database(join(dataDir, 'simulator.db'));
+    // Platform keys, customers and payments: owner-only.
+    const file = join(dataDir, 'simulator.db');
+    privateDir(dataDir, onLooseFile);
+    privateSqliteFile(file, onLooseFile);
+    this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     // NORMAL in WAL mode survives a process crash or restart (the promise the simulator makes);
     // only a power cut can drop the last commits, which a stand-in for Stripe may lose, unlike

@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POS_BIN } from './helpers/server.js';
@@ -44,7 +44,11 @@ function save(name: string, text: string): void {
 }
 
 describe.skipIf(!hasTmux)('pos up in a terminal (tmux, 80×24)', () => {
+  let umask: number;
   beforeAll(() => {
+    // The usual umask, which the private tmux server and `pos up` inherit: the last test checks
+    // that what `pos up` writes stays owner-only under it.
+    umask = process.umask(0o022);
     const command = [
       'env',
       // Ink renders only the last frame when it thinks it runs in CI (CI=true on our CI machines):
@@ -69,6 +73,7 @@ describe.skipIf(!hasTmux)('pos up in a terminal (tmux, 80×24)', () => {
   });
   afterAll(() => {
     spawnSync('tmux', ['-L', SOCKET, 'kill-server']);
+    process.umask(umask);
     dir.cleanup();
   });
 
@@ -169,5 +174,18 @@ describe.skipIf(!hasTmux)('pos up in a terminal (tmux, 80×24)', () => {
       }
       await new Promise((r) => setTimeout(r, 100));
     }
+  });
+
+  it('leaves its data dir, log, agent state and profile readable by their owner only', () => {
+    const modes: Record<string, number> = {};
+    const walk = (path: string): void => {
+      const stats = lstatSync(path);
+      modes[relative(dir.path, path)] = stats.mode & 0o777;
+      if (stats.isDirectory()) for (const name of readdirSync(path)) walk(join(path, name));
+    };
+    walk(join(dir.path, 'data'));
+    walk(join(dir.path, 'config'));
+    expect(Object.keys(modes)).toEqual(expect.arrayContaining(['data/pos-up.log', 'data/pos.db', 'data/simulator/simulator.db', 'data/agent/agent.json', 'config/config.json']));
+    expect(Object.entries(modes).filter(([, mode]) => (mode & 0o077) !== 0)).toEqual([]);
   });
 });

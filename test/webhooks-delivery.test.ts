@@ -41,7 +41,7 @@ function typesFor(r: Receiver, objectId: string): string[] {
 }
 
 describe('webhook delivery (spec §6)', () => {
-  it('signs every delivery so standardwebhooks verifies it, in the {id, type, created_at, data} envelope', async () => {
+  it('signs every delivery so standardwebhooks verifies it, in the {id, type, created_at, request, data} envelope', async () => {
     const t = await server();
     const r = await receiver();
     const { keys } = await t.merchant();
@@ -55,7 +55,9 @@ describe('webhook delivery (spec §6)', () => {
       expect(got.headers['content-type']).toBe('application/json');
     }
     const succeeded = r.received.find((x) => x.type === 'payment.succeeded');
-    expect(Object.keys(succeeded?.event ?? {}).sort()).toEqual(['created_at', 'data', 'id', 'type']);
+    expect(Object.keys(succeeded?.event ?? {}).sort()).toEqual(['created_at', 'data', 'id', 'request', 'type']);
+    // The payment's create named its request; its success came with the processor's answer to it.
+    expect(r.received.find((x) => x.type === 'payment.created')?.event.request).toMatchObject({ id: expect.stringMatching(/^req_/) });
     expect(succeeded?.event.id).toMatch(/^evt_/);
     expect(succeeded?.event.data).toMatchObject({ id, amount: 1250, is_test: true, metadata: { order: 'A-1' }, card_brand: 'visa', card_last_four: '4242', platform_fee_cents: 38, tip_amount: 0 });
     expect(succeeded?.event.data.reference).toMatch(/^txn_/);

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ClientMessage, DeviceState, ReaderState } from '../../shared/agent-protocol.js';
+import type { ClientMessage, DeviceState, DrawerReason, ReaderState } from '../../shared/agent-protocol.js';
 import type { PosApi } from '../../shared/api/client.js';
 import { ApiRequestError } from '../../shared/api/errors.js';
 import type { Transaction } from '../../shared/api/types.js';
@@ -29,6 +29,8 @@ export interface CounterDeps {
   agentId: string;
   /** Sent to the counter whenever a device changes. */
   changed(device: DeviceState): void;
+  /** The drawer opened: for the merchant's audit trail on the server. */
+  drawerOpened(opening: { reason: DrawerReason; staff: string | null; transaction_id: string | null }): Promise<void>;
 }
 
 function refusal(code: string, message: string): ApiRequestError {
@@ -161,14 +163,15 @@ export class CounterDevices {
     return { opened: true };
   }
 
-  async #kick(reason: string, staff: string | undefined, transactionId: string | null): Promise<void> {
+  async #kick(reason: DrawerReason, staff: string | undefined, transactionId: string | null): Promise<void> {
     if (!this.printer) throw refusal('no_printer', 'This agent drives no receipt printer, so no cash drawer (pos agent --printer)');
     try {
       await this.printer.kickDrawer();
     } catch (err) {
       throw refusal('drawer_unavailable', err instanceof Error ? err.message : String(err));
     }
-    // The staff action log: who opened the drawer, and why.
+    // The staff action log: who opened the drawer, and why; and the merchant's audit trail.
     this.deps.logger.info({ event: 'drawer_opened', reason, staff: staff ?? null, transaction_id: transactionId }, 'cash drawer opened');
+    await this.deps.drawerOpened({ reason, staff: staff ?? null, transaction_id: transactionId });
   }
 }

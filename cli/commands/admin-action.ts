@@ -7,7 +7,7 @@ import { openStore, type Store } from '../../server/db/store.js';
 import { createMerchant, listMerchants, rollMerchantKeys } from '../../server/accounts/merchants.js';
 import { COUNTRIES, isCountry, isCurrency } from '../../shared/money.js';
 import { usageError } from '../errors.js';
-import { createOutput } from '../output.js';
+import { createOutput, warnOnStderr } from '../output.js';
 
 interface StoreFlags {
   dataDir?: string;
@@ -15,7 +15,7 @@ interface StoreFlags {
 }
 
 async function withStore<T>(flags: StoreFlags, work: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(loadStoreConfig(flags));
+  const store = await openStore(loadStoreConfig(flags), { onLooseFile: warnOnStderr });
   try {
     return await work(store);
   } finally {

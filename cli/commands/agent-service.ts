@@ -1,9 +1,10 @@
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { PosApi } from '../../shared/api/client.js';
 import { ConfigError, loadAgentConfig } from '../../shared/config.js';
+import { createPrivateDir, writePrivateFile } from '../../shared/files.js';
 
 export interface ServiceOptions {
   server?: string;
@@ -87,9 +88,11 @@ export async function installService(given: ServiceOptions): Promise<void> {
   }
   const key = await counterKeyFor(config.serverUrl, config.apiKey);
   try {
-    mkdirSync(dirname(options.envFile), { recursive: true });
-    writeFileSync(options.envFile, envFile(key.key), { mode: 0o600 });
-    chmodSync(options.envFile, 0o600);
+    // The key file: owner-only from its first byte, and a missing directory for it owner-only too
+    // (an existing one, such as /etc, is not ours to change).
+    createPrivateDir(dirname(options.envFile));
+    await writePrivateFile(options.envFile, envFile(key.key));
+    // The unit holds no secret and is read by systemd and `systemctl cat` as any unit is.
     mkdirSync(options.unitDir, { recursive: true });
     writeFileSync(join(options.unitDir, UNIT_NAME), unit);
   } catch (err) {

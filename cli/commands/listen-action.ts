@@ -1,6 +1,7 @@
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, loadClientConfig } from '../../shared/config.js';
 import { listenSecret, signedHeaders } from '../../server/webhooks/signing.js';
-import type { WebhookEvent } from '../../shared/api/types.js';
+import type { ApiErrorBody, WebhookEvent } from '../../shared/api/types.js';
+import { ApiRequestError } from '../../shared/api/errors.js';
 import { createApiClient } from '../api.js';
 import { usageError } from '../errors.js';
 import { createOutput, type Output } from '../output.js';
@@ -60,10 +61,16 @@ export async function listenAction(flags: ListenFlags, out: Output = createOutpu
   let lastEventId: string | undefined;
   let announced = false;
   let connected = false;
+  /** Why the server ended the stream for good (its key was revoked or expired): reconnecting would only be refused. */
+  let refused: ApiRequestError | undefined;
   try {
     while (!stop.signal.aborted) {
       const stream = api.streamEvents(
         async (message) => {
+          if (message.event === 'error') {
+            refused = new ApiRequestError(401, (JSON.parse(message.data) as { error: ApiErrorBody }).error);
+            return;
+          }
           if (message.event === 'ready') {
             if (announced && !connected) out.error('Reconnected.');
             connected = true;
@@ -88,6 +95,7 @@ export async function listenAction(flags: ListenFlags, out: Output = createOutpu
         // server is restarting and we wait for it.
         if (!announced) throw err;
       }
+      if (refused) throw refused;
       if (stop.signal.aborted) break;
       if (connected) out.error('Connection to the server lost; reconnecting…');
       connected = false;

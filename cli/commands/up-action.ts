@@ -1,6 +1,7 @@
 import { join } from 'node:path';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { loadServerConfig } from '../../shared/config.js';
+import { privateDir, privateFile, warnLooseFiles, type LooseFile } from '../../shared/files.js';
 import { systemClock } from '../../shared/time.js';
 import { createMerchant } from '../../server/accounts/merchants.js';
 import { ApiRequestError } from '../../shared/api/errors.js';
@@ -115,8 +116,19 @@ function keyLines(demo: Demo): string[] {
 export async function up(_args: [], options: { port?: string; host?: string; dataDir?: string; masterKeyFile?: string; tui: boolean; simulateLive?: boolean }, ctx: CliContext): Promise<void> {
   const interactive = options.tui && Boolean(process.stdout.isTTY) && Boolean(process.stdin.isTTY);
   const config = loadServerConfig({ port: options.port, host: options.host, dataDir: options.dataDir, masterKeyFile: options.masterKeyFile, simulateLive: options.simulateLive });
-  // With the TUI on the terminal, server logs go to a file instead of over the screen.
-  const logger = interactive ? pino({ level: config.logLevel }, pino.destination({ dest: join(config.dataDir, 'pos-up.log'), mkdir: true, sync: false })) : pino({ level: config.logLevel });
+  // With the TUI on the terminal, server logs go to a file instead of over the screen: an
+  // owner-only one in the owner-only data dir, since requests and their errors are logged there.
+  const loose: LooseFile[] = [];
+  let logger: Logger;
+  if (interactive) {
+    const logFile = join(config.dataDir, 'pos-up.log');
+    privateDir(config.dataDir, (found) => loose.push(found));
+    privateFile(logFile, (found) => loose.push(found));
+    logger = pino({ level: config.logLevel }, pino.destination({ dest: logFile, sync: false }));
+  } else {
+    logger = pino({ level: config.logLevel });
+  }
+  for (const found of loose) warnLooseFiles(logger)(found);
   let stack: Stack;
   try {
     stack = await startStack(config, { logger });

@@ -2,7 +2,8 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { randomBase62 } from '../../shared/ids.js';
 import type { Mode } from '../db/schema.js';
 import { Prepared } from '../db/prepared.js';
-import type { Executor, Store } from '../db/store.js';
+import { notifyOnCommit } from '../db/notify.js';
+import type { Executor, Store, Trx } from '../db/store.js';
 
 export type KeyKind = 'secret' | 'publishable' | 'restricted';
 
@@ -30,6 +31,8 @@ export interface Principal {
   mode: Mode;
   kind: KeyKind;
   keyId: string;
+  /** The key's last four characters: how the audit trail names it next to its id. */
+  last4: string;
   /** A restricted key's permissions (server/accounts/permissions.ts); empty for the others. */
   permissions: ReadonlySet<string>;
 }
@@ -81,8 +84,8 @@ export async function issueKey(db: Executor, merchantId: string, kind: KeyKind, 
  */
 const keyByHash = new Prepared<
   { digest: string },
-  { id: string; merchant_id: string; kind: KeyKind; mode: Mode; key_hash: string; expires_at: number | null; scopes: string | null; revoked_at: number | null }
->((db, arg) => db.selectFrom('api_keys').select(['id', 'merchant_id', 'kind', 'mode', 'key_hash', 'expires_at', 'scopes', 'revoked_at']).where('key_hash', '=', arg('digest')));
+  { id: string; merchant_id: string; kind: KeyKind; mode: Mode; key_hash: string; last4: string; expires_at: number | null; scopes: string | null; revoked_at: number | null }
+>((db, arg) => db.selectFrom('api_keys').select(['id', 'merchant_id', 'kind', 'mode', 'key_hash', 'last4', 'expires_at', 'scopes', 'revoked_at']).where('key_hash', '=', arg('digest')));
 
 export async function authenticateKey(db: Executor, presented: string, now: number): Promise<Principal | null> {
   const found = await lookUpKey(db, presented);
@@ -156,7 +159,7 @@ async function lookUpKey(db: Executor, presented: string): Promise<CachedKey | n
   if (!row || row.revoked_at !== null) return null;
   if (!timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(digest, 'hex'))) return null;
   const permissions = row.kind === 'restricted' ? new Set(parsePermissions(row.scopes)) : NO_PERMISSIONS;
-  return { principal: { merchantId: row.merchant_id, mode: row.mode, kind: row.kind, keyId: row.id, permissions }, expiresAt: row.expires_at };
+  return { principal: { merchantId: row.merchant_id, mode: row.mode, kind: row.kind, keyId: row.id, last4: row.last4, permissions }, expiresAt: row.expires_at };
 }
 
 export interface RolledKey extends IssuedKey {
@@ -166,10 +169,11 @@ export interface RolledKey extends IssuedKey {
 
 /**
  * Issues a new secret key for each mode and gives the current ones `graceMs` more life. Keys that
- * already had an earlier expiry keep it: a roll never extends an old key.
+ * already had an earlier expiry keep it: a roll never extends an old key. Its commit tells every
+ * instance's key watch, which ends the old keys' streams and agent sockets when their grace is over.
  */
 export async function rollSecretKeys(
-  trx: Executor,
+  trx: Trx,
   merchantId: string,
   modes: readonly Mode[],
   graceMs: number,
@@ -187,6 +191,7 @@ export async function rollSecretKeys(
       .where('mode', '=', mode)
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', expiresAt)]))
       .execute();
+    notifyOnCommit(trx, { topic: 'keys', merchantId, mode });
     const issued = await issueKey(trx, merchantId, 'secret', mode, now);
     rolled.push({ ...issued, previousExpiresAt: expiresAt });
   }

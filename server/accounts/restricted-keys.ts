@@ -1,5 +1,6 @@
 import { toIsoOrNull, toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { ApiKeysTable } from '../db/schema.js';
+import { notifyOnCommit } from '../db/notify.js';
 import type { Store } from '../db/store.js';
 import { conflict, invalid, notFound } from '../errors.js';
 import type { ApiKeyView, CreateApiKeyInput } from '../schemas/api-keys.js';
@@ -106,6 +107,8 @@ export class ApiKeyService {
           .where((eb) => (row.expires_at === null ? eb('expires_at', 'is', null) : eb('expires_at', '=', row.expires_at)))
           .executeTakeFirst();
         if (Number(moved.numUpdatedRows) !== 1) throw conflict('api_key_inactive', 'This key was rolled or revoked meanwhile: list the keys and try again');
+        // Every instance's key watch re-reads the old key's expiry and ends its connections then.
+        notifyOnCommit(trx, { topic: 'keys', merchantId: scope.merchantId, mode: scope.mode });
         const grant = { name: row.name, ...(row.kind === 'restricted' ? { permissions: parsePermissions(row.scopes) } : {}) };
         const fresh = await issueKey(trx, scope.merchantId, row.kind, scope.mode, now, grant);
         return { fresh, replacedExpiresAt: row.expires_at === null ? expiresAt : Math.min(row.expires_at, expiresAt) };
@@ -118,8 +121,9 @@ export class ApiKeyService {
   }
 
   /**
-   * Stops a restricted key at once, on every instance: the key lookup ignores revoked rows, and the
-   * per-process key cache starts over (here, and on SQLite in other processes at their next request).
+   * Stops a restricted key at once, on every instance: the key lookup ignores revoked rows, the
+   * per-process key cache starts over (here, and on SQLite in other processes at their next request),
+   * and the commit's notice closes the event streams and agent sockets it opened (key-watch.ts).
    * Secret keys are rolled instead, so a merchant cannot lock itself out of its own account.
    */
   async revoke(scope: Scope, id: string): Promise<ApiKeyView> {
@@ -134,6 +138,8 @@ export class ApiKeyService {
         }
         // Revoking twice is harmless and keeps the first time.
         await trx.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+        // Every instance's key watch ends the streams and agent sockets this key opened.
+        notifyOnCommit(trx, { topic: 'keys', merchantId: scope.merchantId, mode: scope.mode });
       });
     } finally {
       keysChanged();

@@ -1,4 +1,5 @@
 import type { Mode } from '../db/schema.js';
+import type { RequestOrigin } from '../audit/origin.js';
 
 /** Every read and write happens inside one merchant's one mode; the API key decides which. */
 export interface Scope {
@@ -6,4 +7,6 @@ export interface Scope {
   mode: Mode;
   /** The HTTP request acting in this scope (its Request-Id), when there is one: named in logs of work it leaves behind. */
   requestId?: string;
+  /** Who acts and through which request (key, Request-Id, Idempotency-Key): for events and the audit trail. */
+  origin?: RequestOrigin;
 }

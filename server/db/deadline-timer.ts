@@ -10,8 +10,11 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** What a deadline timer does: the work that is due, and the next deadline after it. */
 export interface DeadlineWork {
-  /** The notice that says a new or earlier deadline may exist (any process's commit). */
-  notice: Notice;
+  /**
+   * The notice that says a new or earlier deadline may exist (any process's commit). None where
+   * nothing can make a deadline earlier than the one `next` gave (new rows only fall due later).
+   */
+  notice?: Notice;
   /** Does whatever is due now. */
   pass(): Promise<unknown>;
   /** The earliest deadline left in the database (ms since the epoch), or undefined when none. */
@@ -49,7 +52,7 @@ export class DeadlineTimer {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
-    this.#unsubscribe = this.notifications.subscribe(this.work.notice, () => this.#run());
+    if (this.work.notice) this.#unsubscribe = this.notifications.subscribe(this.work.notice, () => this.#run());
     this.#run();
   }
 

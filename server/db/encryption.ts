@@ -82,7 +82,7 @@ export async function switchPrimaryKey(trx: Trx, keyring: Keyring, id: string, n
     .values({ name: PRIMARY_SETTING, value: id })
     .onConflict((oc) => oc.column('name').doUpdateSet({ value: id }))
     .execute();
-  notifyOnCommit(trx, { topic: 'keys' });
+  notifyOnCommit(trx, { topic: 'main_key' });
 }
 
 /**
@@ -155,7 +155,7 @@ export class StoreKeyring implements FieldCipher {
 
   /** Follows the primary key through notices of a switch (and any wake-up after notices may have been lost). */
   follow(): void {
-    this.#unfollow ??= this.store.notifications.subscribe({ topic: 'keys' }, () => {
+    this.#unfollow ??= this.store.notifications.subscribe({ topic: 'main_key' }, () => {
       readPrimaryKeyId(this.store.db).then(
         (id) => {
           if (id !== undefined) this.#use(id);
@@ -245,8 +245,13 @@ async function makeKeyFile(store: Store, keyring: Keyring, logger: Logger | unde
 }
 
 /** The store the configuration names, opened with its keyring checked: either both, or a ConfigError and nothing left open. */
-export async function openStoreWithKeys(config: StoreOptions, keyring: Keyring, options: OpenKeyringOptions): Promise<{ store: Store; cipher: StoreKeyring }> {
-  const store = await openStore(config);
+export async function openStoreWithKeys(
+  config: StoreOptions,
+  keyring: Keyring,
+  options: OpenKeyringOptions,
+  storeOptions: Parameters<typeof openStore>[1] = {},
+): Promise<{ store: Store; cipher: StoreKeyring }> {
+  const store = await openStore(config, storeOptions);
   try {
     return { store, cipher: await openStoreKeyring(store, keyring, options) };
   } catch (err) {

@@ -30,8 +30,10 @@ export type Notice =
   | { topic: 'reader_checks' }
   /** Webhook deliveries became due outside the worker's own schedule: a resend, an endpoint enabled again, a retry set by another instance (server/webhooks/worker.ts). */
   | { topic: 'webhook_deliveries' }
+  /** A key of the merchant in that mode was revoked or rolled, so it stops working now or sooner (server/accounts/key-watch.ts). */
+  | { topic: 'keys'; merchantId: string; mode: Mode }
   /** The primary main key changed: a rotation began (server/db/encryption.ts). */
-  | { topic: 'keys' };
+  | { topic: 'main_key' };
 
 /** Topics whose notices name a merchant and mode: a listener may follow one merchant's, or all of them (`subscribeTopic`). */
 export type ScopedTopic = 'events' | 'readers';
@@ -42,6 +44,7 @@ export function noticeKey(notice: Notice): string {
     case 'events':
     case 'readers':
     case 'locations':
+    case 'keys':
       return `${notice.topic}:${notice.mode}:${notice.merchantId}`;
     default:
       return notice.topic;

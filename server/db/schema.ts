@@ -274,6 +274,8 @@ export interface IdempotencyKeysTable {
   next_attempt_at: number | null;
   /** The HTTP request that started the work (its Request-Id), for the log line if it is given up. */
   request_id: string | null;
+  /** JSON of the request's origin (server/audit/origin.ts): whose work the recovery pass finishes. */
+  origin: string | null;
 }
 
 export interface EventsTable {
@@ -286,6 +288,9 @@ export interface EventsTable {
   /** JSON; sealed when it holds a customer's details (server/db/encryption.ts). */
   data: string;
   created_at: number;
+  /** The /v1 request that caused the event and its idempotency key; null for the processor's news and background work. */
+  request_id: string | null;
+  idempotency_key: string | null;
 }
 
 export interface TerminalLocationsTable {
@@ -364,6 +369,8 @@ export interface AgentsTable {
   /** Highest report sequence stored: replays at or below it are acknowledged and dropped. */
   last_report_seq: number;
   created_at: number;
+  /** The key it last connected with (null: not since keys were counted); it counts against that key's agent limit. */
+  api_key_id: string | null;
 }
 
 export type CounterDeviceKind = 'receipt_printer' | 'customer_display';
@@ -529,6 +536,44 @@ export interface Tables {
   webhook_attempts: WebhookAttemptsTable;
   encryption_keys: EncryptionKeysTable;
   encryption_settings: EncryptionSettingsTable;
+  audit_log: AuditLogTable;
+  audit_heads: AuditHeadsTable;
+}
+
+/** One change in the audit trail (server/audit/log.ts), chained to the one before by `prev_hash`. */
+export interface AuditLogTable {
+  id: string;
+  merchant_id: string;
+  mode: Mode;
+  /** Its place in the merchant's and mode's chain, from 1 with no gaps. */
+  seq: number;
+  created_at: number;
+  /** The acting key: its id, kind and last four characters (never the key). */
+  key_id: string | null;
+  key_type: string | null;
+  key_last4: string | null;
+  request_id: string | null;
+  idempotency_key: string | null;
+  /** `POST /v1/transactions/{id}/refunds`, or an agent's report such as `agent drawer_opened`. */
+  operation: string;
+  /** The id the request's path named, as the client wrote it. */
+  target_id: string | null;
+  /** The object the answer returned, else the one the path named. */
+  object_id: string | null;
+  /** The HTTP status answered (200 for an agent's report). */
+  status: number;
+  /** JSON of what else the entry says (a drawer opening's reason and staff). */
+  details: string | null;
+  prev_hash: string;
+  hash: string;
+}
+
+/** The last entry of each chain: locked by every writer, so writers never fork the chain. */
+export interface AuditHeadsTable {
+  merchant_id: string;
+  mode: Mode;
+  seq: number;
+  hash: string;
 }
 
 export type WebhookEndpointStatus = 'active' | 'disabled';

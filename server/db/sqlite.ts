@@ -1,5 +1,5 @@
 import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
-import { mkdirSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import {
@@ -13,6 +13,7 @@ import {
   type SqliteStatement,
   type ControlledTransaction,
 } from 'kysely';
+import { privateDir, privateSqliteFile, type LooseFileReport } from '../../shared/files.js';
 import { LocalListeners, openNotices, takeNotices } from './notify.js';
 import { registerDirectReads } from './prepared.js';
 import type { Tables } from './schema.js';
@@ -86,7 +87,9 @@ export function sqlitePath(dataDir: string): string {
   return join(dataDir, 'pos.db');
 }
 
-export function openSqliteDatabase(file: string): Database.Database {
+/** Opens the ledger, owner-only with its -wal and -shm files (shared/files.ts). */
+export function openSqliteDatabase(file: string, report?: LooseFileReport): Database.Database {
+  privateSqliteFile(file, report);
   const raw = new Database(file);
   raw.pragma('journal_mode = WAL');
   // The bundled build defaults to NORMAL in WAL mode, which can lose acknowledged commits on
@@ -122,6 +125,8 @@ export interface SqliteStoreOptions {
    * POS_CHECK_UNITS=1, which the test suite sets.
    */
   checkNesting?: boolean;
+  /** Told of the data dir or a database file found open to other users (and tightened if ours). */
+  onLooseFile?: LooseFileReport;
 }
 
 /**
@@ -136,11 +141,27 @@ const MAX_BATCH_UNITS = 128;
 
 /**
  * How often a process with listeners looks whether another process committed to the file (the
- * admin CLI: it writes no events today, so this is a safety net). Its notices never reach this
- * process, so on such a commit every listener looks again. One pragma read per process: 30 s
- * bounds how late such a change could be seen at no cost worth counting.
+ * admin CLI: `pos admin keys roll`, which must end the old key's streams and agent sockets within
+ * seconds). Its notices never reach this process, so on such a commit every listener looks again.
+ * The look is a stat of the database file and its WAL, which asks the database nothing; only when
+ * they changed is data_version read. So an idle process sends no statement, and a second bounds how
+ * late another process's commit is seen.
  */
-const EXTERNAL_CHECK_MS = 30_000;
+const EXTERNAL_CHECK_MS = 1_000;
+
+/** What a commit by any connection changes: the WAL's (and, after a checkpoint, the database's) size and mtime. */
+function fileStamp(file: string): string {
+  return [file, `${file}-wal`]
+    .map((path) => {
+      try {
+        const s = statSync(path, { bigint: true });
+        return `${s.ino}:${s.size}:${s.mtimeNs}`;
+      } catch {
+        return '-';
+      }
+    })
+    .join('|');
+}
 
 /** Savepoint name for the unit running now; units run one at a time, so one name suffices. */
 const UNIT_SAVEPOINT = 'unit' as const;
@@ -313,8 +334,9 @@ class GroupCommitter {
 
 /** Opens (creating if needed) the embedded SQLite store under the data dir and migrates it. */
 export async function openSqliteStore(dataDir: string, options: SqliteStoreOptions = {}): Promise<Store> {
-  mkdirSync(dataDir, { recursive: true });
-  const raw = openSqliteDatabase(sqlitePath(dataDir));
+  privateDir(dataDir, options.onLooseFile);
+  const file = sqlitePath(dataDir);
+  const raw = openSqliteDatabase(file, options.onLooseFile);
   let sent = 0;
   const statements = cachingDatabase(raw, () => void sent++);
   const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect(statements) });
@@ -337,7 +359,11 @@ export async function openSqliteStore(dataDir: string, options: SqliteStoreOptio
   let externalCheck: NodeJS.Timeout | undefined;
   const listeners = new LocalListeners(() => {
     let seen = externalChanges();
+    let stamp = fileStamp(file);
     externalCheck = setInterval(() => {
+      const files = fileStamp(file);
+      if (files === stamp) return;
+      stamp = files;
       const now = externalChanges();
       if (now !== seen) listeners.deliverAll();
       seen = now;

@@ -1,5 +1,6 @@
 import { type Kysely, Migrator, type Transaction, sql } from 'kysely';
 import { migrationProvider } from './migration-provider.js';
+import type { LooseFileReport } from '../../shared/files.js';
 import type { Notifications } from './notify.js';
 import type { Tables } from './schema.js';
 
@@ -66,11 +67,11 @@ export interface StoreOptions {
 }
 
 /** The store the configuration asks for: PostgreSQL when a database URL is set, else SQLite in the data dir. */
-export async function openStore(config: StoreOptions): Promise<Store> {
+export async function openStore(config: StoreOptions, options: { onLooseFile?: LooseFileReport } = {}): Promise<Store> {
   if (config.databaseUrl) {
     const { openPostgresStore } = await import('./postgres.js');
     return openPostgresStore(config.databaseUrl, config.databaseSchema ? { schema: config.databaseSchema } : {});
   }
   const { openSqliteStore } = await import('./sqlite.js');
-  return openSqliteStore(config.dataDir, { checkNesting: config.checkUnits ?? false });
+  return openSqliteStore(config.dataDir, { checkNesting: config.checkUnits ?? false, onLooseFile: options.onLooseFile });
 }

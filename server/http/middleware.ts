@@ -5,8 +5,9 @@ import { newReference } from '../../shared/ids.js';
 import type { Clock } from '../../shared/time.js';
 import { ApiError, forbidden, internal, invalid, missingScope, rateLimited, routeNotFound, unauthenticated } from '../errors.js';
 import { missingPermission } from '../accounts/permissions.js';
+import { shownTo } from '../accounts/visibility.js';
 import type { ScopeLookup } from './route-scopes.js';
-import type { KeyAuthenticator } from '../accounts/api-keys.js';
+import type { KeyAuthenticator, Principal } from '../accounts/api-keys.js';
 import type { Scope } from '../accounts/scope.js';
 import type { RateLimitDecision, RateLimiter } from './rate-limit.js';
 import { inputProblem } from './input.js';
@@ -58,6 +59,21 @@ export function timeResponses(app: Express): void {
     if (!this.headersSent && started !== undefined) this.setHeader('Server-Timing', `app;dur=${(performance.now() - started).toFixed(2)}`);
     return writeHead.apply(this, args);
   } as Response['writeHead'];
+}
+
+/**
+ * Every JSON answer of `app` as its key may see it: a key without `customers:read` gets the
+ * customer fields other objects carry (a payment's receipt_email, …; server/accounts/visibility.ts)
+ * as null, in whatever route, list, event or replay they travel. Done where `res.json` sends, like
+ * `timeResponses`, so no route can forget it; answers sent by `sendJson` pass the same rule there.
+ */
+export function hideCustomerData(app: Express): void {
+  const response = app.response as Response;
+  const json = response.json;
+  response.json = function (this: Response, body?: unknown) {
+    const principal = this.req.principal;
+    return json.call(this, principal ? shownTo(principal, body) : body);
+  } as Response['json'];
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -139,7 +155,7 @@ function restrictedKeyProblem(req: Request, scopes: ScopeLookup, held: ReadonlyS
   const path = req.baseUrl + req.path;
   const needed = scopes(req.method, path);
   if (needed === undefined) return routeNotFound(req.method, path);
-  if (needed === 'secret') return forbidden('secret_key_required', 'Only a secret key (sk_…) can do this: restricted keys never manage keys');
+  if (needed === 'secret') return forbidden('secret_key_required', 'Only a secret key (sk_…) can do this: restricted keys never manage keys or read the audit trail');
   const missing = missingPermission(held, needed);
   return missing ? missingScope(missing) : undefined;
 }
@@ -156,10 +172,17 @@ function bodyTypeProblem(req: Request): ApiError | undefined {
   return undefined;
 }
 
+/** The key behind the request (the gate refused requests without one before any route). */
+export function principalOf(req: Request): Principal {
+  const principal = req.principal;
+  if (!principal) throw unauthenticated('Invalid API key provided');
+  return principal;
+}
+
 export function scopeOf(req: Request): Scope {
   const principal = req.principal;
   if (!principal) throw unauthenticated('Invalid API key provided');
-  return { merchantId: principal.merchantId, mode: principal.mode, requestId: req.requestId };
+  return { merchantId: principal.merchantId, mode: principal.mode, requestId: req.requestId, ...(req.origin ? { origin: req.origin } : {}) };
 }
 
 /** The request's full path, without the query string (which can carry customers' data). */

@@ -1,4 +1,5 @@
 import type { Principal } from '../accounts/api-keys.js';
+import type { RequestOrigin } from '../audit/origin.js';
 
 declare global {
   // Express's request type is extended by declaration merging; this is the one place it is done.
@@ -11,6 +12,8 @@ declare global {
       startedAt: number;
       /** The authenticated key's merchant and mode; undefined when no valid key was presented. */
       principal?: Principal | undefined;
+      /** A write's origin for the audit trail and its events (server/http/audit.ts); undefined for reads. */
+      origin?: RequestOrigin | undefined;
     }
   }
 }

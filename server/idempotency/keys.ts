@@ -7,6 +7,8 @@ import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, conflict } from '../errors.js';
 import type { Leases } from '../db/leases.js';
 import type { Scope } from '../accounts/scope.js';
+import { bindOrigin, parseStoredOrigin, type RequestOrigin, storedOrigin } from '../audit/origin.js';
+import { answeredObjectId, factsOf, recordAudit } from '../audit/log.js';
 import { recoveryDelay, recoveryExhausted } from './recovery-schedule.js';
 import type { FieldCipher, SealedColumn } from '../db/encryption.js';
 
@@ -16,6 +18,11 @@ import type { FieldCipher, SealedColumn } from '../db/encryption.js';
  * now stands in the same transaction, or calls the processor (with a key derived from ours) and
  * hands its result to the next atomic step. A crash anywhere leaves a recovery point from which a
  * retry, or the recovery pass, carries on without doing anything twice.
+ *
+ * A request made with an API key (its scope carries the origin) is written to the audit trail in
+ * the transaction that stores its final answer: exactly once, with that answer's status, however
+ * many retries it took, and never for a replay. Each unit of work it runs is bound to that origin,
+ * so events its steps and their listeners write name the request (server/audit/origin.ts).
  */
 
 export interface FinalResponse {
@@ -48,7 +55,7 @@ export interface Operation<S> {
    */
   readonly steps: Readonly<Record<string, Step<S>>>;
   /**
-   * Ends a request whose failures ran past the retry cap (server/services/recovery-schedule.ts):
+   * Ends a request whose failures ran past the retry cap (server/idempotency/recovery-schedule.ts):
    * database work that leaves what the request made in a final state, and the answer the key keeps.
    * Without it the key keeps `retriesExhausted()`.
    */
@@ -195,13 +202,17 @@ export class IdempotencyService {
 
   async execute<S>(scope: Scope, operation: Operation<S>, clientKey: string | undefined, initialState: S): Promise<ExecuteResult<S>> {
     const key = clientKey ?? `auto_${randomUUID()}`;
+    // From here the engine writes this request's audit entry (or none, for a replay): not the edge.
+    if (scope.origin && !scope.origin.nested) scope.origin.engine = true;
+    // The key the engine runs under is the request's idempotency key (the header, or the legacy body field).
+    const origin: RequestOrigin | undefined = scope.origin && !scope.origin.nested ? { ...scope.origin, idempotencyKey: clientKey ?? null } : scope.origin;
     // A key seen before: a finished one is answered from what it stored, without a transaction
     // (finished rows never change); an unfinished one takes the claim path below.
     const existing = clientKey === undefined ? undefined : await this.#find(this.store.db, scope, key);
     if (existing?.recovery_point === FINISHED) return this.#replay<S>(existing);
     if (!existing) {
       try {
-        return (await this.#drive(this.#freshRow(scope, operation, key, clientKey !== undefined, initialState), true)) as ExecuteResult<S>;
+        return (await this.#drive(this.#freshRow(scope, operation, key, clientKey !== undefined, initialState, origin), true, origin)) as ExecuteResult<S>;
       } catch (err) {
         // Another request inserted this key first: wait for it or replay it, as below.
         if (!(err instanceof LostClaim)) throw err;
@@ -209,7 +220,7 @@ export class IdempotencyService {
     }
     const deadline = this.clock.now() + WAIT_FOR_FIRST_MS;
     for (;;) {
-      const claim = await this.#claim(scope, operation, key, clientKey !== undefined, initialState).catch((err: unknown) => {
+      const claim = await this.#claim(scope, operation, key, clientKey !== undefined, initialState, origin).catch((err: unknown) => {
         // Another instance inserted the same key between our read and our insert: it runs, we wait.
         if (isUniqueViolation(err)) return undefined;
         throw err;
@@ -219,7 +230,7 @@ export class IdempotencyService {
       if (claim.kind === 'run') {
         // The request that produces the first final answer is not a replay, even when it resumed
         // the work of an earlier attempt: that attempt never got an answer.
-        return (await this.#drive(claim.row)) as ExecuteResult<S>;
+        return (await this.#drive(claim.row, false, origin)) as ExecuteResult<S>;
       }
       if (this.clock.now() > deadline) {
         throw conflict('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry later');
@@ -228,12 +239,12 @@ export class IdempotencyService {
     }
   }
 
-  async #claim<S>(scope: Scope, operation: Operation<S>, key: string, clientSupplied: boolean, initialState: S): Promise<Claim> {
+  async #claim<S>(scope: Scope, operation: Operation<S>, key: string, clientSupplied: boolean, initialState: S, origin: RequestOrigin | undefined): Promise<Claim> {
     return this.store.transaction(async (trx) => {
       const now = this.clock.now();
       const row = await this.#find(trx, scope, key);
       if (!row) {
-        const fresh = this.#freshRow(scope, operation, key, clientSupplied, initialState);
+        const fresh = this.#freshRow(scope, operation, key, clientSupplied, initialState, origin);
         await trx.insertInto('idempotency_keys').values(fresh).execute();
         return { kind: 'run', row: fresh };
       }
@@ -263,7 +274,7 @@ export class IdempotencyService {
   }
 
   /** A key row as a request that runs it now holds it, at the start of its operation. */
-  #freshRow<S>(scope: Scope, operation: Operation<S>, key: string, clientSupplied: boolean, initialState: S): IdempotencyKeysTable {
+  #freshRow<S>(scope: Scope, operation: Operation<S>, key: string, clientSupplied: boolean, initialState: S, origin: RequestOrigin | undefined): IdempotencyKeysTable {
     const now = this.clock.now();
     const id = randomUUID();
     return {
@@ -285,6 +296,7 @@ export class IdempotencyService {
       attempts: 0,
       next_attempt_at: null,
       request_id: scope.requestId ?? null,
+      origin: storedOrigin(origin),
     };
   }
 
@@ -316,11 +328,14 @@ export class IdempotencyService {
     await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
   }
 
-  /** `unsaved`: the row is not in the database yet; the first record inserts it (the claim). */
-  async #drive(row: IdempotencyKeysTable, unsaved = false): Promise<ExecuteResult> {
+  /**
+   * `unsaved`: the row is not in the database yet; the first record inserts it (the claim).
+   * `origin`: the request driving it now; the recovery pass drives it for the request that started it.
+   */
+  async #drive(row: IdempotencyKeysTable, unsaved = false, origin: RequestOrigin | undefined = parseStoredOrigin(row.origin)): Promise<ExecuteResult> {
     const operation = this.#operations.get(row.operation);
     if (!operation) throw new Error(`no idempotent operation named ${row.operation}`);
-    const run = this.#run(operation, row, unsaved);
+    const run = this.#run(operation, row, unsaved, origin);
     this.#inflight.set(row.id, run);
     try {
       return await run;
@@ -329,22 +344,31 @@ export class IdempotencyService {
     }
   }
 
-  async #run(operation: Operation<unknown>, row: IdempotencyKeysTable, unsaved: boolean): Promise<ExecuteResult> {
-    const scope: Scope = { merchantId: row.merchant_id, mode: row.mode };
+  async #run(operation: Operation<unknown>, row: IdempotencyKeysTable, unsaved: boolean, origin: RequestOrigin | undefined): Promise<ExecuteResult> {
+    const scope: Scope = { merchantId: row.merchant_id, mode: row.mode, ...(origin ? { origin } : {}) };
     let point = row.recovery_point;
     let state: unknown = this.#stateOf(row);
     // Decided once, on the state the request started with: its input does not change.
     const personal = this.#isPersonal(operation, state);
     // Records an outcome; while the row is unsaved, inserting it is the claim, and losing that
-    // insert to another request with the same key means this request never ran.
+    // insert to another request with the same key means this request never ran. A final answer
+    // writes the request's audit entry with it, last in the transaction (server/audit/log.ts).
     const save = async (trx: Trx, outcome: Outcome<unknown>): Promise<void> => {
-      if (!unsaved) return this.#record(trx, row.id, outcome, personal);
-      try {
-        await insertRow(trx, 'idempotency_keys', { ...row, ...this.#recordFields(row.id, outcome, personal) });
-      } catch (err) {
-        throw isUniqueViolation(err) ? new LostClaim() : err;
+      if (!unsaved) await this.#record(trx, row.id, outcome, personal);
+      else {
+        try {
+          await insertRow(trx, 'idempotency_keys', { ...row, ...this.#recordFields(row.id, outcome, personal) });
+        } catch (err) {
+          throw isUniqueViolation(err) ? new LostClaim() : err;
+        }
       }
+      if ('final' in outcome) await this.#audit(trx, scope, origin, outcome.final);
     };
+    const unit = <T>(work: (trx: Trx) => Promise<T>): Promise<T> =>
+      this.store.transaction((trx) => {
+        bindOrigin(trx, origin);
+        return work(trx);
+      });
     for (;;) {
       const step = operation.steps[point];
       if (!step) throw new Error(`operation ${operation.name} has no step ${point}`);
@@ -354,7 +378,7 @@ export class IdempotencyService {
         key: row.key,
         clientSupplied: row.client_supplied === 1,
         commit: (work) =>
-          this.store.transaction(async (trx) => {
+          unit(async (trx) => {
             const outcome = await work(trx);
             await save(trx, outcome);
             recorded = true;
@@ -369,17 +393,17 @@ export class IdempotencyService {
         if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429) {
           // A business refusal is the request's answer, kept like a success.
           const final = { status: err.status, body: err.toBody() };
-          await this.store.transaction((trx) => save(trx, { final }));
+          await unit((trx) => save(trx, { final }));
           return resultOf(final, false, state);
         }
         // Our failure or the processor's, perhaps passing: no answer is kept, so a retry (or the
         // recovery pass, after a backoff) resumes from this point, until the cap gives it up.
         if (unsaved) throw err;
-        const final = await this.#failedAttempt(operation, row, point, state, err, personal);
+        const final = await this.#failedAttempt(operation, row, point, state, err, origin, personal);
         if (final) return resultOf(final, false, state);
         throw err;
       }
-      if (!recorded) await this.store.transaction((trx) => save(trx, outcome));
+      if (!recorded) await unit((trx) => save(trx, outcome));
       unsaved = false;
       if ('final' in outcome) return resultOf(outcome.final, false, state);
       point = outcome.next;
@@ -392,7 +416,7 @@ export class IdempotencyService {
    * again. At the cap: gives the request up, keeping its operation's final answer, and says so in
    * one log line naming the request that started it.
    */
-  async #failedAttempt(operation: Operation<unknown>, row: IdempotencyKeysTable, point: string, state: unknown, err: unknown, personal: boolean): Promise<FinalResponse | undefined> {
+  async #failedAttempt(operation: Operation<unknown>, row: IdempotencyKeysTable, point: string, state: unknown, err: unknown, origin: RequestOrigin | undefined, personal: boolean): Promise<FinalResponse | undefined> {
     const now = this.clock.now();
     const attempts = Number(row.attempts ?? 0) + 1;
     const context = { key_id: row.id, key: row.client_supplied === 1 ? row.key : undefined, request_id: row.request_id, operation: row.operation, point, attempts };
@@ -402,11 +426,13 @@ export class IdempotencyService {
       this.logger.warn({ ...context, err, next_attempt_at: new Date(nextAttemptAt).toISOString() }, 'an idempotent request failed; it will be tried again');
       return undefined;
     }
-    const scope: Scope = { merchantId: row.merchant_id, mode: row.mode };
+    const scope: Scope = { merchantId: row.merchant_id, mode: row.mode, ...(origin ? { origin } : {}) };
     const final = await this.store
       .transaction(async (trx) => {
+        bindOrigin(trx, origin);
         const answer = operation.giveUp ? await operation.giveUp(state, trx, { scope, point }) : { status: 503, body: retriesExhausted().toBody() };
         await updateRows(trx, 'idempotency_keys', { ...this.#recordFields(row.id, { final: answer }, personal), attempts, next_attempt_at: null }, { id: row.id });
+        await this.#audit(trx, scope, origin, answer);
         return answer;
       })
       .catch((giveUpErr: unknown) => {
@@ -430,6 +456,15 @@ export class IdempotencyService {
 
   async #record(trx: Trx, rowId: string, outcome: Outcome<unknown>, personal: boolean): Promise<void> {
     await updateRows(trx, 'idempotency_keys', this.#recordFields(rowId, outcome, personal), { id: rowId });
+  }
+
+  /**
+   * The audit entry of a request that came to its final answer. Requests without a key's origin
+   * have none, and work nested in another change of the request leaves the entry to that change.
+   */
+  async #audit(trx: Trx, scope: Scope, origin: RequestOrigin | undefined, final: FinalResponse): Promise<void> {
+    if (!origin || origin.nested) return;
+    await recordAudit(trx, scope, factsOf(origin, { status: final.status, objectId: answeredObjectId(final.status, final.body) }), this.clock.now());
   }
 
   /**

@@ -23,6 +23,7 @@ import { findReceipt, hasReceipt } from './receipts.js';
 import { type ReceiptContent, receiptContent } from '../../shared/receipt.js';
 import type { TerminalOptions } from './terminal-options.js';
 import type { Scope } from '../accounts/scope.js';
+import { nestedOrigin } from '../audit/origin.js';
 
 /** What a create step needs to (re)do its work after a crash: the request as first validated. */
 export interface CreatePaymentState {
@@ -156,7 +157,9 @@ export class TransactionService {
    * internal key: the transaction it made, or its refusal thrown.
    */
   async createFor(scope: Scope, state: CreatePaymentState): Promise<TransactionsTable> {
-    const result = await this.create(scope, state, undefined);
+    // The request's audit entry is the resource's, written when it is made; the payment's events still name the request.
+    const origin = nestedOrigin(scope.origin);
+    const result = await this.create({ ...scope, ...(origin ? { origin } : {}) }, state, undefined);
     if (result.error) throw result.error;
     const id = result.state.transactionId;
     const row = id ? await transactionById.first(this.store.db, { id }) : undefined;

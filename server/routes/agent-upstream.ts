@@ -2,15 +2,20 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { AgentUpMessageSchema, UPSTREAM_PATH, type AgentUpMessage, type ServerDownMessage, type UpstreamDevice } from '../../shared/agent-upstream.js';
+import { AgentUpMessageSchema, UPSTREAM_CLOSE, UPSTREAM_PATH, type AgentUpMessage, type ServerDownMessage, type UpstreamDevice } from '../../shared/agent-upstream.js';
 import type { Clock } from '../../shared/time.js';
 import { ApiError, missingScope } from '../errors.js';
-import type { KeyAuthenticator } from '../accounts/api-keys.js';
+import type { KeyAuthenticator, Principal } from '../accounts/api-keys.js';
+import { shownTo } from '../accounts/visibility.js';
 import { missingPermission } from '../accounts/permissions.js';
 import { AGENT_CONNECT_SCOPE } from './agent.js';
 import type { Services } from '../services.js';
 import type { Scope } from '../accounts/scope.js';
 import { inputProblem } from '../http/input.js';
+import { AgentInbox, KeyGate, Lanes, MESSAGE_BURST, MESSAGES_PER_SECOND, messageBucket, type TokenBucket } from '../http/agent-limits.js';
+import { AGENT_LIMIT_REACHED } from '../terminal/agents.js';
+import type { ActingKey } from '../audit/origin.js';
+import { newReference } from '../../shared/ids.js';
 
 /**
  * How often connections are checked for silence (in memory, no database). Silence is counted in
@@ -32,18 +37,37 @@ const SILENT_HEARTBEATS = 3;
 const MAX_INVALID_MESSAGES = 20;
 
 /**
- * A connected agent's key is looked up again on a heartbeat at most this often, so a revoked or
- * expired key also ends connections made before (on any instance) within half a minute, for one
- * indexed read per agent per 30 s.
+ * The close code when the key the agent connected with stops working (revoked, or rolled and its
+ * grace over): 4401, HTTP's 401 in the application range, so the agent can tell it from a restart.
  */
-const KEY_RECHECK_MS = 30_000;
+export const KEY_ENDED_CLOSE_CODE = 4401;
+
+/**
+ * A connection closed for its limits that has not finished the closing handshake this long after is
+ * cut: a peer that floods is not waiting to read our close frame.
+ */
+const LIMIT_CLOSE_GRACE_MS = 2_000;
+
+interface Received {
+  data: RawData;
+  isBinary: boolean;
+}
 
 interface Connection {
   ws: WebSocket;
   scope: Scope;
-  /** The key it connected with, and when it was last found still valid. */
-  key: string;
-  keyCheckedAt: number;
+  /** The key it connected with: pushes show what that key may read. */
+  principal: Principal;
+  /** Stops watching the key (server/accounts/key-watch.ts), which closes the socket when the key stops working. */
+  releaseKey: () => void;
+  /** Its message rate (server/http/agent-limits.ts). */
+  bucket: TokenBucket;
+  /** Its received messages, handled in order; the silence timer counts from the last one handled. */
+  inbox: AgentInbox<Received>;
+  /** Closed for a limit: what still arrives is dropped. */
+  closing: boolean;
+  /** The key as the audit trail names what the agent reports (drawer openings). */
+  actor: ActingKey;
   agentId?: string;
   heartbeatMs: number;
   /** Stops following the merchant's payment events (set once the agent said hello). */
@@ -52,7 +76,6 @@ interface Connection {
   stopReaders?: () => void;
   /** Stops following the merchant's locations and their receipt policies (set once the agent said hello). */
   stopLocations?: () => void;
-  lastHeard: number;
   invalid: number;
   /** The agent's last device list on this connection: its heartbeats keep the online ones online. */
   devices: readonly UpstreamDevice[];
@@ -71,10 +94,18 @@ export interface AgentUpstream {
   close(): Promise<void>;
 }
 
-function rejectUpgrade(socket: Duplex, error: ApiError): void {
+const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' };
+
+function rejectUpgrade(socket: Duplex, error: ApiError, retryAfterSeconds?: number): void {
   const body = JSON.stringify(error.toBody());
-  const reason = error.status === 401 ? 'Unauthorized' : error.status === 403 ? 'Forbidden' : 'Bad Request';
-  socket.end(`HTTP/1.1 ${error.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const reason = STATUS_TEXT[error.status] ?? 'Bad Request';
+  const retry = retryAfterSeconds !== undefined ? `Retry-After: ${retryAfterSeconds}\r\n` : '';
+  socket.end(`HTTP/1.1 ${error.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retry}Connection: close\r\n\r\n${body}`);
+}
+
+function byteLength(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, chunk) => sum + chunk.length, 0);
+  return data.byteLength;
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -87,6 +118,8 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
   const { keys, clock, logger, services } = deps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const connections = new Set<Connection>();
+  const gate = new KeyGate();
+  const lanes = new Lanes();
   let closed = false;
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -105,7 +138,12 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       if (principal.kind === 'publishable') return rejectUpgrade(socket, new ApiError(403, 'permission_error', 'The agent needs a secret key (sk_…) or a restricted key (rk_…)', { code: 'secret_key_required' }));
       const missing = principal.kind === 'restricted' ? missingPermission(principal.permissions, AGENT_CONNECT_SCOPE) : undefined;
       if (missing) return rejectUpgrade(socket, missingScope(missing));
-      wss.handleUpgrade(req, socket, head, (ws) => accept(ws, { merchantId: principal.merchantId, mode: principal.mode }, key ?? ''));
+      const admission = gate.admit(principal.keyId, clock.now());
+      if (!admission.ok) {
+        logger.warn({ merchant_id: principal.merchantId, key_id: principal.keyId, reason: admission.reason }, 'agent connection refused');
+        return rejectUpgrade(socket, new ApiError(429, 'rate_limit_error', `Agent connection refused: ${admission.reason}; see docs/agent-protocol.md, "Limits"`, { code: 'rate_limited' }), admission.retryAfterSeconds);
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => accept(ws, principal));
     })().catch((err: unknown) => {
       logger.error({ err }, 'agent upgrade failed');
       socket.destroy();
@@ -121,23 +159,73 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     send(conn, { type: 'error', error: { type, message, ...(code ? { code } : {}) } });
   }
 
-  function accept(ws: WebSocket, scope: Scope, key: string): void {
-    const conn: Connection = { ws, scope, key, keyCheckedAt: clock.now(), heartbeatMs: 5_000, lastHeard: clock.now(), invalid: 0, devices: [] };
+  /** Ends a connection that asked too much: what still arrives is dropped, and the peer is cut if it does not close. */
+  function closeForLimit(conn: Connection, code: number, reason: string): void {
+    if (conn.closing) return;
+    conn.closing = true;
+    conn.inbox.close();
+    logger.warn({ agent_id: conn.agentId, merchant_id: conn.scope.merchantId, code, reason }, 'agent connection closed for a limit');
+    conn.ws.close(code, reason);
+    setTimeout(() => conn.ws.terminate(), LIMIT_CLOSE_GRACE_MS).unref();
+  }
+
+  /** Too many messages, or too many waiting: closed, and the key's new connections wait out the cool-off. */
+  function closeRateLimited(conn: Connection, reason: string): void {
+    gate.coolOff(conn.principal.keyId, clock.now());
+    closeForLimit(conn, UPSTREAM_CLOSE.rateLimited, reason);
+  }
+
+  function accept(ws: WebSocket, principal: Principal): void {
+    const scope: Scope = { merchantId: principal.merchantId, mode: principal.mode };
+    const conn: Connection = {
+      ws,
+      scope,
+      principal,
+      actor: { id: principal.keyId, type: principal.kind, last4: principal.last4 },
+      releaseKey: () => undefined,
+      bucket: messageBucket(clock.now()),
+      // Messages are handled one at a time, in order: a heartbeat never overtakes the hello. All
+      // the merchant's connections share one lane, so its agents hold one unit of work at a time.
+      inbox: new AgentInbox<Received>(
+        ({ data, isBinary }) =>
+          lanes.run(`${scope.merchantId}:${scope.mode}`, () => handle(conn, data, isBinary)).catch((err: unknown) => {
+            logger.warn({ err, agent_id: conn.agentId }, 'agent message failed');
+            sendError(conn, err instanceof ApiError ? err.type : 'api_error', err instanceof ApiError ? err.message : 'The server could not handle this message', err instanceof ApiError ? err.code : undefined);
+          }),
+        { pause: () => ws.pause(), resume: () => ws.resume() },
+        () => clock.now(),
+      ),
+      closing: false,
+      heartbeatMs: 5_000,
+      invalid: 0,
+      devices: [],
+    };
     connections.add(conn);
+    gate.opened(principal.keyId);
+    conn.releaseKey = services.keyWatch.hold(principal, (why) => {
+      logger.info({ agent_id: conn.agentId, why }, 'agent key revoked or expired: disconnecting');
+      ws.close(KEY_ENDED_CLOSE_CODE, why === 'revoked' ? 'API key revoked' : 'API key expired');
+    });
     const helloTimer = setTimeout(() => {
       if (!conn.agentId) ws.close(1008, 'hello expected');
     }, HELLO_TIMEOUT_MS);
-    let queue = Promise.resolve();
     ws.on('message', (data: RawData, isBinary: boolean) => {
-      conn.lastHeard = clock.now();
-      // Messages are handled one at a time, in order: a heartbeat never overtakes the hello.
-      queue = queue.then(() => handle(conn, data, isBinary)).catch((err: unknown) => {
-        logger.warn({ err, agent_id: conn.agentId }, 'agent message failed');
-        sendError(conn, err instanceof ApiError ? err.type : 'api_error', err instanceof ApiError ? err.message : 'The server could not handle this message', err instanceof ApiError ? err.code : undefined);
-      });
+      if (conn.closing) return;
+      // Counted on arrival, before any work: a refused message costs a token check and an answer.
+      const take = conn.bucket.take(clock.now());
+      if (take !== 'accepted') {
+        conn.inbox.touch();
+        sendError(conn, 'rate_limit_error', `Too many messages: at most ${MESSAGES_PER_SECOND} a second after a burst of ${MESSAGE_BURST}; this one was not handled (see docs/agent-protocol.md, "Limits")`, 'rate_limited');
+        if (take === 'exhausted') closeRateLimited(conn, 'too many messages');
+        return;
+      }
+      if (!conn.inbox.push({ data, isBinary }, byteLength(data))) closeRateLimited(conn, 'too many messages waiting to be handled');
     });
     ws.on('close', () => {
       clearTimeout(helloTimer);
+      conn.releaseKey();
+      conn.inbox.close();
+      gate.release(conn.principal.keyId);
       conn.stopPush?.();
       conn.stopReaders?.();
       conn.stopLocations?.();
@@ -167,7 +255,16 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       return;
     }
     if (message.type === 'hello') {
-      const { agent, cursor } = await services.agents.connect(conn.scope, message);
+      let connected: Awaited<ReturnType<typeof services.agents.connect>>;
+      try {
+        connected = await services.agents.connect(conn.scope, message, conn.principal.keyId);
+      } catch (err) {
+        if (!(err instanceof ApiError && err.code === AGENT_LIMIT_REACHED)) throw err;
+        sendError(conn, err.type, err.message, err.code);
+        closeForLimit(conn, UPSTREAM_CLOSE.agentLimit, 'agent limit reached for this key');
+        return;
+      }
+      const { agent, cursor } = connected;
       const merchant = await services.merchants.identity(conn.scope);
       conn.agentId = agent.id;
       conn.heartbeatMs = message.heartbeat_ms;
@@ -205,7 +302,7 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
         conn.scope,
         cursor,
         (events) => {
-          for (const event of events) send(conn, { type: 'transaction', seq: event.seq, event: event.type, transaction: event.data });
+          for (const event of events) send(conn, { type: 'transaction', seq: event.seq, event: event.type, transaction: shownTo(conn.principal, event.data) });
         },
         (err) => logger.warn({ err, agent_id: conn.agentId }, 'pushing transaction events failed; trying again shortly'),
       );
@@ -218,11 +315,6 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     }
     switch (message.type) {
       case 'heartbeat': {
-        if (!(await keyStillValid(conn))) {
-          logger.info({ agent_id: agentId }, 'agent key revoked or expired: disconnecting');
-          conn.ws.close(1008, 'API key revoked or expired');
-          return;
-        }
         const view = await services.agents.heartbeat(conn.scope, agentId, conn.heartbeatMs, message.readers);
         await services.devices.renew(conn.scope, agentId, services.agents.ttlFor(conn.heartbeatMs), conn.devices);
         send(conn, { type: 'presence', readers: view.readers, unknown: view.unknown });
@@ -239,6 +331,12 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
         send(conn, { type: 'reports_ack', seq });
         return;
       }
+      case 'drawer_opened': {
+        // Each message is a request of its own to the trail; the openings' ids keep a resend to one entry each.
+        const ids = await services.audit.drawerOpened(conn.scope, conn.actor, agentId, message.openings, newReference('request'));
+        send(conn, { type: 'drawer_ack', ids });
+        return;
+      }
       case 'goodbye':
         await services.agents.goodbye(agentId);
         conn.ws.close(1000, 'goodbye');
@@ -246,20 +344,14 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     }
   }
 
-  async function keyStillValid(conn: Connection): Promise<boolean> {
-    const now = clock.now();
-    if (now - conn.keyCheckedAt < KEY_RECHECK_MS) return true;
-    const principal = await keys.authenticate(conn.key, now);
-    if (!principal) return false;
-    conn.keyCheckedAt = now;
-    return true;
-  }
-
   const silenceTimer = setInterval(() => {
     const now = clock.now();
     for (const conn of connections) {
-      if (conn.agentId && now - conn.lastHeard > SILENT_HEARTBEATS * conn.heartbeatMs) conn.ws.terminate();
+      // Silence counts from the last message handled: an agent whose messages wait behind its own
+      // backlog is not silent, the server is behind.
+      if (conn.agentId && !conn.inbox.busy && now - conn.inbox.lastHandledAt > SILENT_HEARTBEATS * conn.heartbeatMs) conn.ws.terminate();
     }
+    gate.sweep(now);
   }, SILENCE_CHECK_MS);
   silenceTimer.unref();
 

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { scopeOf } from '../http/middleware.js';
+import { principalOf, scopeOf } from '../http/middleware.js';
 import { parseInput } from '../http/validate.js';
 import type { RouteDoc } from '../openapi.js';
 import { dataEnvelope } from '../schemas/common.js';
@@ -8,6 +8,9 @@ import { z } from '../schemas/zod.js';
 import { pageRequest } from '../pagination.js';
 import { filterMatches } from '../webhooks/endpoints.js';
 import type { EventService, EventStreams } from '../webhooks/events.js';
+import type { KeyEnd, KeyWatch } from '../accounts/key-watch.js';
+import { missingEventPermission, shownTo, visibleEventTypes } from '../accounts/visibility.js';
+import { missingScope, unauthenticated } from '../errors.js';
 
 const IdParams = z.object({ id: z.string().openapi({ description: 'evt_ id' }) });
 
@@ -37,11 +40,23 @@ export const eventDocs: RouteDoc[] = [
   },
 ];
 
-export function eventsRouter(events: EventService, streams: EventStreams): Router {
+/** What the stream says before it ends because its key stopped working: the 401 a new request with the key gets. */
+const KEY_ENDED: Record<KeyEnd, string> = {
+  revoked: 'The API key this stream was opened with was revoked',
+  expired: 'The API key this stream was opened with expired (it was rolled and its grace period ended)',
+};
+
+export function eventsRouter(events: EventService, streams: EventStreams, keyWatch: KeyWatch): Router {
   const router = Router();
+  // A restricted key sees only events about objects it may read (server/accounts/visibility.ts);
+  // fields of customers inside the events it does see are nulled by the answer layer. Asking for
+  // exactly a type it may not see is the 403 the object's own route would give.
   router.get('/', async (req, res) => {
     const query = parseInput(EventListQuerySchema, req.query);
-    res.json(await events.list(scopeOf(req), pageRequest(query), query.type));
+    const principal = principalOf(req);
+    const missing = query.type === undefined ? undefined : missingEventPermission(principal, query.type);
+    if (missing) throw missingScope(missing);
+    res.json(await events.list(scopeOf(req), pageRequest(query), query.type, visibleEventTypes(principal)));
   });
 
   router.get('/stream', async (req, res) => {
@@ -51,6 +66,8 @@ export function eventsRouter(events: EventService, streams: EventStreams): Route
       ?.split(',')
       .map((t) => t.trim())
       .filter(Boolean);
+    const principal = principalOf(req);
+    const visible = visibleEventTypes(principal);
     const lastId = req.get('last-event-id');
     const seq = (lastId ? await events.seqOf(scope, lastId) : undefined) ?? (await events.currentSeq(scope));
 
@@ -65,17 +82,26 @@ export function eventsRouter(events: EventService, streams: EventStreams): Route
 
     let closed = false;
     let stop = (): void => {};
+    let release = (): void => {};
     const heartbeat = setInterval(() => res.write(': ping\n\n'), HEARTBEAT_MS);
     const close = () => {
       if (closed) return;
       closed = true;
       clearInterval(heartbeat);
       stop();
+      release();
       forget();
       res.end();
     };
     const forget = streams.add(close);
     res.on('close', close);
+    // Ends the stream as soon as its key stops working, on whichever instance revoked or rolled it;
+    // the client is told why, as a new request with the key would be (401).
+    release = keyWatch.hold(principal, (why) => {
+      if (closed) return;
+      res.write(`event: error\ndata: ${JSON.stringify(unauthenticated(KEY_ENDED[why]).toBody())}\n\n`);
+      close();
+    });
     // Woken by each commit that writes an event of this merchant and mode; a failed read ends the
     // stream, and the client resumes with Last-Event-ID.
     stop = events.follow(
@@ -85,15 +111,16 @@ export function eventsRouter(events: EventService, streams: EventStreams): Route
         if (closed) return;
         for (const event of batch) {
           if (types && !filterMatches(types, event.type)) continue;
-          res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+          res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(shownTo(principal, event))}\n\n`);
         }
       },
       close,
+      visible,
     );
   });
 
   router.get('/:id', async (req, res) => {
-    res.json({ data: await events.get(scopeOf(req), req.params.id) });
+    res.json({ data: await events.get(scopeOf(req), req.params.id, visibleEventTypes(principalOf(req))) });
   });
   router.post('/:id/resend', async (req, res) => {
     const input = parseInput(ResendEventSchema, req.body ?? {});

@@ -64,6 +64,12 @@ export const EventSchema = z
     type: z.string().openapi({ example: 'payment.succeeded' }),
     mode: z.enum(['test', 'live', 'unknown']).openapi({ description: "From data.is_test (spec §6.6); `unknown` for an event stored without it, which is never sent to live endpoints" }),
     created_at: TimestampSchema,
+    request: z
+      .object({
+        id: z.string().nullable().openapi({ description: 'The Request-Id of the /v1 request that caused the event' }),
+        idempotency_key: z.string().nullable().openapi({ description: 'The Idempotency-Key that request carried' }),
+      })
+      .openapi({ description: "The request behind the event, as on Stripe's events; both null for what the processor's news or background work caused" }),
     data: z.record(z.string(), z.unknown()).openapi({ description: 'The object as it was, with is_test' }),
   })
   .openapi('Event');

@@ -1,12 +1,13 @@
-import type { PresenceReader, ReaderRef, Report } from '../../shared/agent-upstream.js';
+import { MAX_REPORTS_PER_MESSAGE, type PresenceReader, type ReaderRef, type Report } from '../../shared/agent-upstream.js';
 import { toIsoOrNull, type Clock } from '../../shared/time.js';
 import { followNotices, notifyOnCommit } from '../db/notify.js';
-import type { AgentsTable, TerminalReadersTable } from '../db/schema.js';
+import type { AgentReportsTable, AgentsTable, TerminalReadersTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { conflict } from '../errors.js';
 import { eventData, recordEvent } from '../webhooks/outbox.js';
 import type { FieldCipher } from '../db/encryption.js';
 import type { Scope } from '../accounts/scope.js';
+import { AGENT_LIMITS, type AgentLimits } from './agent-limits.js';
 import { expireDevices, nextDeviceDeadline } from './devices.js';
 import { presentReader } from './readers.js';
 import { readerIdentity } from './reader-view.js';
@@ -22,6 +23,9 @@ const EXPIRE_BATCH = 500;
 
 /** Transaction events pushed per read and connection; the next read continues after them. */
 export const PUSH_BATCH = 200;
+
+/** The error code of a hello refused because its key has as many agents as it may have. */
+export const AGENT_LIMIT_REACHED = 'agent_limit_reached';
 
 export interface AgentHello {
   agent_id: string;
@@ -57,21 +61,26 @@ export class AgentService {
     private readonly cipher: FieldCipher,
     /** The server's `--presence-ttl-ms`; without it each agent's own heartbeat interval decides. */
     private readonly presenceTtlMs?: number,
+    readonly limits: AgentLimits = AGENT_LIMITS,
   ) {}
 
   ttlFor(heartbeatMs: number): number {
     return this.presenceTtlMs ?? PRESENCE_TTL_HEARTBEATS * heartbeatMs;
   }
 
-  /** An agent (re)connects: its row is made or refreshed; it must belong to the key's merchant and mode. */
-  async connect(scope: Scope, hello: AgentHello): Promise<{ agent: AgentsTable; cursor: number }> {
+  /**
+   * An agent (re)connects with the key `keyId`: its row is made or refreshed; it must belong to the
+   * key's merchant and mode, and an agent new to the key must fit under the key's agent limit.
+   */
+  async connect(scope: Scope, hello: AgentHello, keyId: string): Promise<{ agent: AgentsTable; cursor: number }> {
     const now = this.clock.now();
     return this.store.transaction(async (trx) => {
       const existing = await trx.selectFrom('agents').selectAll().where('id', '=', hello.agent_id).executeTakeFirst();
       if (existing && (existing.merchant_id !== scope.merchantId || existing.mode !== scope.mode)) {
         throw conflict('agent_id_in_use', 'This agent id belongs to another merchant or mode: start the agent with a fresh data dir');
       }
-      const fields = { name: hello.name, version: hello.version, heartbeat_ms: hello.heartbeat_ms, connected_at: now };
+      if (existing?.api_key_id !== keyId) await this.#admitToKey(trx, keyId, hello.agent_id, now);
+      const fields = { name: hello.name, version: hello.version, heartbeat_ms: hello.heartbeat_ms, connected_at: now, api_key_id: keyId };
       let agent: AgentsTable;
       if (existing) {
         await trx.updateTable('agents').set(fields).where('id', '=', existing.id).execute();
@@ -83,6 +92,28 @@ export class AgentService {
       const cursor = hello.cursor ?? (await this.#latestSeq(trx, scope));
       return { agent: { ...agent, last_report_seq: agent.last_report_seq }, cursor };
     });
+  }
+
+  /** Refuses an agent new to `keyId` when the key already has its limit of agents heard from lately. */
+  async #admitToKey(trx: Trx, keyId: string, agentId: string, now: number): Promise<void> {
+    // Two hellos of one key on two PostgreSQL instances are counted one after the other (SQLite
+    // runs one write transaction at a time anyway).
+    if (this.store.dialect === 'postgres') await trx.selectFrom('api_keys').select('id').where('id', '=', keyId).forUpdate().execute();
+    const since = now - this.limits.agentIdleMs;
+    const row = await trx
+      .selectFrom('agents')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('api_key_id', '=', keyId)
+      .where('id', '!=', agentId)
+      .where((eb) => eb.or([eb('connected_at', '>=', since), eb('last_heartbeat_at', '>=', since)]))
+      .executeTakeFirst();
+    const limit = this.limits.agentsPerKey;
+    if (Number(row?.n ?? 0) >= limit) {
+      throw conflict(
+        AGENT_LIMIT_REACHED,
+        `This API key already has ${limit} agents heard from in the last ${Math.round(this.limits.agentIdleMs / 86_400_000)} days, the most one key may have: give this PC its own counter key (pos keys create --preset counter), or start it with the data dir of the PC it replaces`,
+      );
+    }
   }
 
   async #latestSeq(trx: Trx, scope: Scope): Promise<number> {
@@ -247,34 +278,71 @@ export class AgentService {
     });
   }
 
-  /** Stores reader-activity reports in order, once each; answers the highest seq now stored. */
+  /**
+   * Stores reader-activity reports in order, once each; answers the highest seq now stored. An
+   * agent keeps the reports of its newest `reportsKept` sequence numbers: older ones go in the same
+   * transaction.
+   */
   async storeReports(scope: Scope, agentId: string, reports: readonly Report[]): Promise<number> {
     const now = this.clock.now();
     return this.store.transaction(async (trx) => {
       const agent = await trx.selectFrom('agents').select('last_report_seq').where('id', '=', agentId).executeTakeFirstOrThrow();
       let last = agent.last_report_seq;
+      const rows: AgentReportsTable[] = [];
       for (const report of [...reports].sort((a, b) => a.seq - b.seq)) {
         if (report.seq <= last) continue;
-        await trx
-          .insertInto('agent_reports')
-          .values({
-            agent_id: agentId,
-            seq: report.seq,
-            merchant_id: scope.merchantId,
-            mode: scope.mode,
-            reader: report.reader.processor_terminal_id ?? `serial:${report.reader.serial_number ?? ''}`,
-            activity: report.activity,
-            transaction_id: report.transaction_id,
-            failure_code: report.failure_code,
-            observed_at: report.observed_at,
-            received_at: now,
-          })
-          .execute();
+        rows.push({
+          agent_id: agentId,
+          seq: report.seq,
+          merchant_id: scope.merchantId,
+          mode: scope.mode,
+          reader: report.reader.processor_terminal_id ?? `serial:${report.reader.serial_number ?? ''}`,
+          activity: report.activity,
+          transaction_id: report.transaction_id,
+          failure_code: report.failure_code,
+          observed_at: report.observed_at,
+          received_at: now,
+        });
         last = report.seq;
       }
+      if (rows.length === 0) return last;
+      // One statement: a replay of 500 is one round trip on PostgreSQL, not 500.
+      await trx.insertInto('agent_reports').values(rows).execute();
       await trx.updateTable('agents').set({ last_report_seq: last }).where('id', '=', agentId).execute();
+      // Seqs are distinct, so with none at or below last − kept at most `reportsKept` rows remain.
+      // Deleting at least as many as one message can add (500) keeps that true even when a jump in
+      // seq left more than that behind: the rest goes with the next messages or the retention pass.
+      const doomed = trx
+        .selectFrom('agent_reports')
+        .select('seq')
+        .where('agent_id', '=', agentId)
+        .where('seq', '<=', last - this.limits.reportsKept)
+        .orderBy('seq')
+        .limit(2 * MAX_REPORTS_PER_MESSAGE);
+      await trx.deleteFrom('agent_reports').where('agent_id', '=', agentId).where('seq', 'in', doomed).execute();
       return last;
     });
+  }
+
+  /**
+   * Deletes up to `limit` reports received before `before`, oldest first, in one transaction;
+   * answers how many (fewer than `limit`: none older is left).
+   */
+  async pruneReports(before: number, limit: number): Promise<number> {
+    return this.store.transaction(async (trx) => {
+      const doomed = trx.selectFrom('agent_reports').select(['agent_id', 'seq']).where('received_at', '<', before).orderBy('received_at').limit(limit);
+      const result = await trx
+        .deleteFrom('agent_reports')
+        .where((eb) => eb(eb.refTuple('agent_id', 'seq'), 'in', doomed.$asTuple('agent_id', 'seq')))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    });
+  }
+
+  /** When the oldest stored report was received, or undefined when none is. */
+  async oldestReportAt(): Promise<number | undefined> {
+    const row = await this.store.db.selectFrom('agent_reports').select('received_at').orderBy('received_at').limit(1).executeTakeFirst();
+    return row?.received_at;
   }
 
   /**

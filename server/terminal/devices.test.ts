@@ -14,7 +14,7 @@ describe('counter devices agents report', () => {
   beforeEach(async () => {
     d = await openDomain();
     agentId = randomUUID();
-    await d.services.agents.connect(d.scope, { agent_id: agentId, name: 'Till 2', version: '1', heartbeat_ms: 5_000, cursor: null });
+    await d.services.agents.connect(d.scope, { agent_id: agentId, name: 'Till 2', version: '1', heartbeat_ms: 5_000, cursor: null }, randomUUID());
   });
   afterEach(async () => {
     await d.close();

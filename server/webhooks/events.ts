@@ -5,16 +5,19 @@ import type { Store } from '../db/store.js';
 import { conflict, notFound } from '../errors.js';
 import type { EventDetail, WebhookDelivery, WebhookEvent } from '../schemas/webhooks.js';
 import { readCount } from '../db/counters.js';
-import { offsetPage, type Page, type PageRequest, seqPage } from '../pagination.js';
+import { offsetPage, type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
 import type { Scope } from '../accounts/scope.js';
 import { findEndpointRow } from './endpoints.js';
-import { eventData, eventMode } from './outbox.js';
+import { eventData, eventMode, eventRequest } from './outbox.js';
 import type { FieldCipher } from '../db/encryption.js';
 import { newDelivery } from './queue.js';
 
-export function presentEvent(row: Pick<EventsTable, 'id' | 'type' | 'created_at' | 'data'>, cipher: FieldCipher): WebhookEvent {
+/** The event columns an event's JSON is made of. */
+export const EVENT_COLUMNS = ['id', 'type', 'created_at', 'data', 'request_id', 'idempotency_key'] as const;
+
+export function presentEvent(row: Pick<EventsTable, (typeof EVENT_COLUMNS)[number]>, cipher: FieldCipher): WebhookEvent {
   const data = eventData(cipher, row);
-  return { id: row.id, type: row.type, mode: eventMode(data), created_at: toIsoTimestamp(row.created_at), data };
+  return { id: row.id, type: row.type, mode: eventMode(data), created_at: toIsoTimestamp(row.created_at), request: eventRequest(row), data };
 }
 
 /** Events written per read while a stream catches up. */
@@ -31,25 +34,32 @@ export class EventService {
     private readonly cipher: FieldCipher,
   ) {}
 
-  #present = (row: Pick<EventsTable, 'id' | 'type' | 'created_at' | 'data'>): WebhookEvent => presentEvent(row, this.cipher);
+  #present = (row: Pick<EventsTable, (typeof EVENT_COLUMNS)[number]>): WebhookEvent => presentEvent(row, this.cipher);
 
-  async list(scope: Scope, request: PageRequest, type?: string): Promise<Page<WebhookEvent>> {
+  /**
+   * `visible` is the event types the caller may see (server/accounts/visibility.ts), or `all`. The
+   * filter is in the query, so pages and counts are of visible events only.
+   */
+  async list(scope: Scope, request: PageRequest, type?: string, visible: readonly string[] | 'all' = 'all'): Promise<Page<WebhookEvent>> {
     const db = this.store.db;
-    if (type === undefined) return seqPage(db, 'events', scope, request, this.#present);
-    const base = db.selectFrom('events').where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).where('type', '=', type);
-    return offsetPage(base, (q) => q.select(['id', 'type', 'created_at', 'data']).orderBy('seq', 'desc'), request, this.#present);
+    if (type === undefined && visible === 'all') return seqPage(db, 'events', scope, request, this.#present);
+    const types = type === undefined ? visible : visible === 'all' || visible.includes(type) ? [type] : [];
+    if (types === 'all' || types.length === 0) return toPage([], 0, request);
+    const base = db.selectFrom('events').where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).where('type', 'in', types);
+    return offsetPage(base, (q) => q.select(EVENT_COLUMNS).orderBy('seq', 'desc'), request, this.#present);
   }
 
-  async #row(scope: Scope, id: string): Promise<EventsTable> {
+  async #row(scope: Scope, id: string, visible: readonly string[] | 'all' = 'all'): Promise<EventsTable> {
     const row = EVENT_ID.test(id)
       ? await this.store.db.selectFrom('events').selectAll().where('id', '=', id).where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).executeTakeFirst()
       : undefined;
-    if (!row) throw notFound('id', 'event');
+    // An event the caller may not see is as unknown as one that does not exist.
+    if (!row || (visible !== 'all' && !visible.includes(row.type))) throw notFound('id', 'event');
     return row;
   }
 
-  async get(scope: Scope, id: string): Promise<EventDetail> {
-    const row = await this.#row(scope, id);
+  async get(scope: Scope, id: string, visible: readonly string[] | 'all' = 'all'): Promise<EventDetail> {
+    const row = await this.#row(scope, id, visible);
     const deliveries = await this.store.db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
@@ -119,32 +129,33 @@ export class EventService {
     return row ? row.seq : undefined;
   }
 
-  async after(scope: Scope, seq: number, limit: number): Promise<(WebhookEvent & { seq: number })[]> {
-    const rows = await this.store.db
+  async after(scope: Scope, seq: number, limit: number, visible: readonly string[] | 'all' = 'all'): Promise<(WebhookEvent & { seq: number })[]> {
+    if (visible !== 'all' && visible.length === 0) return [];
+    let query = this.store.db
       .selectFrom('events')
-      .select(['id', 'type', 'created_at', 'data', 'seq'])
+      .select([...EVENT_COLUMNS, 'seq'])
       .where('merchant_id', '=', scope.merchantId)
       .where('mode', '=', scope.mode)
-      .where('seq', '>', seq)
-      .orderBy('seq')
-      .limit(limit)
-      .execute();
+      .where('seq', '>', seq);
+    if (visible !== 'all') query = query.where('type', 'in', visible);
+    const rows = await query.orderBy('seq').limit(limit).execute();
     return rows.map((r) => ({ ...this.#present(r), seq: r.seq }));
   }
 
   /**
    * Follows the scope's events after `seq` (an event stream): `deliver` gets them in order, in
    * batches, now and after each commit that wrote more; nothing is read while nothing is written.
-   * `failed` hears of a read that failed (the read is retried unless the caller stops). Returns stop.
+   * `failed` hears of a read that failed (the read is retried unless the caller stops). Only events
+   * of the `visible` types are read. Returns stop.
    */
-  follow(scope: Scope, seq: number, deliver: (events: WebhookEvent[]) => void, failed: (error: unknown) => void): () => void {
+  follow(scope: Scope, seq: number, deliver: (events: WebhookEvent[]) => void, failed: (error: unknown) => void, visible: readonly string[] | 'all' = 'all'): () => void {
     let cursor = seq;
     const notice = { topic: 'events', merchantId: scope.merchantId, mode: scope.mode } as const;
     return followNotices(
       this.store.notifications,
       notice,
       async () => {
-        const batch = await this.after(scope, cursor, STREAM_BATCH);
+        const batch = await this.after(scope, cursor, STREAM_BATCH, visible);
         if (batch.length === 0) return false;
         cursor = batch[batch.length - 1]!.seq;
         deliver(batch.map(({ seq: _seq, ...event }) => event));

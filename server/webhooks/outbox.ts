@@ -5,6 +5,7 @@ import { nextSeq } from '../db/counters.js';
 import { notifyOnCommit } from '../db/notify.js';
 import type { FieldCipher } from '../db/encryption.js';
 import type { Scope } from '../accounts/scope.js';
+import { originOf } from '../audit/origin.js';
 
 /**
  * Event kinds we emit: spec §6.2's payment events and its `payout.*`, `customer.*` and `dispute.*`
@@ -57,13 +58,16 @@ export function eventMode(data: Record<string, unknown>): 'test' | 'live' | 'unk
 /**
  * Writes an event into the outbox inside the caller's transaction: the event exists if and only
  * if the state change it describes was committed. Its commit wakes whoever follows the merchant's
- * events (event streams, agents): every event goes through here, so nobody needs to poll. Data
- * that holds a customer's details (a customer, a payment's receipt email) is sealed: the caller,
- * who knows, passes `seal`.
+ * events (event streams, agents): every event goes through here, so nobody needs to poll. The
+ * request behind the change (its Request-Id and Idempotency-Key) comes from the scope or, for a
+ * unit the idempotency engine runs for a request, from the unit itself (server/audit/origin.ts);
+ * the processor's news and background work have none. Data that holds a customer's details (a
+ * customer, a payment's receipt email) is sealed: the caller, who knows, passes `seal`.
  */
 export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objectId: string, data: Record<string, unknown>, now: number, options: { seal?: FieldCipher | undefined } = {}): Promise<string> {
   const id = newReference('event');
   const seq = await nextSeq(trx, scope.merchantId, scope.mode, 'events');
+  const origin = originOf(trx, scope);
   const text = JSON.stringify({ ...data, is_test: scope.mode === 'test' });
   await insertRow(trx, 'events', {
     id,
@@ -74,6 +78,8 @@ export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objec
     object_id: objectId,
     data: options.seal ? options.seal.seal('events.data', id, text) : text,
     created_at: now,
+    request_id: origin?.requestId ?? null,
+    idempotency_key: origin?.idempotencyKey ?? null,
   });
   notifyOnCommit(trx, { topic: 'events', merchantId: scope.merchantId, mode: scope.mode });
   return id;
@@ -87,4 +93,9 @@ export function eventDataText(cipher: FieldCipher, row: { id: string; data: stri
 /** An event's data, opened if it was sealed. */
 export function eventData(cipher: FieldCipher, row: { id: string; data: string }): Record<string, unknown> {
   return JSON.parse(eventDataText(cipher, row)) as Record<string, unknown>;
+}
+
+/** An event's `request`, as Stripe's events carry it: both null for what no /v1 request caused. */
+export function eventRequest(row: { request_id: string | null; idempotency_key: string | null }): { id: string | null; idempotency_key: string | null } {
+  return { id: row.request_id ?? null, idempotency_key: row.idempotency_key ?? null };
 }

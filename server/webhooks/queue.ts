@@ -4,7 +4,7 @@ import type { Mode, WebhookDeliveriesTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { notifyOnCommit } from '../db/notify.js';
 import { filterMatches } from './endpoints.js';
-import { eventData, eventMode } from './outbox.js';
+import { eventData, eventMode, eventRequest } from './outbox.js';
 import type { FieldCipher } from '../db/encryption.js';
 import { nextAttemptAt, retryWindow } from './schedule.js';
 
@@ -61,9 +61,9 @@ export function isSuccess(statusCode: number | null): boolean {
   return statusCode !== null && statusCode >= 200 && statusCode < 300;
 }
 
-/** The body of every delivery of an event: `{id, type, created_at, data}`. */
-export function eventBody(row: { id: string; type: string; created_at: number; data: string }, cipher: FieldCipher): string {
-  return JSON.stringify({ id: row.id, type: row.type, created_at: toIsoTimestamp(row.created_at), data: eventData(cipher, row) });
+/** The body of every delivery of an event: `{id, type, created_at, request, data}`. */
+export function eventBody(row: { id: string; type: string; created_at: number; data: string; request_id: string | null; idempotency_key: string | null }, cipher: FieldCipher): string {
+  return JSON.stringify({ id: row.id, type: row.type, created_at: toIsoTimestamp(row.created_at), request: eventRequest(row), data: eventData(cipher, row) });
 }
 
 export class WebhookQueue {
@@ -240,6 +240,8 @@ export class WebhookQueue {
           'v.type',
           'v.created_at',
           'v.data',
+          'v.request_id',
+          'v.idempotency_key',
         ])
         .where('d.id', 'in', taken)
         .execute();
@@ -261,7 +263,7 @@ export class WebhookQueue {
             objectId: r.object_id,
             manual: Boolean(r.manual),
             attempts: r.attempts,
-            body: eventBody({ id: r.event_id, type: r.type, created_at: r.created_at, data: r.data }, this.cipher),
+            body: eventBody({ id: r.event_id, type: r.type, created_at: r.created_at, data: r.data, request_id: r.request_id, idempotency_key: r.idempotency_key }, this.cipher),
           },
         ];
       });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Transport, type Query, type SendOptions, type StreamMessage, type StreamOptions, type TransportOptions } from './transport.js';
 import type {
   ApiKey,
+  AuditLog,
   OnboardingLink,
   OnboardingLinkParams,
   Balance,
@@ -64,6 +65,16 @@ import type {
  * Idempotency-Key unless the caller brings its own (the agent derives one per counter request).
  */
 
+/** Filters of the audit trail; `created_gte`/`created_lte` go out as `created[gte]`/`created[lte]`. */
+export interface AuditLogQuery {
+  page?: number;
+  size?: number;
+  object_id?: string | undefined;
+  key_id?: string | undefined;
+  created_gte?: string | undefined;
+  created_lte?: string | undefined;
+}
+
 export interface PosApiOptions extends Omit<TransportOptions, 'baseUrl'> {
   server: string;
 }
@@ -106,6 +117,12 @@ export class PosApi {
   listApiKeys = () => this.request<Data<ApiKey[]>>('GET', '/v1/api-keys');
   rollApiKey = (key: string, body: RollApiKeyParams = {}) => this.request<Data<ApiKey>>('POST', `/v1/api-keys/${id(key)}/roll`, { body });
   revokeApiKey = (key: string) => this.request<Data<ApiKey>>('POST', `/v1/api-keys/${id(key)}/revoke`, { body: {} });
+
+  /** The audit trail, newest first: the secret key's job only (restricted keys get 403). */
+  listAuditLog = (query: AuditLogQuery = {}) => {
+    const { created_gte, created_lte, ...rest } = query;
+    return this.request<AuditLog>('GET', '/v1/audit-log', { query: { ...rest, 'created[gte]': created_gte, 'created[lte]': created_lte } });
+  };
 
   createTransaction = (body: CreateTransactionParams, options: { idempotencyKey?: string } = {}) =>
     this.request<CreateTransactionResponse>('POST', '/v1/transactions', { body, idempotencyKey: options.idempotencyKey ?? randomUUID() });

@@ -6,6 +6,7 @@ import type { DisputeListSchema, DisputeSchema, SubmitEvidenceSchema } from '../
 import type { BalanceSchema, BankAccountSchema, CreatePayoutSchema, PayoutListSchema, PayoutSchema, SetBankAccountSchema } from '../../server/schemas/payouts.js';
 import type { MerchantSchema, OnboardingLinkRequestSchema, OnboardingLinkSchema } from '../../server/schemas/merchant.js';
 import type { ApiKeySchema, CreateApiKeySchema, RollApiKeySchema } from '../../server/schemas/api-keys.js';
+import type { AuditEntrySchema, AuditLogSchema } from '../../server/schemas/audit.js';
 import type {
   CancelActionResultSchema,
   CreateLocationSchema,
@@ -56,6 +57,10 @@ export type OnboardingLinkParams = z.input<typeof OnboardingLinkRequestSchema>;
 export type ApiKey = z.output<typeof ApiKeySchema>;
 export type CreateApiKeyParams = z.input<typeof CreateApiKeySchema>;
 export type RollApiKeyParams = z.input<typeof RollApiKeySchema>;
+
+/** One change in the audit trail (GET /v1/audit-log), hash-chained to the one before (shared/audit-chain.ts). */
+export type AuditEntry = z.output<typeof AuditEntrySchema>;
+export type AuditLog = z.output<typeof AuditLogSchema>;
 
 export type Transaction = z.output<typeof TransactionSchema>;
 export type TransactionList = z.output<typeof TransactionListSchema>;

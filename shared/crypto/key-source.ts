@@ -1,7 +1,8 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { ConfigError } from '../config.js';
+import { createPrivateDir, PRIVATE_FILE_MODE } from '../files.js';
 import { formatMainKey, newMainKeyMaterial, parseMainKey } from './main-key.js';
 
 /**
@@ -65,16 +66,16 @@ export function readKeySource(source: KeySource): Buffer[] {
   return keys;
 }
 
-/** Owner read and write only: the key file is the one secret that opens all the others. */
-const KEY_FILE_MODE = 0o600;
-
 /**
  * Writes a new key file. `wx`: never over an existing one (two processes starting at once on a
  * new data dir: one makes the file, the other reads it).
  */
 export function createKeyFile(path: string, materials: readonly Buffer[]): void {
-  const fd = openSync(path, 'wx', KEY_FILE_MODE);
+  // Owner read and write only: the key file is the one secret that opens all the others. The mode
+  // passes through the umask, so it is set again exactly.
+  const fd = openSync(path, 'wx', PRIVATE_FILE_MODE);
   try {
+    if (process.platform !== 'win32') fchmodSync(fd, PRIVATE_FILE_MODE);
     writeSync(fd, formatKeyFile(materials));
     fsyncSync(fd);
   } finally {
@@ -89,7 +90,7 @@ export function createKeyFile(path: string, materials: readonly Buffer[]): void 
 export function makeDefaultKeyFile(source: KeySource): boolean {
   if (source.kind !== 'file' || source.explicit) return false;
   try {
-    mkdirSync(dirname(source.path), { recursive: true });
+    createPrivateDir(dirname(source.path));
     createKeyFile(source.path, [newMainKeyMaterial()]);
     return true;
   } catch (err) {

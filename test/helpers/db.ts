@@ -40,11 +40,16 @@ export interface TestDb {
   /** First column of the first row, as a number (`select count(*) …`). */
   count(sql: string, ...params: unknown[]): Promise<number>;
   all<T>(sql: string, ...params: unknown[]): Promise<T[]>;
+  /** A statement that changes rows (only on a database opened `writable`); returns how many it changed. */
+  run(sql: string, ...params: unknown[]): Promise<number>;
   close(): Promise<void>;
 }
 
-/** Reads a data dir's ledger on whichever backend holds it; SQL uses `?` placeholders. */
-export async function openTestDb(dataDir: string): Promise<TestDb> {
+/**
+ * Reads a data dir's ledger on whichever backend holds it; SQL uses `?` placeholders. `writable`
+ * is for tests that play someone with database access (tampering with rows behind the server).
+ */
+export async function openTestDb(dataDir: string, options: { writable?: boolean } = {}): Promise<TestDb> {
   if (TEST_DATABASE_URL) {
     const client = new pg.Client({ connectionString: TEST_DATABASE_URL, options: `-c search_path="${schemaFor(dataDir)}"` });
     await client.connect();
@@ -59,13 +64,20 @@ export async function openTestDb(dataDir: string): Promise<TestDb> {
         return Number(row ? Object.values(row)[0] : 0);
       },
       all: (sql, ...params) => run(sql, params),
+      async run(sql, ...params) {
+        if (!options.writable) throw new Error('openTestDb: open it { writable: true } to change rows');
+        let n = 0;
+        return (await client.query(sql.replace(/\?/g, () => `$${++n}`), params)).rowCount ?? 0;
+      },
       close: () => client.end(),
     };
   }
-  const db = new Database(join(dataDir, 'pos.db'), { readonly: true, fileMustExist: true });
+  const db = new Database(join(dataDir, 'pos.db'), { readonly: !options.writable, fileMustExist: true });
+  if (options.writable) db.pragma('busy_timeout = 5000');
   return {
     count: async (sql, ...params) => Number(db.prepare(sql).pluck().get(...params) as number | bigint),
     all: async <T>(sql: string, ...params: unknown[]) => db.prepare(sql).all(...params) as T[],
+    run: async (sql, ...params) => db.prepare(sql).run(...params).changes,
     close: async () => {
       db.close();
     },

@@ -7,7 +7,7 @@ export interface Received {
   type: string;
   body: string;
   headers: IncomingHttpHeaders;
-  event: { id: string; type: string; created_at: string; data: Record<string, unknown> };
+  event: { id: string; type: string; created_at: string; request: { id: string | null; idempotency_key: string | null }; data: Record<string, unknown> };
   at: number;
   /** Answered with a 2xx. */
   accepted: boolean;

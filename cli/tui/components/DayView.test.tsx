@@ -15,8 +15,8 @@ describe('DayView', () => {
       readers: [{ id: 'r-1', name: 'Till 1', processor_terminal_id: 'tmr_Till1', location_id: 'loc-1', status: 'online', serial_number: 's', model: 'm', last_seen_at: null, is_test: true, action: null, object: 'terminal.reader' }],
       locations: [{ id: 'loc-1', display_name: 'Front', address: {}, is_test: true, object: 'terminal.location', processor_location_id: 'tml_1', tipping: null, receipt_policy: 'always', created_at: at }],
       events: [
-        { id: 'evt_1', type: 'dispute.created', mode: 'test', created_at: at, data: { amount: 1200, currency: 'usd', is_test: true } },
-        { id: 'evt_2', type: 'payout.created', mode: 'test', created_at: at, data: { amount: 5000, currency: 'usd', is_test: true } },
+        { id: 'evt_1', type: 'dispute.created', mode: 'test', created_at: at, request: { id: null, idempotency_key: null }, data: { amount: 1200, currency: 'usd', is_test: true } },
+        { id: 'evt_2', type: 'payout.created', mode: 'test', created_at: at, request: { id: null, idempotency_key: null }, data: { amount: 5000, currency: 'usd', is_test: true } },
       ],
     });
     const f = render(<DayView state={reduce(initialState({ via: 'polling' }), { type: 'report', report })} />).lastFrame() ?? '';
