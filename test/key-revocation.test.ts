@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { KEY_ENDED_CLOSE_CODE } from '../server/routes/agent-upstream.js';
@@ -203,7 +204,8 @@ describe('on the instance that revokes or rolls the key', () => {
 describe.skipIf(!TEST_DATABASE_URL)('on another PostgreSQL instance', () => {
   let b: TestServer;
   beforeAll(async () => {
-    b = await startTestServer({ databaseUrl: TEST_DATABASE_URL!, databaseSchema: schemaFor(a.dataDir) });
+    // Every instance on one database holds its main key (docs/keys.md): here, the first one's key file.
+    b = await startTestServer({ databaseUrl: TEST_DATABASE_URL!, databaseSchema: schemaFor(a.dataDir), masterKeyFile: join(a.dataDir, 'master.key') });
   });
   afterAll(async () => {
     await b?.stop();
