@@ -53,8 +53,8 @@ function newDataDir(): string {
   return dir.path;
 }
 
-async function start(dir: string): Promise<Running> {
-  const config = loadServerConfig({ port: 0, dataDir: dir, logLevel: 'silent', ...backendFlags(dir) }, {});
+async function start(dir: string, env: Record<string, string> = {}): Promise<Running> {
+  const config = loadServerConfig({ port: 0, dataDir: dir, logLevel: 'silent', ...backendFlags(dir) }, env);
   const stack = await startStack(config, { logger: pino({ level: 'silent' }) });
   let stopping: Promise<void> | undefined;
   const running: Running = { dir, stack, url: stack.server.url, stop: () => (stopping ??= stack.close()) };
@@ -284,6 +284,27 @@ describe('encryption at rest', () => {
     expect(paid.status).toBe(201);
     const sealed = (await sealedValues(dir)).filter(([column]) => column === 'webhook_endpoints.secret');
     expect(sealed.map(([, key, value]) => again.stack.server.cipher.keyring.open(sealedPlace('webhook_endpoints.secret', key), value))).toEqual([endpointSecret]);
+  });
+
+  it('rotates a main key given in POS_MASTER_KEY once the new one is put first, and then needs only the new one', async () => {
+    const dir = newDataDir();
+    const [old, fresh] = [newMainKeyMaterial(), newMainKeyMaterial()];
+    const s = await start(dir, { POS_MASTER_KEY: old.toString('base64') });
+    const m = await createMerchant(s.stack.server.store, systemClock, { businessName: 'Env Key Shop' });
+    const customer = await client(s.url, m.keys.sk_test).post<{ data: { id: string } }>('/v1/customers', CUSTOMER);
+    await s.stop();
+    expect(existsSync(join(dir, 'master.key'))).toBe(false);
+
+    const alone = await pos(['admin', 'rotate-master-key', '--data-dir', dir], { ...backendEnv(dir), POS_MASTER_KEY: old.toString('base64') });
+    expect(alone.status).toBe(2);
+    expect(alone.stderr).toMatch(/POS_MASTER_KEY holds only the current key: put a new one first/);
+    const both = `${fresh.toString('base64')},${old.toString('hex')}`;
+    const rotated = await pos(['admin', 'rotate-master-key', '--data-dir', dir, '--json'], { ...backendEnv(dir), POS_MASTER_KEY: both });
+    expect(rotated.status, rotated.stderr).toBe(0);
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ key_id: mainKeyOf(fresh).id, previous_key_id: mainKeyOf(old).id, retired_key_ids: [mainKeyOf(old).id], key_file: null });
+
+    const again = await start(dir, { POS_MASTER_KEY: fresh.toString('base64') });
+    expect((await client(again.url, m.keys.sk_test).get<{ data: Json }>(`/v1/customers/${customer.body.data.id}`)).body.data).toMatchObject(CUSTOMER);
   });
 
   it('refuses to start with a wrong or missing main key, saying which key the data needs (exit 2)', async () => {
