@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './helpers/api.js';
-import { pos } from './helpers/cli.js';
-import { POS_BIN, startTestServer, THROWAWAY_CONFIG_DIR, type TestServer } from './helpers/server.js';
+import { POS_BIN, pos, THROWAWAY_CONFIG_DIR } from './helpers/cli.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
 
 /** A page of 100 payments as pretty JSON is about 150 KB: more than a 64 KB pipe buffer holds. */
 const PAYMENTS = 100;

@@ -9,11 +9,10 @@ import { CounterClient, spawnAgent, type AgentProcess } from './helpers/agent.js
 import { client } from './helpers/api.js';
 import { DisplayScreen } from './helpers/escpos.js';
 import { PrinterEmulator, Pty } from './helpers/pty.js';
-import { pos } from './helpers/cli.js';
+import { POS_BIN, pos, THROWAWAY_CONFIG_DIR } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 import { haveSocat, haveTmux } from './helpers/tools.js';
-import { POS_BIN, THROWAWAY_CONFIG_DIR } from './helpers/server.js';
 import { Tmux } from './helpers/tmux.js';
 
 /**

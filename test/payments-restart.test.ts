@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { client, type ApiResponse } from './helpers/api.js';
 import { intentsByTransaction, openPosDb, pool, simulatorKeysOf, stripeAt, type CreatedJson, type TransactionJson } from './helpers/races.js';
-import { runPos, spawnServer, type ServerProcess } from './helpers/server.js';
+import { adminMerchant, spawnServer, type ServerProcess } from './helpers/server.js';
 import { tempDir } from './helpers/tmp.js';
 
 /**
@@ -49,9 +49,7 @@ describe('SIGKILL in the middle of a burst of creates', () => {
   it('keeps every acknowledged payment, and a retry with its key finishes every unanswered one exactly once', async () => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
-    const created = runPos(['admin', 'merchant', 'create', '--business-name', 'Crash Café', '--data-dir', dir.path, '--json']);
-    expect(created.status, created.stderr).toBe(0);
-    const merchant = JSON.parse(created.stdout) as { id: string; api_keys: { sk_test: string } };
+    const merchant = await adminMerchant(dir.path, 'Crash Café');
 
     const first = await serverOn(dir.path);
     const api = client(first.url, merchant.api_keys.sk_test);

@@ -3,8 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { client } from './helpers/api.js';
-import { json, pos } from './helpers/cli.js';
-import { POS_BIN } from './helpers/server.js';
+import { json, POS_BIN, pos } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
 
 const dir = tempDir('pos-up-');

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { POS_BIN, runPos } from './helpers/server.js';
+import { POS_BIN, pos as runPos } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
 import { Tmux } from './helpers/tmux.js';
 import { haveTmux } from './helpers/tools.js';
@@ -76,7 +76,7 @@ describe.skipIf(!hasTmux)('a cart at the counter (tmux, pos up)', () => {
     const reference = /txn_\w+/.exec(approved)?.[0];
     expect(reference).toBeTruthy();
 
-    const listed = (JSON.parse(pos(['transactions', 'list', '--json']).stdout) as { data: Listed[] }).data;
+    const listed = (JSON.parse((await pos(['transactions', 'list', '--json'])).stdout) as { data: Listed[] }).data;
     const paid = listed.find((t) => t.reference === reference);
     expect(paid).toMatchObject({ status: 'succeeded', amount: 1280 });
     expect(paid?.cart).toEqual({

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { POS_BIN } from './helpers/server.js';
+import { POS_BIN } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
 import { haveTmux } from './helpers/tools.js';
 

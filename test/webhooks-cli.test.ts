@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenSecret } from '../server/webhooks/signing.js';
 import { client } from './helpers/api.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
-import { POS_BIN, startTestServer, THROWAWAY_CONFIG_DIR, type TestServer } from './helpers/server.js';
+import { POS_BIN, THROWAWAY_CONFIG_DIR } from './helpers/cli.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';
 
 let t: TestServer;

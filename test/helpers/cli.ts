@@ -1,5 +1,23 @@
 import { spawn } from 'node:child_process';
-import { POS_BIN, THROWAWAY_CONFIG_DIR } from './server.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Running `pos`. Nothing here opens the pos store or names the suite's database: a test that only
+ * runs the CLI runs once, not again on the PostgreSQL pass (scripts/backend-tests.mjs). What puts a
+ * data dir's ledger on the suite's backend is in helpers/server.ts.
+ */
+
+export const POS_BIN = fileURLToPath(new URL('../../bin/pos.js', import.meta.url));
+
+/**
+ * The `pos` profile directory of every CLI a test runs unless the test names its own: empty and
+ * this worker's, so no test reads the developer's ~/.config/pos (a `pos up` run before `npm test`
+ * leaves a profile there) or writes to it.
+ */
+export const THROWAWAY_CONFIG_DIR = mkdtempSync(join(tmpdir(), 'pos-test-config-'));
 
 export interface PosResult {
   status: number | null;
