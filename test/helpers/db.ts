@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -23,6 +24,36 @@ export function backendFlags(dataDir: string): { databaseUrl?: string; databaseS
 /** The same, as environment for a `pos` child process. */
 export function backendEnv(dataDir: string): Record<string, string> {
   return TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL, POS_DATABASE_SCHEMA: schemaFor(dataDir) } : {};
+}
+
+/**
+ * On SQLite, gives a new data dir the database migrated once for the run (test/global-setup.ts), so
+ * opening it finds every migration applied instead of running them all; on PostgreSQL each schema is
+ * still migrated as it is opened. Without a template (vitest started with another config) the store
+ * migrates as usual.
+ */
+export function seedDataDir(dataDir: string): void {
+  const template = process.env.POS_TEST_SQLITE_TEMPLATE;
+  if (TEST_DATABASE_URL || !template) return;
+  for (const file of ['pos.db', 'pos.db-wal']) {
+    if (existsSync(join(template, file))) copyFileSync(join(template, file), join(dataDir, file));
+  }
+}
+
+/**
+ * Empties a test schema of every row, leaving its tables and the record of its migrations: as it
+ * was just after migrating, since migrations seed no rows (they only derive rows from existing ones).
+ */
+export async function emptySchema(schema: string): Promise<void> {
+  if (!TEST_DATABASE_URL) throw new Error('emptySchema is for the PostgreSQL run');
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ name: string }>("select tablename as name from pg_tables where schemaname = $1 and tablename not like 'kysely\\_%'", [schema]);
+    if (rows.length > 0) await client.query(`truncate ${rows.map(({ name }) => `"${schema}"."${name}"`).join(', ')} restart identity cascade`);
+  } finally {
+    await client.end();
+  }
 }
 
 export async function dropSchemaOf(dataDir: string): Promise<void> {

@@ -6,7 +6,7 @@ import { startStack, type Stack, type StackOptions } from '../../cli/stack.js';
 import { createMerchant, type CreatedMerchant } from '../../server/accounts/merchants.js';
 import { systemClock } from '../../shared/time.js';
 import { POS_BIN, pos, type PosResult } from './cli.js';
-import { backendEnv, backendFlags, dropSchemaOf } from './db.js';
+import { backendEnv, backendFlags, dropSchemaOf, seedDataDir } from './db.js';
 import { tempDir } from './tmp.js';
 
 export interface TestServer {
@@ -21,6 +21,7 @@ export interface TestServer {
 /** An in-process server on a real port and a temporary data dir. */
 export async function startTestServer(flags: ServerFlags = {}, options: StackOptions = {}): Promise<TestServer> {
   const dir = tempDir();
+  seedDataDir(dir.path);
   const config = loadServerConfig({ port: 0, dataDir: dir.path, logLevel: 'silent', ...backendFlags(dir.path), ...flags }, {});
   const stack = await startStack(config, { logger: pino({ level: 'silent' }), ...options });
   const server = stack.server;
