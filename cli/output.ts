@@ -1,4 +1,4 @@
-import { Writable } from 'node:stream';
+import type { CliIo } from './io.js';
 
 /** Where commands print: data to stdout, diagnostics to stderr, and JSON when asked. */
 export interface Output {
@@ -10,7 +10,7 @@ export interface Output {
   error(text: string): void;
 }
 
-export function createOutput(json: boolean, stdout: Writable = process.stdout, stderr: Writable = process.stderr): Output {
+export function createOutput(json: boolean, { stdout, stderr }: Pick<CliIo, 'stdout' | 'stderr'>): Output {
   return {
     json,
     printJson: (value) => stdout.write(`${JSON.stringify(value, null, 2)}\n`),

@@ -3,6 +3,7 @@ import { listenSecret, signedHeaders } from '../../server/webhooks/signing.js';
 import type { WebhookEvent } from '../../shared/api/types.js';
 import { createApiClient } from '../api.js';
 import { usageError } from '../errors.js';
+import type { CliIo } from '../io.js';
 import { createOutput, type Output } from '../output.js';
 import type { ListenFlags } from './listen.js';
 
@@ -31,8 +32,9 @@ async function forward(url: string, secret: string, event: StreamedEvent, body: 
   }
 }
 
-export async function listenAction(flags: ListenFlags, out: Output = createOutput(false)): Promise<void> {
-  const config = loadClientConfig(flags);
+export async function listenAction(flags: ListenFlags, io: CliIo): Promise<void> {
+  const out: Output = createOutput(false, io);
+  const config = loadClientConfig(flags, io.env);
   const secret = listenSecret(config.apiKey);
   if (flags.printSecret) {
     out.line(secret);

@@ -5,7 +5,7 @@ import type { RunningServer } from '../../server/main.js';
 import { startStack, type Stack, type StackOptions } from '../../cli/stack.js';
 import { createMerchant, type CreatedMerchant } from '../../server/accounts/merchants.js';
 import { systemClock } from '../../shared/time.js';
-import { POS_BIN, pos, type PosResult } from './cli.js';
+import { POS_BIN, pos, type PosResult, runCli } from './cli.js';
 import { backendEnv, backendFlags, dropSchemaOf, seedDataDir } from './db.js';
 import { tempDir } from './tmp.js';
 
@@ -39,7 +39,7 @@ export async function startTestServer(flags: ServerFlags = {}, options: StackOpt
   };
 }
 
-/** `pos admin <args>` on a data dir, its ledger on the suite's backend (helpers/db.ts) like a server's on it. */
+/** The `pos admin <args>` binary on a data dir, its ledger on the suite's backend (helpers/db.ts) like a server's on it. */
 export function posAdmin(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<PosResult> {
   return pos(['admin', ...args, '--data-dir', dataDir], { ...backendEnv(dataDir), ...env });
 }
@@ -53,8 +53,9 @@ export interface AdminMerchant {
   api_keys: { sk_test: string; sk_live: string; pk_test: string; pk_live: string };
 }
 
+/** Run in this process: the binary's admin commands are lifecycle.test.ts's to test. */
 export async function adminMerchant(dataDir: string, businessName: string): Promise<AdminMerchant> {
-  const made = await posAdmin(dataDir, ['merchant', 'create', '--business-name', businessName, '--json']);
+  const made = await runCli(['admin', 'merchant', 'create', '--business-name', businessName, '--json', '--data-dir', dataDir], { env: backendEnv(dataDir) });
   if (made.status !== 0) throw new Error(`pos admin merchant create exited ${made.status}: ${made.stderr}`);
   return JSON.parse(made.stdout) as AdminMerchant;
 }
