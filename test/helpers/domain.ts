@@ -5,7 +5,7 @@ import type { Scope } from '../../server/accounts/scope.js';
 import { openStore, type Store } from '../../server/db/store.js';
 import { InMemoryProcessor } from '../../server/processor/fake.js';
 import { buildServices, type Services } from '../../server/services.js';
-import { emptySchema, schemaFor, seedDataDir, TEST_DATABASE_URL } from './db.js';
+import { backendFlags, releaseDataDir, seedDataDir } from './db.js';
 import { tempDir } from './tmp.js';
 
 /** A clock the test moves by hand. */
@@ -30,12 +30,6 @@ export interface Domain {
 }
 
 /**
- * PostgreSQL schemas of closed domains, emptied, for this worker's next domains: migrating a new
- * schema takes longer than most unit tests do. The run drops them at its end (test/global-setup.ts).
- */
-const spareSchemas: string[] = [];
-
-/**
  * The services over the suite's real database (SQLite, or PostgreSQL in its pass) and the
  * in-memory processor: what unit tests of the domain run on, with no server, no port, no simulator.
  * Each starts migrated and empty: on SQLite a copy of the run's migrated database, on PostgreSQL a
@@ -44,8 +38,7 @@ const spareSchemas: string[] = [];
 export async function openDomain(options: { recoveryRetryScale?: number } = {}): Promise<Domain> {
   const dir = tempDir('pos-domain-');
   seedDataDir(dir.path);
-  const schema = TEST_DATABASE_URL ? (spareSchemas.pop() ?? schemaFor(dir.path)) : undefined;
-  const store = await openStore({ dataDir: dir.path, ...(schema ? { databaseUrl: TEST_DATABASE_URL, databaseSchema: schema } : {}) });
+  const store = await openStore({ dataDir: dir.path, ...backendFlags(dir.path) });
   const clock = new ManualClock();
   const processor = new InMemoryProcessor();
   const logger = pino({ level: 'silent' });
@@ -59,10 +52,7 @@ export async function openDomain(options: { recoveryRetryScale?: number } = {}):
     scope: { merchantId: merchant.id, mode: 'test' },
     async close() {
       await store.close();
-      if (schema) {
-        await emptySchema(schema);
-        spareSchemas.push(schema);
-      }
+      await releaseDataDir(dir.path);
       dir.cleanup();
     },
   };

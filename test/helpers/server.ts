@@ -6,7 +6,7 @@ import { startStack, type Stack, type StackOptions } from '../../cli/stack.js';
 import { createMerchant, type CreatedMerchant } from '../../server/accounts/merchants.js';
 import { systemClock } from '../../shared/time.js';
 import { POS_BIN, pos, type PosResult, runCli } from './cli.js';
-import { backendEnv, backendFlags, dropSchemaOf, seedDataDir } from './db.js';
+import { backendEnv, backendFlags, releaseDataDir, seedDataDir } from './db.js';
 import { tempDir } from './tmp.js';
 
 export interface TestServer {
@@ -33,7 +33,7 @@ export async function startTestServer(flags: ServerFlags = {}, options: StackOpt
     merchant: (name = 'Test Shop') => createMerchant(server.store, systemClock, { businessName: name }),
     async stop() {
       await stack.close();
-      await dropSchemaOf(dir.path);
+      await releaseDataDir(dir.path);
       dir.cleanup();
     },
   };
