@@ -1,14 +1,19 @@
 import type { Command } from 'commander';
 import { loadCliSettings, type CliSettings } from '../shared/config.js';
 import { PosClient } from './api.js';
+import { type CliIo, ioOf } from './io.js';
 import { noKeyMessage, ProfileStore, resolveTarget } from './profiles.js';
-import { createOutput, type Output, warnOnStderr } from './output.js';
+import { createOutput, type Output, warnOn } from './output.js';
 
-/** What every action receives as `ctx`: the API client, where to print, and the resolved configuration. */
+/**
+ * What every action receives as `ctx`: the API client, where to print, the resolved configuration,
+ * and the run's streams and environment for what `out` does not cover (is this a terminal?).
+ */
 export interface CliContext {
   api: PosClient;
   out: Output;
   config: CliSettings & { profileName: string; server: string; apiKey: string | undefined; profiles: ProfileStore };
+  io: CliIo;
 }
 
 export interface GlobalOptions {
@@ -20,12 +25,14 @@ export interface GlobalOptions {
 
 export async function contextFrom(command: Command): Promise<CliContext> {
   const globals = command.optsWithGlobals<GlobalOptions>();
-  const settings = loadCliSettings(globals);
-  const profiles = await ProfileStore.open(settings.configDir, warnOnStderr);
+  const io = ioOf(command);
+  const settings = loadCliSettings(globals, io.env);
+  const profiles = await ProfileStore.open(settings.configDir, warnOn(io.stderr));
   const target = resolveTarget(profiles, settings);
   return {
     api: new PosClient({ server: target.server, apiKey: target.apiKey, noKey: noKeyMessage(profiles, target) }),
-    out: createOutput(Boolean(globals.json)),
+    out: createOutput(Boolean(globals.json), io),
     config: { ...settings, ...target, profiles },
+    io,
   };
 }

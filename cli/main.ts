@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { debugEnabled } from '../shared/config.js';
 import { reportError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
+import { attachIo, type CliIo, processIo } from './io.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { registerAgentCommands } from './commands/agent.js';
 import { registerServerCommands } from './commands/server.js';
@@ -32,15 +33,18 @@ Exit codes: 0 ok, 1 API error, 2 usage or configuration, 3 payment failed or can
 4 audit trail broken (pos audit verify).`;
 
 /**
- * The `pos` program. Command groups are declared in cli/commands/<group>.ts and import their
- * actions lazily, so `pos --help` loads commander and nothing else.
+ * The `pos` program, printing to and reading its environment from `io`. Command groups are declared
+ * in cli/commands/<group>.ts and import their actions lazily, so `pos --help` loads commander and
+ * nothing else.
  */
-export function buildProgram(): Command {
+export function buildProgram(io: CliIo = processIo()): Command {
   const program = new Command('pos')
     .description('Payments and point-of-sale: the /v1 API server, processor simulator, reader agent and counter tools')
     .version('0.1.0')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
+    // Before any command is added: each copies its parent's output settings when it is made.
+    .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
     .addOption(new Option('--server <url>', 'API server (env POS_SERVER_URL, default http://127.0.0.1:4242)'))
     .addOption(new Option('--api-key <key>', 'secret API key sk_…, or a restricted key rk_… (env POS_API_KEY)'))
     .addOption(new Option('--profile <name>', 'profile of the config file (env POS_PROFILE)'))
@@ -66,6 +70,7 @@ export function buildProgram(): Command {
   registerEventsCommands(program);
   registerTriggerCommands(program);
   registerAgentCommands(program);
+  attachIo(program, io);
   return program;
 }
 
@@ -92,18 +97,25 @@ export function installProcessHandlers(debug: boolean): void {
   process.stderr.on('error', () => undefined);
 }
 
-export async function main(argv: readonly string[]): Promise<void> {
-  const debug = debugEnabled();
-  installProcessHandlers(debug);
-  const program = buildProgram();
+/**
+ * Runs `pos` with `args` (the arguments after the program's name) on `io` and resolves with its exit
+ * code; it neither sets the process's exit code nor exits, so it can run inside another program.
+ */
+export async function run(args: readonly string[], io: CliIo): Promise<ExitCode> {
+  const program = buildProgram(io);
   try {
-    await program.parseAsync([...argv]);
+    await program.parseAsync([...args], { from: 'user' });
+    return ExitCode.ok;
   } catch (err) {
-    if (err instanceof CommanderError) {
-      // Help and version are "errors" to commander; they exit 0 and have already printed.
-      process.exitCode = err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-      return;
-    }
-    process.exitCode = reportError(err, debug, (line) => process.stderr.write(`${line}\n`));
+    // Help and version are "errors" to commander; they exit 0 and have already printed.
+    if (err instanceof CommanderError) return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    return reportError(err, debugEnabled(io.env), (line) => io.stderr.write(`${line}\n`));
   }
+}
+
+export async function main(argv: readonly string[]): Promise<void> {
+  installProcessHandlers(debugEnabled());
+  const code = await run(argv.slice(2), processIo());
+  // Success leaves the exit code as it is: a server whose shutdown failed has set 1 itself.
+  if (code !== ExitCode.ok) process.exitCode = code;
 }

@@ -1,5 +1,6 @@
-import { Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import type { LooseFileReport } from '../shared/files.js';
+import type { CliIo } from './io.js';
 
 /** Where commands print: data to stdout, diagnostics to stderr, and JSON when asked. */
 export interface Output {
@@ -11,7 +12,7 @@ export interface Output {
   error(text: string): void;
 }
 
-export function createOutput(json: boolean, stdout: Writable = process.stdout, stderr: Writable = process.stderr): Output {
+export function createOutput(json: boolean, { stdout, stderr }: Pick<CliIo, 'stdout' | 'stderr'>): Output {
   return {
     json,
     printJson: (value) => stdout.write(`${JSON.stringify(value, null, 2)}\n`),
@@ -32,5 +33,7 @@ export function createOutput(json: boolean, stdout: Writable = process.stdout, s
   };
 }
 
-/** A profile file or data dir found open to other users: one line on stderr, beside the errors. */
-export const warnOnStderr: LooseFileReport = (found) => void process.stderr.write(`pos: warning: ${found.message}\n`);
+/** A profile file or data dir found open to other users: one line on the run's stderr, beside the errors. */
+export function warnOn(stderr: Writable): LooseFileReport {
+  return (found) => void stderr.write(`pos: warning: ${found.message}\n`);
+}

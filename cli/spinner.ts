@@ -1,3 +1,5 @@
+import type { CliIo } from './io.js';
+
 /** A one-line spinner on stderr while the CLI waits; silent when stderr is not a terminal. */
 export interface Spinner {
   update(text: string): void;
@@ -8,7 +10,7 @@ const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '
 /** 80 ms a frame: the usual rate of terminal spinners, smooth without flooding slow terminals. */
 const FRAME_MS = 80;
 
-export function startSpinner(text: string, stream: NodeJS.WriteStream = process.stderr): Spinner {
+export function startSpinner(text: string, stream: CliIo['stderr']): Spinner {
   if (!stream.isTTY) return { update() {}, stop() {} };
   let frame = 0;
   let current = text;

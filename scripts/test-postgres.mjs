@@ -1,9 +1,14 @@
 #!/usr/bin/env node
-// The PostgreSQL pass of `npm test`: the whole suite again with every ledger in PostgreSQL (and the
-// multi-instance tests that only make sense there). Skipped, saying so, where no server answers:
-// a newcomer's machine needs no PostgreSQL. POS_TEST_POSTGRES=0 skips it on purpose.
+// The PostgreSQL pass of `npm test`: the test files whose behaviour depends on the backend
+// (scripts/backend-tests.mjs: those that open the pos store) again with every ledger in PostgreSQL,
+// and the multi-instance tests that only make sense there. The rest ran on SQLite and would run the
+// same here; the pass names them. Skipped, saying so, where no server answers: a newcomer's machine
+// needs no PostgreSQL. POS_TEST_POSTGRES=0 skips it on purpose; POS_TEST_POSTGRES=all runs every file.
 import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { backendTestFiles } from './backend-tests.mjs';
 
 const url = process.env.POS_TEST_DATABASE_URL || 'postgres://root@127.0.0.1:5432/test';
 
@@ -27,6 +32,17 @@ try {
   process.exit(0);
 }
 
-console.log(`PostgreSQL pass: the suite again on ${url.replace(/:[^:@/]*@/, ':***@')}`);
-const result = spawnSync('npx', ['vitest', 'run'], { stdio: 'inherit', env: { ...process.env, POS_TEST_DATABASE_URL: url } });
+const shown = url.replace(/:[^:@/]*@/, ':***@');
+const root = fileURLToPath(new URL('..', import.meta.url));
+let files = [];
+if (process.env.POS_TEST_POSTGRES === 'all') {
+  console.log(`PostgreSQL pass: the whole suite again on ${shown} (POS_TEST_POSTGRES=all)`);
+} else {
+  const { backend, once } = backendTestFiles(root);
+  console.log(`PostgreSQL pass: the ${backend.length} test files that open the pos store, again on ${shown}.`);
+  console.log(`Not run again (they do not depend on the backend; POS_TEST_POSTGRES=all runs them too), ${once.length} files: ${once.join(', ')}`);
+  // Absolute paths: vitest matches a filter anywhere in a file's path.
+  files = backend.map((file) => join(root, file));
+}
+const result = spawnSync('npx', ['vitest', 'run', ...files], { stdio: 'inherit', env: { ...process.env, POS_TEST_DATABASE_URL: url } });
 process.exit(result.status ?? 1);

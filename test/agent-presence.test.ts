@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnAgent, type AgentProcess } from './helpers/agent.js';
 import { client } from './helpers/api.js';
 import { openTestDb } from './helpers/db.js';
-import { runPos, spawnServer, type ServerProcess } from './helpers/server.js';
+import { adminMerchant, spawnServer, type ServerProcess } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
 /**
@@ -26,9 +26,7 @@ const readers = async () => (await client(server.url, key).get<{ data: Reader[] 
 const agentArgs = () => ['--server', server.url, '--api-key', key, '--data-dir', agentDir.path, '--simulate', '2', '--heartbeat-ms', String(HEARTBEAT_MS)];
 
 beforeAll(async () => {
-  const made = runPos(['admin', 'merchant', 'create', '--business-name', 'Presence Shop', '--json', '--data-dir', serverDir.path]);
-  expect(made.status, made.stderr).toBe(0);
-  key = (JSON.parse(made.stdout) as { api_keys: { sk_test: string } }).api_keys.sk_test;
+  key = (await adminMerchant(serverDir.path, 'Presence Shop')).api_keys.sk_test;
   server = await spawnServer(serverDir.path);
   port = new URL(server.url).port;
 });

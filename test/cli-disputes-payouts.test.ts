@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localDate } from '../cli/report.js';
-import { json, pos } from './helpers/cli.js';
+import { json, runCli } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 /**
@@ -22,7 +22,7 @@ afterAll(() => t.stop());
 type Obj = Record<string, unknown> & { id: string; reference: string; status: string };
 
 async function run<T = { data: Obj }>(args: string[]): Promise<T> {
-  const r = await pos(args, env);
+  const r = await runCli(args, { env });
   expect(r.status, `pos ${args.join(' ')}: ${r.stderr}`).toBe(0);
   return json<T>(r);
 }
@@ -37,10 +37,10 @@ describe('pos customers', () => {
     const list = await run<{ data: Obj[]; totalCount: number }>(['customers', 'list', '--json']);
     expect(list.data.map((c) => c.id)).toContain(created.id);
     expect((await run(['customers', 'delete', created.id, '--json'])).data).toEqual({ id: created.id, object: 'customer', deleted: true });
-    const gone = await pos(['customers', 'get', created.id], env);
+    const gone = await runCli(['customers', 'get', created.id], { env });
     expect(gone.status).toBe(1);
     expect(gone.stderr).toMatch(/resource_missing/);
-    expect((await pos(['customers', 'update', created.id], env)).status).toBe(2);
+    expect((await runCli(['customers', 'update', created.id], { env })).status).toBe(2);
   });
 
   it('pos trigger customer.created', async () => {
@@ -58,10 +58,10 @@ describe('pos disputes', () => {
     expect((await run(['disputes', 'get', opened.reference, '--json'])).data.id).toBe(opened.id);
     const staged = (await run(['disputes', 'evidence', opened.id, '--product-description', 'A flat white', '--field', 'customer_name=Ada', '--json'])).data;
     expect(staged).toMatchObject({ status: 'needs_response', evidence: { product_description: 'A flat white', customer_name: 'Ada' } });
-    const table = await pos(['disputes', 'list'], env);
+    const table = await runCli(['disputes', 'list'], { env });
     expect(table.stdout).toMatch(new RegExp(`${opened.reference}\\s+needs_response\\s+\\$20\\.00\\s+fraudulent`));
     expect((await run(['disputes', 'accept', opened.id, '--json'])).data.status).toBe('lost');
-    expect((await pos(['disputes', 'evidence', opened.id], env)).status).toBe(2);
+    expect((await runCli(['disputes', 'evidence', opened.id], { env })).status).toBe(2);
   });
 
   it('pos trigger dispute.closed: winning evidence closes it won', async () => {
@@ -85,13 +85,13 @@ describe('pos balance and pos payouts', () => {
     const list = await run<{ data: Obj[] }>(['payouts', 'list', '--json']);
     expect(list.data.map((p) => p.id)).toEqual(expect.arrayContaining([paid.id, failed.id]));
     expect((await run(['payouts', 'get', failed.reference, '--json'])).data).toMatchObject({ status: 'failed' });
-    const table = await pos(['payouts', 'list', '--status', 'failed'], env);
+    const table = await runCli(['payouts', 'list', '--status', 'failed'], { env });
     expect(table.stdout).toMatch(new RegExp(`${failed.reference}\\s+failed`));
 
     // The failed payout's money is back in the available balance, so there is something to pay out.
     const made = (await run(['payouts', 'create', '1.00', '--description', 'from the CLI', '--json'])).data;
     expect(made).toMatchObject({ object: 'payout', amount: 100, currency: 'usd', description: 'from the CLI', automatic: false });
-    const words = await pos(['balance'], env);
+    const words = await runCli(['balance'], { env });
     expect(words.stdout).toMatch(/USD\s+\$[\d,.]+\s+\$[\d,.]+/);
   });
 
@@ -108,7 +108,7 @@ describe('pos balance and pos payouts', () => {
     expect(report.disputes.lost).toBeGreaterThanOrEqual(1);
     expect(report.payouts.sent.count).toBeGreaterThanOrEqual(3);
     expect(report.payouts.failed.count).toBeGreaterThanOrEqual(1);
-    const words = await pos(['report', 'day'], env);
+    const words = await runCli(['report', 'day'], { env });
     expect(words.stdout).toMatch(/Disputes: \d+ opened .* closed .*\d+ won, \d+ lost\)/);
     expect(words.stdout).toMatch(/Payouts: \d+ sent .*, \d+ failed/);
   });

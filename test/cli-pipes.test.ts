@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './helpers/api.js';
-import { pos } from './helpers/cli.js';
-import { POS_BIN, startTestServer, THROWAWAY_CONFIG_DIR, type TestServer } from './helpers/server.js';
+import { POS_BIN, runCli, THROWAWAY_CONFIG_DIR } from './helpers/cli.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
 
 /** A page of 100 payments as pretty JSON is about 150 KB: more than a 64 KB pipe buffer holds. */
 const PAYMENTS = 100;
@@ -58,20 +58,20 @@ describe('pos writing to a closed pipe', () => {
 
 describe('errors without DEBUG', () => {
   it('are one line on stderr, no stack', async () => {
-    const result = await pos(['transactions', 'get', 'txn_doesnotexist'], env);
+    const result = await runCli(['transactions', 'get', 'txn_doesnotexist'], { env });
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/^pos: [^\n]+\n$/);
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('stay one line when the server cannot be reached', async () => {
-    const result = await pos(['transactions', 'list'], { ...env, POS_SERVER_URL: 'http://127.0.0.1:9' });
+    const result = await runCli(['transactions', 'list'], { env: { ...env, POS_SERVER_URL: 'http://127.0.0.1:9' } });
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/^pos: [^\n]+\n$/);
   });
 
   it('show the stack with DEBUG=1', async () => {
-    const result = await pos(['transactions', 'get', 'txn_doesnotexist'], { ...env, DEBUG: '1' });
+    const result = await runCli(['transactions', 'get', 'txn_doesnotexist'], { env: { ...env, DEBUG: '1' } });
     expect(result.stderr).toMatch(/\n\s+at /);
   });
 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { client, type Json } from './helpers/api.js';
-import { json, pos } from './helpers/cli.js';
+import { json, runCli } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
@@ -23,12 +23,12 @@ beforeAll(async () => {
   api = client(t.url, till.keys.sk_test);
   env = { POS_CONFIG_DIR: config.path, POS_SERVER_URL: t.url };
   tillEnv = { ...env, POS_API_KEY: till.keys.sk_test };
-  const login = await pos(['login', '--api-key', m.keys.sk_test, '--json'], env);
+  const login = await runCli(['login', '--api-key', m.keys.sk_test, '--json'], { env });
   expect(login.status, login.stderr).toBe(0);
   expect(json(login)).toMatchObject({ profile: 'default', business_name: 'CLI Café', mode: 'test' });
-  const location = await pos(['locations', 'create', '--name', 'Front', '--line1', '1 Market St', '--city', 'SF', '--state', 'CA', '--postal-code', '94105', '--country', 'US', '--json'], tillEnv);
+  const location = await runCli(['locations', 'create', '--name', 'Front', '--line1', '1 Market St', '--city', 'SF', '--state', 'CA', '--postal-code', '94105', '--country', 'US', '--json'], { env: tillEnv });
   expect(location.status, location.stderr).toBe(0);
-  const reader = await pos(['readers', 'register', '--name', 'Till 1', '--code', 'simulated-wpe', '--json'], tillEnv);
+  const reader = await runCli(['readers', 'register', '--name', 'Till 1', '--code', 'simulated-wpe', '--json'], { env: tillEnv });
   expect(reader.status, reader.stderr).toBe(0);
 });
 afterAll(async () => {
@@ -54,53 +54,53 @@ describe.concurrent('profiles and configuration', () => {
     const file = join(config.path, 'config.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ current_profile: 'default', profiles: { default: { server: t.url, api_key: m.keys.sk_test } } });
-    const list = await pos(['config', 'list', '--json'], env);
+    const list = await runCli(['config', 'list', '--json'], { env });
     expect(json<{ profiles: Json[] }>(list).profiles[0]).toMatchObject({ profile: 'default', current: '*', api_key: `sk_test_…${m.keys.sk_test.slice(-4)}` });
   });
 
   it('uses the profile’s server and key, with flags and environment winning', async () => {
-    const merchant = await pos(['merchant', '--json'], { POS_CONFIG_DIR: config.path });
+    const merchant = await runCli(['merchant', '--json'], { env: { POS_CONFIG_DIR: config.path } });
     expect(merchant.status, merchant.stderr).toBe(0);
     expect(json<{ data: Json }>(merchant).data).toMatchObject({ business_name: 'CLI Café', is_test: true });
-    const live = await pos(['merchant', '--json', '--api-key', m.keys.sk_live], env);
+    const live = await runCli(['merchant', '--json', '--api-key', m.keys.sk_live], { env });
     expect(json<{ data: Json }>(live).data).toMatchObject({ is_test: false });
   });
 
   it('gives the webhooks tools (pos events) the profile’s server and key too', async () => {
-    const events = await pos(['events', 'list', '--json'], { POS_CONFIG_DIR: config.path });
+    const events = await runCli(['events', 'list', '--json'], { env: { POS_CONFIG_DIR: config.path } });
     expect(events.status, events.stderr).toBe(0);
     expect(json<{ data: unknown[] }>(events).data).toEqual(expect.any(Array));
   });
 
   it('exits 2 without a key and 1 when the server cannot be reached', async () => {
     const empty = tempDir('pos-cli-empty-');
-    const noKey = await pos(['transactions', 'list'], { POS_CONFIG_DIR: empty.path, POS_SERVER_URL: t.url });
+    const noKey = await runCli(['transactions', 'list'], { env: { POS_CONFIG_DIR: empty.path, POS_SERVER_URL: t.url } });
     expect(noKey.status).toBe(2);
     expect(noKey.stderr).toMatch(/no API key/);
-    const down = await pos(['merchant'], { ...env, POS_SERVER_URL: 'http://127.0.0.1:9' });
+    const down = await runCli(['merchant'], { env: { ...env, POS_SERVER_URL: 'http://127.0.0.1:9' } });
     expect(down.status).toBe(1);
     expect(down.stderr).toMatch(/cannot reach http:\/\/127\.0\.0\.1:9/);
     expect(down.stderr).toMatch(/\. Is `pos server` or `pos up` running\?\n$/);
     // A profile that does not exist is named, for resource commands and for the event commands alike.
     for (const args of [['transactions', 'list', '--profile', 'nosuch'], ['events', 'list', '--profile', 'nosuch']]) {
-      const missing = await pos(args, { POS_CONFIG_DIR: config.path, POS_SERVER_URL: t.url });
+      const missing = await runCli(args, { env: { POS_CONFIG_DIR: config.path, POS_SERVER_URL: t.url } });
       expect(missing.status, args.join(' ')).toBe(2);
       expect(missing.stderr).toMatch(/^pos: no profile "nosuch" \(profiles: default\): create it with `pos login --profile nosuch/);
     }
-    const badUrl = await pos(['merchant', '--server', 'ftp://x'], env);
+    const badUrl = await runCli(['merchant', '--server', 'ftp://x'], { env });
     expect(badUrl.status).toBe(2);
     empty.cleanup();
   });
 
   it('exits 2 on unknown commands and bad options', async () => {
-    expect((await pos(['frobnicate'], env)).status).toBe(2);
-    expect((await pos(['transactions', 'list', '--status', 'nope'], env)).status).toBe(2);
+    expect((await runCli(['frobnicate'], { env })).status).toBe(2);
+    expect((await runCli(['transactions', 'list', '--status', 'nope'], { env })).status).toBe(2);
   });
 });
 
 describe.concurrent('online charges and amounts', () => {
   it('charges 47.50 as 4750 cents and prints the API JSON', async () => {
-    const r = await pos(['charge', '47.50', '--payment-method', 'pm_card_visa', '--json'], env);
+    const r = await runCli(['charge', '47.50', '--payment-method', 'pm_card_visa', '--json'], { env });
     expect(r.status, r.stderr).toBe(0);
     const body = json<{ data: Json; client_secret: string }>(r);
     expect(body.data).toMatchObject({ amount: 4750, currency: 'usd', status: 'succeeded', card_last_four: '4242' });
@@ -112,7 +112,7 @@ describe.concurrent('online charges and amounts', () => {
     ['4750c', 4750],
     ['0.5', 50],
   ])('accepts %s', async (text, cents) => {
-    const r = await pos(['charge', text, '--json'], env);
+    const r = await runCli(['charge', text, '--json'], { env });
     expect(r.status, r.stderr).toBe(0);
     expect(json<{ data: Json }>(r).data).toMatchObject({ amount: cents, status: 'pending' });
   });
@@ -123,53 +123,53 @@ describe.concurrent('online charges and amounts', () => {
     ['-5', /positive/],
     ['abc', /not a number/],
   ])('refuses %s with exit 2 before calling the API', async (text, message) => {
-    const r = await pos(['charge', text], env);
+    const r = await runCli(['charge', text], { env });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(message);
   });
 
   it('takes whole numbers only in a zero-decimal currency', async () => {
-    expect((await pos(['charge', '47.5', '--currency', 'jpy'], env)).stderr).toMatch(/JPY has no decimals/);
-    const r = await pos(['charge', '4750', '--currency', 'jpy', '--json'], env);
+    expect((await runCli(['charge', '47.5', '--currency', 'jpy'], { env })).stderr).toMatch(/JPY has no decimals/);
+    const r = await runCli(['charge', '4750', '--currency', 'jpy', '--json'], { env });
     expect(r.status, r.stderr).toBe(0);
     expect(json<{ data: Json }>(r).data).toMatchObject({ amount: 4750, currency: 'jpy' });
   });
 
   it('prints the API error as "message. hint (code)" in money with exit 1', async () => {
-    const r = await pos(['transactions', 'get', 'txn_doesnotexist'], env);
+    const r = await runCli(['transactions', 'get', 'txn_doesnotexist'], { env });
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/^pos: No such transaction[^\n]* \(resource_missing\)\n$/);
     // Below the minimum: said in money, before the API is called.
-    const small = await pos(['charge', '0.10'], env);
+    const small = await runCli(['charge', '0.10'], { env });
     expect(small.status).toBe(2);
     expect(small.stderr).toBe('pos: Minimum charge is $0.50: "0.10" is $0.10\n');
   });
 
   it('refunds in part, then refuses more than is left', async () => {
-    const paid = json<{ data: { id: string; reference: string } }>(await pos(['charge', '20.00', '--payment-method', 'pm_card_visa', '--json'], env)).data;
-    const part = await pos(['refund', paid.reference, '--amount', '5', '--json'], env);
+    const paid = json<{ data: { id: string; reference: string } }>(await runCli(['charge', '20.00', '--payment-method', 'pm_card_visa', '--json'], { env })).data;
+    const part = await runCli(['refund', paid.reference, '--amount', '5', '--json'], { env });
     expect(part.status, part.stderr).toBe(0);
     expect(json<{ data: Json }>(part).data).toMatchObject({ amount: 500 });
-    const tooMuch = await pos(['refund', paid.id, '--amount', '100.00'], env);
+    const tooMuch = await runCli(['refund', paid.id, '--amount', '100.00'], { env });
     expect(tooMuch.status).toBe(1);
     expect(tooMuch.stderr).toMatch(/^pos: A refund of \$100\.00 is more than the \$15\.00 left to refund [^\n]*\. Refund no more than what is left\. \(amount_too_large\)\n$/);
-    const badReason = await pos(['refund', paid.id, '--reason', 'changed_mind'], env);
+    const badReason = await runCli(['refund', paid.id, '--reason', 'changed_mind'], { env });
     expect(badReason.status).toBe(2);
     expect(badReason.stderr).toMatch(/changed_mind.*duplicate, fraudulent, requested_by_customer/);
-    const reason = await pos(['refund', paid.id, '--amount', '1', '--reason', 'duplicate', '--json'], env);
+    const reason = await runCli(['refund', paid.id, '--amount', '1', '--reason', 'duplicate', '--json'], { env });
     expect(json<{ data: Json }>(reason).data).toMatchObject({ amount: 100, reason: 'duplicate' });
-    const got = json<{ data: Json }>(await pos(['transactions', 'get', paid.reference, '--json'], env));
+    const got = json<{ data: Json }>(await runCli(['transactions', 'get', paid.reference, '--json'], { env }));
     expect(got.data).toMatchObject({ status: 'partially_refunded', amount_refunded: 600 });
   });
 
   it('lists payments as a table and as the API’s JSON', async () => {
-    const table = await pos(['transactions', 'list', '--size', '3'], env);
+    const table = await runCli(['transactions', 'list', '--size', '3'], { env });
     expect(table.status, table.stderr).toBe(0);
     expect(table.stdout).toMatch(/^REFERENCE\s+STATUS\s+AMOUNT/);
-    const page = json<{ data: Json[]; size: number; totalCount: number }>(await pos(['txn', 'list', '--size', '2', '--json'], env));
+    const page = json<{ data: Json[]; size: number; totalCount: number }>(await runCli(['txn', 'list', '--size', '2', '--json'], { env }));
     expect(page.size).toBe(2);
     expect(page.data).toHaveLength(2);
-    expect((await pos(['txn', 'list', '--size', '101'], env)).status).toBe(2);
+    expect((await runCli(['txn', 'list', '--size', '101'], { env })).status).toBe(2);
   });
 
   it('lists only counter or only online payments with --channel', async () => {
@@ -178,43 +178,43 @@ describe.concurrent('online charges and amounts', () => {
     const shopEnv = { ...env, POS_API_KEY: shop.keys.sk_test };
     const sale = await shopApi.post<{ data: { id: string } }>('/v1/transactions', { payment_method_type: 'cash', amount: 450 });
     for (const amount of [1000, 2000]) expect((await shopApi.post('/v1/transactions', { amount })).status).toBe(201);
-    const counter = json<{ data: { id: string; payment_method_type: string }[]; totalCount: number }>(await pos(['txn', 'list', '--channel', 'counter', '--json'], shopEnv));
+    const counter = json<{ data: { id: string; payment_method_type: string }[]; totalCount: number }>(await runCli(['txn', 'list', '--channel', 'counter', '--json'], { env: shopEnv }));
     expect(counter.data.map((x) => x.id)).toEqual([sale.body.data.id]);
     expect(counter.totalCount).toBe(1);
-    const online = await pos(['txn', 'list', '--channel', 'online', '--size', '1'], shopEnv);
+    const online = await runCli(['txn', 'list', '--channel', 'online', '--size', '1'], { env: shopEnv });
     expect(online.status, online.stderr).toBe(0);
     expect(online.stdout).toContain('page 1 of 2 (2 payments)');
     expect(online.stdout).not.toContain('cash');
-    expect((await pos(['txn', 'list', '--channel', 'web'], shopEnv)).status).toBe(2);
+    expect((await runCli(['txn', 'list', '--channel', 'web'], { env: shopEnv })).status).toBe(2);
   });
 });
 
 describe.concurrent('payment links and hosted checkout', () => {
   it('creates, lists, gets and deactivates a payment link', async () => {
-    const created = await pos(['links', 'create', '25.00', '--description', 'Gift card', '--json'], env);
+    const created = await runCli(['links', 'create', '25.00', '--description', 'Gift card', '--json'], { env });
     expect(created.status, created.stderr).toBe(0);
     const link = json<{ data: { id: string; reference: string; url: string; amount: number; status: string } }>(created).data;
     expect(link).toMatchObject({ amount: 2500, status: 'open' });
     expect(link.reference).toMatch(/^pl_/);
-    const human = await pos(['links', 'create', '4750c'], env);
+    const human = await runCli(['links', 'create', '4750c'], { env });
     expect(human.stdout).toMatch(/^pl_\w+ +\$47\.50\nhttps?:\/\/\S+\n$/);
-    const list = json<{ data: { reference: string }[] }>(await pos(['links', 'list', '--limit', '5', '--json'], env));
+    const list = json<{ data: { reference: string }[] }>(await runCli(['links', 'list', '--limit', '5', '--json'], { env }));
     expect(list.data.map((l) => l.reference)).toContain(link.reference);
-    expect(json<{ data: { url: string } }>(await pos(['links', 'get', link.reference, '--json'], env)).data.url).toBe(link.url);
-    const off = await pos(['links', 'deactivate', link.id, '--json'], env);
+    expect(json<{ data: { url: string } }>(await runCli(['links', 'get', link.reference, '--json'], { env })).data.url).toBe(link.url);
+    const off = await runCli(['links', 'deactivate', link.id, '--json'], { env });
     expect(off.status, off.stderr).toBe(0);
     expect(json<{ data: { status: string } }>(off).data.status).toBe('deactivated');
-    expect((await pos(['links', 'get', 'pl_nope'], env)).status).toBe(1);
+    expect((await runCli(['links', 'get', 'pl_nope'], { env })).status).toBe(1);
   });
 
   it('creates and retrieves a hosted checkout session', async () => {
-    const created = await pos(['checkout', 'create', '19.99', '--email', 'a@example.com', '--json'], env);
+    const created = await runCli(['checkout', 'create', '19.99', '--email', 'a@example.com', '--json'], { env });
     expect(created.status, created.stderr).toBe(0);
     const session = json<{ data: { reference: string; url: string; amount: number; status: string } }>(created).data;
     expect(session).toMatchObject({ amount: 1999, status: 'open' });
-    const got = await pos(['checkout', 'get', session.reference], env);
+    const got = await runCli(['checkout', 'get', session.reference], { env });
     expect(got.stdout).toMatch(/cs_\w+\s+open\s+\$19\.99/);
-    expect((await pos(['checkout', 'create', '19.999'], env)).status).toBe(2);
+    expect((await runCli(['checkout', 'create', '19.999'], { env })).status).toBe(2);
   });
 });
 
@@ -222,42 +222,42 @@ describe('webhook endpoints', () => {
   it('creates one, prints its secret once, lists and deletes it', async () => {
     const hooks = await t.merchant('Hooks Only');
     const hooksEnv = { ...env, POS_API_KEY: hooks.keys.sk_test };
-    const created = await pos(['webhooks', 'create', 'https://example.com/hooks'], hooksEnv);
+    const created = await runCli(['webhooks', 'create', 'https://example.com/hooks'], { env: hooksEnv });
     expect(created.status, created.stderr).toBe(0);
     expect(created.stdout).toMatch(/https:\/\/example\.com\/hooks\s+enabled|https:\/\/example\.com\/hooks\s+active/);
     expect(created.stdout).toMatch(/Signing secret \(shown once\): whsec_[A-Za-z0-9+/]+=*/);
-    const list = json<{ data: { id: string; url: string }[] }>(await pos(['webhooks', 'list', '--json'], hooksEnv));
+    const list = json<{ data: { id: string; url: string }[] }>(await runCli(['webhooks', 'list', '--json'], { env: hooksEnv }));
     expect(list.data.map((e) => e.url)).toEqual(['https://example.com/hooks']);
-    const deleted = await pos(['webhooks', 'delete', list.data[0]!.id], hooksEnv);
+    const deleted = await runCli(['webhooks', 'delete', list.data[0]!.id], { env: hooksEnv });
     expect(deleted.status, deleted.stderr).toBe(0);
-    expect(json<{ data: unknown[] }>(await pos(['webhooks', 'list', '--json'], hooksEnv)).data).toEqual([]);
+    expect(json<{ data: unknown[] }>(await runCli(['webhooks', 'list', '--json'], { env: hooksEnv })).data).toEqual([]);
   });
 });
 
 describe('terminal payments', () => {
   it('lists readers and locations', async () => {
-    const readers = json<{ data: Json[] }>(await pos(['readers', 'list', '--json'], tillEnv));
+    const readers = json<{ data: Json[] }>(await runCli(['readers', 'list', '--json'], { env: tillEnv }));
     expect(readers.data).toHaveLength(1);
     expect(readers.data[0]).toMatchObject({ name: 'Till 1', status: 'online' });
-    const table = await pos(['readers', 'list'], tillEnv);
+    const table = await runCli(['readers', 'list'], { env: tillEnv });
     expect(table.stdout).toMatch(/Till 1\s+online/);
-    expect(json<{ data: Json[] }>(await pos(['locations', 'list', '--json'], tillEnv)).data[0]).toMatchObject({ display_name: 'Front' });
+    expect(json<{ data: Json[] }>(await runCli(['locations', 'list', '--json'], { env: tillEnv })).data[0]).toMatchObject({ display_name: 'Front' });
   });
 
   it('pay --wait exits 0 once the card is approved, with the tip', async () => {
-    const run = pos(['pay', '12.00', '--reader', 'Till 1', '--wait', '--json'], tillEnv);
+    const run = runCli(['pay', '12.00', '--reader', 'Till 1', '--wait', '--json'], { env: tillEnv });
     await tapWhenWaiting({ amount_tip: 200 });
     const r = await run;
     expect(r.status, r.stderr).toBe(0);
     const paid = json<{ data: { reference: string } & Json }>(r).data;
     expect(paid).toMatchObject({ status: 'succeeded', amount: 1400, tip_amount: 200, card_last_four: expect.any(String) });
-    const refund = await pos(['refund', paid.reference], tillEnv);
+    const refund = await runCli(['refund', paid.reference], { env: tillEnv });
     expect(refund.status, refund.stderr).toBe(0);
     expect(refund.stdout).toMatch(/\$14\.00 succeeded/);
   });
 
   it('pay --wait exits 3 when the card is declined', async () => {
-    const run = pos(['pay', '10.05', '--reader', 'Till 1', '--wait'], tillEnv);
+    const run = runCli(['pay', '10.05', '--reader', 'Till 1', '--wait'], { env: tillEnv });
     await tapWhenWaiting();
     const r = await run;
     expect(r.status).toBe(3);
@@ -265,13 +265,13 @@ describe('terminal payments', () => {
   });
 
   it('pay --wait exits 3 when the payment is canceled', async () => {
-    const run = pos(['pay', '9.00', '--reader', 'Till 1', '--wait', '--json'], tillEnv);
+    const run = runCli(['pay', '9.00', '--reader', 'Till 1', '--wait', '--json'], { env: tillEnv });
     const pending = await eventually(async () => {
       const list = await api.get<{ data: { id: string; status: string; reader_id: string | null; amount: number }[] }>('/v1/transactions?size=1');
       const newest = list.body.data[0];
       return newest?.status === 'pending' && newest.amount === 900 && newest.reader_id ? newest : undefined;
     }, 10_000);
-    const cancel = await pos(['transactions', 'cancel', pending.id, '--json'], tillEnv);
+    const cancel = await runCli(['transactions', 'cancel', pending.id, '--json'], { env: tillEnv });
     expect(cancel.status, cancel.stderr).toBe(0);
     expect(json(cancel)).toMatchObject({ data: { status: 'canceled' }, reader_reset: true });
     const r = await run;
@@ -280,9 +280,9 @@ describe('terminal payments', () => {
   });
 
   it('simulate tap with nothing on the reader is an API error; unknown readers are a usage error', async () => {
-    const idle = await pos(['simulate', 'tap', 'Till 1'], tillEnv);
+    const idle = await runCli(['simulate', 'tap', 'Till 1'], { env: tillEnv });
     expect(idle.status).toBe(1);
-    const unknown = await pos(['pay', '5', '--reader', 'Nope'], tillEnv);
+    const unknown = await runCli(['pay', '5', '--reader', 'Nope'], { env: tillEnv });
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toMatch(/no reader "Nope".*Till 1/);
   });
@@ -290,7 +290,7 @@ describe('terminal payments', () => {
 
 describe('close-out and completion', () => {
   it('reports the day as JSON and CSV', async () => {
-    const r = await pos(['report', 'day', '--json'], tillEnv);
+    const r = await runCli(['report', 'day', '--json'], { env: tillEnv });
     expect(r.status, r.stderr).toBe(0);
     const report = json<{ data: { currency: string; total: { succeeded: { count: number }; failed: { count: number }; canceled: { count: number }; refunded: { count: number; amount: number } }; readers: { name: string }[] } }>(r).data;
     expect(report.currency).toBe('usd');
@@ -299,20 +299,20 @@ describe('close-out and completion', () => {
     expect(report.total.canceled.count).toBe(1);
     expect(report.total.refunded).toMatchObject({ count: 1, amount: 1400 });
     expect(report.readers.map((x) => x.name)).toContain('Till 1');
-    const csv = await pos(['report', 'day', '--csv'], tillEnv);
+    const csv = await runCli(['report', 'day', '--csv'], { env: tillEnv });
     expect(csv.stdout.split('\n')[0]).toMatch(/^date,currency,scope,name,succeeded_count,succeeded_amount/);
     expect(csv.stdout).toMatch(/,reader,Till 1,/);
-    expect((await pos(['report', 'day', '--date', '2026-02-30'], tillEnv)).status).toBe(2);
+    expect((await runCli(['report', 'day', '--date', '2026-02-30'], { env: tillEnv })).status).toBe(2);
   });
 
   it('prints bash and zsh completion covering every group', async () => {
-    const bash = await pos(['completion', 'bash']);
+    const bash = await runCli(['completion', 'bash']);
     expect(bash.status).toBe(0);
     expect(bash.stdout).toContain('complete -o default -F _pos pos');
     expect(bash.stdout).toContain('"pos transactions") candidates="list get capture cancel');
     expect(bash.stdout).toContain('"pos admin merchant"');
-    const zsh = await pos(['completion', 'zsh']);
+    const zsh = await runCli(['completion', 'zsh']);
     expect(zsh.stdout).toMatch(/^#compdef pos/);
-    expect((await pos(['completion', 'fish'])).status).toBe(2);
+    expect((await runCli(['completion', 'fish'])).status).toBe(2);
   });
 });

@@ -9,7 +9,7 @@ import { nodeSerialBinding } from '../agent/ports.js';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { spawnAgent, type AgentProcess } from './helpers/agent.js';
 import { client, type Json } from './helpers/api.js';
-import { json, pos } from './helpers/cli.js';
+import { json, runCli } from './helpers/cli.js';
 import { PrinterEmulator, Pty } from './helpers/pty.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
@@ -128,10 +128,10 @@ describe.skipIf(!socatAvailable)('counter devices on the server', () => {
 
   it('shows them in `pos readers`, below the readers, and in its --json', async () => {
     const env = { POS_SERVER_URL: t.url, POS_API_KEY: m.keys.sk_test };
-    const listed = json<{ data: Json[]; devices: Device[] }>(await pos(['readers', 'list', '--json'], env));
+    const listed = json<{ data: Json[]; devices: Device[] }>(await runCli(['readers', 'list', '--json'], { env }));
     expect(listed.data).toHaveLength(1);
     expect(listed.devices.map((d) => d.device_id).sort()).toEqual(['display', 'printer']);
-    const table = await pos(['readers'], env);
+    const table = await runCli(['readers'], { env });
     expect(table.status, table.stderr).toBe(0);
     const lines = table.stdout.split('\n');
     const header = lines.findIndex((l) => l.startsWith('DEVICE'));

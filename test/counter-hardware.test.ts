@@ -9,11 +9,10 @@ import { CounterClient, spawnAgent, type AgentProcess } from './helpers/agent.js
 import { client } from './helpers/api.js';
 import { DisplayScreen } from './helpers/escpos.js';
 import { PrinterEmulator, Pty } from './helpers/pty.js';
-import { pos } from './helpers/cli.js';
+import { POS_BIN, runCli, THROWAWAY_CONFIG_DIR } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 import { haveSocat, haveTmux } from './helpers/tools.js';
-import { POS_BIN, THROWAWAY_CONFIG_DIR } from './helpers/server.js';
 import { Tmux } from './helpers/tmux.js';
 
 /**
@@ -200,13 +199,13 @@ describe.skipIf(!socatAvailable)('counter hardware on pty pairs', () => {
     const again = await counter.command({ type: 'cash_sale', request_id: 'hw-cash-1', amount: 1275, amount_tendered: 2000, description: 'Cake', staff: 'sam' });
     expect((again.data as { transaction: { id: string } }).transaction.id).toBe(data.transaction.id);
 
-    const report = await pos(['report', 'day', '--float', '100', '--counted-cash', '112.50', '--server', t.url, '--api-key', m.keys.sk_test]);
+    const report = await runCli(['report', 'day', '--float', '100', '--counted-cash', '112.50', '--server', t.url, '--api-key', m.keys.sk_test]);
     expect(report.status, report.stderr).toBe(0);
     expect(report.stdout).toMatch(/Cash: 1 paid \(\$12\.75\)/);
     expect(report.stdout).toMatch(/Card: 1 paid \(\$47\.50\)/);
     expect(report.stdout).toMatch(/Expected in drawer: \$112\.75 \(float \$100\.00\)/);
     expect(report.stdout).toMatch(/Counted: \$112\.50, short by \$0\.25/);
-    const json = await pos(['report', 'day', '--counted-cash', '12.75', '--json', '--server', t.url, '--api-key', m.keys.sk_test]);
+    const json = await runCli(['report', 'day', '--counted-cash', '12.75', '--json', '--server', t.url, '--api-key', m.keys.sk_test]);
     expect((JSON.parse(json.stdout) as { data: { tender: unknown } }).data.tender).toMatchObject({ expected_cash: 1275, counted_cash: 1275, over_short: 0 });
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './helpers/api.js';
-import { json, pos } from './helpers/cli.js';
+import { json, runCli } from './helpers/cli.js';
 import { backendEnv } from './helpers/db.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';
@@ -11,7 +11,7 @@ type Json = Record<string, unknown>;
 let t: TestServer;
 
 async function merchantIn(country: string, name: string, extra: string[] = []): Promise<{ id: string; key: string; country: string; default_currency: string }> {
-  const r = await pos(['admin', 'merchant', 'create', '--business-name', name, '--country', country, ...extra, '--data-dir', t.dataDir, '--json'], backendEnv(t.dataDir));
+  const r = await runCli(['admin', 'merchant', 'create', '--business-name', name, '--country', country, ...extra, '--data-dir', t.dataDir, '--json'], { env: backendEnv(t.dataDir) });
   expect(r.status, r.stderr).toBe(0);
   const created = json<{ id: string; country: string; default_currency: string; api_keys: { sk_test: string } }>(r);
   return { id: created.id, key: created.api_keys.sk_test, country: created.country, default_currency: created.default_currency };
@@ -30,7 +30,7 @@ describe('countries and currencies', () => {
     expect(jp).toMatchObject({ country: 'JP', default_currency: 'jpy' });
     expect(await merchantIn('de', 'Berlin Bäckerei')).toMatchObject({ country: 'DE', default_currency: 'eur' });
     expect(await merchantIn('IE', 'Dublin Deli', ['--currency', 'GBP'])).toMatchObject({ country: 'IE', default_currency: 'gbp' });
-    const nowhere = await pos(['admin', 'merchant', 'create', '--business-name', 'X', '--country', 'ZZ', '--data-dir', t.dataDir], backendEnv(t.dataDir));
+    const nowhere = await runCli(['admin', 'merchant', 'create', '--business-name', 'X', '--country', 'ZZ', '--data-dir', t.dataDir], { env: backendEnv(t.dataDir) });
     expect(nowhere.status).toBe(2);
     expect(nowhere.stderr).toMatch(/--country ZZ is not supported: use one of US, CA, GB, IE, DE, FR, NL, AU, JP/);
     const merchant = await client(t.url, jp.key).get<{ data: Json }>('/v1/merchant');
@@ -44,13 +44,13 @@ describe('countries and currencies', () => {
     expect(paid.status, JSON.stringify(paid.body)).toBe(201);
     expect(paid.body.data).toMatchObject({ amount: 500, currency: 'jpy', status: 'succeeded', platform_fee_cents: 15 });
     const env = { POS_SERVER_URL: t.url, POS_API_KEY: jp.key };
-    const cli = await pos(['charge', '500', '--payment-method', 'pm_card_visa'], env);
+    const cli = await runCli(['charge', '500', '--payment-method', 'pm_card_visa'], { env });
     expect(cli.status, cli.stderr).toBe(0);
     expect(cli.stdout).toMatch(/¥500/);
-    expect((await pos(['charge', '5.00'], env)).stderr).toMatch(/JPY has no decimals/);
-    const closeOut = json<{ data: { currency: string; total: { succeeded: { count: number; amount: number }; fees: number; net: number } } }>(await pos(['report', 'day', '--json'], env)).data;
+    expect((await runCli(['charge', '5.00'], { env })).stderr).toMatch(/JPY has no decimals/);
+    const closeOut = json<{ data: { currency: string; total: { succeeded: { count: number; amount: number }; fees: number; net: number } } }>(await runCli(['report', 'day', '--json'], { env })).data;
     expect(closeOut).toMatchObject({ currency: 'jpy', total: { succeeded: { count: 2, amount: 1000 }, fees: 30, net: 970 } });
-    const human = await pos(['report', 'day'], env);
+    const human = await runCli(['report', 'day'], { env });
     expect(human.stdout).toMatch(/¥1,000/);
   });
 

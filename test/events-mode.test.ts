@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { nextSeq } from '../server/db/counters.js';
 import { client, type Json } from './helpers/api.js';
-import { json, pos } from './helpers/cli.js';
+import { json, runCli } from './helpers/cli.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';
@@ -63,13 +63,13 @@ describe('events of unknown mode (spec §6.6)', () => {
     expect(resend.body.error).toMatchObject({ type: 'invalid_request_error', code: 'event_mode_unknown' });
 
     const env = { POS_SERVER_URL: t.url, POS_API_KEY: m.keys.sk_live };
-    const table = await pos(['events', 'list'], env);
+    const table = await runCli(['events', 'list'], { env });
     expect(table.status, table.stderr).toBe(0);
     expect(table.stdout).toMatch(/evt_legacyBefore0831\s+customer\.created\s+unknown/);
     expect(table.stdout).toContain('mode unknown: stored without is_test');
-    const asJson = json<{ data: { id: string; mode: string }[] }>(await pos(['events', 'list', '--json'], env));
+    const asJson = json<{ data: { id: string; mode: string }[] }>(await runCli(['events', 'list', '--json'], { env }));
     expect(asJson.data.find((e) => e.id === 'evt_legacyBefore0831')?.mode).toBe('unknown');
-    const detail = await pos(['events', 'get', 'evt_legacyBefore0831'], env);
+    const detail = await runCli(['events', 'get', 'evt_legacyBefore0831'], { env });
     expect(detail.stdout).toContain('mode unknown');
   });
 });

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnAgent } from './helpers/agent.js';
 import { pos, json } from './helpers/cli.js';
 import { backendEnv, dropSchemaOf, TEST_DATABASE_URL } from './helpers/db.js';
-import { POS_BIN, spawnServer } from './helpers/server.js';
+import { POS_BIN } from './helpers/cli.js';
+import { spawnServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
 /**

@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { openStore } from '../server/db/store.js';
 
 /**
  * On the PostgreSQL run, every schema of this run starts with a prefix of its own (two runs on one
@@ -56,13 +58,32 @@ function buildIfStale(): void {
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
 }
 
-export function setup(): void {
+let template: string | undefined;
+
+/**
+ * On the SQLite run, one database migrated here for the whole run, which every test's new data dir
+ * starts as a copy of (helpers/db.ts, seedDataDir): migrating takes longer than most unit tests do.
+ */
+async function migrateTemplate(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'pos-test-template-'));
+  const store = await openStore({ dataDir: dir });
+  // Closing the last connection checkpoints the WAL: the one file then holds everything.
+  await store.close();
+  return dir;
+}
+
+export async function setup(): Promise<void> {
   buildIfStale();
   // Workers are started after this and inherit the environment.
   prefix = `t${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}_`;
   process.env.POS_TEST_SCHEMA_PREFIX = prefix;
+  if (!process.env.POS_TEST_DATABASE_URL) {
+    template = await migrateTemplate();
+    process.env.POS_TEST_SQLITE_TEMPLATE = template;
+  }
 }
 
 export async function teardown(): Promise<void> {
+  if (template) rmSync(template, { recursive: true, force: true });
   await dropTestSchemas(prefix);
 }

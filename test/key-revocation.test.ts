@@ -5,7 +5,8 @@ import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { KEY_ENDED_CLOSE_CODE } from '../server/routes/agent-upstream.js';
 import { client, type Json } from './helpers/api.js';
 import { schemaFor, TEST_DATABASE_URL } from './helpers/db.js';
-import { POS_BIN, runPos, startTestServer, THROWAWAY_CONFIG_DIR, type TestServer } from './helpers/server.js';
+import { POS_BIN, THROWAWAY_CONFIG_DIR } from './helpers/cli.js';
+import { posAdmin, startTestServer, type TestServer } from './helpers/server.js';
 import { connectRawAgent, openRawStream, type RawAgent, type RawStream } from './helpers/sse.js';
 import { eventually } from './helpers/tmp.js';
 
@@ -150,8 +151,8 @@ function promises(holder: () => TestServer): void {
     const merchant = await a.merchant('Admin Rolled');
     const held = await hold(holder().url, merchant.keys.sk_test);
     await proveLive(held, client(a.url, merchant.keys.sk_test));
-    const rolled = runPos(['admin', 'keys', 'roll', '--merchant', merchant.merchant.id, '--mode', 'test', '--grace-hours', '0', '--data-dir', a.dataDir, '--json']);
-    // The in-process servers wait while the command runs (spawnSync): the bound counts from its end.
+    const rolled = await posAdmin(a.dataDir, ['keys', 'roll', '--merchant', merchant.merchant.id, '--mode', 'test', '--grace-hours', '0', '--json']);
+    // The bound counts from the command's end: the roll commits just before it exits.
     const since = Date.now();
     expect(rolled.status, rolled.stderr).toBe(0);
     await expectEnded(held, since, 'expired');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { client } from './helpers/api.js';
-import { json, pos } from './helpers/cli.js';
+import { json, runCli } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { tempDir } from './helpers/tmp.js';
 
@@ -30,10 +30,10 @@ describe('pos keys', () => {
   const made = async (preset = 'counter') => (await owner().post<{ data: Key }>('/v1/api-keys', { name: 'Till 1 PC', preset })).body.data;
 
   it('creates a restricted key, printing it once, as a table or as JSON', async () => {
-    const created = await pos(['keys', 'create', '--name', 'Till 1 PC', '--preset', 'counter', '--json'], env);
+    const created = await runCli(['keys', 'create', '--name', 'Till 1 PC', '--preset', 'counter', '--json'], { env });
     expect(created.status, created.stderr).toBe(0);
     expect(json<{ data: Key }>(created).data).toMatchObject({ type: 'restricted', name: 'Till 1 PC', secret: expect.stringMatching(/^rk_test_/) });
-    const table = await pos(['keys', 'create', '--name', 'Books', '--scope', 'transactions:read, refunds:read'], env);
+    const table = await runCli(['keys', 'create', '--name', 'Books', '--scope', 'transactions:read, refunds:read'], { env });
     expect(table.status, table.stderr).toBe(0);
     expect(table.stdout).toMatch(/scopes +transactions:read, refunds:read/);
     expect(table.stdout).toMatch(/Key \(shown this once; store it now\): rk_test_\w{43}/);
@@ -41,7 +41,7 @@ describe('pos keys', () => {
 
   it('lists keys by their last four characters only', async () => {
     const key = await made();
-    const list = await pos(['keys', 'list'], env);
+    const list = await runCli(['keys', 'list'], { env });
     expect(list.status, list.stderr).toBe(0);
     expect(list.stdout).toContain(`rk_test_…${key.last4}`);
     expect(list.stdout).toContain(`sk_test_…${m.keys.sk_test.slice(-4)}`);
@@ -50,29 +50,29 @@ describe('pos keys', () => {
 
   it('rolls a key with no grace, then revokes the new one: both refused at once', async () => {
     const key = await made();
-    const rolled = await pos(['keys', 'roll', key.id, '--grace-hours', '0', '--json'], env);
+    const rolled = await runCli(['keys', 'roll', key.id, '--grace-hours', '0', '--json'], { env });
     expect(rolled.status, rolled.stderr).toBe(0);
     const next = json<{ data: Key }>(rolled).data;
     expect(next).toMatchObject({ name: 'Till 1 PC', scopes: key.scopes });
     expect((await client(t.url, key.secret).get('/v1/merchant')).status).toBe(401);
-    const revoked = await pos(['keys', 'revoke', next.id], env);
+    const revoked = await runCli(['keys', 'revoke', next.id], { env });
     expect(revoked.status, revoked.stderr).toBe(0);
     expect(revoked.stdout).toMatch(/^Revoked Till 1 PC \(rk_test_…\w{4}\): it is refused from now on\./);
     expect((await client(t.url, next.secret).get('/v1/merchant')).status).toBe(401);
   });
 
   it('says what is wrong: no permissions (exit 2), an unknown one (exit 1, naming it)', async () => {
-    const none = await pos(['keys', 'create', '--name', 'x'], env);
+    const none = await runCli(['keys', 'create', '--name', 'x'], { env });
     expect(none.status).toBe(2);
     expect(none.stderr).toMatch(/--scope/);
-    const unknown = await pos(['keys', 'create', '--name', 'x', '--scope', 'refunds:delete'], env);
+    const unknown = await runCli(['keys', 'create', '--name', 'x', '--scope', 'refunds:delete'], { env });
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toMatch(/scopes\[0\]/);
   });
 
   it('refuses a restricted key managing keys (exit 1, permission_error)', async () => {
     const counter = await made();
-    const refused = await pos(['keys', 'list'], { ...env, POS_API_KEY: String(counter.secret) });
+    const refused = await runCli(['keys', 'list'], { env: { ...env, POS_API_KEY: String(counter.secret) } });
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/secret_key_required/);
   });
@@ -85,12 +85,12 @@ describe('pos agent install-service', () => {
     // Node 20 reads `--env-file PATH` even after the script name and stops when PATH is missing
     // (fixed in Node 22): the file exists, empty, as it would on a re-install.
     writeFileSync(envFile, '');
-    const printed = await pos(['agent', 'install-service', '--print', '--unit-dir', unitDir, '--env-file', envFile], env);
+    const printed = await runCli(['agent', 'install-service', '--print', '--unit-dir', unitDir, '--env-file', envFile], { env });
     expect(printed.status, printed.stderr).toBe(0);
     expect(printed.stdout).toContain('POS_API_KEY=rk_test_… (a new counter key, made when the files are written)');
     expect(printed.stdout).not.toContain(m.keys.sk_test);
 
-    const res = await pos(['agent', 'install-service', '--unit-dir', unitDir, '--env-file', envFile], env);
+    const res = await runCli(['agent', 'install-service', '--unit-dir', unitDir, '--env-file', envFile], { env });
     expect(res.status, res.stderr).toBe(0);
     expect(res.stdout).toMatch(/uses a new restricted key "pos agent on /);
     const written = readFileSync(envFile, 'utf8');

@@ -1,7 +1,8 @@
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { client, type Json } from './helpers/api.js';
-import { runPos, spawnServer, type ServerProcess } from './helpers/server.js';
+import { pos } from './helpers/cli.js';
+import { adminMerchant, posAdmin, spawnServer, type ServerProcess } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
 const cleanups: (() => void | Promise<void>)[] = [];
@@ -26,18 +27,6 @@ async function serverOn(dir: string): Promise<ServerProcess> {
   return server;
 }
 
-interface MerchantJson {
-  id: string;
-  business_name: string;
-  api_keys: { sk_test: string; sk_live: string; pk_test: string; pk_live: string };
-}
-
-function createMerchant(dir: string, name: string): MerchantJson {
-  const result = runPos(['admin', 'merchant', 'create', '--business-name', name, '--data-dir', dir, '--json']);
-  expect(result.status, result.stderr).toBe(0);
-  return JSON.parse(result.stdout) as MerchantJson;
-}
-
 describe('pos server lifecycle', () => {
   it('answers /healthz, tags every response with a Request-Id, and logs JSON lines', async () => {
     const server = await serverOn(dataDir());
@@ -58,7 +47,7 @@ describe('pos server lifecycle', () => {
   it('serves merchants and keys created and rolled by the admin CLI while it runs', async () => {
     const dir = dataDir();
     const server = await serverOn(dir);
-    const m = createMerchant(dir, 'Live Edit Café');
+    const m = await adminMerchant(dir, 'Live Edit Café');
     expect(Object.keys(m).sort()).toEqual(['api_keys', 'business_name', 'country', 'default_currency', 'id']);
     expect(m.api_keys.sk_test).toMatch(/^sk_test_[0-9A-Za-z]{43}$/);
     expect(m.api_keys.sk_live).toMatch(/^sk_live_[0-9A-Za-z]{43}$/);
@@ -68,11 +57,11 @@ describe('pos server lifecycle', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ id: m.id, business_name: 'Live Edit Café' });
 
-    const list = runPos(['admin', 'merchant', 'list', '--data-dir', dir, '--json']);
+    const list = await posAdmin(dir, ['merchant', 'list', '--json']);
     expect(list.status).toBe(0);
     expect((JSON.parse(list.stdout) as { data: { id: string }[] }).data.map((x) => x.id)).toEqual([m.id]);
 
-    const roll = runPos(['admin', 'keys', 'roll', '--merchant', m.id, '--mode', 'live', '--grace-hours', '0', '--data-dir', dir, '--json']);
+    const roll = await posAdmin(dir, ['keys', 'roll', '--merchant', m.id, '--mode', 'live', '--grace-hours', '0', '--json']);
     expect(roll.status, roll.stderr).toBe(0);
     const rolled = JSON.parse(roll.stdout) as { keys: { mode: string; key: string }[] };
     expect(rolled.keys).toHaveLength(1);
@@ -80,14 +69,14 @@ describe('pos server lifecycle', () => {
     expect((await client(server.url, rolled.keys[0]?.key).get('/v1/merchant')).status).toBe(200);
     expect((await client(server.url, m.api_keys.sk_test).get('/v1/merchant')).status).toBe(200);
 
-    const unknown = runPos(['admin', 'keys', 'roll', '--merchant', '00000000-0000-4000-8000-000000000000', '--data-dir', dir]);
+    const unknown = await posAdmin(dir, ['keys', 'roll', '--merchant', '00000000-0000-4000-8000-000000000000']);
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toMatch(/^pos: no merchant/);
   });
 
   it('drains an in-flight request on SIGTERM and exits 0', async () => {
     const dir = dataDir();
-    const m = createMerchant(dir, 'Drain');
+    const m = await adminMerchant(dir, 'Drain');
     const server = await serverOn(dir);
     const { port, hostname } = new URL(server.url);
     const body = JSON.stringify({ name: 'in flight' });
@@ -115,12 +104,12 @@ describe('pos server lifecycle', () => {
     expect(list.body.data.map((c) => c.name)).toEqual(['in flight']);
   });
 
-  it('refuses bad flags with exit code 2 and one line on stderr', () => {
-    const result = runPos(['server', '--port', 'seventy', '--data-dir', dataDir()]);
+  it('refuses bad flags with exit code 2 and one line on stderr', async () => {
+    const result = await pos(['server', '--port', 'seventy', '--data-dir', dataDir()]);
     expect(result.status).toBe(2);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/^pos: invalid configuration for port/);
-    const missing = runPos(['admin', 'merchant', 'create']);
+    const missing = await pos(['admin', 'merchant', 'create']);
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/--business-name/);
   });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { call, client, type Json } from './helpers/api.js';
-import { runPos, spawnServer, startTestServer, type TestServer } from './helpers/server.js';
+import { adminMerchant, spawnServer, startTestServer, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';
 
 type ErrorBody = { error: Json & { code?: string; message?: string; decline_code?: string } };
@@ -208,9 +208,7 @@ describe('a live page made under --simulate-live, after a restart without it', (
   it('answers 503 with words for the customer, and its submit refuses', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pos-live-restart-'));
     try {
-      const made = runPos(['admin', 'merchant', 'create', '--business-name', 'Restart Shop', '--json', '--data-dir', dir]);
-      expect(made.status, made.stderr).toBe(0);
-      const key = (JSON.parse(made.stdout) as { api_keys: { sk_live: string } }).api_keys.sk_live;
+      const key = (await adminMerchant(dir, 'Restart Shop')).api_keys.sk_live;
       let server = await spawnServer(dir, ['--simulate-live']);
       const link = await client(server.url, key).post<{ data: { url: string; reference: string } }>('/v1/payment-links', { amount: 1500 });
       expect(link.status, JSON.stringify(link.body)).toBe(201);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { client, type Json } from './helpers/api.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
-import { pos } from './helpers/cli.js';
+import { runCli } from './helpers/cli.js';
 import { backendEnv } from './helpers/db.js';
 import { eventually } from './helpers/tmp.js';
 import { completeHostedOnboarding } from './helpers/onboarding.js';
@@ -174,7 +174,7 @@ describe('merchant onboarding through the simulator', () => {
     // The live account exists already, so the command's one request only makes the link.
     expect((await merchantView(m.keys.sk_live)).onboarding.status).toBe('action_required');
     // Asynchronously: the server answering the command runs in this process.
-    const run = await pos(['admin', 'merchant', 'onboard', m.merchant.id, '--mode', 'live', '--server', t.url, '--data-dir', t.dataDir, '--json'], backendEnv(t.dataDir));
+    const run = await runCli(['admin', 'merchant', 'onboard', m.merchant.id, '--mode', 'live', '--server', t.url, '--data-dir', t.dataDir, '--json'], { env: backendEnv(t.dataDir) });
     expect(run.status, run.stderr).toBe(0);
     const printed = JSON.parse(run.stdout) as { merchant_id: string; mode: string; url: string; expires_at: string };
     expect(printed).toMatchObject({ merchant_id: m.merchant.id, mode: 'live', url: expect.stringMatching(/^https?:\/\//) });
@@ -182,7 +182,7 @@ describe('merchant onboarding through the simulator', () => {
     // The key it asked with no longer works.
     const keys = await t.server.store.db.selectFrom('api_keys').select(['expires_at']).where('merchant_id', '=', m.merchant.id).where('kind', '=', 'secret').where('mode', '=', 'live').execute();
     expect(keys.filter((k) => k.expires_at !== null && Number(k.expires_at) <= Date.now())).toHaveLength(1);
-    const unknown = await pos(['admin', 'merchant', 'onboard', '00000000-0000-4000-8000-000000000000', '--server', t.url, '--data-dir', t.dataDir], backendEnv(t.dataDir));
+    const unknown = await runCli(['admin', 'merchant', 'onboard', '00000000-0000-4000-8000-000000000000', '--server', t.url, '--data-dir', t.dataDir], { env: backendEnv(t.dataDir) });
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toContain('no merchant');
   });

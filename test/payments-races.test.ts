@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type Stripe from 'stripe';
 import { startSimulator, type RunningSimulator } from '../simulator/index.js';
+import type { CreateTransactionResponse, Transaction } from '../shared/api/types.js';
 import type { ApiResponse } from './helpers/api.js';
-import { expectErrorBody, intentsByTransaction, openPosDb, paymentsApi, stripeAt, type CreatedJson, type TransactionJson } from './helpers/races.js';
+import { expectErrorBody, intentsByTransaction, openPosDb, paymentsApi, stripeAt } from './helpers/races.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';
 
@@ -41,7 +42,7 @@ async function countRows(table: 'transactions' | 'refunds' | 'idempotency_keys',
 }
 
 describe('concurrent creates with one idempotency key', () => {
-  async function burst(key: string, send: (i: number) => Promise<ApiResponse<CreatedJson>>, n = 25) {
+  async function burst(key: string, send: (i: number) => Promise<ApiResponse<CreateTransactionResponse>>, n = 25) {
     const responses = await Promise.all(Array.from({ length: n }, (_, i) => send(i)));
     expect(statuses(responses)).toEqual({ 201: 1, 200: n - 1 });
     const ids = new Set(responses.map((r) => r.body.data.id));
@@ -60,7 +61,7 @@ describe('concurrent creates with one idempotency key', () => {
     const api = paymentsApi(t.url, m.keys.sk_test);
     const key = `order-${randomUUID()}`;
     const body = { amount: 4_750, payment_method: 'pm_card_visa', confirm: true };
-    const id = await burst(key, () => api.post<CreatedJson>('/v1/transactions', body, { 'Idempotency-Key': key }));
+    const id = await burst(key, () => api.post<CreateTransactionResponse>('/v1/transactions', body, { 'Idempotency-Key': key }));
 
     expect(await countRows('transactions', m.merchant.id)).toBe(1);
     expect(await countRows('idempotency_keys', m.merchant.id)).toBe(1);
@@ -83,7 +84,7 @@ describe('concurrent creates with one idempotency key', () => {
     const key = `order-${randomUUID()}`;
     const body = { amount: 4_750, payment_method: 'pm_card_visa', confirm: true, idempotency_key: key };
     // Half of them through the alias route: "identical behaviour" (spec §4.1).
-    const id = await burst(key, (i) => api.post<CreatedJson>(i % 2 ? '/v1/payment-intents' : '/v1/transactions', body));
+    const id = await burst(key, (i) => api.post<CreateTransactionResponse>(i % 2 ? '/v1/payment-intents' : '/v1/transactions', body));
 
     expect(await countRows('transactions', m.merchant.id)).toBe(1);
     const intents = await intentsByTransaction(processor.test);
@@ -94,7 +95,7 @@ describe('concurrent creates with one idempotency key', () => {
     const [a, b] = [await t.merchant('Key Owner A'), await t.merchant('Key Owner B')];
     const key = `shared-${randomUUID()}`;
     const body = { amount: 4_750, payment_method: 'pm_card_visa', confirm: true };
-    const send = (sk: string) => paymentsApi(t.url, sk).post<CreatedJson>('/v1/transactions', body, { 'Idempotency-Key': key });
+    const send = (sk: string) => paymentsApi(t.url, sk).post<CreateTransactionResponse>('/v1/transactions', body, { 'Idempotency-Key': key });
     const keys = [a.keys.sk_test, b.keys.sk_test, a.keys.sk_live, b.keys.sk_live];
     // Five racing requests per (merchant, mode): exactly one 201 in each group.
     const responses = await Promise.all(keys.flatMap((sk) => Array.from({ length: 5 }, () => send(sk))));
@@ -127,7 +128,7 @@ describe('concurrent refunds', () => {
     return { m, api, txn, responses };
   }
 
-  async function chargeOf(txn: TransactionJson): Promise<Stripe.Charge> {
+  async function chargeOf(txn: Transaction): Promise<Stripe.Charge> {
     const intent = (await intentsByTransaction(processor.test)).get(txn.id)?.[0];
     const charge = intent?.latest_charge;
     return processor.test.charges.retrieve(typeof charge === 'string' ? charge : (charge?.id ?? ''));
@@ -191,7 +192,7 @@ describe('cancel racing capture', () => {
       // Alternate who is sent first, and double up some rounds so safe repeats are exercised too.
       const ops = round % 2 ? ['cancel', 'capture'] : ['capture', 'cancel'];
       if (round % 3 === 2) ops.push(ops[0] as string);
-      const responses = await Promise.all(ops.map((op) => api.post<{ data?: TransactionJson } & Partial<{ error: { code: string } }>>(`/v1/transactions/${txn.id}/${op}`, {})));
+      const responses = await Promise.all(ops.map((op) => api.post<{ data?: Transaction } & Partial<{ error: { code: string } }>>(`/v1/transactions/${txn.id}/${op}`, {})));
       const final = await api.transaction(txn.id);
       expect(['succeeded', 'canceled']).toContain(final.status);
       const intent = (await intentsByTransaction(processor.test)).get(txn.id)?.[0];
@@ -227,7 +228,7 @@ describe('cancel during an ACH settlement window', () => {
     await sim.control.setAchSettlementDelay(60_000);
     const m = await t.merchant('ACH Shop');
     const api = paymentsApi(t.url, m.keys.sk_test);
-    const created = await api.post<CreatedJson>('/v1/transactions', {
+    const created = await api.post<CreateTransactionResponse>('/v1/transactions', {
       amount: 25_000,
       payment_method_type: 'ach',
       payment_method: 'pm_usBankAccount_success',
@@ -294,10 +295,10 @@ describe('a processor outage', () => {
     restarted = await startSimulator({ dataDir: join(s.dataDir, 'simulator'), port });
     const intentsNow = () => intentsByTransaction(stripeAt((restarted as RunningSimulator).url, (restarted as RunningSimulator).keys.secretTest));
     for (const { m, api, key } of cases) {
-      const retried = await api.post<CreatedJson>('/v1/transactions', body, { 'Idempotency-Key': key });
+      const retried = await api.post<CreateTransactionResponse>('/v1/transactions', body, { 'Idempotency-Key': key });
       expect(retried.status, JSON.stringify(retried.body)).toBe(201);
       expect(retried.body.data).toMatchObject({ status: 'succeeded', amount: 1_500 });
-      const replay = await api.post<CreatedJson>('/v1/transactions', body, { 'Idempotency-Key': key });
+      const replay = await api.post<CreateTransactionResponse>('/v1/transactions', body, { 'Idempotency-Key': key });
       expect(replay.status).toBe(200);
       expect(replay.body.data.id).toBe(retried.body.data.id);
 

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { CreateTransactionResponse, Transaction } from '../shared/api/types.js';
 import { client, type ApiResponse } from './helpers/api.js';
-import { intentsByTransaction, openPosDb, pool, simulatorKeysOf, stripeAt, type CreatedJson, type TransactionJson } from './helpers/races.js';
-import { runPos, spawnServer, type ServerProcess } from './helpers/server.js';
+import { intentsByTransaction, openPosDb, pool, simulatorKeysOf, stripeAt } from './helpers/races.js';
+import { adminMerchant, spawnServer, type ServerProcess } from './helpers/server.js';
 import { tempDir } from './helpers/tmp.js';
 
 /**
@@ -41,7 +42,7 @@ const TEST_TIMEOUT_MS = 60_000;
 interface Attempt {
   key: string;
   amount: number;
-  response?: ApiResponse<CreatedJson>;
+  response?: ApiResponse<CreateTransactionResponse>;
   error?: unknown;
 }
 
@@ -49,9 +50,7 @@ describe('SIGKILL in the middle of a burst of creates', () => {
   it('keeps every acknowledged payment, and a retry with its key finishes every unanswered one exactly once', async () => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
-    const created = runPos(['admin', 'merchant', 'create', '--business-name', 'Crash Café', '--data-dir', dir.path, '--json']);
-    expect(created.status, created.stderr).toBe(0);
-    const merchant = JSON.parse(created.stdout) as { id: string; api_keys: { sk_test: string } };
+    const merchant = await adminMerchant(dir.path, 'Crash Café');
 
     const first = await serverOn(dir.path);
     const api = client(first.url, merchant.api_keys.sk_test);
@@ -60,7 +59,7 @@ describe('SIGKILL in the middle of a burst of creates', () => {
     await pool(
       attempts.map((a) => async () => {
         try {
-          a.response = await api.post<CreatedJson>('/v1/transactions', { amount: a.amount, payment_method: 'pm_card_visa', confirm: true }, { 'Idempotency-Key': a.key });
+          a.response = await api.post<CreateTransactionResponse>('/v1/transactions', { amount: a.amount, payment_method: 'pm_card_visa', confirm: true }, { 'Idempotency-Key': a.key });
           answered += 1;
           if (answered === KILL_AFTER) first.child.kill('SIGKILL');
         } catch (err) {
@@ -88,7 +87,7 @@ describe('SIGKILL in the middle of a burst of creates', () => {
     cleanups.push(db.close);
     for (const a of acknowledged) {
       const id = a.response?.body.data.id as string;
-      const read = await api2.get<{ data: TransactionJson }>(`/v1/transactions/${id}`);
+      const read = await api2.get<{ data: Transaction }>(`/v1/transactions/${id}`);
       expect(read.status).toBe(200);
       expect(read.body.data).toMatchObject({ id, amount: a.amount, status: 'succeeded' });
       expect((await db.count("select count(*) from events where object_id = ? and type = 'payment.created'", id))).toBe(1);
@@ -98,7 +97,7 @@ describe('SIGKILL in the middle of a burst of creates', () => {
     // recovery pass (or the retry itself) finished the work the dead process had started.
     await pool(
       unanswered.map((a) => async () => {
-        a.response = await api2.post<CreatedJson>('/v1/transactions', { amount: a.amount, payment_method: 'pm_card_visa', confirm: true }, { 'Idempotency-Key': a.key });
+        a.response = await api2.post<CreateTransactionResponse>('/v1/transactions', { amount: a.amount, payment_method: 'pm_card_visa', confirm: true }, { 'Idempotency-Key': a.key });
       }),
       IN_FLIGHT,
     );
@@ -108,7 +107,7 @@ describe('SIGKILL in the middle of a burst of creates', () => {
     }
     // And a second retry of everything is a pure replay of the same object.
     const replays = await pool(
-      attempts.map((a) => () => api2.post<CreatedJson>('/v1/transactions', { amount: a.amount, payment_method: 'pm_card_visa', confirm: true }, { 'Idempotency-Key': a.key })),
+      attempts.map((a) => () => api2.post<CreateTransactionResponse>('/v1/transactions', { amount: a.amount, payment_method: 'pm_card_visa', confirm: true }, { 'Idempotency-Key': a.key })),
       IN_FLIGHT,
     );
     replays.forEach((r, i) => {

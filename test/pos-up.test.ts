@@ -3,8 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { client } from './helpers/api.js';
-import { json, pos } from './helpers/cli.js';
-import { POS_BIN } from './helpers/server.js';
+import { json, POS_BIN, runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
 
 const dir = tempDir('pos-up-');
@@ -52,14 +51,14 @@ describe('pos up without a terminal', () => {
     // The agent and the counter run on the restricted counter key, printed with the others.
     expect(first.stdout()).toContain(`counter  ${profile.profiles.default.counter_key}`);
 
-    const readers = await pos(['readers', 'list', '--json'], env);
+    const readers = await runCli(['readers', 'list', '--json'], { env });
     expect(readers.status, readers.stderr).toBe(0);
     expect(json<{ data: unknown[] }>(readers).data).toEqual([expect.objectContaining({ name: 'Till 1', status: 'online' })]);
-    const run = pos(['pay', '10', '--reader', 'Till 1', '--wait', '--json'], env);
+    const run = runCli(['pay', '10', '--reader', 'Till 1', '--wait', '--json'], { env });
     // The payment reaches the reader within a second or two; tapping early is answered with an error, so retry.
     let tapped = false;
     for (let i = 0; i < 40 && !tapped; i++) {
-      tapped = (await pos(['simulate', 'tap', 'Till 1'], env)).status === 0;
+      tapped = (await runCli(['simulate', 'tap', 'Till 1'], { env })).status === 0;
     }
     expect(tapped).toBe(true);
     expect(json<{ data: { status: string } }>(await run).data.status).toBe('succeeded');
@@ -72,7 +71,7 @@ describe('pos up without a terminal', () => {
     expect(again.profiles.default.counter_key).toBe(profile.profiles.default.counter_key);
     const keys = (await client(second.url, again.profiles.default.api_key).get<{ data: { type: string; name: string | null }[] }>('/v1/api-keys')).body.data;
     expect(keys.filter((k) => k.type === 'restricted').map((k) => k.name)).toEqual(['pos up counter']);
-    expect(json<{ data: unknown[] }>(await pos(['readers', 'list', '--json'], env)).data).toHaveLength(1);
+    expect(json<{ data: unknown[] }>(await runCli(['readers', 'list', '--json'], { env })).data).toHaveLength(1);
     expect(await second.stop()).toBe(0);
   });
 });

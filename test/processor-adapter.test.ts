@@ -7,7 +7,7 @@ import { createMerchant } from '../server/accounts/merchants.js';
 import { systemClock } from '../shared/time.js';
 import { budgetedHttpClient } from '../server/processor/budget-client.js';
 import { client, type Json } from './helpers/api.js';
-import { runPos } from './helpers/server.js';
+import { pos } from './helpers/cli.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -103,10 +103,10 @@ describe('processor adapter', () => {
     expect(settled.card_last_four).toBe('4242');
   });
 
-  it('refuses --processor stripe without keys, with a clear message and exit code 2', () => {
+  it('refuses --processor stripe without keys, with a clear message and exit code 2', async () => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
-    const result = runPos(['server', '--processor', 'stripe', '--port', '0', '--data-dir', dir.path], { STRIPE_SECRET_KEY_TEST: '', STRIPE_SECRET_KEY_LIVE: '' });
+    const result = await pos(['server', '--processor', 'stripe', '--port', '0', '--data-dir', dir.path], { STRIPE_SECRET_KEY_TEST: '', STRIPE_SECRET_KEY_LIVE: '' });
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/STRIPE_SECRET_KEY_TEST/);
   });

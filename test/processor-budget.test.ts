@@ -4,7 +4,7 @@ import { budgetedHttpClient } from '../server/processor/budget-client.js';
 import type { RunningSimulator } from '../simulator/index.js';
 import { client } from './helpers/api.js';
 import { dropSchemaOf } from './helpers/db.js';
-import { runPos, spawnServer, startTestServer, type TestServer } from './helpers/server.js';
+import { adminMerchant, spawnServer, startTestServer, type TestServer } from './helpers/server.js';
 import { tempDir } from './helpers/tmp.js';
 
 /**
@@ -72,9 +72,7 @@ describe('the processor budget against the rate-limited simulator', () => {
 describe('POS_SIMULATOR_RATE_LIMITS=off', () => {
   it('turns the embedded simulator\'s limits off for `pos server`, and the server says so', async () => {
     const dir = tempDir();
-    const made = runPos(['admin', 'merchant', 'create', '--business-name', 'Bulk Fixture', '--json', '--data-dir', dir.path]);
-    expect(made.status, made.stderr).toBe(0);
-    const key = (JSON.parse(made.stdout) as { api_keys: { sk_test: string } }).api_keys.sk_test;
+    const key = (await adminMerchant(dir.path, 'Bulk Fixture')).api_keys.sk_test;
     const server = await spawnServer(dir.path, [], { POS_SIMULATOR_RATE_LIMITS: 'off' });
     try {
       expect(server.logs.join('\n')).toMatch(/rate limits are OFF/);

@@ -3,8 +3,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
 import { MIN_POLL_INTERVAL_MS } from '../server/payments/transactions.js';
 import type { RunningSimulator } from '../simulator/index.js';
+import type { CreateTransactionResponse, Transaction } from '../shared/api/types.js';
 import { client } from './helpers/api.js';
-import { expectErrorBody, openPosDb, paymentsApi, stripeAt, type CreatedJson, type TransactionJson } from './helpers/races.js';
+import { expectErrorBody, openPosDb, paymentsApi, stripeAt } from './helpers/races.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';
 
@@ -31,8 +32,8 @@ async function shopOn(t: TestServer, name: string): Promise<Shop> {
 }
 
 /** A payment waiting for the customer: no payment method yet, confirmed later in the browser. */
-async function pendingPayment(shop: Shop, amount = 2_500): Promise<{ txn: TransactionJson; intentId: string; clientSecret: string }> {
-  const res = await shop.api.post<CreatedJson>('/v1/transactions', { amount, metadata: { order: randomUUID() } });
+async function pendingPayment(shop: Shop, amount = 2_500): Promise<{ txn: Transaction; intentId: string; clientSecret: string }> {
+  const res = await shop.api.post<CreateTransactionResponse>('/v1/transactions', { amount, metadata: { order: randomUUID() } });
   expect(res.status).toBe(201);
   expect(res.body.data.status).toBe('pending');
   const clientSecret = res.body.client_secret;
@@ -48,7 +49,7 @@ async function confirmInBrowser(shop: Shop, intentId: string, clientSecret: stri
   }
 }
 
-async function settledAs(shop: Shop, id: string, status: string, timeoutMs = 5_000): Promise<TransactionJson> {
+async function settledAs(shop: Shop, id: string, status: string, timeoutMs = 5_000): Promise<Transaction> {
   return eventually(async () => {
     const txn = await shop.api.transaction(id);
     return txn.status === status ? txn : undefined;

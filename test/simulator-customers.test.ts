@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestSimulator, WebhookReceiver, startTestSimulator } from '../simulator/testing/harness.js';
+import { type TestSimulator, WebhookReceiver, startTestSimulator, rejected } from '../simulator/testing/harness.js';
 
 /** Customers through the real `stripe` package: the lifecycle, its events, and PaymentIntents naming one. */
 
@@ -16,15 +16,6 @@ afterAll(async () => {
   await t.close();
   await receiver.close();
 });
-
-async function rejected(promise: Promise<unknown>): Promise<Stripe.errors.StripeError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(Stripe.errors.StripeError);
-  return error as Stripe.errors.StripeError;
-}
 
 function eventsFor(customer: string): Stripe.Event[] {
   return receiver.received.filter((w) => w.event.data.object.id === customer).map((w) => w.event as unknown as Stripe.Event);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestSimulator, WebhookReceiver, startTestSimulator } from '../simulator/testing/harness.js';
+import { type TestSimulator, WebhookReceiver, startTestSimulator, rejected } from '../simulator/testing/harness.js';
 import { verifiedAccountParams } from '../simulator/testing/onboarding.js';
 
 /**
@@ -56,15 +56,6 @@ async function disputeOf(pi: Stripe.PaymentIntent, options?: Stripe.RequestOptio
 /** The dispute events the webhook endpoint received for one dispute, in order. */
 function eventsFor(dispute: string): { type: string; status: unknown }[] {
   return receiver.received.filter((w) => w.event.data.object.id === dispute).map((w) => ({ type: w.event.type, status: w.event.data.object.status }));
-}
-
-async function rejected(promise: Promise<unknown>): Promise<Stripe.errors.StripeError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(Stripe.errors.StripeError);
-  return error as Stripe.errors.StripeError;
 }
 
 async function balanceOf(account: string | null): Promise<{ available: number; pending: number }> {

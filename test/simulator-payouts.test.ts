@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestSimulator, WebhookReceiver, startTestSimulator } from '../simulator/testing/harness.js';
+import { type TestSimulator, WebhookReceiver, startTestSimulator, rejected } from '../simulator/testing/harness.js';
 import { verifiedAccountParams } from '../simulator/testing/onboarding.js';
 
 /**
@@ -66,15 +66,6 @@ function eventsOf(account: string, type?: string): { type: string; id: string; s
   return connect.received
     .filter((w) => w.event.account === account && w.event.type.startsWith('payout.') && (type === undefined || w.event.type === type))
     .map((w) => ({ type: w.event.type, id: w.event.data.object.id, status: w.event.data.object.status }));
-}
-
-async function rejected(promise: Promise<unknown>): Promise<Stripe.errors.StripeError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(Stripe.errors.StripeError);
-  return error as Stripe.errors.StripeError;
 }
 
 describe('external accounts', () => {

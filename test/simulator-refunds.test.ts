@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestSimulator, eventually, startTestSimulator } from '../simulator/testing/harness.js';
+import { type TestSimulator, eventually, startTestSimulator, rejected } from '../simulator/testing/harness.js';
 import { verifiedAccountParams } from '../simulator/testing/onboarding.js';
 
 let t: TestSimulator;
@@ -13,15 +13,6 @@ afterAll(async () => {
 
 async function paid(amount: number, extra: Partial<Stripe.PaymentIntentCreateParams> = {}): Promise<Stripe.PaymentIntent> {
   return t.stripe.paymentIntents.create({ amount, currency: 'usd', payment_method: 'pm_card_visa', confirm: true, ...extra });
-}
-
-async function rejected(promise: Promise<unknown>): Promise<Stripe.errors.StripeError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(Stripe.errors.StripeError);
-  return error as Stripe.errors.StripeError;
 }
 
 describe('refunds', () => {

@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestSimulator, WebhookReceiver, eventually, notDeleted, startTestSimulator } from '../simulator/testing/harness.js';
+import { type TestSimulator, WebhookReceiver, eventually, notDeleted, startTestSimulator, rejected } from '../simulator/testing/harness.js';
 
 let t: TestSimulator;
 let location: Stripe.Terminal.Location;
@@ -19,15 +19,6 @@ afterAll(async () => {
   await t.close();
   await receiver.close();
 });
-
-async function rejected(promise: Promise<unknown>): Promise<Stripe.errors.StripeError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(Stripe.errors.StripeError);
-  return error as Stripe.errors.StripeError;
-}
 
 async function newReader(): Promise<Stripe.Terminal.Reader> {
   return t.stripe.terminal.readers.create({ registration_code: 'simulated-wpe', location: location.id, label: 'Till 1' });

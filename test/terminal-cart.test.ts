@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { client, type Json } from './helpers/api.js';
-import { json, pos } from './helpers/cli.js';
+import { json, runCli } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';
 
@@ -107,7 +107,7 @@ describe('line items on create-payment', () => {
   });
 
   it('pos pay --item builds the cart and charges its total', async () => {
-    const run = pos(['pay', '--item', 'Flat white:4.50x2', '--item', 'Almond croissant:3.80', '--reader', 'Till 1', '--wait', '--json'], env);
+    const run = runCli(['pay', '--item', 'Flat white:4.50x2', '--item', 'Almond croissant:3.80', '--reader', 'Till 1', '--wait', '--json'], { env });
     await eventually(async () => ((await display()).screen === 'tip_selection' ? true : undefined), 15_000);
     expect((await display()).cart).toMatchObject({ line_items: LINES, tax: null, total: 1280 });
     await api.post('/v1/terminal/simulate-payment', { reader_id: reader.processor_terminal_id });
@@ -119,12 +119,12 @@ describe('line items on create-payment', () => {
   it('pos simulate screen shows the cart and tips; pos simulate tap --tip-option picks one on the reader and it lands in the payment', async () => {
     const created = await api.post<{ data: { id: string; payment_intent_id: string } }>('/v1/terminal/create-payment', { amount: 1280, line_items: LINES });
     await api.post('/v1/terminal/process-payment', { payment_intent_id: created.body.data.payment_intent_id, reader_id: reader.processor_terminal_id });
-    const screen = await pos(['simulate', 'screen', 'Till 1'], env);
+    const screen = await runCli(['simulate', 'screen', 'Till 1'], { env });
     expect(screen.status, screen.stderr).toBe(0);
     expect(screen.stdout).toContain('2 x Flat white  $9.00');
     expect(screen.stdout).toContain('Total  $12.80');
     expect(screen.stdout).toContain('[3] 20% ($2.56)');
-    const tapped = await pos(['simulate', 'tap', 'Till 1', '--tip-option', '3'], env);
+    const tapped = await runCli(['simulate', 'tap', 'Till 1', '--tip-option', '3'], { env });
     expect(tapped.status, tapped.stderr).toBe(0);
     const paid = await eventually(async () => {
       const res = await api.get<{ data: Json & { status: string } }>(`/v1/transactions/${created.body.data.id}`);
@@ -135,9 +135,9 @@ describe('line items on create-payment', () => {
   }, CLI_TEST_MS);
 
   it('pos pay --wait says the customer canceled on the reader and exits 3, the payment left open', async () => {
-    const run = pos(['pay', '8.00', '--reader', 'Till 1', '--no-tip', '--wait'], env);
+    const run = runCli(['pay', '8.00', '--reader', 'Till 1', '--no-tip', '--wait'], { env });
     await eventually(async () => ((await display()).screen === 'collect_payment' ? true : undefined), 15_000);
-    const canceled = await pos(['simulate', 'cancel', 'Till 1'], env);
+    const canceled = await runCli(['simulate', 'cancel', 'Till 1'], { env });
     expect(canceled.status, canceled.stderr).toBe(0);
     const r = await run;
     expect(r.status).toBe(3);

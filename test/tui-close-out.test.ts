@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { client } from './helpers/api.js';
-import { POS_BIN, startTestServer, THROWAWAY_CONFIG_DIR, type TestServer } from './helpers/server.js';
+import { POS_BIN, THROWAWAY_CONFIG_DIR } from './helpers/cli.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
 import { Tmux } from './helpers/tmux.js';
 import { haveTmux } from './helpers/tools.js';
 

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { POS_BIN, runPos } from './helpers/server.js';
+import { POS_BIN, runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
 import { Tmux } from './helpers/tmux.js';
 import { haveTmux } from './helpers/tools.js';
@@ -16,8 +16,9 @@ const dir = tempDir('pos-counter-');
 const configDir = join(dir.path, 'config');
 const tmux = new Tmux();
 const up = (session: string) => tmux.start(session, [`POS_CONFIG_DIR=${configDir}`, process.execPath, POS_BIN, 'up', '--port', '0', '--data-dir', join(dir.path, 'data')]);
-const pos = (args: string[]) => runPos(args, { POS_CONFIG_DIR: configDir });
-const pending = () => (JSON.parse(pos(['transactions', 'list', '--status', 'pending', '--json']).stdout) as { data: { reference: string }[] }).data;
+/** The CLI as staff at another shell would run it, on the profile `pos up` saved. */
+const cli = (args: string[]) => runCli(args, { env: { POS_CONFIG_DIR: configDir } });
+const pending = async () => (JSON.parse((await cli(['transactions', 'list', '--status', 'pending', '--json'])).stdout) as { data: { reference: string }[] }).data;
 
 let S = 'counter-1';
 
@@ -98,7 +99,7 @@ describe.skipIf(!hasTmux)('the counter at the till (tmux, pos up)', () => {
   ])('says why card %s was declined, on the screen and in pos simulate tap', async (card, words) => {
     tmux.burst(S, '20\r');
     await tmux.waitFor(S, 'WAITING FOR CARD on Till 1: $20.00');
-    const tap = pos(['simulate', 'tap', 'Till 1', '--card', card]);
+    const tap = await cli(['simulate', 'tap', 'Till 1', '--card', card]);
     expect(tap.stdout).toContain(`Tapped on Till 1: declined: ${words}`);
     expect(await tmux.waitFor(S, '✘ DECLINED  $20.00')).toContain(words);
     await nextSale();
@@ -111,7 +112,7 @@ describe.skipIf(!hasTmux)('the counter at the till (tmux, pos up)', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     // The counter picks the payment up from the reader, as it does any payment it did not start.
     await tmux.waitFor(S, 'WAITING FOR CARD on Till 1: $10.55');
-    expect(pos(['simulate', 'tap', 'Till 1']).status).toBe(0);
+    expect((await cli(['simulate', 'tap', 'Till 1'])).status).toBe(0);
     expect(await exited).toBe(3);
     expect(stderr).toContain('Wrong PIN: ask the customer to try again');
     await tmux.waitFor(S, '✘ DECLINED  $10.55');
@@ -127,17 +128,17 @@ describe.skipIf(!hasTmux)('the counter at the till (tmux, pos up)', () => {
     up(S);
     const picked = await tmux.waitFor(S, 'WAITING FOR CARD on Till 1: $15.00', 30_000);
     expect(picked).toContain('This payment was already on the reader when the counter started.');
-    expect(pending()).toHaveLength(1);
+    expect(await pending()).toHaveLength(1);
 
     // pos pay names the payment in the way and creates none.
-    const refused = pos(['pay', '5', '--reader', 'Till 1']);
+    const refused = await cli(['pay', '5', '--reader', 'Till 1']);
     expect(refused.status).not.toBe(0);
     expect(refused.stderr).toMatch(/Till 1 is busy with payment txn_\w+ \(\$15\.00\)/);
-    expect(pending()).toHaveLength(1);
+    expect(await pending()).toHaveLength(1);
 
     tmux.keys(S, 'x');
     expect(await tmux.waitFor(S, '✘ CANCELED  $15.00')).toContain('canceled by staff');
-    expect(pending()).toHaveLength(0);
+    expect(await pending()).toHaveLength(0);
     await nextSale();
     // The reader is free again: the next sale goes through.
     tmux.burst(S, '3\r');

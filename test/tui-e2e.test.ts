@@ -3,8 +3,8 @@ import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { POS_BIN } from './helpers/server.js';
-import { tempDir } from './helpers/tmp.js';
+import { POS_BIN } from './helpers/cli.js';
+import { eventually, tempDir } from './helpers/tmp.js';
 import { haveTmux } from './helpers/tools.js';
 
 /**
@@ -29,14 +29,16 @@ function tuiPart(text: string): string {
   return `${lines.slice(start < 0 ? 0 : start).join('\n').trimEnd()}\n`;
 }
 
-async function waitFor(text: string | RegExp, timeoutMs = 15_000): Promise<string> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const s = screen();
-    if (typeof text === 'string' ? s.includes(text) : text.test(s)) return s;
-    if (Date.now() > end) throw new Error(`screen never showed ${String(text)}:\n${s}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+function waitFor(text: string | RegExp, timeoutMs = 15_000): Promise<string> {
+  return eventually(
+    () => {
+      const s = screen();
+      if (typeof text === 'string' ? s.includes(text) : text.test(s)) return s;
+      throw new Error(`screen never showed ${String(text)}:\n${s}`);
+    },
+    timeoutMs,
+    100,
+  );
 }
 
 function save(name: string, text: string): void {

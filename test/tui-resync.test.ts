@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnAgent, type AgentProcess } from './helpers/agent.js';
-import { POS_BIN, runPos, spawnServer, type ServerProcess } from './helpers/server.js';
+import { POS_BIN } from './helpers/cli.js';
+import { adminMerchant, spawnServer, type ServerProcess } from './helpers/server.js';
 import { tempDir } from './helpers/tmp.js';
 import { Tmux } from './helpers/tmux.js';
 import { haveTmux } from './helpers/tools.js';
@@ -28,9 +29,7 @@ let port: string;
 
 describe.skipIf(!hasTmux)('the counter through a server outage (tmux, pos tui on an agent)', () => {
   beforeAll(async () => {
-    const made = runPos(['admin', 'merchant', 'create', '--business-name', 'Resync Shop', '--json', '--data-dir', serverDir.path]);
-    expect(made.status, made.stderr).toBe(0);
-    key = (JSON.parse(made.stdout) as { api_keys: { sk_test: string } }).api_keys.sk_test;
+    key = (await adminMerchant(serverDir.path, 'Resync Shop')).api_keys.sk_test;
     server = await spawnServer(serverDir.path);
     port = new URL(server.url).port;
     agent = await spawnAgent(['--server', server.url, '--api-key', key, '--data-dir', agentDir.path, '--simulate', '1', '--heartbeat-ms', String(HEARTBEAT_MS)]);

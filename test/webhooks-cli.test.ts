@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenSecret } from '../server/webhooks/signing.js';
 import { client } from './helpers/api.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
-import { POS_BIN, startTestServer, THROWAWAY_CONFIG_DIR, type TestServer } from './helpers/server.js';
+import { POS_BIN, runCli, THROWAWAY_CONFIG_DIR } from './helpers/cli.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';
 
 let t: TestServer;
@@ -23,18 +24,6 @@ afterAll(async () => {
   await t.stop();
 });
 
-/** Runs `pos` without blocking this process: the server under test lives in it. */
-function pos(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [POS_BIN, ...args], { env: { ...process.env, POS_CONFIG_DIR: THROWAWAY_CONFIG_DIR, POS_API_KEY: '', POS_SERVER_URL: '', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('exit', (status) => resolve({ status, stdout, stderr }));
-  });
-}
-
 describe('pos listen, pos trigger, pos events', () => {
   it('forwards each event as it happens, signed with the listen secret, one line per event', async () => {
     const listen = spawn(process.execPath, [POS_BIN, 'listen', '--forward-to', r.url, '--server', t.url], { env: { ...process.env, POS_CONFIG_DIR: THROWAWAY_CONFIG_DIR, POS_API_KEY: key } });
@@ -48,7 +37,7 @@ describe('pos listen, pos trigger, pos events', () => {
       const secret = listenSecret(key);
       expect(stderr).toContain(secret);
 
-      const triggered = await pos(['trigger', 'payment.succeeded', '--server', t.url, '--api-key', key, '--json']);
+      const triggered = await runCli(['trigger', 'payment.succeeded', '--server', t.url, '--api-key', key, '--json']);
       expect(triggered.status, triggered.stderr).toBe(0);
       const payment = (JSON.parse(triggered.stdout) as { data: { id: string; status: string } }).data;
 
@@ -67,24 +56,24 @@ describe('pos listen, pos trigger, pos events', () => {
   });
 
   it('prints the listen secret on request, and refuses bad invocations with exit code 2', async () => {
-    const secret = await pos(['listen', '--print-secret', '--api-key', key]);
+    const secret = await runCli(['listen', '--print-secret', '--api-key', key]);
     expect(secret.status).toBe(0);
     expect(secret.stdout.trim()).toBe(listenSecret(key));
-    const noKey = await pos(['events', 'list', '--server', t.url]);
+    const noKey = await runCli(['events', 'list', '--server', t.url]);
     expect(noKey.status).toBe(2);
     expect(noKey.stderr).toMatch(/^pos: .*API key/);
-    expect((await pos(['trigger', 'payment.exploded', '--server', t.url, '--api-key', key])).status).toBe(2);
-    expect((await pos(['trigger', 'payment.succeeded', '--server', t.url, '--api-key', liveKey])).status).toBe(2);
-    expect((await pos(['listen', '--forward-to', 'nope', '--server', t.url, '--api-key', key])).status).toBe(2);
+    expect((await runCli(['trigger', 'payment.exploded', '--server', t.url, '--api-key', key])).status).toBe(2);
+    expect((await runCli(['trigger', 'payment.succeeded', '--server', t.url, '--api-key', liveKey])).status).toBe(2);
+    expect((await runCli(['listen', '--forward-to', 'nope', '--server', t.url, '--api-key', key])).status).toBe(2);
   });
 
   it('lists, shows and resends events', async () => {
     const endpoint = await client(t.url, key).post<{ data: { id: string } }>('/v1/webhook-endpoints', { url: r.url, events: ['payment.failed'] });
-    const triggered = await pos(['trigger', 'payment.failed', '--server', t.url, '--api-key', key]);
+    const triggered = await runCli(['trigger', 'payment.failed', '--server', t.url, '--api-key', key]);
     expect(triggered.status, triggered.stderr).toBe(0);
     expect(triggered.stdout).toMatch(/Triggered payment\.failed: payment txn_\w+ .* status failed/);
 
-    const list = await pos(['events', 'list', '--type', 'payment.failed', '--json', '--server', t.url, '--api-key', key]);
+    const list = await runCli(['events', 'list', '--type', 'payment.failed', '--json', '--server', t.url, '--api-key', key]);
     expect(list.status, list.stderr).toBe(0);
     const events = (JSON.parse(list.stdout) as { data: { id: string; type: string; data: { is_test: boolean } }[] }).data;
     expect(events).toHaveLength(1);
@@ -95,20 +84,20 @@ describe('pos listen, pos trigger, pos events', () => {
       return res.body.data.deliveries[0]?.status === 'delivered' ? true : undefined;
     });
 
-    const table = await pos(['events', 'list', '--server', t.url, '--api-key', key]);
+    const table = await runCli(['events', 'list', '--server', t.url, '--api-key', key]);
     expect(table.stdout).toMatch(/^ID\s+TYPE\s+MODE\s+OBJECT\s+CREATED_AT\n\S+\s+\S+\s+test\s/);
-    const detail = await pos(['events', 'get', id, '--server', t.url, '--api-key', key]);
+    const detail = await runCli(['events', 'get', id, '--server', t.url, '--api-key', key]);
     expect(detail.status).toBe(0);
     expect(detail.stdout).toContain(`delivery to ${r.url}`);
     expect(detail.stdout).toMatch(/\d+\s+\d+\s*$/m);
 
-    const resend = await pos(['events', 'resend', id, '--endpoint', endpoint.body.data.id, '--server', t.url, '--api-key', key]);
+    const resend = await runCli(['events', 'resend', id, '--endpoint', endpoint.body.data.id, '--server', t.url, '--api-key', key]);
     expect(resend.status, resend.stderr).toBe(0);
     await eventually(() => (r.acceptedIds().filter((x) => x === id).length === 2 ? true : undefined));
 
-    const missing = await pos(['events', 'get', 'evt_doesnotexist', '--server', t.url, '--api-key', key]);
+    const missing = await runCli(['events', 'get', 'evt_doesnotexist', '--server', t.url, '--api-key', key]);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/^pos: No such event \(resource_missing\)/);
-    expect((await pos(['events', 'get', 'nope', '--server', t.url, '--api-key', key])).status).toBe(2);
+    expect((await runCli(['events', 'get', 'nope', '--server', t.url, '--api-key', key])).status).toBe(2);
   });
 });

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { ioOf } from '../io.js';
 import { lazy } from '../lazy.js';
 
 export function registerAccountCommands(program: Command): void {
@@ -52,6 +53,6 @@ export function registerAccountCommands(program: Command): void {
     .addHelpText('after', '\nInstall:\n  bash: pos completion bash > ~/.local/share/bash-completion/completions/pos\n  zsh:  pos completion zsh > "${fpath[1]}/_pos"')
     .action(async (shell: string, _options: unknown, command: Command) => {
       const { completionScript } = await import('../completion.js');
-      process.stdout.write(completionScript(shell, command.parent ?? program));
+      ioOf(command).stdout.write(completionScript(shell, command.parent ?? program));
     });
 }

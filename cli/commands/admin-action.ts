@@ -7,15 +7,16 @@ import { openStore, type Store } from '../../server/db/store.js';
 import { createMerchant, listMerchants, rollMerchantKeys } from '../../server/accounts/merchants.js';
 import { COUNTRIES, isCountry, isCurrency } from '../../shared/money.js';
 import { usageError } from '../errors.js';
-import { createOutput, warnOnStderr } from '../output.js';
+import type { CliIo } from '../io.js';
+import { createOutput, warnOn } from '../output.js';
 
 interface StoreFlags {
   dataDir?: string;
   databaseUrl?: string;
 }
 
-async function withStore<T>(flags: StoreFlags, work: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(loadStoreConfig(flags), { onLooseFile: warnOnStderr });
+async function withStore<T>(flags: StoreFlags, io: CliIo, work: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore(loadStoreConfig(flags, io.env), { onLooseFile: warnOn(io.stderr) });
   try {
     return await work(store);
   } finally {
@@ -23,15 +24,15 @@ async function withStore<T>(flags: StoreFlags, work: (store: Store) => Promise<T
   }
 }
 
-export async function createMerchantAction(options: { businessName: string; country?: string; currency?: string; dataDir?: string; databaseUrl?: string; json?: boolean }): Promise<void> {
+export async function createMerchantAction(options: { businessName: string; country?: string; currency?: string; dataDir?: string; databaseUrl?: string; json?: boolean }, io: CliIo): Promise<void> {
   const name = options.businessName.trim();
   if (name.length === 0 || name.length > 256) throw usageError('--business-name must be 1 to 256 characters');
   const country = (options.country ?? 'US').toUpperCase();
   if (!isCountry(country)) throw usageError(`--country ${options.country} is not supported: use one of ${Object.keys(COUNTRIES).join(', ')}`);
   const currency = options.currency?.toLowerCase();
   if (currency !== undefined && !isCurrency(currency)) throw usageError(`--currency ${options.currency} is not a currency the platform settles in`);
-  const out = createOutput(Boolean(options.json));
-  const { merchant, keys } = await withStore(options, (store) => createMerchant(store, systemClock, { businessName: name, country, ...(currency ? { currency } : {}) }));
+  const out = createOutput(Boolean(options.json), io);
+  const { merchant, keys } = await withStore(options, io, (store) => createMerchant(store, systemClock, { businessName: name, country, ...(currency ? { currency } : {}) }));
   if (out.json) {
     out.printJson({ id: merchant.id, business_name: merchant.businessName, country: merchant.country, default_currency: merchant.defaultCurrency, api_keys: keys });
     return;
@@ -46,9 +47,9 @@ export async function createMerchantAction(options: { businessName: string; coun
   out.line('These keys are shown once and stored only as hashes: keep them now.');
 }
 
-export async function listMerchantsAction(options: { dataDir?: string; databaseUrl?: string; json?: boolean }): Promise<void> {
-  const out = createOutput(Boolean(options.json));
-  const merchants = await withStore(options, (store) => listMerchants(store.db));
+export async function listMerchantsAction(options: { dataDir?: string; databaseUrl?: string; json?: boolean }, io: CliIo): Promise<void> {
+  const out = createOutput(Boolean(options.json), io);
+  const merchants = await withStore(options, io, (store) => listMerchants(store.db));
   const rows = merchants.map((m) => ({ id: m.id, business_name: m.businessName, country: m.country, currency: m.defaultCurrency, created_at: toIsoTimestamp(m.createdAt) }));
   if (out.json) out.printJson({ data: rows });
   else out.table(rows);
@@ -57,12 +58,12 @@ export async function listMerchantsAction(options: { dataDir?: string; databaseU
 /** Longest grace a roll may give the old key: a week, Stripe's own maximum. */
 const MAX_GRACE_HOURS = 7 * 24;
 
-export async function rollKeysAction(options: { merchant: string; mode: 'test' | 'live' | 'both'; graceHours: string; dataDir?: string; databaseUrl?: string; json?: boolean }): Promise<void> {
+export async function rollKeysAction(options: { merchant: string; mode: 'test' | 'live' | 'both'; graceHours: string; dataDir?: string; databaseUrl?: string; json?: boolean }, io: CliIo): Promise<void> {
   const grace = Number(options.graceHours);
   if (!Number.isFinite(grace) || grace < 0 || grace > MAX_GRACE_HOURS) throw usageError(`--grace-hours must be a number from 0 to ${MAX_GRACE_HOURS}`);
-  const out = createOutput(Boolean(options.json));
+  const out = createOutput(Boolean(options.json), io);
   const modes = options.mode === 'both' ? (['test', 'live'] as const) : ([options.mode] as const);
-  const rolled = await withStore(options, (store) =>
+  const rolled = await withStore(options, io, (store) =>
     rollMerchantKeys(store, systemClock, options.merchant, modes, Math.round(grace * 3_600_000)).catch((err: unknown) => {
       if (err instanceof Error && err.name === 'ApiError') throw usageError(`no merchant ${options.merchant}`);
       throw err;
@@ -92,16 +93,17 @@ const ONBOARD_KEY_TTL_MS = 2 * 60_000;
 export async function onboardMerchantAction(
   id: string,
   options: { mode: 'live' | 'test'; server?: string; returnUrl?: string; refreshUrl?: string; dataDir?: string; databaseUrl?: string; json?: boolean },
+  io: CliIo,
 ): Promise<void> {
   let server: string;
   try {
-    server = loadAdminServerUrl(options);
+    server = loadAdminServerUrl(options, io.env);
   } catch (err) {
     if (err instanceof ConfigError) throw usageError(`--server: ${err.message}`);
     throw err;
   }
-  const out = createOutput(Boolean(options.json));
-  const link = await withStore(options, async (store) => {
+  const out = createOutput(Boolean(options.json), io);
+  const link = await withStore(options, io, async (store) => {
     const now = systemClock.now();
     const issued = await store.transaction(async (trx) => {
       await getMerchant(trx, id).catch(() => {

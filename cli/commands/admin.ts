@@ -1,5 +1,6 @@
 import { COUNTRIES } from '../../shared/money.js';
 import { type Command, Option } from 'commander';
+import { ioOf } from '../io.js';
 
 /** `--json` is the program's global flag; commander hands it to the action through optsWithGlobals. */
 const withJson = <O extends object>(options: O, command: Command): O & { json?: boolean } => ({ ...options, json: Boolean(command.optsWithGlobals().json) });
@@ -22,7 +23,7 @@ export function registerAdminCommands(program: Command): void {
     .addHelpText('after', '\nExamples:\n  pos admin merchant create --business-name "Corner Café" --json\n  pos admin merchant create --business-name "Kissa Tokyo" --country JP    # settles in JPY')
     .action(async (options: { businessName: string; country: string; currency?: string; dataDir?: string; databaseUrl?: string }, command: Command) => {
       const { createMerchantAction } = await import('./admin-action.js');
-      await createMerchantAction(withJson(options, command));
+      await createMerchantAction(withJson(options, command), ioOf(command));
     });
   merchant
     .command('onboard <id>')
@@ -37,7 +38,7 @@ export function registerAdminCommands(program: Command): void {
       const { onboardMerchantAction } = await import('./admin-action.js');
       // --server is the program's global flag (the running server's URL, env POS_SERVER_URL).
       const server = (command.optsWithGlobals() as { server?: string }).server;
-      await onboardMerchantAction(id, { ...withJson(options, command), ...(server ? { server } : {}) });
+      await onboardMerchantAction(id, { ...withJson(options, command), ...(server ? { server } : {}) }, ioOf(command));
     });
   merchant
     .command('list')
@@ -46,7 +47,7 @@ export function registerAdminCommands(program: Command): void {
     .addOption(databaseUrl())
     .action(async (options: { dataDir?: string; databaseUrl?: string }, command: Command) => {
       const { listMerchantsAction } = await import('./admin-action.js');
-      await listMerchantsAction(withJson(options, command));
+      await listMerchantsAction(withJson(options, command), ioOf(command));
     });
 
   const keys = admin.command('keys').description('Manage API keys');
@@ -60,7 +61,7 @@ export function registerAdminCommands(program: Command): void {
     .addOption(databaseUrl())
     .action(async (options: { merchant: string; mode: 'test' | 'live' | 'both'; graceHours: string; dataDir?: string; databaseUrl?: string }, command: Command) => {
       const { rollKeysAction } = await import('./admin-action.js');
-      await rollKeysAction(withJson(options, command));
+      await rollKeysAction(withJson(options, command), ioOf(command));
     });
 
   admin
@@ -75,6 +76,6 @@ export function registerAdminCommands(program: Command): void {
     )
     .action(async (options: { dataDir?: string; databaseUrl?: string; masterKeyFile?: string }, command: Command) => {
       const { rotateMasterKeyAction } = await import('./rotate-key-action.js');
-      await rotateMasterKeyAction(withJson(options, command));
+      await rotateMasterKeyAction(withJson(options, command), ioOf(command));
     });
 }

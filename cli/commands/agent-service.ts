@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { PosApi } from '../../shared/api/client.js';
 import { ConfigError, loadAgentConfig } from '../../shared/config.js';
 import { createPrivateDir, writePrivateFile } from '../../shared/files.js';
+import type { CliIo } from '../io.js';
 
 export interface ServiceOptions {
   server?: string;
@@ -60,30 +61,33 @@ WantedBy=multi-user.target
 `;
 }
 
-export async function installService(given: ServiceOptions): Promise<void> {
+export async function installService(given: ServiceOptions, io: CliIo): Promise<void> {
   const options = { ...given, dataDir: given.dataDir ?? '/var/lib/pos-agent', listen: given.listen ?? '127.0.0.1:4848' };
   const args = ['--data-dir', options.dataDir, '--listen', options.listen];
   if (options.simulate) args.push('--simulate', options.simulate);
   if (options.printer) args.push('--printer', options.printer);
   if (options.display) args.push('--display', options.display);
   // Validates the whole configuration now rather than when the service first starts.
-  const config = loadAgentConfig({
-    server: options.server,
-    apiKey: options.apiKey,
-    dataDir: options.dataDir,
-    listen: options.listen,
-    token: options.token,
-    simulate: options.simulate,
-    printer: options.printer,
-    display: options.display,
-  });
+  const config = loadAgentConfig(
+    {
+      server: options.server,
+      apiKey: options.apiKey,
+      dataDir: options.dataDir,
+      listen: options.listen,
+      token: options.token,
+      simulate: options.simulate,
+      printer: options.printer,
+      display: options.display,
+    },
+    io.env,
+  );
   const bin = fileURLToPath(new URL('../../../bin/pos.js', import.meta.url));
   const unit = renderUnit({ node: process.execPath, bin, user: options.user, envFile: options.envFile, args });
   const envFile = (key: string) => [`POS_SERVER_URL=${config.serverUrl}`, `POS_API_KEY=${key}`, ...(config.token ? [`POS_AGENT_TOKEN=${config.token}`] : [])].join('\n') + '\n';
   const mode = config.apiKey.includes('_live_') ? 'live' : 'test';
   if (options.print) {
     const shown = config.apiKey.startsWith('rk_') ? `${config.apiKey.slice(0, 8)}…` : `rk_${mode}_… (a new counter key, made when the files are written)`;
-    process.stdout.write(`# ${join(options.unitDir, UNIT_NAME)}\n${unit}\n# ${options.envFile} (mode 0600)\n${envFile(shown)}`);
+    io.stdout.write(`# ${join(options.unitDir, UNIT_NAME)}\n${unit}\n# ${options.envFile} (mode 0600)\n${envFile(shown)}`);
     return;
   }
   const key = await counterKeyFor(config.serverUrl, config.apiKey);
@@ -101,7 +105,7 @@ export async function installService(given: ServiceOptions): Promise<void> {
     throw new ConfigError(`could not write the service files (${err instanceof Error ? err.message : String(err)}); run as root or pass --unit-dir/--env-file`);
   }
   const made = key.made ? `The agent uses a new restricted key "${key.made.name}" (${key.made.id}, preset counter: payments on readers, no refunds, no keys); the secret key was not written.\n` : '';
-  process.stdout.write(
+  io.stdout.write(
     `Wrote ${join(options.unitDir, UNIT_NAME)} and ${options.envFile}.\n${made}Start it with: sudo systemctl daemon-reload && sudo systemctl enable --now pos-agent\n`,
   );
 }

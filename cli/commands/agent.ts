@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { ioOf } from '../io.js';
 import type { ServiceOptions } from './agent-service.js';
 
 
@@ -51,6 +52,6 @@ export function registerAgentCommands(program: Command): void {
     .action(async (_options: unknown, command: Command) => {
       const { installService } = await import('./agent-service.js');
       // Options of the same name as `pos agent`'s are parsed by it: read both levels.
-      await installService(command.optsWithGlobals<ServiceOptions>());
+      await installService(command.optsWithGlobals<ServiceOptions>(), ioOf(command));
     });
 }

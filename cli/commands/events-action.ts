@@ -2,6 +2,7 @@ import { loadClientConfig } from '../../shared/config.js';
 import type { EventDetail } from '../../shared/api/types.js';
 import { createApiClient } from '../api.js';
 import { usageError } from '../errors.js';
+import type { CliIo } from '../io.js';
 import { createOutput } from '../output.js';
 import type { ApiFlags } from './api-options.js';
 import type { EventsListFlags } from './events.js';
@@ -17,11 +18,11 @@ function eventId(id: string): string {
   return id;
 }
 
-export async function listEventsAction(flags: EventsListFlags): Promise<void> {
+export async function listEventsAction(flags: EventsListFlags, io: CliIo): Promise<void> {
   const page = positiveInt('--page', flags.page ?? '1', 1_000_000_000);
   const size = positiveInt('--size', flags.size ?? '10', 100);
-  const api = createApiClient(loadClientConfig(flags));
-  const out = createOutput(Boolean(flags.json));
+  const api = createApiClient(loadClientConfig(flags, io.env));
+  const out = createOutput(Boolean(flags.json), io);
   const list = await api.listEvents({ page, size, type: flags.type });
   if (out.json) {
     out.printJson(list);
@@ -49,17 +50,17 @@ function printDetail(event: EventDetail, out: ReturnType<typeof createOutput>): 
   }
 }
 
-export async function getEventAction(id: string, flags: ApiFlags & { json?: boolean }): Promise<void> {
-  const api = createApiClient(loadClientConfig(flags));
-  const out = createOutput(Boolean(flags.json));
+export async function getEventAction(id: string, flags: ApiFlags & { json?: boolean }, io: CliIo): Promise<void> {
+  const api = createApiClient(loadClientConfig(flags, io.env));
+  const out = createOutput(Boolean(flags.json), io);
   const { data } = await api.getEvent(eventId(id));
   if (out.json) out.printJson({ data });
   else printDetail(data, out);
 }
 
-export async function resendEventAction(id: string, flags: ApiFlags & { endpoint: string; json?: boolean }): Promise<void> {
-  const api = createApiClient(loadClientConfig(flags));
-  const out = createOutput(Boolean(flags.json));
+export async function resendEventAction(id: string, flags: ApiFlags & { endpoint: string; json?: boolean }, io: CliIo): Promise<void> {
+  const api = createApiClient(loadClientConfig(flags, io.env));
+  const out = createOutput(Boolean(flags.json), io);
   const { data } = await api.resendEvent(eventId(id), { endpoint_id: flags.endpoint });
   if (out.json) out.printJson({ data });
   else out.line(`Queued ${data.type} ${data.id} for ${flags.endpoint}: see \`pos events get ${data.id}\` for the attempt.`);

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { ioOf } from '../io.js';
 import { addApiOptions, type ApiFlags } from './api-options.js';
 
 export interface EventsListFlags extends ApiFlags {
@@ -20,9 +21,9 @@ export function registerEventsCommands(program: Command): void {
       .option('--json', 'print the API answer as JSON'),
   ).action(async (_options: EventsListFlags, command: Command) => {
     // --server, --api-key and --json are also global options, parsed by the program first: read both levels, then the profile.
-    const options = await (await import('../profile-flags.js')).withProfile(command.optsWithGlobals<EventsListFlags>());
+    const options = await (await import('../profile-flags.js')).withProfile(command.optsWithGlobals<EventsListFlags>(), ioOf(command));
     const { listEventsAction } = await import('./events-action.js');
-    await listEventsAction(options);
+    await listEventsAction(options, ioOf(command));
   });
   addApiOptions(
     events
@@ -32,9 +33,9 @@ export function registerEventsCommands(program: Command): void {
       .option('--json', 'print the API answer as JSON'),
   ).action(async (id: string, _options: ApiFlags & { json?: boolean }, command: Command) => {
     // --server, --api-key and --json are also global options, parsed by the program first: read both levels, then the profile.
-    const options = await (await import('../profile-flags.js')).withProfile(command.optsWithGlobals<ApiFlags & { json?: boolean }>());
+    const options = await (await import('../profile-flags.js')).withProfile(command.optsWithGlobals<ApiFlags & { json?: boolean }>(), ioOf(command));
     const { getEventAction } = await import('./events-action.js');
-    await getEventAction(id, options);
+    await getEventAction(id, options, ioOf(command));
   });
   addApiOptions(
     events
@@ -47,8 +48,8 @@ export function registerEventsCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  pos events resend evt_1hQk2n0aZ1bC3dE4fG5h --endpoint we_8fQk2n0aZ1bC3dE4fG5h')
     .action(async (id: string, _options: ApiFlags & { endpoint: string; json?: boolean }, command: Command) => {
       // --server, --api-key and --json are also global options, parsed by the program first: read both levels, then the profile.
-      const options = await (await import('../profile-flags.js')).withProfile(command.optsWithGlobals<ApiFlags & { endpoint: string; json?: boolean }>());
+      const options = await (await import('../profile-flags.js')).withProfile(command.optsWithGlobals<ApiFlags & { endpoint: string; json?: boolean }>(), ioOf(command));
       const { resendEventAction } = await import('./events-action.js');
-      await resendEventAction(id, options);
+      await resendEventAction(id, options, ioOf(command));
     });
 }

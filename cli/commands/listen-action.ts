@@ -4,6 +4,7 @@ import type { ApiErrorBody, WebhookEvent } from '../../shared/api/types.js';
 import { ApiRequestError } from '../../shared/api/errors.js';
 import { createApiClient } from '../api.js';
 import { usageError } from '../errors.js';
+import type { CliIo } from '../io.js';
 import { createOutput, type Output } from '../output.js';
 import type { ListenFlags } from './listen.js';
 
@@ -32,8 +33,9 @@ async function forward(url: string, secret: string, event: StreamedEvent, body: 
   }
 }
 
-export async function listenAction(flags: ListenFlags, out: Output = createOutput(false)): Promise<void> {
-  const config = loadClientConfig(flags);
+export async function listenAction(flags: ListenFlags, io: CliIo): Promise<void> {
+  const out: Output = createOutput(false, io);
+  const config = loadClientConfig(flags, io.env);
   const secret = listenSecret(config.apiKey);
   if (flags.printSecret) {
     out.line(secret);

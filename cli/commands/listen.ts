@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { ioOf } from '../io.js';
 import { addApiOptions, type ApiFlags } from './api-options.js';
 
 export interface ListenFlags extends ApiFlags {
@@ -19,8 +20,8 @@ export function registerListenCommands(program: Command): void {
     .addHelpText('after', '\nExamples:\n  pos listen --forward-to http://localhost:3000/hooks\n  pos listen --events payment.succeeded,payment.failed')
     .action(async (_options: ListenFlags, command: Command) => {
       // --server, --api-key and --json are also global options, parsed by the program first: read both levels, then the profile.
-      const options = await (await import('../profile-flags.js')).withProfile(command.optsWithGlobals<ListenFlags>());
+      const options = await (await import('../profile-flags.js')).withProfile(command.optsWithGlobals<ListenFlags>(), ioOf(command));
       const { listenAction } = await import('./listen-action.js');
-      await listenAction(options);
+      await listenAction(options, ioOf(command));
     });
 }

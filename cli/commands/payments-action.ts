@@ -146,7 +146,7 @@ export async function pay(
     return;
   }
 
-  const spinner = ctx.out.json ? undefined : startSpinner(`Waiting for the card on ${reader.name} (${money(amount, currency)})… Ctrl-C cancels`);
+  const spinner = ctx.out.json ? undefined : startSpinner(`Waiting for the card on ${reader.name} (${money(amount, currency)})… Ctrl-C cancels`, ctx.io.stderr);
   let canceling = false;
   const onInterrupt = () => {
     if (canceling) return;

@@ -23,7 +23,7 @@ export async function reportDay(_args: [], options: { date?: string; location?: 
     throw err;
   }
   if (ctx.out.json) ctx.out.printJson({ data: report });
-  else if (options.csv) process.stdout.write(reportCsv(report));
+  else if (options.csv) ctx.io.stdout.write(reportCsv(report));
   else {
     ctx.out.line(`Close-out for ${report.date} (${report.currency.toUpperCase()})`);
     ctx.out.table(reportRows(report), REPORT_COLUMNS);

@@ -9,7 +9,8 @@ import { rotateMainKey } from '../../server/db/reseal.js';
 import { openStore, type Store } from '../../server/db/store.js';
 import { resealSimulatorStore } from '../../simulator/index.js';
 import { usageError } from '../errors.js';
-import { createOutput } from '../output.js';
+import type { CliIo } from '../io.js';
+import { createOutput, warnOn } from '../output.js';
 
 /**
  * The key a rotation moves to: the one an unfinished rotation was moving to; else a key the
@@ -41,12 +42,12 @@ async function chooseNewKey(store: Store, cipher: StoreKeyring, source: KeySourc
  * while servers keep serving (server/db/reseal.ts); then the old keys are retired and a key file
  * keeps only the new one.
  */
-export async function rotateMasterKeyAction(options: { dataDir?: string; databaseUrl?: string; masterKeyFile?: string; json?: boolean }): Promise<void> {
-  const config = loadStoreConfig(options);
+export async function rotateMasterKeyAction(options: { dataDir?: string; databaseUrl?: string; masterKeyFile?: string; json?: boolean }, io: CliIo): Promise<void> {
+  const config = loadStoreConfig(options, io.env);
   const source = keySourceOf(config);
   const keyring = new Keyring(source);
-  const out = createOutput(Boolean(options.json));
-  const store = await openStore(config);
+  const out = createOutput(Boolean(options.json), io);
+  const store = await openStore(config, { onLooseFile: warnOn(io.stderr) });
   try {
     const cipher = await openStoreKeyring(store, keyring, { now: systemClock.now() });
     const previous = cipher.primaryId;

@@ -4,6 +4,7 @@ import type { CreateTransactionParams, Customer, Dispute, Payout, Transaction } 
 import { ApiRequestError } from '../../shared/api/errors.js';
 import { createApiClient } from '../api.js';
 import { CliError, usageError } from '../errors.js';
+import type { CliIo } from '../io.js';
 import { createOutput } from '../output.js';
 import type { ApiFlags } from './api-options.js';
 import { TRIGGERABLE, type Triggerable } from './trigger.js';
@@ -153,12 +154,12 @@ function describe(t: Triggered): string {
   }
 }
 
-export async function triggerAction(event: string, flags: ApiFlags & { json?: boolean }): Promise<void> {
+export async function triggerAction(event: string, flags: ApiFlags & { json?: boolean }, io: CliIo): Promise<void> {
   if (!(TRIGGERABLE as readonly string[]).includes(event)) throw usageError(`cannot trigger ${event}; choose one of ${TRIGGERABLE.join(', ')}`);
-  const config = loadClientConfig(flags);
+  const config = loadClientConfig(flags, io.env);
   if (!config.apiKey.startsWith('sk_test_')) throw usageError('pos trigger makes real test objects: use a test key (sk_test_…)');
   const api = createApiClient(config);
-  const out = createOutput(Boolean(flags.json));
+  const out = createOutput(Boolean(flags.json), io);
   const triggered = await trigger(api, event as Triggerable);
   if (out.json) out.printJson({ data: triggered.object });
   else out.line(`Triggered ${event}: ${describe(triggered)}`);

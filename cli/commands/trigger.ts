@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { ioOf } from '../io.js';
 import { addApiOptions, type ApiFlags } from './api-options.js';
 
 /** Events `pos trigger` can cause, each by real test-mode activity going through the processor. */
@@ -31,8 +32,8 @@ export function registerTriggerCommands(program: Command): void {
     )
     .action(async (event: string, _options: ApiFlags & { json?: boolean }, command: Command) => {
       // --server, --api-key and --json are also global options, parsed by the program first: read both levels, then the profile.
-      const options = await (await import('../profile-flags.js')).withProfile(command.optsWithGlobals<ApiFlags & { json?: boolean }>());
+      const options = await (await import('../profile-flags.js')).withProfile(command.optsWithGlobals<ApiFlags & { json?: boolean }>(), ioOf(command));
       const { triggerAction } = await import('./trigger-action.js');
-      await triggerAction(event, options);
+      await triggerAction(event, options, ioOf(command));
     });
 }

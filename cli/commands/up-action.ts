@@ -114,8 +114,8 @@ function keyLines(demo: Demo): string[] {
 }
 
 export async function up(_args: [], options: { port?: string; host?: string; dataDir?: string; masterKeyFile?: string; tui: boolean; simulateLive?: boolean }, ctx: CliContext): Promise<void> {
-  const interactive = options.tui && Boolean(process.stdout.isTTY) && Boolean(process.stdin.isTTY);
-  const config = loadServerConfig({ port: options.port, host: options.host, dataDir: options.dataDir, masterKeyFile: options.masterKeyFile, simulateLive: options.simulateLive });
+  const interactive = options.tui && Boolean(ctx.io.stdout.isTTY) && Boolean(ctx.io.stdin.isTTY);
+  const config = loadServerConfig({ port: options.port, host: options.host, dataDir: options.dataDir, masterKeyFile: options.masterKeyFile, simulateLive: options.simulateLive }, ctx.io.env);
   // With the TUI on the terminal, server logs go to a file instead of over the screen: an
   // owner-only one in the owner-only data dir, since requests and their errors are logged there.
   const loose: LooseFile[] = [];
@@ -140,7 +140,7 @@ export async function up(_args: [], options: { port?: string; host?: string; dat
   try {
     const demo = await ensureDemo(stack, ctx);
     agent = await startLocalAgent({ stack, apiKey: demo.counterKey, dataDir: config.dataDir, logger });
-    const write = (line: string) => process.stdout.write(`${line}\n`);
+    const write = (line: string) => ctx.io.stdout.write(`${line}\n`);
     if (interactive) {
       // The keys get a screen of their own: printed above the counter they scroll off an 80×24 terminal.
       const { runTui } = await import('../tui/run.js');
@@ -175,7 +175,7 @@ export async function up(_args: [], options: { port?: string; host?: string; dat
 const EXIT_DEADLINE_MS = 4_000;
 
 export async function tui(_args: [], options: { agent?: string }, ctx: CliContext): Promise<void> {
-  if (!process.stdout.isTTY || !process.stdin.isTTY) throw new CliError('pos tui needs a terminal (use the other commands with --json in scripts)', ExitCode.usage);
+  if (!ctx.io.stdout.isTTY || !ctx.io.stdin.isTTY) throw new CliError('pos tui needs a terminal (use the other commands with --json in scripts)', ExitCode.usage);
   await ctx.api.merchant();
   const { runTui } = await import('../tui/run.js');
   await runTui({ api: ctx.api, agentUrl: options.agent, color: ctx.config.color });

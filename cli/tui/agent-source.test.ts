@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ClientMessageSchema, type AgentMessage, type ClientMessage, type ReaderState } from '../../shared/agent-protocol.js';
+import { eventually } from '../../test/helpers/tmp.js';
 import { PosClient } from '../api.js';
 import { AgentSource } from './agent-source.js';
 import type { Action } from './state.js';
@@ -40,13 +41,6 @@ function fakeAgent(port = 0) {
 }
 
 const api = new PosClient({ server: 'http://127.0.0.1:9', apiKey: 'sk_test_x', fetch: () => Promise.reject(new Error('no api in this test')) });
-const until = async (check: () => boolean, ms = 3000) => {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 let cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -62,7 +56,7 @@ describe('AgentSource', () => {
     const source = new AgentSource(`ws://127.0.0.1:${port}`, api);
     cleanup.push(async () => source.stop(), agent.close);
     source.start((a) => actions.push(a));
-    await until(() => actions.some((a) => a.type === 'readers'));
+    await eventually(() => actions.some((a) => a.type === 'readers') || undefined, 3000);
     expect(agent.received.slice(0, 2)).toEqual([{ type: 'hello', protocol: 1 }, { type: 'subscribe', topics: ['readers', 'transactions', 'devices'] }]);
     expect(actions).toContainEqual({ type: 'merchant', name: 'Agent Shop', mode: 'test', currency: 'usd' });
     expect(actions).toContainEqual({ type: 'connection', status: 'connected' });
@@ -70,7 +64,7 @@ describe('AgentSource', () => {
     const reader = (actions.find((a) => a.type === 'readers') as Extract<Action, { type: 'readers' }>).readers[0]!;
     expect(await source.startPayment(reader, 1000, 'usd')).toEqual({ transactionId: 't-1' });
     expect(agent.received[2]).toMatchObject({ type: 'start_payment', reader: 'tmr_1', amount: 1000, currency: 'usd' });
-    await until(() => actions.some((a) => a.type === 'reader' && a.reader.activity === 'waiting_for_card'));
+    await eventually(() => actions.some((a) => a.type === 'reader' && a.reader.activity === 'waiting_for_card') || undefined, 3000);
     await expect(source.cancelPayment('t-1', 'canceled_by_staff')).rejects.toMatchObject({ error: { code: 'authorization_in_progress' } });
   });
 
@@ -81,7 +75,7 @@ describe('AgentSource', () => {
     const source = new AgentSource(`ws://127.0.0.1:${port}`, api);
     cleanup.push(async () => source.stop(), agent.close);
     source.start((a) => actions.push(a));
-    await until(() => actions.some((a) => a.type === 'readers'));
+    await eventually(() => actions.some((a) => a.type === 'readers') || undefined, 3000);
     const reader = (actions.find((a) => a.type === 'readers') as Extract<Action, { type: 'readers' }>).readers[0]!;
     const started = Date.now();
     await expect(source.startPayment(reader, 49, 'usd')).rejects.toMatchObject({ error: { code: 'invalid_message' } });
@@ -97,15 +91,15 @@ describe('AgentSource', () => {
     const source = new AgentSource(`ws://127.0.0.1:${port}`, api);
     cleanup.push(async () => source.stop());
     source.start((a) => actions.push(a));
-    await until(() => actions.some((a) => a.type === 'readers'));
+    await eventually(() => actions.some((a) => a.type === 'readers') || undefined, 3000);
     await agent.close();
-    await until(() => actions.some((a) => a.type === 'connection' && a.status === 'lost'));
+    await eventually(() => actions.some((a) => a.type === 'connection' && a.status === 'lost') || undefined, 3000);
     await expect(source.simulateTap({ id: 'r-1', processor_terminal_id: 'tmr_1', name: 'Till 1', status: 'online', last_seen_at: null, activity: null, transaction_id: null })).rejects.toThrow(/not connected/);
     const again = fakeAgent(port);
     cleanup.push(again.close);
     await again.ready;
     const before = actions.length;
-    await until(() => actions.slice(before).some((a) => a.type === 'connection' && a.status === 'connected'), 8000);
+    await eventually(() => actions.slice(before).some((a) => a.type === 'connection' && a.status === 'connected') || undefined, 8000);
     expect(again.received[0]).toEqual({ type: 'hello', protocol: 1 });
   });
 });

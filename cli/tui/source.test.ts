@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../../test/helpers/tmp.js';
 import { PosClient } from '../api.js';
 import type { Transaction } from '../../shared/api/types.js';
 import { txn } from './fixtures.js';
@@ -28,13 +29,6 @@ function fakeApi() {
   return { state, api: new PosClient({ server: 'http://127.0.0.1:4242', apiKey: 'sk_test_x', fetch: fetch as typeof globalThis.fetch }) };
 }
 
-const until = async (check: () => boolean, ms = 5000) => {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 describe('PollingSource', () => {
   it('loads the merchant, readers and payments, and follows the payment being charged', async () => {
@@ -43,11 +37,11 @@ describe('PollingSource', () => {
     const source = new PollingSource(api);
     source.start((a) => actions.push(a));
     try {
-      await until(() => actions.some((a) => a.type === 'readers'));
+      await eventually(() => actions.some((a) => a.type === 'readers') || undefined);
       expect(actions[0]).toEqual({ type: 'merchant', name: 'Shop', mode: 'test', currency: 'usd' });
       source.follow('t-1');
       state.status = 'succeeded';
-      await until(() => actions.some((a) => a.type === 'transaction' && a.transaction.status === 'succeeded'));
+      await eventually(() => actions.some((a) => a.type === 'transaction' && a.transaction.status === 'succeeded') || undefined);
       expect(state.paths).toContain('/v1/transactions/t-1');
     } finally {
       source.stop();
@@ -61,12 +55,12 @@ describe('PollingSource', () => {
     state.up = false;
     source.start((a) => actions.push(a));
     try {
-      await until(() => actions.some((a) => a.type === 'connection' && a.status === 'lost'));
+      await eventually(() => actions.some((a) => a.type === 'connection' && a.status === 'lost') || undefined);
       const lost = actions.find((a) => a.type === 'connection' && a.status === 'lost') as Extract<Action, { type: 'connection' }>;
       expect(lost.error).toMatch(/cannot reach http:\/\/127\.0\.0\.1:4242: connect ECONNREFUSED/);
       state.up = true;
-      await until(() => actions.some((a) => a.type === 'connection' && a.status === 'connected'));
-      await until(() => actions.some((a) => a.type === 'readers'));
+      await eventually(() => actions.some((a) => a.type === 'connection' && a.status === 'connected') || undefined);
+      await eventually(() => actions.some((a) => a.type === 'readers') || undefined);
     } finally {
       source.stop();
     }

@@ -190,6 +190,19 @@ export class WebhookReceiver {
   }
 }
 
+/**
+ * The error the SDK rejected a call with, for the test to look at; a call that succeeded, or failed
+ * with anything but a StripeError, fails the test.
+ */
+export async function rejected(promise: Promise<unknown>): Promise<Stripe.errors.StripeError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof Stripe.errors.StripeError)) throw new Error(`expected the call to be refused with a StripeError, got ${error === undefined ? 'a success' : String(error)}`);
+  return error;
+}
+
 /** Narrows a retrieve that may answer a deleted stub (readers, locations) to the live object. */
 export function notDeleted<T extends object>(value: T | { deleted: true }): T {
   if ((value as { deleted?: unknown }).deleted === true) throw new Error('object was deleted');

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import WebSocket from 'ws';
 import { AgentMessageSchema, type AgentMessage, type ReaderState } from '../../shared/agent-protocol.js';
-import { POS_BIN, THROWAWAY_CONFIG_DIR } from './server.js';
+import { POS_BIN, THROWAWAY_CONFIG_DIR } from './cli.js';
 import { eventually } from './tmp.js';
 
 export interface AgentProcess {

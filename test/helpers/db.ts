@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -10,7 +11,18 @@ import pg from 'pg';
  */
 export const TEST_DATABASE_URL = process.env.POS_TEST_DATABASE_URL || undefined;
 
+/**
+ * Schemas this worker migrated, emptied again when their tests were done, for its next data dirs
+ * (seedDataDir): migrating a schema takes a second or more. The run drops them at its end
+ * (test/global-setup.ts), with every other schema of its prefix.
+ */
+const spareSchemas: string[] = [];
+/** The data dirs of this worker that were given a spare schema rather than one of their own. */
+const givenSchemas = new Map<string, string>();
+
 export function schemaFor(dataDir: string): string {
+  const given = givenSchemas.get(dataDir);
+  if (given) return given;
   const prefix = process.env.POS_TEST_SCHEMA_PREFIX || 't_';
   return `${prefix}${createHash('sha256').update(dataDir).digest('hex').slice(0, 20)}`;
 }
@@ -25,12 +37,67 @@ export function backendEnv(dataDir: string): Record<string, string> {
   return TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL, POS_DATABASE_SCHEMA: schemaFor(dataDir) } : {};
 }
 
-export async function dropSchemaOf(dataDir: string): Promise<void> {
+/**
+ * Makes a new data dir's ledger start migrated, without migrating: on SQLite a copy of the database
+ * migrated once for the run (test/global-setup.ts); on PostgreSQL one of this worker's spare schemas
+ * when it has one, else a new schema that the store migrates as it opens it. Without a template
+ * (vitest started with another config) the store migrates as usual.
+ */
+export function seedDataDir(dataDir: string): void {
+  if (TEST_DATABASE_URL) {
+    const spare = spareSchemas.pop();
+    if (spare) givenSchemas.set(dataDir, spare);
+    return;
+  }
+  const template = process.env.POS_TEST_SQLITE_TEMPLATE;
+  if (!template) return;
+  for (const file of ['pos.db', 'pos.db-wal']) {
+    if (existsSync(join(template, file))) copyFileSync(join(template, file), join(dataDir, file));
+  }
+}
+
+/**
+ * When a data dir's tests are done and whatever used its ledger has closed: on PostgreSQL its
+ * schema, emptied, becomes a spare for the worker's next data dir, or is dropped when it cannot be
+ * emptied at once (a connection still holds a lock on it).
+ */
+export async function releaseDataDir(dataDir: string): Promise<void> {
+  if (!TEST_DATABASE_URL) return;
+  const schema = schemaFor(dataDir);
+  givenSchemas.delete(dataDir);
+  if (await emptySchema(schema)) spareSchemas.push(schema);
+  else await dropSchemaOf(dataDir, schema);
+}
+
+/**
+ * Empties a migrated test schema of every row, keeping its tables and the record of its
+ * migrations: as it was just after migrating, since migrations seed no rows (they only derive rows
+ * from existing ones). False when the schema was never migrated, or is still locked.
+ */
+async function emptySchema(schema: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    // Two seconds: a closed server holds no lock; one still holding it is not waited for.
+    await client.query("set lock_timeout = '2s'");
+    const { rows } = await client.query<{ name: string }>('select tablename as name from pg_tables where schemaname = $1', [schema]);
+    if (!rows.some(({ name }) => name === 'kysely_migration')) return false;
+    const tables = rows.filter(({ name }) => !name.startsWith('kysely_'));
+    if (tables.length > 0) await client.query(`truncate ${tables.map(({ name }) => `"${schema}"."${name}"`).join(', ')} restart identity cascade`);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end();
+  }
+}
+
+export async function dropSchemaOf(dataDir: string, schema = schemaFor(dataDir)): Promise<void> {
   if (!TEST_DATABASE_URL) return;
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await client.connect();
   try {
-    await client.query(`drop schema if exists "${schemaFor(dataDir)}" cascade`);
+    await client.query(`drop schema if exists "${schema}" cascade`);
   } finally {
     await client.end();
   }

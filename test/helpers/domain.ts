@@ -8,7 +8,7 @@ import { buildServices, type Services } from '../../server/services.js';
 import { openStoreKeyring, type StoreKeyring } from '../../server/db/encryption.js';
 import { Keyring } from '../../shared/crypto/keyring.js';
 import { keySourceOf } from '../../shared/crypto/key-source.js';
-import { backendFlags, dropSchemaOf } from './db.js';
+import { backendFlags, releaseDataDir, seedDataDir } from './db.js';
 import { tempDir } from './tmp.js';
 
 /** A clock the test moves by hand. */
@@ -39,9 +39,12 @@ export interface Domain {
 /**
  * The services over the suite's real database (SQLite, or PostgreSQL in its pass) and the
  * in-memory processor: what unit tests of the domain run on, with no server, no port, no simulator.
+ * Each starts migrated and empty: on SQLite a copy of the run's migrated database, on PostgreSQL a
+ * schema of its own, new or emptied.
  */
 export async function openDomain(options: { recoveryRetryScale?: number } = {}): Promise<Domain> {
   const dir = tempDir('pos-domain-');
+  seedDataDir(dir.path);
   const store = await openStore({ dataDir: dir.path, ...backendFlags(dir.path) });
   const clock = new ManualClock();
   const cipher = await openStoreKeyring(store, new Keyring(keySourceOf({ dataDir: dir.path })), { now: clock.now() });
@@ -59,7 +62,7 @@ export async function openDomain(options: { recoveryRetryScale?: number } = {}):
     scope: { merchantId: merchant.id, mode: 'test' },
     async close() {
       await store.close();
-      await dropSchemaOf(dir.path);
+      await releaseDataDir(dir.path);
       dir.cleanup();
     },
   };

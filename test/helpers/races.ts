@@ -5,39 +5,14 @@ import { keySourceOf } from '../../shared/crypto/key-source.js';
 import { metaPlace } from '../../simulator/store.js';
 import Stripe from 'stripe';
 import { budgetedHttpClient } from '../../server/processor/budget-client.js';
+import type { ApiErrorBody, CreateTransactionResponse, Data, Transaction } from '../../shared/api/types.js';
 import { client, type ApiResponse, type Json } from './api.js';
 
 /** Helpers shared by the payments race, restart and processor-event tests. */
 
-export interface TransactionJson {
-  id: string;
-  reference: string;
-  status: string;
-  amount: number;
-  amount_refunded: number;
-  is_test: boolean;
-  card_brand: string | null;
-  card_last_four: string | null;
-  failure_code: string | null;
-  failed_at: string | null;
-  captured_at: string | null;
-  refunded_at: string | null;
-  metadata: Record<string, string>;
-}
-
-export interface CreatedJson {
-  data: TransactionJson;
-  client_secret: string;
-  message?: string;
-}
-
-export interface ErrorJson {
-  error: { type: string; message: string; code?: string; param?: string };
-}
-
 /** The spec §7 error body, and nothing else at its top level. */
 export function expectErrorBody(res: ApiResponse<unknown>, status: number, code: string): void {
-  const body = res.body as ErrorJson;
+  const body = res.body as { error?: ApiErrorBody };
   if (res.status !== status || body?.error?.code !== code || typeof body.error.message !== 'string' || Object.keys(body).length !== 1) {
     throw new Error(`expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
   }
@@ -100,17 +75,17 @@ export function paymentsApi(url: string, key: string) {
     ...api,
     /** A card payment that succeeds at once. */
     paid: async (amount: number, headers?: Record<string, string>) => {
-      const res = await api.post<CreatedJson>('/v1/transactions', { amount, payment_method: 'pm_card_visa', confirm: true }, headers);
+      const res = await api.post<CreateTransactionResponse>('/v1/transactions', { amount, payment_method: 'pm_card_visa', confirm: true }, headers);
       if (res.status !== 201 || res.body.data.status !== 'succeeded') throw new Error(`payment did not succeed: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body.data;
     },
     /** A manual-capture card payment, authorised and waiting for capture. */
     authorised: async (amount: number) => {
-      const res = await api.post<CreatedJson>('/v1/transactions', { amount, payment_method: 'pm_card_visa', confirm: true, capture_method: 'manual' });
+      const res = await api.post<CreateTransactionResponse>('/v1/transactions', { amount, payment_method: 'pm_card_visa', confirm: true, capture_method: 'manual' });
       if (res.status !== 201 || res.body.data.status !== 'requires_capture') throw new Error(`authorisation failed: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body.data;
     },
-    transaction: async (id: string) => (await api.get<{ data: TransactionJson }>(`/v1/transactions/${id}`)).body.data,
+    transaction: async (id: string) => (await api.get<Data<Transaction>>(`/v1/transactions/${id}`)).body.data,
   };
 }
 

@@ -1,25 +1,13 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { type ChildProcess, spawn } from 'node:child_process';
 import pino from 'pino';
 import { loadServerConfig, type ServerFlags } from '../../shared/config.js';
 import type { RunningServer } from '../../server/main.js';
 import { startStack, type Stack, type StackOptions } from '../../cli/stack.js';
 import { createMerchant, type CreatedMerchant } from '../../server/accounts/merchants.js';
 import { systemClock } from '../../shared/time.js';
-import { backendEnv, backendFlags, dropSchemaOf } from './db.js';
+import { POS_BIN, pos, type PosResult, runCli } from './cli.js';
+import { backendEnv, backendFlags, releaseDataDir, seedDataDir } from './db.js';
 import { tempDir } from './tmp.js';
-
-export const POS_BIN = fileURLToPath(new URL('../../bin/pos.js', import.meta.url));
-
-/**
- * The `pos` profile directory of every CLI a test spawns unless the test names its own: empty and
- * this worker's, so no test reads the developer's ~/.config/pos (a `pos up` run before `npm test`
- * leaves a profile there) or writes to it.
- */
-export const THROWAWAY_CONFIG_DIR = mkdtempSync(join(tmpdir(), 'pos-test-config-'));
 
 export interface TestServer {
   url: string;
@@ -33,6 +21,7 @@ export interface TestServer {
 /** An in-process server on a real port and a temporary data dir. */
 export async function startTestServer(flags: ServerFlags = {}, options: StackOptions = {}): Promise<TestServer> {
   const dir = tempDir();
+  seedDataDir(dir.path);
   const config = loadServerConfig({ port: 0, dataDir: dir.path, logLevel: 'silent', ...backendFlags(dir.path), ...flags }, {});
   const stack = await startStack(config, { logger: pino({ level: 'silent' }), ...options });
   const server = stack.server;
@@ -44,23 +33,31 @@ export async function startTestServer(flags: ServerFlags = {}, options: StackOpt
     merchant: (name = 'Test Shop') => createMerchant(server.store, systemClock, { businessName: name }),
     async stop() {
       await stack.close();
-      await dropSchemaOf(dir.path);
+      await releaseDataDir(dir.path);
       dir.cleanup();
     },
   };
 }
 
-/** A command naming `--data-dir D` gets D's ledger on the suite's backend (see helpers/db.ts). */
-function dataDirBackend(args: string[]): Record<string, string> {
-  const at = args.indexOf('--data-dir');
-  const dir = at >= 0 ? args[at + 1] : undefined;
-  return dir ? backendEnv(dir) : {};
+/** The `pos admin <args>` binary on a data dir, its ledger on the suite's backend (helpers/db.ts) like a server's on it. */
+export function posAdmin(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<PosResult> {
+  return pos(['admin', ...args, '--data-dir', dataDir], { ...backendEnv(dataDir), ...env });
 }
 
-/** Runs the real `pos` executable to completion. */
-export function runPos(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [POS_BIN, ...args], { encoding: 'utf8', env: { ...process.env, POS_CONFIG_DIR: THROWAWAY_CONFIG_DIR, ...dataDirBackend(args), ...env }, timeout: 20_000 });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+/** A merchant made by `pos admin merchant create` on a data dir, with its keys. */
+export interface AdminMerchant {
+  id: string;
+  business_name: string;
+  country: string;
+  default_currency: string;
+  api_keys: { sk_test: string; sk_live: string; pk_test: string; pk_live: string };
+}
+
+/** Run in this process: the binary's admin commands are lifecycle.test.ts's to test. */
+export async function adminMerchant(dataDir: string, businessName: string): Promise<AdminMerchant> {
+  const made = await runCli(['admin', 'merchant', 'create', '--business-name', businessName, '--json', '--data-dir', dataDir], { env: backendEnv(dataDir) });
+  if (made.status !== 0) throw new Error(`pos admin merchant create exited ${made.status}: ${made.stderr}`);
+  return JSON.parse(made.stdout) as AdminMerchant;
 }
 
 export interface ServerProcess {

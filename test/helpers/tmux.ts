@@ -1,4 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { eventually } from './tmp.js';
 
 /**
  * A terminal for the TUI's end-to-end tests: tmux on a private socket (so two runs on one machine
@@ -36,24 +37,28 @@ export class Tmux {
     this.run('send-keys', '-t', session, '-l', text);
   }
 
-  async waitFor(session: string, text: string | RegExp, timeoutMs = 15_000): Promise<string> {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const s = this.screen(session);
-      if (typeof text === 'string' ? s.includes(text) : text.test(s)) return s;
-      if (Date.now() > end) throw new Error(`screen never showed ${String(text)}:\n${s}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+  waitFor(session: string, text: string | RegExp, timeoutMs = 15_000): Promise<string> {
+    return eventually(
+      () => {
+        const s = this.screen(session);
+        if (typeof text === 'string' ? s.includes(text) : text.test(s)) return s;
+        throw new Error(`screen never showed ${String(text)}:\n${s}`);
+      },
+      timeoutMs,
+      100,
+    );
   }
 
-  async waitWithout(session: string, text: string | RegExp, timeoutMs = 15_000): Promise<string> {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const s = this.screen(session);
-      if (!(typeof text === 'string' ? s.includes(text) : text.test(s))) return s;
-      if (Date.now() > end) throw new Error(`screen kept showing ${String(text)}:\n${s}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+  waitWithout(session: string, text: string | RegExp, timeoutMs = 15_000): Promise<string> {
+    return eventually(
+      () => {
+        const s = this.screen(session);
+        if (!(typeof text === 'string' ? s.includes(text) : text.test(s))) return s;
+        throw new Error(`screen kept showing ${String(text)}:\n${s}`);
+      },
+      timeoutMs,
+      100,
+    );
   }
 
   /** The pane's process: `env` execs the program, so this is the program itself. */

@@ -2,29 +2,34 @@ import { writeFileSync } from 'node:fs';
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import { ApiRequestError } from '../../../shared/api/errors.js';
+import { eventually } from '../../../test/helpers/tmp.js';
 import { PosClient } from '../../api.js';
 import { FakeSource, reader, txn } from '../fixtures.js';
 import { App } from './App.js';
 
 const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms));
 /** Waits for the frame to contain `text`: renders are asynchronous and the machine may be busy. */
-async function frameWith(ui: { lastFrame(): string | undefined }, text: string): Promise<string> {
-  const end = Date.now() + 3000;
-  for (;;) {
-    const f = ui.lastFrame() ?? '';
-    if (f.includes(text)) return f;
-    if (Date.now() > end) throw new Error(`frame never showed "${text}":\n${f}`);
-    await tick(10);
-  }
+function frameWith(ui: { lastFrame(): string | undefined }, text: string): Promise<string> {
+  return eventually(
+    () => {
+      const f = ui.lastFrame() ?? '';
+      if (f.includes(text)) return f;
+      throw new Error(`frame never showed "${text}":\n${f}`);
+    },
+    3000,
+    10,
+  );
 }
-async function frameWithout(ui: { lastFrame(): string | undefined }, text: string): Promise<string> {
-  const end = Date.now() + 3000;
-  for (;;) {
-    const f = ui.lastFrame() ?? '';
-    if (!f.includes(text)) return f;
-    if (Date.now() > end) throw new Error(`frame kept showing "${text}":\n${f}`);
-    await tick(10);
-  }
+function frameWithout(ui: { lastFrame(): string | undefined }, text: string): Promise<string> {
+  return eventually(
+    () => {
+      const f = ui.lastFrame() ?? '';
+      if (!f.includes(text)) return f;
+      throw new Error(`frame kept showing "${text}":\n${f}`);
+    },
+    3000,
+    10,
+  );
 }
 /** An API client nothing reaches: the App only uses it for links, refunds and the day report. */
 const api = new PosClient({ server: 'http://127.0.0.1:9', apiKey: 'sk_test_x', fetch: () => Promise.reject(new Error('offline')) });
