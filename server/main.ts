@@ -45,6 +45,8 @@ export interface RunningServer {
   webhooks: WebhookWorker;
   /** The on-premise agents' websocket endpoint on this server. */
   agentUpstream: AgentUpstream;
+  /** The start-up work left running in the background (sealing legacy plaintext, provisioning accounts) has ended. */
+  settled: Promise<void>;
   /** Stops accepting, lets in-flight requests finish, closes the database. */
   close(): Promise<void>;
 }
@@ -131,7 +133,8 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const legacy = sealLegacyValues(store, cipher, { now: () => clock.now(), logger, stopped: () => closingDown }).catch((err: unknown) => {
     logger.warn({ err }, 'sealing the values stored in plaintext failed; the next start tries again');
   });
-  processor.provisionMissingAccounts().catch((err: unknown) => logger.warn({ err }, 'connected-account provisioning failed; retried on first use'));
+  const provisioned = processor.provisionMissingAccounts().catch((err: unknown) => logger.warn({ err }, 'connected-account provisioning failed; retried on first use'));
+  const settled = Promise.all([legacy, provisioned]).then(() => undefined);
   if (options.processor.unlimited) logger.warn("the processor's rate limits are OFF (POS_SIMULATOR_RATE_LIMITS=off): for throughput benchmarks and bulk fixtures only, Stripe enforces them");
   const liveMoney = liveMoneyOf(processor.kind, config.simulateLive);
   if (liveMoney === 'simulated') logger.warn('live mode is SIMULATED (--simulate-live): live keys take simulated payments and no money moves');
@@ -168,5 +171,5 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     })();
     return closing;
   };
-  return { url, port, store, cipher, logger, processor, services, reconciler, webhooks, agentUpstream, close };
+  return { url, port, store, cipher, logger, processor, services, reconciler, webhooks, agentUpstream, settled, close };
 }

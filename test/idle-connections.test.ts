@@ -27,6 +27,8 @@ let readerId: string;
 
 beforeAll(async () => {
   t = await startTestServer({ reconcileIntervalMs: 600_000 });
+  // Start-up work (sealing legacy plaintext, provisioning accounts) writes once; the quiet windows come after it.
+  await t.server.settled;
   key = (await t.merchant('Quiet Shop')).keys.sk_test;
   const api = client(t.url, key);
   expect((await api.post('/v1/terminal/locations', { display_name: 'Counter', address: ADDRESS })).status).toBe(201);
@@ -65,16 +67,18 @@ describe('idle connections', () => {
     for (let i = 0; i < 10; i++) {
       // Writes at random moments: with a poll they would land anywhere in its cycle.
       await sleep(Math.random() * 300);
-      const sent = performance.now();
       const made = await api.post<{ data: { id: string } }>('/v1/transactions', { amount: 2000 + i });
+      // The answer leaves after the commit: from then on, a notice has nothing left to wait for.
+      const answered = performance.now();
       expect(made.status).toBe(201);
-      latencies.push((await stream.event(made.body.data.id)).at - sent);
+      latencies.push((await stream.event(made.body.data.id)).at - answered);
     }
     stream.close();
     latencies.sort((a, b) => a - b);
-    // A poll every 250 ms would put the median near 125 ms; a commit's notice takes a few (65 ms
-    // seen on a loaded PostgreSQL pass), so the bound sits between the two.
-    expect(latencies[Math.floor(latencies.length / 2)]).toBeLessThan(100);
+    // Counted from the answer, so a loaded machine's slow request does not count: a poll every
+    // 250 ms would still put the median near 125 ms after the commit; a commit's notice delivers
+    // around the answer (before it, often), so the bound sits well between the two.
+    expect(latencies[Math.floor(latencies.length / 2)]).toBeLessThan(75);
   });
 });
 

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type Stripe from 'stripe';
 import { startSimulator, type RunningSimulator } from '../simulator/index.js';
+import { keySourceOf } from '../shared/crypto/key-source.js';
+import { Keyring } from '../shared/crypto/keyring.js';
 import type { CreateTransactionResponse, Transaction } from '../shared/api/types.js';
 import type { ApiResponse } from './helpers/api.js';
 import { expectErrorBody, intentsByTransaction, openPosDb, paymentsApi, stripeAt } from './helpers/races.js';
@@ -292,7 +294,8 @@ describe('a processor outage', () => {
       expect(again.headers.get('idempotent-replayed')).toBeNull();
     }
 
-    restarted = await startSimulator({ dataDir: join(s.dataDir, 'simulator'), port });
+    // The embedded simulator's secrets are under the server's main key, in the server's data dir.
+    restarted = await startSimulator({ dataDir: join(s.dataDir, 'simulator'), port, keyring: new Keyring(keySourceOf({ dataDir: s.dataDir })) });
     const intentsNow = () => intentsByTransaction(stripeAt((restarted as RunningSimulator).url, (restarted as RunningSimulator).keys.secretTest));
     for (const { m, api, key } of cases) {
       const retried = await api.post<CreateTransactionResponse>('/v1/transactions', body, { 'Idempotency-Key': key });
