@@ -13,8 +13,12 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 
 /** Long enough for a poll every 200–250 ms per connection to run a dozen times. */
 const QUIET_WINDOW_MS = 3_000;
-/** The last statements of connecting (the hello's writes, the first reads) are done by then. */
-const SETTLE_MS = 500;
+/**
+ * The last statements of connecting (the hello's writes, the first reads) are done by then, and so is
+ * the one look at data_version that the store's once-a-second check for other processes' commits
+ * makes after this process's own last commit changed the WAL (server/db/sqlite.ts).
+ */
+const SETTLE_MS = 2_000;
 /** The agent's heartbeat interval: none is due in the window, and its readers' presence lasts three of them. */
 const AGENT_HEARTBEAT_MS = 60_000;
 const ADDRESS = { line1: '1 Quiet Lane', city: 'Austin', postal_code: '78701', country: 'US' };
