@@ -5,9 +5,9 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     include: ['{cli,server,shared,agent,simulator,test}/**/*.test.{ts,tsx}'],
     // Process-level tests start real servers and assert on timing with bounds set for two files at
-    // once on two cores. Three or four at once were faster on a quiet machine (a 15-file sample: 80 s
-    // with two, 66 s with three, 58 s with four), but on a busy one the timing tests and the fuzz
-    // tests on PostgreSQL then failed.
+    // once on two cores. Three or four at once were faster (a 15-file sample: 80 s with two, 66 s with
+    // three, 58 s with four), but with the machine busy the timing tests and the fuzz tests on
+    // PostgreSQL then failed.
     maxWorkers: 2,
     // A test file runs in a worker that has already loaded the modules it needs, instead of a new
     // process loading them all again: that loading took more of the suite's time than most tests.
