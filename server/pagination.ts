@@ -49,11 +49,14 @@ export function newestFirstSeqRange(totalCount: number, request: PageRequest): {
 }
 
 /** Tables numbered by `seq` within a merchant and mode, with a counter of the same name. */
-type SeqTable = 'customers' | 'transactions' | 'events';
+type CountedSeqTable = 'customers' | 'transactions' | 'events';
+/** Tables numbered by `seq` whose last number the caller reads elsewhere (the audit chain's head). */
+type SeqTable = CountedSeqTable | 'audit_log';
 
 /**
- * A newest-first page of a seq-numbered list: the count comes from the maintained counter and the
- * rows from an index range, so every page costs the same however deep it is.
+ * A newest-first page of a seq-numbered list: the count comes from the maintained counter (or is
+ * given, for a table whose newest row carries it) and the rows from an index range, so every page
+ * costs the same however deep it is.
  */
 export async function seqPage<T extends SeqTable, R>(
   db: Executor,
@@ -61,8 +64,9 @@ export async function seqPage<T extends SeqTable, R>(
   scope: Scope,
   request: PageRequest,
   present: (row: Selectable<Tables[T]>) => R,
+  ...[knownTotal]: T extends CountedSeqTable ? [] : [total: number]
 ): Promise<Page<R>> {
-  const total = await readCount(db, scope.merchantId, scope.mode, table);
+  const total = knownTotal ?? (await readCount(db, scope.merchantId, scope.mode, table as CountedSeqTable));
   const range = newestFirstSeqRange(total, request);
   if (!range) return toPage([], total, request);
   const rows = await (db as Executor)

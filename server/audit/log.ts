@@ -4,7 +4,7 @@ import { toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { AuditLogTable, Mode } from '../db/schema.js';
 import { insertRow, Prepared } from '../db/prepared.js';
 import type { Store, Trx } from '../db/store.js';
-import { newestFirstSeqRange, offsetPage, type Page, type PageRequest, toPage } from '../pagination.js';
+import { offsetPage, type Page, type PageRequest, seqPage } from '../pagination.js';
 import type { Scope } from '../accounts/scope.js';
 import type { AuditEntryView } from '../schemas/audit.js';
 import type { ActingKey, RequestOrigin } from './origin.js';
@@ -228,18 +228,7 @@ export class AuditLog {
     const filtered = filters.objectId !== undefined || filters.keyId !== undefined || filters.from !== undefined || filters.to !== undefined;
     if (!filtered) {
       const total = Number((await readHead.first(db, { merchantId: scope.merchantId, mode: scope.mode }))?.seq ?? 0);
-      const range = newestFirstSeqRange(total, request);
-      if (!range) return toPage([], total, request);
-      const rows = await db
-        .selectFrom('audit_log')
-        .selectAll()
-        .where('merchant_id', '=', scope.merchantId)
-        .where('mode', '=', scope.mode)
-        .where('seq', '>=', range.from)
-        .where('seq', '<=', range.to)
-        .orderBy('seq', 'desc')
-        .execute();
-      return toPage(rows.map(presentAuditEntry), total, request);
+      return seqPage(db, 'audit_log', scope, request, presentAuditEntry, total);
     }
     let base = db.selectFrom('audit_log').where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode);
     const { objectId, keyId, from, to } = filters;
