@@ -6,7 +6,7 @@ import { insertRow, Prepared } from '../db/prepared.js';
 import type { Store, Trx } from '../db/store.js';
 import { newestFirstSeqRange, offsetPage, type Page, type PageRequest, toPage } from '../pagination.js';
 import type { Scope } from '../accounts/scope.js';
-import type { AuditEntryView } from '../schemas/audit.js';
+import type { AuditEntryView } from '../../shared/contract/audit.js';
 import type { ActingKey, RequestOrigin } from './origin.js';
 
 /**

@@ -4,7 +4,7 @@ import type { WebhookEndpointsTable } from '../db/schema.js';
 import type { Executor, Store } from '../db/store.js';
 import { notifyOnCommit } from '../db/notify.js';
 import { invalid, notFound } from '../errors.js';
-import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookEndpoint } from '../schemas/webhooks.js';
+import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookEndpoint } from '../../shared/contract/webhooks.js';
 import { readCount } from '../db/counters.js';
 import { offsetPage, type Page, type PageRequest } from '../pagination.js';
 import type { Scope } from '../accounts/scope.js';
