@@ -62,6 +62,34 @@ module.exports = {
       to: { path: '^simulator/' },
     },
     {
+      name: 'shared-and-agent-not-to-server-or-simulator',
+      severity: 'error',
+      comment:
+        'shared/ is the ground floor every part imports downward (the wire contract is shared/contract/), and the agent ' +
+        'reaches the server over HTTP and its websocket: neither imports the server or the simulator. Tests may start them.',
+      from: { path: '^(shared|agent)/', pathNot: '[.]test[.]tsx?$' },
+      to: { path: '^(server|simulator)/' },
+    },
+    {
+      name: 'cli-not-to-server',
+      severity: 'error',
+      comment:
+        'The CLI talks to the server through the /v1 client; only the commands that run the server in their own process ' +
+        '(`pos server` and `pos up` through cli/stack.ts, `pos admin` on the data directory) import it. Tests may start it.',
+      from: {
+        path: '^cli/',
+        pathNot: ['^cli/commands/(server|up|admin|rotate-key)-action[.]ts$', '^cli/stack[.]ts$', '[.]test[.]tsx?$'],
+      },
+      to: { path: '^server/' },
+    },
+    {
+      name: 'stack-only-in-server-commands',
+      severity: 'error',
+      comment: 'cli/stack.ts loads the whole server: only `pos server` and `pos up` load it (a type-only import loads nothing).',
+      from: { path: '^cli/', pathNot: ['^cli/commands/(server|up)-action[.]ts$', '[.]test[.]tsx?$'] },
+      to: { path: '^cli/stack[.]ts$', dependencyTypesNot: ['type-only', 'type-import'] },
+    },
+    {
       name: 'ink-only-in-tui',
       severity: 'error',
       comment: 'Ink and React load only for the interactive UI, when stdout is a TTY; everything else stays plain Node.',

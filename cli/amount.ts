@@ -17,7 +17,7 @@ import { usageError } from './errors.js';
  * currency symbols, spaces inside, a bare ".5" or "47.", zero, and more than the API's maximum.
  */
 
-/** The API's largest amount (server/schemas/transactions.ts MAX_AMOUNT): refusing it here gives a clearer message. */
+/** The API's largest amount (shared/contract/transactions.ts MAX_AMOUNT): refusing it here gives a clearer message. */
 export const MAX_AMOUNT = 99_999_999;
 
 export function parseAmount(input: string, currency: string): number {

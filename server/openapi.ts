@@ -1,8 +1,8 @@
 import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { z } from 'zod';
 import type { RouteScope } from './accounts/permissions.js';
-import { ErrorBodySchema } from './schemas/common.js';
-import { z as zo } from './schemas/zod.js';
+import { ErrorBodySchema } from '../shared/contract/common.js';
+import { z as zo } from '../shared/contract/zod.js';
 
 const IdempotencyHeaders = zo.object({
   'Idempotency-Key': zo.string().min(1).max(255).optional().openapi({ description: 'Repeat-safe key; the original result is replayed with 200' }),

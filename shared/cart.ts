@@ -1,5 +1,5 @@
 /**
- * A cart's limits, shared by the API (server/schemas/terminal.ts), the agent's local protocol
+ * A cart's limits, shared by the API (shared/contract/terminal.ts), the agent's local protocol
  * and the counter, so each refuses the same cart with its own words before the next one is asked.
  */
 

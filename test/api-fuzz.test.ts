@@ -4,7 +4,7 @@ import pino from 'pino';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { ErrorBodySchema } from '../server/schemas/common.js';
+import { ErrorBodySchema } from '../shared/contract/common.js';
 import { UPSTREAM_PATH } from '../shared/agent-upstream.js';
 import { client, type Json } from './helpers/api.js';
 import { startTestServer, type TestServer } from './helpers/server.js';

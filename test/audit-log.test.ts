@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
-import { AuditLogSchema } from '../server/schemas/audit.js';
+import { AuditLogSchema } from '../shared/contract/audit.js';
 import type { AuditEntry, AuditLog, WebhookEvent } from '../shared/api/types.js';
 import { CounterClient, spawnAgent, type AgentProcess } from './helpers/agent.js';
 import { client, type Json } from './helpers/api.js';

@@ -48,7 +48,7 @@ describe('the files the PostgreSQL pass runs again', () => {
     expect(backend).toEqual(
       expect.arrayContaining(['test/payments-api.test.ts', 'server/payments/transactions.test.ts', 'test/lifecycle.test.ts', 'test/customers.test.ts', 'test/postgres-instances.test.ts', 'test/cli.test.ts']),
     );
-    expect(once).toEqual(expect.arrayContaining(['test/simulator-payments.test.ts', 'cli/tui/state.test.ts', 'test/tui-e2e.test.ts', 'server/webhooks/signing.test.ts', 'test/backend-selection.test.ts']));
+    expect(once).toEqual(expect.arrayContaining(['test/simulator-payments.test.ts', 'cli/tui/state.test.ts', 'test/tui-e2e.test.ts', 'shared/webhook-signing.test.ts', 'test/backend-selection.test.ts']));
     expect(backend.filter((file) => once.includes(file))).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CheckoutSessionSchema, PaymentLinkListSchema, PaymentLinkSchema } from '../server/schemas/checkout.js';
+import { CheckoutSessionSchema, PaymentLinkListSchema, PaymentLinkSchema } from '../shared/contract/checkout.js';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { call, client, type Json } from './helpers/api.js';
 import { eventsOf, simulatorSdk } from './helpers/payments.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CustomerListSchema, CustomerSchema } from '../server/schemas/customers.js';
+import { CustomerListSchema, CustomerSchema } from '../shared/contract/customers.js';
 import { client, type Json } from './helpers/api.js';
 import { openTestDb } from './helpers/db.js';
 import { eventsOf, simulatorSdk } from './helpers/payments.js';

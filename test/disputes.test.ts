@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
-import { DisputeListSchema, DisputeSchema } from '../server/schemas/disputes.js';
+import { DisputeListSchema, DisputeSchema } from '../shared/contract/disputes.js';
 import { client, type Json } from './helpers/api.js';
 import { eventsOf } from './helpers/payments.js';
 import { startTestServer, type TestServer } from './helpers/server.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeDocs } from '../server/app.js';
-import { ErrorBodySchema } from '../server/schemas/common.js';
+import { ErrorBodySchema } from '../shared/contract/common.js';
 import { call, client, type Json } from './helpers/api.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 

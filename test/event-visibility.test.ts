@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
-import { missingPermission, PERMISSIONS, PRESETS, type Permission, type Preset } from '../server/accounts/permissions.js';
+import { missingPermission } from '../server/accounts/permissions.js';
+import { PERMISSIONS, PRESETS, type Permission, type Preset } from '../shared/contract/permissions.js';
 import { routeDocs } from '../server/app.js';
 import { routeScopes } from '../server/http/route-scopes.js';
 import { EVENT_TYPES, recordEvent, type EventType } from '../server/webhooks/outbox.js';

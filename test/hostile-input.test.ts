@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { MAX_INPUT_DEPTH } from '../server/http/input.js';
-import { ErrorBodySchema } from '../server/schemas/common.js';
+import { ErrorBodySchema } from '../shared/contract/common.js';
 import { UPSTREAM_PATH } from '../shared/agent-upstream.js';
 import { call, client, type Json } from './helpers/api.js';
 import { adminMerchant, spawnServer, startTestServer, type TestServer } from './helpers/server.js';

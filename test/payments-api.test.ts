@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreateTransactionResponseSchema, RefundSchema, TransactionListSchema, TransactionSchema } from '../server/schemas/transactions.js';
+import { CreateTransactionResponseSchema, RefundSchema, TransactionListSchema, TransactionSchema } from '../shared/contract/transactions.js';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { client, type Json } from './helpers/api.js';
 import { eventsOf, simulatorSdk } from './helpers/payments.js';

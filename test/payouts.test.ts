@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
-import { BalanceSchema, PayoutListSchema, PayoutSchema } from '../server/schemas/payouts.js';
+import { BalanceSchema, PayoutListSchema, PayoutSchema } from '../shared/contract/payouts.js';
 import { client, type Json } from './helpers/api.js';
 import { eventsOf } from './helpers/payments.js';
 import { startTestServer, type TestServer } from './helpers/server.js';

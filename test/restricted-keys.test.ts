@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
-import { PRESETS } from '../server/accounts/permissions.js';
+import { PRESETS } from '../shared/contract/permissions.js';
 import { client, type Json } from './helpers/api.js';
 import { spawnServer, startTestServer, type ServerProcess, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';

@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
-import { ReaderSchema, TerminalPaymentSchema } from '../server/schemas/terminal.js';
+import { ReaderSchema, TerminalPaymentSchema } from '../shared/contract/terminal.js';
 import { client, type Json } from './helpers/api.js';
 import { eventsOf, simulatorSdk } from './helpers/payments.js';
 import { startTestServer, type TestServer } from './helpers/server.js';

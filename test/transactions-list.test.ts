@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TransactionListSchema } from '../server/schemas/transactions.js';
+import { TransactionListSchema } from '../shared/contract/transactions.js';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { client, type Json } from './helpers/api.js';
 import { startTestServer, type TestServer } from './helpers/server.js';

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listenSecret } from '../server/webhooks/signing.js';
+import { listenSecret } from '../shared/webhook-signing.js';
 import { client } from './helpers/api.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { POS_BIN, runCli, THROWAWAY_CONFIG_DIR } from './helpers/cli.js';

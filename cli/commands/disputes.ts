@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import { lazy } from '../lazy.js';
 
-/** Stripe's dispute statuses (server/schemas/disputes.ts), for `--status`. */
+/** Stripe's dispute statuses (shared/contract/disputes.ts), for `--status`. */
 const STATUSES = ['warning_needs_response', 'warning_under_review', 'warning_closed', 'needs_response', 'under_review', 'won', 'lost'];
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];

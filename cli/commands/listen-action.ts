@@ -1,5 +1,5 @@
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, loadClientConfig } from '../../shared/config.js';
-import { listenSecret, signedHeaders } from '../../server/webhooks/signing.js';
+import { listenSecret, signedHeaders } from '../../shared/webhook-signing.js';
 import type { ApiErrorBody, WebhookEvent } from '../../shared/api/types.js';
 import { ApiRequestError } from '../../shared/api/errors.js';
 import { createApiClient } from '../api.js';

@@ -33,7 +33,7 @@ export interface Principal {
   keyId: string;
   /** The key's last four characters: how the audit trail names it next to its id. */
   last4: string;
-  /** A restricted key's permissions (server/accounts/permissions.ts); empty for the others. */
+  /** A restricted key's permissions (shared/contract/permissions.ts); empty for the others. */
   permissions: ReadonlySet<string>;
 }
 

@@ -8,7 +8,7 @@ import type { Executor, Store } from '../db/store.js';
 import { notFound } from '../errors.js';
 import { fromProcessorError } from '../processor/errors.js';
 import { type CustomerFields, type PaymentProcessor, processorIdempotencyKey } from '../processor/port.js';
-import type { Customer, CreateCustomerInput, DeletedCustomer, UpdateCustomerInput } from '../schemas/customers.js';
+import type { Customer, CreateCustomerInput, DeletedCustomer, UpdateCustomerInput } from '../../shared/contract/customers.js';
 import { addToCounter, nextSeq, readCount } from '../db/counters.js';
 import { type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
 import { recordEvent } from '../webhooks/outbox.js';

@@ -4,7 +4,7 @@ import { COUNTRIES, type Country, isCountry, isCurrency } from '../../shared/mon
 import type { MerchantsTable, Mode } from '../db/schema.js';
 import type { Executor, Store } from '../db/store.js';
 import { invalid, notFound } from '../errors.js';
-import type { MerchantView } from '../schemas/merchant.js';
+import type { MerchantView } from '../../shared/contract/merchant.js';
 import { type IssuedKey, issueKey, type RolledKey, rollSecretKeys, keysChanged } from './api-keys.js';
 import type { Scope } from './scope.js';
 import type { AccountState } from '../processor/accounts.js';

@@ -6,7 +6,7 @@ import { ApiError } from '../errors.js';
 import { fromProcessorError } from '../processor/errors.js';
 import type { PaymentProcessor } from '../processor/port.js';
 import { accountStateColumns, type AccountState, stateOfAccount, stateOfRow } from '../processor/accounts.js';
-import type { AccountStateView, OnboardingLinkInput, OnboardingLinkView } from '../schemas/merchant.js';
+import type { AccountStateView, OnboardingLinkInput, OnboardingLinkView } from '../../shared/contract/merchant.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import type { Scope } from './scope.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { grants, isPermission, missingPermission, normalizePermissions, PERMISSIONS, PRESETS, type Permission } from './permissions.js';
+import { isPermission, PERMISSIONS, PRESETS, type Permission } from '../../shared/contract/permissions.js';
+import { grants, missingPermission, normalizePermissions } from './permissions.js';
 
 describe('permissions', () => {
   it('are <resource>:read or <resource>:write, with no write for events', () => {

@@ -3,9 +3,10 @@ import type { ApiKeysTable } from '../db/schema.js';
 import { notifyOnCommit } from '../db/notify.js';
 import type { Store } from '../db/store.js';
 import { conflict, invalid, notFound } from '../errors.js';
-import type { ApiKeyView, CreateApiKeyInput } from '../schemas/api-keys.js';
+import type { ApiKeyView, CreateApiKeyInput } from '../../shared/contract/api-keys.js';
 import { DEFAULT_ROLL_GRACE_MS, issueKey, keysChanged, parsePermissions } from './api-keys.js';
-import { normalizePermissions, PRESETS, type Permission } from './permissions.js';
+import { PRESETS, type Permission } from '../../shared/contract/permissions.js';
+import { normalizePermissions } from './permissions.js';
 import type { Scope } from './scope.js';
 
 /** More than any shop needs (a counter per till, a few integrations); stops a loop from minting keys without end. */

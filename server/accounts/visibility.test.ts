@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../webhooks/outbox.js';
-import { isPermission } from './permissions.js';
+import { isPermission } from '../../shared/contract/permissions.js';
 import { eventReadPermission, shownTo, visibleEventTypes, withoutCustomerData } from './visibility.js';
 
 describe('event visibility', () => {

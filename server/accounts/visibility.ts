@@ -1,6 +1,7 @@
 import { EVENT_TYPES, type EventType } from '../webhooks/outbox.js';
 import type { KeyKind } from './api-keys.js';
-import { grants, type Permission } from './permissions.js';
+import type { Permission } from '../../shared/contract/permissions.js';
+import { grants } from './permissions.js';
 
 /**
  * What a key may read, it may read everywhere, and nothing more: an object's fields reach a

@@ -6,7 +6,7 @@ import { insertRow, Prepared } from '../db/prepared.js';
 import type { Store, Trx } from '../db/store.js';
 import { offsetPage, type Page, type PageRequest, seqPage } from '../pagination.js';
 import type { Scope } from '../accounts/scope.js';
-import type { AuditEntryView } from '../schemas/audit.js';
+import type { AuditEntryView } from '../../shared/contract/audit.js';
 import type { ActingKey, RequestOrigin } from './origin.js';
 
 /**

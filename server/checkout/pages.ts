@@ -1,6 +1,6 @@
 import type { Mode } from '../db/schema.js';
 import type { Store } from '../db/store.js';
-import type { PageDetails } from '../schemas/checkout.js';
+import type { PageDetails } from '../../shared/contract/checkout.js';
 import { type CheckoutService, type Collect, type PaymentStart, pageCollectOf } from './sessions.js';
 import type { PaymentLinkService } from './payment-links.js';
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Domain, openDomain } from '../../test/helpers/domain.js';
 import { ProcessorFailure } from '../processor/errors.js';
-import { CreatePaymentLinkSchema } from '../schemas/checkout.js';
+import { CreatePaymentLinkSchema } from '../../shared/contract/checkout.js';
 
 describe('payment links on the in-memory processor', () => {
   let d: Domain;

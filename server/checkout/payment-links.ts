@@ -7,7 +7,7 @@ import type { PaymentLinksTable } from '../db/schema.js';
 import { findScoped } from '../db/prepared.js';
 import type { Store } from '../db/store.js';
 import { ApiError, conflict, invalid, notFound } from '../errors.js';
-import type { CreatePaymentLinkInput, PageDetails, PaymentLink } from '../schemas/checkout.js';
+import type { CreatePaymentLinkInput, PageDetails, PaymentLink } from '../../shared/contract/checkout.js';
 import { gone, type PaymentStart, type PublicUrl } from './sessions.js';
 import type { ExecuteResult, IdempotencyService, Operation } from '../idempotency/keys.js';
 import type { Scope } from '../accounts/scope.js';

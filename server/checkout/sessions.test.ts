@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Domain, openDomain } from '../../test/helpers/domain.js';
 import { ProcessorFailure } from '../processor/errors.js';
-import { CreateCheckoutSessionSchema } from '../schemas/checkout.js';
+import { CreateCheckoutSessionSchema } from '../../shared/contract/checkout.js';
 
 /** As the route hands it over: validated, defaults applied. */
 const SESSION = CreateCheckoutSessionSchema.parse({ amount: 2500, collect_email: true });

@@ -6,7 +6,7 @@ import type { CheckoutSessionsTable, TransactionsTable } from '../db/schema.js';
 import { findScoped } from '../db/prepared.js';
 import type { Store } from '../db/store.js';
 import { ApiError, conflict, invalid, notFound } from '../errors.js';
-import type { CheckoutSession, CreateCheckoutSessionInput, PageDetails } from '../schemas/checkout.js';
+import type { CheckoutSession, CreateCheckoutSessionInput, PageDetails } from '../../shared/contract/checkout.js';
 import type { Scope } from '../accounts/scope.js';
 import type { TransactionService } from '../payments/transactions.js';
 import type { FieldCipher } from '../db/encryption.js';

@@ -29,7 +29,7 @@ export interface ApiKeysTable {
   expires_at: number | null;
   /** What the merchant calls it (restricted keys; null for the keys issued with the merchant). */
   name: string | null;
-  /** Restricted keys: their permissions as a JSON array (server/accounts/permissions.ts); null for sk and pk. */
+  /** Restricted keys: their permissions as a JSON array (shared/contract/permissions.ts); null for sk and pk. */
   scopes: string | null;
   /** When the key was revoked: it stopped working then. */
   revoked_at: number | null;

@@ -13,7 +13,7 @@ import { findTransactionRow } from '../payments/transactions.js';
 import { fromProcessorError } from '../processor/errors.js';
 import { type PaymentProcessor, processorIdempotencyKey } from '../processor/port.js';
 import type { ProcessorDispute } from '../processor/types.js';
-import { type Dispute, EVIDENCE_FIELDS, type SubmitEvidenceInput } from '../schemas/disputes.js';
+import { type Dispute, EVIDENCE_FIELDS, type SubmitEvidenceInput } from '../../shared/contract/disputes.js';
 import { type EventType, recordEvent } from '../webhooks/outbox.js';
 import { awaitsResponse, disputeStatusOf, isClosed } from './status.js';
 

@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { answeredObjectId, type AuditLog, factsOf } from '../audit/log.js';
 import type { RequestOrigin } from '../audit/origin.js';
-import { IdempotencyKeySchema } from '../schemas/transactions.js';
+import { IdempotencyKeySchema } from '../../shared/contract/transactions.js';
 import type { RouteMatcher } from './route-scopes.js';
 import './types.js';
 

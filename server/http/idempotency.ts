@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { ExecuteResult } from '../idempotency/keys.js';
-import { IdempotencyKeySchema } from '../schemas/transactions.js';
+import { IdempotencyKeySchema } from '../../shared/contract/transactions.js';
 import { invalid } from '../errors.js';
 import { sendJson, sendJsonText } from './send.js';
 

@@ -1,5 +1,5 @@
 import { type ApiError, invalid } from '../errors.js';
-import { EVIDENCE_PROSE_FIELDS } from '../schemas/disputes.js';
+import { EVIDENCE_PROSE_FIELDS } from '../../shared/contract/disputes.js';
 
 /**
  * How deeply a body or query may nest objects and arrays. The deepest legitimate input is three

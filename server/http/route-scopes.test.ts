@@ -2,7 +2,8 @@ import pino from 'pino';
 import type { Express } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDomain, type Domain } from '../../test/helpers/domain.js';
-import { grants, missingPermission, PRESETS } from '../accounts/permissions.js';
+import { grants, missingPermission } from '../accounts/permissions.js';
+import { PRESETS } from '../../shared/contract/permissions.js';
 import { createApp, routeDocs } from '../app.js';
 import { routeScopes } from './route-scopes.js';
 

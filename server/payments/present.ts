@@ -1,7 +1,7 @@
 import { toIsoOrNull, toIsoTimestamp } from '../../shared/time.js';
 import type { RefundsTable, TransactionStatus, TransactionsTable } from '../db/schema.js';
 import type { FieldCipher } from '../db/encryption.js';
-import type { Refund, Transaction } from '../schemas/transactions.js';
+import type { Refund, Transaction } from '../../shared/contract/transactions.js';
 import { parseTerminalOptions } from './terminal-options.js';
 
 const BADGES: Record<TransactionStatus, string> = {

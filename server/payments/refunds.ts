@@ -8,7 +8,7 @@ import type { Store, Trx } from '../db/store.js';
 import { ApiError, conflict, invalid } from '../errors.js';
 import { fromProcessorError, permanentProcessorRefusal } from '../processor/errors.js';
 import { type PaymentProcessor, processorIdempotencyKey } from '../processor/port.js';
-import type { CreateRefundInput, Refund } from '../schemas/transactions.js';
+import type { CreateRefundInput, Refund } from '../../shared/contract/transactions.js';
 import { type ExecuteResult, type FinalResponse, type IdempotencyService, type Operation, retriesExhausted, type StepContext } from '../idempotency/keys.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { offsetPage, type Page, type PageRequest } from '../pagination.js';

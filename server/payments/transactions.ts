@@ -10,7 +10,7 @@ import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, conflict, invalid, notFound } from '../errors.js';
 import { fromProcessorError, permanentProcessorRefusal, processorErrorCode } from '../processor/errors.js';
 import { type IntentCreation, type PaymentProcessor, type ProcessorMethod, processorIdempotencyKey } from '../processor/port.js';
-import { COUNTER_PAYMENT_METHODS, type CreateTransactionInput, MIN_AMOUNT, type Transaction, type TransactionChannel } from '../schemas/transactions.js';
+import { COUNTER_PAYMENT_METHODS, type CreateTransactionInput, MIN_AMOUNT, type Transaction, type TransactionChannel } from '../../shared/contract/transactions.js';
 import { addToCounter, nextSeq, readCount } from '../db/counters.js';
 import { platformFee } from './fees.js';
 import type { ExecuteResult, FinalResponse, IdempotencyService, Operation } from '../idempotency/keys.js';

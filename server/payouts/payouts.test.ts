@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Domain, openDomain } from '../../test/helpers/domain.js';
-import type { Payout } from '../schemas/payouts.js';
+import type { Payout } from '../../shared/contract/payouts.js';
 
 describe('balance and payouts on the in-memory processor', () => {
   let d: Domain;

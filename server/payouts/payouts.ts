@@ -12,7 +12,7 @@ import { type Page, type PageRequest, offsetPage } from '../pagination.js';
 import { fromProcessorError, permanentProcessorRefusal } from '../processor/errors.js';
 import { type PaymentProcessor, processorIdempotencyKey } from '../processor/port.js';
 import type { ProcessorBankAccount, ProcessorPayout } from '../processor/types.js';
-import type { Balance, BankAccount, CreatePayoutInput, Payout, SetBankAccountInput } from '../schemas/payouts.js';
+import type { Balance, BankAccount, CreatePayoutInput, Payout, SetBankAccountInput } from '../../shared/contract/payouts.js';
 import { type EventType, recordEvent } from '../webhooks/outbox.js';
 
 export function presentPayout(row: PayoutsTable): Payout {

@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import { ApiError } from '../errors.js';
-import type { Permission } from '../accounts/permissions.js';
+import type { Permission } from '../../shared/contract/permissions.js';
 import type { RouteDoc } from '../openapi.js';
-import { ErrorBodySchema } from '../schemas/common.js';
+import { ErrorBodySchema } from '../../shared/contract/common.js';
 
 /**
  * What the agent's websocket needs of a restricted key: it reports readers' presence and activity

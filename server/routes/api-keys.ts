@@ -2,9 +2,9 @@ import { Router } from 'express';
 import { scopeOf } from '../http/middleware.js';
 import { parseInput } from '../http/validate.js';
 import type { RouteDoc } from '../openapi.js';
-import { ApiKeySchema, CreateApiKeySchema, RollApiKeySchema } from '../schemas/api-keys.js';
-import { dataEnvelope } from '../schemas/common.js';
-import { z } from '../schemas/zod.js';
+import { ApiKeySchema, CreateApiKeySchema, RollApiKeySchema } from '../../shared/contract/api-keys.js';
+import { dataEnvelope } from '../../shared/contract/common.js';
+import { z } from '../../shared/contract/zod.js';
 import type { ApiKeyService } from '../accounts/restricted-keys.js';
 
 const IdParams = z.object({ id: z.string().openapi({ description: "The key's id (a uuid, from the list); never the key itself" }) });

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { scopeOf } from '../http/middleware.js';
 import { parseInput } from '../http/validate.js';
 import type { RouteDoc } from '../openapi.js';
-import { AuditLogQuerySchema, AuditLogSchema, timeBound } from '../schemas/audit.js';
+import { AuditLogQuerySchema, AuditLogSchema, timeBound } from '../../shared/contract/audit.js';
 import { pageRequest } from '../pagination.js';
 import type { AuditLog } from '../audit/log.js';
 

@@ -2,9 +2,9 @@ import { Router } from 'express';
 import { scopeOf } from '../http/middleware.js';
 import { parseInput } from '../http/validate.js';
 import type { RouteDoc } from '../openapi.js';
-import { CheckoutSessionSchema, CreateCheckoutSessionSchema } from '../schemas/checkout.js';
-import { dataEnvelope, UuidParam } from '../schemas/common.js';
-import { z } from '../schemas/zod.js';
+import { CheckoutSessionSchema, CreateCheckoutSessionSchema } from '../../shared/contract/checkout.js';
+import { dataEnvelope, UuidParam } from '../../shared/contract/common.js';
+import { z } from '../../shared/contract/zod.js';
 import type { CheckoutService } from '../checkout/sessions.js';
 
 const IdParams = z.object({ id: UuidParam });

@@ -2,9 +2,9 @@ import { Router } from 'express';
 import { parseInput } from '../http/validate.js';
 import { scopeOf } from '../http/middleware.js';
 import type { RouteDoc } from '../openapi.js';
-import { dataEnvelope, UuidParam } from '../schemas/common.js';
-import { CreateCustomerSchema, CustomerListQuerySchema, CustomerListSchema, CustomerSchema, DeletedCustomerSchema, UpdateCustomerSchema } from '../schemas/customers.js';
-import { z } from '../schemas/zod.js';
+import { dataEnvelope, UuidParam } from '../../shared/contract/common.js';
+import { CreateCustomerSchema, CustomerListQuerySchema, CustomerListSchema, CustomerSchema, DeletedCustomerSchema, UpdateCustomerSchema } from '../../shared/contract/customers.js';
+import { z } from '../../shared/contract/zod.js';
 import type { CustomerService } from '../accounts/customers.js';
 import { pageRequest } from '../pagination.js';
 

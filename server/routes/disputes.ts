@@ -2,9 +2,9 @@ import { Router } from 'express';
 import { scopeOf } from '../http/middleware.js';
 import { parseInput } from '../http/validate.js';
 import type { RouteDoc } from '../openapi.js';
-import { dataEnvelope, UuidParam } from '../schemas/common.js';
-import { CloseDisputeSchema, DisputeListQuerySchema, DisputeListSchema, DisputeSchema, SubmitEvidenceSchema } from '../schemas/disputes.js';
-import { z } from '../schemas/zod.js';
+import { dataEnvelope, UuidParam } from '../../shared/contract/common.js';
+import { CloseDisputeSchema, DisputeListQuerySchema, DisputeListSchema, DisputeSchema, SubmitEvidenceSchema } from '../../shared/contract/disputes.js';
+import { z } from '../../shared/contract/zod.js';
 import { pageRequest } from '../pagination.js';
 import type { DisputeService } from '../disputes/disputes.js';
 

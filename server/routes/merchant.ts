@@ -2,8 +2,8 @@ import { Router } from 'express';
 import { scopeOf } from '../http/middleware.js';
 import { parseInput } from '../http/validate.js';
 import type { RouteDoc } from '../openapi.js';
-import { dataEnvelope } from '../schemas/common.js';
-import { MerchantSchema, type MerchantView, type OnboardingLinkInput, OnboardingLinkRequestSchema, OnboardingLinkSchema, type OnboardingLinkView } from '../schemas/merchant.js';
+import { dataEnvelope } from '../../shared/contract/common.js';
+import { MerchantSchema, type MerchantView, type OnboardingLinkInput, OnboardingLinkRequestSchema, OnboardingLinkSchema, type OnboardingLinkView } from '../../shared/contract/merchant.js';
 import type { Scope } from '../accounts/scope.js';
 
 export const merchantDocs: RouteDoc[] = [

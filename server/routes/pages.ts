@@ -7,7 +7,7 @@ import { type LiveMoney, liveModeUnavailable } from '../http/live-money.js';
 import { parseInput } from '../http/validate.js';
 import type { Scope } from '../accounts/scope.js';
 import { type Assets, type Processor, renderClosedPage, renderNotFoundPage, renderOnboardingPage, renderPaymentPage, renderUnavailablePage } from '../pages/render.js';
-import { PageDetailsSchema } from '../schemas/checkout.js';
+import { PageDetailsSchema } from '../../shared/contract/checkout.js';
 import type { CheckoutPages, PageKind } from '../checkout/pages.js';
 
 /** What the pages need of the processor adapter: which processor, its publishable key, where browsers reach it. */

@@ -3,9 +3,9 @@ import { idempotencyKeyOf, sendIdempotent } from '../http/idempotency.js';
 import { scopeOf } from '../http/middleware.js';
 import { parseInput } from '../http/validate.js';
 import type { RouteDoc } from '../openapi.js';
-import { CreatePaymentLinkSchema, PaymentLinkListQuerySchema, PaymentLinkListSchema, PaymentLinkSchema } from '../schemas/checkout.js';
-import { dataEnvelope, UuidParam } from '../schemas/common.js';
-import { z } from '../schemas/zod.js';
+import { CreatePaymentLinkSchema, PaymentLinkListQuerySchema, PaymentLinkListSchema, PaymentLinkSchema } from '../../shared/contract/checkout.js';
+import { dataEnvelope, UuidParam } from '../../shared/contract/common.js';
+import { z } from '../../shared/contract/zod.js';
 import type { PaymentLinkService } from '../checkout/payment-links.js';
 
 const IdParams = z.object({ id: UuidParam });

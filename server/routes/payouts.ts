@@ -3,9 +3,9 @@ import { scopeOf } from '../http/middleware.js';
 import { idempotencyKeyOf, sendIdempotent } from '../http/idempotency.js';
 import { parseInput } from '../http/validate.js';
 import type { RouteDoc } from '../openapi.js';
-import { dataEnvelope, UuidParam } from '../schemas/common.js';
-import { BalanceSchema, BankAccountSchema, CreatePayoutSchema, PayoutListQuerySchema, PayoutListSchema, PayoutSchema, SetBankAccountSchema } from '../schemas/payouts.js';
-import { z } from '../schemas/zod.js';
+import { dataEnvelope, UuidParam } from '../../shared/contract/common.js';
+import { BalanceSchema, BankAccountSchema, CreatePayoutSchema, PayoutListQuerySchema, PayoutListSchema, PayoutSchema, SetBankAccountSchema } from '../../shared/contract/payouts.js';
+import { z } from '../../shared/contract/zod.js';
 import { pageRequest } from '../pagination.js';
 import type { PayoutService } from '../payouts/payouts.js';
 

@@ -3,7 +3,7 @@ import { scopeOf } from '../http/middleware.js';
 import { idempotencyKeyOf, sendIdempotent } from '../http/idempotency.js';
 import { parseInput } from '../http/validate.js';
 import type { RouteDoc } from '../openapi.js';
-import { dataEnvelope, UuidParam } from '../schemas/common.js';
+import { dataEnvelope, UuidParam } from '../../shared/contract/common.js';
 import {
   CancelActionResultSchema,
   CancelActionSchema,
@@ -19,8 +19,8 @@ import {
   SimulateResultSchema,
   TerminalPaymentSchema,
   UpdateLocationSchema,
-} from '../schemas/terminal.js';
-import { z } from '../schemas/zod.js';
+} from '../../shared/contract/terminal.js';
+import { z } from '../../shared/contract/zod.js';
 import type { DeviceService } from '../terminal/devices.js';
 import type { TerminalService } from '../terminal/readers.js';
 

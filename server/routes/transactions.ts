@@ -4,7 +4,7 @@ import { idempotencyKeyOf, sendIdempotent } from '../http/idempotency.js';
 import { parseInput } from '../http/validate.js';
 import { sendJson } from '../http/send.js';
 import type { RouteDoc } from '../openapi.js';
-import { dataEnvelope, ListQuerySchema, UuidParam } from '../schemas/common.js';
+import { dataEnvelope, ListQuerySchema, UuidParam } from '../../shared/contract/common.js';
 import {
   CancelResponseSchema,
   CancelSchema,
@@ -18,8 +18,8 @@ import {
   TransactionListQuerySchema,
   TransactionListSchema,
   TransactionSchema,
-} from '../schemas/transactions.js';
-import { z } from '../schemas/zod.js';
+} from '../../shared/contract/transactions.js';
+import { z } from '../../shared/contract/zod.js';
 import { pageRequest } from '../pagination.js';
 import type { RefundService } from '../payments/refunds.js';
 import type { TransactionService } from '../payments/transactions.js';

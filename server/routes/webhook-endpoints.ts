@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { scopeOf } from '../http/middleware.js';
 import { parseInput } from '../http/validate.js';
 import type { RouteDoc } from '../openapi.js';
-import { dataEnvelope, ListQuerySchema, UuidParam } from '../schemas/common.js';
+import { dataEnvelope, ListQuerySchema, UuidParam } from '../../shared/contract/common.js';
 import {
   CreateWebhookEndpointSchema,
   DeletedWebhookEndpointSchema,
@@ -10,8 +10,8 @@ import {
   UpdateWebhookEndpointSchema,
   WebhookEndpointListSchema,
   WebhookEndpointSchema,
-} from '../schemas/webhooks.js';
-import { z } from '../schemas/zod.js';
+} from '../../shared/contract/webhooks.js';
+import { z } from '../../shared/contract/zod.js';
 import { pageRequest } from '../pagination.js';
 import type { WebhookEndpointService } from '../webhooks/endpoints.js';
 

@@ -5,8 +5,8 @@ import { notifyOnCommit } from '../db/notify.js';
 import type { CounterDevicesTable } from '../db/schema.js';
 import type { Executor, Store, Trx } from '../db/store.js';
 import type { Scope } from '../accounts/scope.js';
-import type { DeviceSchema } from '../schemas/terminal.js';
-import type { z } from '../schemas/zod.js';
+import type { DeviceSchema } from '../../shared/contract/terminal.js';
+import type { z } from '../../shared/contract/zod.js';
 
 type Device = z.infer<typeof DeviceSchema>;
 

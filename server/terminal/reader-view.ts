@@ -1,6 +1,6 @@
 import type { TerminalReadersTable } from '../db/schema.js';
-import type { ReaderSchema } from '../schemas/terminal.js';
-import type { z } from '../schemas/zod.js';
+import type { ReaderSchema } from '../../shared/contract/terminal.js';
+import type { z } from '../../shared/contract/zod.js';
 
 /** A reader's action as the readers' listing shows it; the push to agents adds its own fields to it. */
 export type ReaderActionView = NonNullable<z.infer<typeof ReaderSchema>['action']>;

@@ -4,12 +4,12 @@ import type { WebhookEndpointsTable } from '../db/schema.js';
 import type { Executor, Store } from '../db/store.js';
 import { notifyOnCommit } from '../db/notify.js';
 import { invalid, notFound } from '../errors.js';
-import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookEndpoint } from '../schemas/webhooks.js';
+import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookEndpoint } from '../../shared/contract/webhooks.js';
 import { readCount } from '../db/counters.js';
 import { offsetPage, type Page, type PageRequest } from '../pagination.js';
 import type { Scope } from '../accounts/scope.js';
 import { type EgressOptions, endpointRule, refuseUrl } from './egress.js';
-import { newSigningSecret } from './signing.js';
+import { newSigningSecret } from '../../shared/webhook-signing.js';
 import type { FieldCipher } from '../db/encryption.js';
 
 /** Stripe's limit per account and mode: more endpoints than this is a misconfiguration, not a need. */

@@ -3,7 +3,7 @@ import type { EventsTable } from '../db/schema.js';
 import { followNotices, notifyOnCommit } from '../db/notify.js';
 import type { Store } from '../db/store.js';
 import { conflict, notFound } from '../errors.js';
-import type { EventDetail, WebhookDelivery, WebhookEvent } from '../schemas/webhooks.js';
+import type { EventDetail, WebhookDelivery, WebhookEvent } from '../../shared/contract/webhooks.js';
 import { readCount } from '../db/counters.js';
 import { offsetPage, type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
 import type { Scope } from '../accounts/scope.js';

@@ -5,7 +5,7 @@ import type { Notifications } from '../db/notify.js';
 import { type EgressOptions, endpointRule } from './egress.js';
 import { postWebhook } from './http.js';
 import { parseRetryAfter } from './schedule.js';
-import { signedHeaders } from './signing.js';
+import { signedHeaders } from '../../shared/webhook-signing.js';
 import type { AttemptOutcome, ClaimedDelivery, WebhookQueue } from './queue.js';
 
 export interface WebhookWorkerOptions {

@@ -1,12 +1,12 @@
 import type { z } from 'zod';
-import type { CheckoutSessionSchema, CreateCheckoutSessionSchema, CreatePaymentLinkSchema, PaymentLinkListSchema, PaymentLinkSchema } from '../../server/schemas/checkout.js';
-import type { ErrorBodySchema } from '../../server/schemas/common.js';
-import type { CreateCustomerSchema, CustomerListSchema, CustomerSchema, DeletedCustomerSchema, UpdateCustomerSchema } from '../../server/schemas/customers.js';
-import type { DisputeListSchema, DisputeSchema, SubmitEvidenceSchema } from '../../server/schemas/disputes.js';
-import type { BalanceSchema, BankAccountSchema, CreatePayoutSchema, PayoutListSchema, PayoutSchema, SetBankAccountSchema } from '../../server/schemas/payouts.js';
-import type { MerchantSchema, OnboardingLinkRequestSchema, OnboardingLinkSchema } from '../../server/schemas/merchant.js';
-import type { ApiKeySchema, CreateApiKeySchema, RollApiKeySchema } from '../../server/schemas/api-keys.js';
-import type { AuditEntrySchema, AuditLogSchema } from '../../server/schemas/audit.js';
+import type { CheckoutSessionSchema, CreateCheckoutSessionSchema, CreatePaymentLinkSchema, PaymentLinkListSchema, PaymentLinkSchema } from '../contract/checkout.js';
+import type { ErrorBodySchema } from '../contract/common.js';
+import type { CreateCustomerSchema, CustomerListSchema, CustomerSchema, DeletedCustomerSchema, UpdateCustomerSchema } from '../contract/customers.js';
+import type { DisputeListSchema, DisputeSchema, SubmitEvidenceSchema } from '../contract/disputes.js';
+import type { BalanceSchema, BankAccountSchema, CreatePayoutSchema, PayoutListSchema, PayoutSchema, SetBankAccountSchema } from '../contract/payouts.js';
+import type { MerchantSchema, OnboardingLinkRequestSchema, OnboardingLinkSchema } from '../contract/merchant.js';
+import type { ApiKeySchema, CreateApiKeySchema, RollApiKeySchema } from '../contract/api-keys.js';
+import type { AuditEntrySchema, AuditLogSchema } from '../contract/audit.js';
 import type {
   CancelActionResultSchema,
   CreateLocationSchema,
@@ -20,7 +20,7 @@ import type {
   SimulatePaymentSchema,
   SimulateResultSchema,
   TerminalPaymentSchema,
-} from '../../server/schemas/terminal.js';
+} from '../contract/terminal.js';
 import type {
   CancelResponseSchema,
   CancelSchema,
@@ -32,7 +32,7 @@ import type {
   TransactionListSchema,
   ReceiptSchema,
   TransactionSchema,
-} from '../../server/schemas/transactions.js';
+} from '../contract/transactions.js';
 import type {
   CreateWebhookEndpointSchema,
   DeletedWebhookEndpointSchema,
@@ -42,7 +42,7 @@ import type {
   ResendEventSchema,
   WebhookEndpointListSchema,
   WebhookEndpointSchema,
-} from '../../server/schemas/webhooks.js';
+} from '../contract/webhooks.js';
 
 /**
  * The /v1 wire types, inferred from the server's zod schemas (the same ones that generate

@@ -1,4 +1,4 @@
-import { PERMISSIONS, PRESET_NAMES, type Permission, type Preset } from '../accounts/permissions.js';
+import { PERMISSIONS, PRESET_NAMES, type Permission, type Preset } from './permissions.js';
 import { TimestampSchema } from './common.js';
 import { z } from './zod.js';
 

@@ -1,7 +1,7 @@
-import { CURRENCIES } from '../../shared/money.js';
+import { CURRENCIES } from '../money.js';
 import { ListQuerySchema, listEnvelope, MetadataSchema, TimestampSchema } from './common.js';
 import { z } from './zod.js';
-import { COUNTER_PAYMENT_METHODS } from '../../shared/channels.js';
+import { COUNTER_PAYMENT_METHODS } from '../channels.js';
 
 export const PAYMENT_METHOD_TYPES = ['card', 'wallet', 'bank_transfer', 'ach', 'terminal', 'cash'] as const;
 export const TRANSACTION_STATUSES = ['pending', 'requires_capture', 'succeeded', 'failed', 'canceled', 'refunded', 'partially_refunded'] as const;

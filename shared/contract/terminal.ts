@@ -1,9 +1,9 @@
 import { MetadataSchema, TimestampSchema } from './common.js';
 import { AmountSchema, CurrencySchema, IdempotencyKeySchema, MAX_AMOUNT } from './transactions.js';
 import { z } from './zod.js';
-import { MAX_TIP_OPTIONS, MAX_TIP_PERCENTAGE } from '../../shared/tipping.js';
-import { MAX_LINE_DESCRIPTION, MAX_LINE_ITEMS, MAX_LINE_QUANTITY } from '../../shared/cart.js';
-import { RECEIPT_POLICIES } from '../../shared/receipt-policy.js';
+import { MAX_TIP_OPTIONS, MAX_TIP_PERCENTAGE } from '../tipping.js';
+import { MAX_LINE_DESCRIPTION, MAX_LINE_ITEMS, MAX_LINE_QUANTITY } from '../cart.js';
+import { RECEIPT_POLICIES } from '../receipt-policy.js';
 
 export { MAX_LINE_DESCRIPTION, MAX_LINE_ITEMS, MAX_LINE_QUANTITY };
 

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { listenSecret, newSigningSecret, signedHeaders } from './signing.js';
+import { listenSecret, newSigningSecret, signedHeaders } from './webhook-signing.js';
 
 describe('webhook signing', () => {
   it('is verified by the standardwebhooks package, with either secret during a roll', () => {
