@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { missingPermission } from '../server/accounts/permissions.js';
 import { PERMISSIONS, PRESETS, type Permission, type Preset } from '../shared/contract/permissions.js';
-import { routeDocs } from '../server/app.js';
-import { routeScopes } from '../server/http/route-scopes.js';
+import { apiRoutes } from '../server/app.js';
+import { routeMatcher } from '../server/http/route-table.js';
 import { EVENT_TYPES, recordEvent, type EventType } from '../server/webhooks/outbox.js';
 import { client, type Json } from './helpers/api.js';
 import { pos } from './helpers/cli.js';
@@ -31,7 +31,8 @@ const READ_ROUTE: Record<string, string> = {
   terminal: '/v1/terminal/readers',
 };
 
-const scopeOf = routeScopes(routeDocs);
+const routes = routeMatcher(apiRoutes);
+const scopeOf = (method: string, path: string) => routes(method, path)?.route.scope;
 
 function familyOf(type: string): string {
   return type.slice(0, type.indexOf('.'));
