@@ -16,7 +16,7 @@ import { eventually } from './helpers/tmp.js';
  * What a key may read, it may read everywhere: every key × every event type, through the list
  * (paged and filtered by type), the retrieve and the live stream, shows exactly the events about
  * objects the key may read, and fields of customers only to keys that read customers. The
- * expectation is derived here from the route docs (which permission reads each kind of object) and
+ * expectation is derived here from the route declarations (which permission reads each kind of object) and
  * the event catalogue, and checked against the table in docs/api-choices.md.
  */
 
