@@ -21,10 +21,10 @@ export type SuccessStatus = 200 | 201 | 202 | 426;
 /**
  * The refusals an operation can answer beyond those every /v1 operation can (400, 401, 403, 404,
  * 429, listed for all): a declined payment (402), a conflict with the object's state or another
- * request (409), an object that is over (410), a body too large or not JSON (413, 415: added for
- * every operation that takes a body), the processor failing (502) or given up on (503).
+ * request (409), a body too large or not JSON (413, 415: added for every operation that takes a
+ * body), the processor failing (502) or given up on (503).
  */
-export type ErrorStatus = 402 | 409 | 410 | 502 | 503;
+export type ErrorStatus = 402 | 409 | 502 | 503;
 
 type Parsed<S> = [S] extends [z.ZodType] ? z.output<S> : undefined;
 
@@ -205,7 +205,6 @@ const ERROR_DESCRIPTION: Record<RefusalStatus, string> = {
   403: 'The key may not do this: a restricted key without the permission (missing_scope, required_scope), or not a secret key',
   404: 'No such object, or no such route',
   409: "Conflict with the object's state or with a request still being processed (code says which)",
-  410: 'The object is over: an expired session, a deactivated or expired link',
   413: 'Request body is too large',
   415: 'Request bodies must be JSON',
   429: 'Too many requests: retry after Retry-After',

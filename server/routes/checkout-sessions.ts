@@ -15,6 +15,7 @@ export const checkoutSessionRoutes = [
     summary: 'Create a hosted checkout session (not idempotent: a retry creates a second session)',
     body: CreateCheckoutSessionSchema,
     responses: { 201: dataEnvelope(CheckoutSessionSchema) },
+    errors: [502, 503],
     // Idempotency-Key is deliberately not read here (spec §8): it is neither honoured nor echoed.
     async handle({ checkout }, { req, res, body }) {
       res.status(201).json({ data: await checkout.create(scopeOf(req), body) });

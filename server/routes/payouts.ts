@@ -67,6 +67,7 @@ export const payoutRoutes = [
     scope: 'merchant:read',
     summary: "The bank account payouts in the merchant's currency go to",
     responses: { 200: dataEnvelope(BankAccountSchema) },
+    errors: [502],
     async handle({ payouts }, { req, res }) {
       res.json({ data: await payouts.bankAccount(scopeOf(req)) });
     },

@@ -30,6 +30,7 @@ export const terminalRoutes = [
     scope: 'terminal:read',
     summary: "The key's mode's readers with presence",
     responses: { 200: dataEnvelope(z.array(ReaderSchema)) },
+    errors: [502],
     async handle({ terminal }, { req, res }) {
       res.json({ data: await terminal.listReaders(scopeOf(req)) });
     },
@@ -91,6 +92,7 @@ export const terminalRoutes = [
     params: IdParams,
     body: UpdateLocationSchema,
     responses: { 200: dataEnvelope(LocationSchema) },
+    errors: [502],
     async handle({ terminal }, { req, res, params, body }) {
       res.json({ data: await terminal.updateLocation(scopeOf(req), params.id, body) });
     },

@@ -79,6 +79,7 @@ export const transactionRoutes = [
     summary: "A paid payment's receipt as structured lines (what its receipt page and a receipt printer show)",
     params: IdParams,
     responses: { 200: dataEnvelope(ReceiptSchema) },
+    errors: [502],
     async handle({ transactions }, { req, res, params }) {
       sendJson(res, 200, { data: await transactions.receipt(scopeOf(req), params.id) });
     },
