@@ -242,6 +242,7 @@ export function eventSnapshot(event: Stripe.Event): ProcessorEvent {
     mode: event.livemode ? 'live' : 'test',
     createdAt: event.created * 1000,
     account: event.account ?? null,
-    subject: subjectOf(event.data.object as { object?: unknown; id?: unknown }),
+    // A signed event is the processor's, but its object is read defensively all the same.
+    subject: subjectOf((event.data?.object ?? {}) as { object?: unknown; id?: unknown }),
   };
 }
