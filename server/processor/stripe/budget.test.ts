@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import Stripe from 'stripe';
-import { dropPostgresSchema, openPostgresStore } from '../db/postgres.js';
-import { TEST_DATABASE_URL } from '../../test/helpers/db.js';
-import { BudgetTimeoutError, MemoryLedger, PostgresLedger, ProcessorBudget, STEP_MS, WINDOW_MS, accountKey, decide, stripeLimits, type Priority } from './budget.js';
+import { dropPostgresSchema, openPostgresStore } from '../../db/postgres.js';
+import { TEST_DATABASE_URL } from '../../../test/helpers/db.js';
+import { BudgetTimeoutError, MemoryLedger, PostgresLedger, ProcessorBudget, STEP_MS, WINDOW_MS, accountKey, decide, stripeLimits, type Priority } from '../budget.js';
 import { BudgetedHttpClient, backoffMs, endpointOf, priorityOf } from './budget-client.js';
 
 const TEST = stripeLimits('test');

@@ -1,18 +1,17 @@
 import Stripe from 'stripe';
-import type { Clock } from '../../shared/time.js';
-import type { Mode } from '../db/schema.js';
-import type { FieldCipher } from '../db/encryption.js';
-import type { Store } from '../db/store.js';
-import { ApiError } from '../errors.js';
-import { ProcessorFailure, type ProcessorFailureDetails, type ProcessorFailureKind } from './errors.js';
+import type { Mode } from '../../db/schema.js';
+import { ApiError } from '../../errors.js';
+import type { BudgetLedger } from '../budget.js';
+import { ProcessorFailure, type ProcessorFailureDetails, type ProcessorFailureKind } from '../errors.js';
 import { budgetedHttpClient } from './budget-client.js';
-import type { ProcessorConnection } from './connection.js';
+import type { ProcessorConnection } from '../connection.js';
+import type { EndpointSettings } from '../endpoint-settings.js';
 import { prefilledAccountParams } from './test-accounts.js';
-import { accountStateColumns, stateOfAccount } from './accounts.js';
 import {
   type AccountLink,
   type AccountLinkRequest,
   type AccountPolicy,
+  type AccountRequest,
   type BankAccountRequest,
   type CustomerFields,
   type DisputeEvidence,
@@ -25,11 +24,34 @@ import {
   type PaymentProcessor,
   type PayoutRequest,
   type PresentedCard,
-  processorIdempotencyKey,
   type ReaderRequest,
   type RefundRequest,
-} from './port.js';
-import type { ProcessorAccount, ProcessorBalance, ProcessorBankAccount, ProcessorCancellationReason, ProcessorCustomer, ProcessorDispute, ProcessorPaymentIntent, ProcessorPayout, ProcessorReader, ProcessorRefund } from './types.js';
+} from '../port.js';
+import type {
+  AccountSnapshot,
+  BalanceSnapshot,
+  BankAccountSnapshot,
+  CustomerSnapshot,
+  DisputeSnapshot,
+  PaymentCancellationReason,
+  PaymentSnapshot,
+  PayoutSnapshot,
+  ProcessorEvent,
+  ReaderSnapshot,
+  RefundSnapshot,
+} from '../snapshots.js';
+import {
+  accountSnapshot,
+  balanceSnapshot,
+  bankAccountSnapshot,
+  customerSnapshot,
+  disputeSnapshot,
+  eventSnapshot,
+  paymentSnapshot,
+  payoutSnapshot,
+  readerSnapshot,
+  refundSnapshot,
+} from './transformers.js';
 
 /**
  * The processor calls are one HTTP round trip each; 20 s is well past Stripe's slowest documented
@@ -82,27 +104,36 @@ export const PROCESSOR_CONNECT_EVENTS = ['account.updated', 'payout.created', 'p
 /** Live accounts go through Stripe's hosted onboarding; test-mode ones are ready at once (port.ts). */
 export const DEFAULT_ACCOUNT_POLICY: AccountPolicy = { type: 'express', prefill: { test: true, live: false } };
 
+/**
+ * What the adapter keeps outside itself: it touches no table. `ledger` is the rate budget every
+ * instance shares (none: this process's own); `endpoints` keeps the webhook endpoints it registers.
+ */
+export interface StripeProcessorDeps {
+  ledger?: BudgetLedger;
+  endpoints: EndpointSettings;
+}
+
+/**
+ * The processor ports on the `stripe` package, against Stripe or the simulator: Stripe's calls
+ * here, Stripe's objects mapped to pos's snapshots in transformers.ts.
+ */
 export class StripeProcessor implements PaymentProcessor {
   readonly name: string;
   readonly kind: ProcessorConnection['kind'];
+  readonly modes: readonly Mode[];
   readonly #clients: Partial<Record<Mode, Stripe>> = {};
   readonly #connection: ProcessorConnection;
-  /** Connected accounts by merchant and mode: a merchant's account never changes once made. */
-  readonly #accounts = new Map<string, string>();
+  readonly #endpoints: EndpointSettings;
 
   readonly #policy: AccountPolicy;
 
-  constructor(
-    connection: ProcessorConnection,
-    private readonly store: Store,
-    private readonly clock: Clock,
-    /** Seals the processor's webhook endpoints' secrets kept in `processor_settings`. */
-    private readonly cipher: FieldCipher,
-  ) {
+  constructor(connection: ProcessorConnection, deps: StripeProcessorDeps) {
     this.#connection = connection;
+    this.#endpoints = deps.endpoints;
     this.#policy = connection.accounts ?? DEFAULT_ACCOUNT_POLICY;
     this.kind = connection.kind;
     this.name = connection.kind === 'simulator' ? 'stripe-simulator' : 'stripe';
+    this.modes = (['test', 'live'] as const).filter((mode) => connection.secretKeys[mode]);
     for (const mode of ['test', 'live'] as const) {
       const key = connection.secretKeys[mode];
       if (!key) continue;
@@ -112,7 +143,7 @@ export class StripeProcessor implements PaymentProcessor {
         appInfo: { name: 'pos' },
         // The SDK's request-latency reports to Stripe: nothing we use, and its buffer warns under load.
         telemetry: false,
-        ...(connection.unlimited ? {} : { httpClient: budgetedHttpClient(key, store) }),
+        ...(connection.unlimited ? {} : { httpClient: budgetedHttpClient(key, deps.ledger) }),
         ...(connection.endpoint ?? {}),
       });
     }
@@ -135,77 +166,24 @@ export class StripeProcessor implements PaymentProcessor {
     return this.#connection.browserUrl ?? null;
   }
 
-  /**
-   * The merchant's connected account in this mode, created on first need. Creation is keyed by
-   * merchant and mode, so two requests racing here (or a crash before the insert) reuse the
-   * account the processor already made instead of creating a second one.
-   */
-  async connectedAccount(merchantId: string, mode: Mode): Promise<string> {
-    const known = this.#accounts.get(`${merchantId}:${mode}`);
-    if (known) return known;
-    const existing = await this.store.db
-      .selectFrom('processor_accounts')
-      .select('account_id')
-      .where('merchant_id', '=', merchantId)
-      .where('mode', '=', mode)
-      .executeTakeFirst();
-    if (existing) {
-      this.#accounts.set(`${merchantId}:${mode}`, existing.account_id);
-      return existing.account_id;
-    }
-    const merchant = await this.store.db.selectFrom('merchants').select(['business_name', 'country', 'created_at']).where('id', '=', merchantId).executeTakeFirstOrThrow();
+  /** Creation is keyed by the caller (merchant and mode), so a retry reuses the account the processor already made. */
+  async createAccount(mode: Mode, request: AccountRequest, idempotencyKey: string): Promise<AccountSnapshot> {
     const params: Stripe.AccountCreateParams = this.#policy.prefill[mode]
-      ? // The acceptance time is the merchant's creation, so a retry sends the very same parameters.
-        prefilledAccountParams({ country: merchant.country, businessName: merchant.business_name, merchantId, acceptedAt: Number(merchant.created_at) })
+      ? prefilledAccountParams({ country: request.country, businessName: request.businessName, merchantId: request.merchantId, acceptedAt: request.acceptedAt })
       : {
           type: this.#policy.type,
-          country: merchant.country,
-          business_profile: { name: merchant.business_name },
+          country: request.country,
+          business_profile: { name: request.businessName },
           capabilities: { card_payments: { requested: true }, transfers: { requested: true } },
-          metadata: { pos_merchant_id: merchantId },
+          metadata: { pos_merchant_id: request.merchantId },
         };
-    let account: Stripe.Account;
-    try {
-      account = await this.#client(mode).accounts.create(params, { idempotencyKey: processorIdempotencyKey('account', merchantId, mode) });
-    } catch (err) {
-      throw failureOf(err);
-    }
-    await this.store.db
-      .insertInto('processor_accounts')
-      // The account as created is its first known state: a later change to it is news (merchant.updated).
-      .values({ merchant_id: merchantId, mode, account_id: account.id, created_at: this.clock.now(), account_type: account.type ?? params.type ?? null, ...accountStateColumns(stateOfAccount(account, this.clock.now())) })
-      .onConflict((oc) => oc.columns(['merchant_id', 'mode']).doNothing())
-      .execute();
-    return account.id;
+    const account = await call(() => this.#client(mode).accounts.create(params, { idempotencyKey }));
+    const snapshot = accountSnapshot(account);
+    return { ...snapshot, type: snapshot.type ?? params.type ?? null };
   }
 
-  async merchantOfAccount(mode: Mode, account: string): Promise<string | null> {
-    const row = await this.store.db.selectFrom('processor_accounts').select('merchant_id').where('account_id', '=', account).where('mode', '=', mode).executeTakeFirst();
-    return row?.merchant_id ?? null;
-  }
-
-  /** Creates connected accounts for merchants that have none yet (e.g. made by the admin CLI). */
-  async provisionMissingAccounts(): Promise<number> {
-    let created = 0;
-    for (const mode of ['test', 'live'] as const) {
-      if (!this.#clients[mode]) continue;
-      const missing = await this.store.db
-        .selectFrom('merchants')
-        .select('id')
-        .where(({ not, exists, selectFrom }) =>
-          not(exists(selectFrom('processor_accounts').select('account_id').whereRef('processor_accounts.merchant_id', '=', 'merchants.id').where('processor_accounts.mode', '=', mode))),
-        )
-        .execute();
-      for (const { id } of missing) {
-        await this.connectedAccount(id, mode);
-        created += 1;
-      }
-    }
-    return created;
-  }
-
-  retrieveAccount(mode: Mode, account: string): Promise<ProcessorAccount> {
-    return call(() => this.#client(mode).accounts.retrieve(account));
+  async retrieveAccount(mode: Mode, account: string): Promise<AccountSnapshot> {
+    return accountSnapshot(await call(() => this.#client(mode).accounts.retrieve(account)));
   }
 
   async createAccountLink(mode: Mode, request: AccountLinkRequest): Promise<AccountLink> {
@@ -244,7 +222,7 @@ export class StripeProcessor implements PaymentProcessor {
       expand: ['latest_charge'],
     };
     try {
-      return { intent: await client.paymentIntents.create(params, { idempotencyKey }) };
+      return { intent: paymentSnapshot(await client.paymentIntents.create(params, { idempotencyKey })) };
     } catch (err) {
       // Declined on creation: the intent exists and carries the failure.
       if (err instanceof Stripe.errors.StripeCardError && err.payment_intent) {
@@ -254,20 +232,20 @@ export class StripeProcessor implements PaymentProcessor {
     }
   }
 
-  retrieveIntent(mode: Mode, id: string): Promise<ProcessorPaymentIntent> {
-    return call(() => this.#client(mode).paymentIntents.retrieve(id, { expand: ['latest_charge'] }));
+  async retrieveIntent(mode: Mode, id: string): Promise<PaymentSnapshot> {
+    return paymentSnapshot(await call(() => this.#client(mode).paymentIntents.retrieve(id, { expand: ['latest_charge'] })));
   }
 
-  captureIntent(mode: Mode, id: string, amount: number | undefined, idempotencyKey: string): Promise<ProcessorPaymentIntent> {
-    return call(() => this.#client(mode).paymentIntents.capture(id, { ...(amount !== undefined ? { amount_to_capture: amount } : {}), expand: ['latest_charge'] }, { idempotencyKey }));
+  async captureIntent(mode: Mode, id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentSnapshot> {
+    return paymentSnapshot(await call(() => this.#client(mode).paymentIntents.capture(id, { ...(amount !== undefined ? { amount_to_capture: amount } : {}), expand: ['latest_charge'] }, { idempotencyKey })));
   }
 
-  cancelIntent(mode: Mode, id: string, reason: ProcessorCancellationReason | undefined, idempotencyKey: string): Promise<ProcessorPaymentIntent> {
-    return call(() => this.#client(mode).paymentIntents.cancel(id, { ...(reason ? { cancellation_reason: reason } : {}), expand: ['latest_charge'] }, { idempotencyKey }));
+  async cancelIntent(mode: Mode, id: string, reason: PaymentCancellationReason | undefined, idempotencyKey: string): Promise<PaymentSnapshot> {
+    return paymentSnapshot(await call(() => this.#client(mode).paymentIntents.cancel(id, { ...(reason ? { cancellation_reason: reason } : {}), expand: ['latest_charge'] }, { idempotencyKey })));
   }
 
-  createRefund(mode: Mode, request: RefundRequest, idempotencyKey: string): Promise<ProcessorRefund> {
-    return call(() =>
+  async createRefund(mode: Mode, request: RefundRequest, idempotencyKey: string): Promise<RefundSnapshot> {
+    const refund = await call(() =>
       this.#client(mode).refunds.create(
         {
           payment_intent: request.paymentIntent,
@@ -281,14 +259,15 @@ export class StripeProcessor implements PaymentProcessor {
         { idempotencyKey },
       ),
     );
+    return refundSnapshot(refund);
   }
 
-  retrieveRefund(mode: Mode, id: string): Promise<ProcessorRefund> {
-    return call(() => this.#client(mode).refunds.retrieve(id));
+  async retrieveRefund(mode: Mode, id: string): Promise<RefundSnapshot> {
+    return refundSnapshot(await call(() => this.#client(mode).refunds.retrieve(id)));
   }
 
-  listRefunds(mode: Mode, paymentIntent: string): Promise<ProcessorRefund[]> {
-    return call(() => this.#client(mode).refunds.list({ payment_intent: paymentIntent, limit: LIST_PAGE }).autoPagingToArray({ limit: LIST_MAX }));
+  async listRefunds(mode: Mode, paymentIntent: string): Promise<RefundSnapshot[]> {
+    return (await call(() => this.#client(mode).refunds.list({ payment_intent: paymentIntent, limit: LIST_PAGE }).autoPagingToArray({ limit: LIST_MAX }))).map(refundSnapshot);
   }
 
   async createLocation(mode: Mode, request: LocationRequest, idempotencyKey: string): Promise<{ id: string }> {
@@ -301,22 +280,23 @@ export class StripeProcessor implements PaymentProcessor {
     return { id: location.id };
   }
 
-  registerReader(mode: Mode, request: ReaderRequest, idempotencyKey: string): Promise<ProcessorReader> {
-    return call(() =>
+  async registerReader(mode: Mode, request: ReaderRequest, idempotencyKey: string): Promise<ReaderSnapshot> {
+    const reader = await call(() =>
       this.#client(mode).terminal.readers.create(
         { registration_code: request.registrationCode, location: request.location, label: request.label, metadata: request.metadata },
         { idempotencyKey },
       ),
     );
+    return readerSnapshot(reader);
   }
 
-  listReaders(mode: Mode, location?: string): Promise<ProcessorReader[]> {
-    return call(() => this.#client(mode).terminal.readers.list({ ...(location ? { location } : {}), limit: LIST_PAGE }).autoPagingToArray({ limit: LIST_MAX }));
+  async listReaders(mode: Mode, location?: string): Promise<ReaderSnapshot[]> {
+    return (await call(() => this.#client(mode).terminal.readers.list({ ...(location ? { location } : {}), limit: LIST_PAGE }).autoPagingToArray({ limit: LIST_MAX }))).map(readerSnapshot);
   }
 
-  async retrieveReader(mode: Mode, id: string): Promise<ProcessorReader | null> {
+  async retrieveReader(mode: Mode, id: string): Promise<ReaderSnapshot | null> {
     const reader = await call(() => this.#client(mode).terminal.readers.retrieve(id));
-    return 'deleted' in reader && reader.deleted ? null : (reader as ProcessorReader);
+    return 'deleted' in reader && reader.deleted ? null : readerSnapshot(reader as Stripe.Terminal.Reader);
   }
 
   async deleteReader(mode: Mode, id: string): Promise<void> {
@@ -343,8 +323,8 @@ export class StripeProcessor implements PaymentProcessor {
     return created.id;
   }
 
-  processPaymentIntent(mode: Mode, reader: string, paymentIntent: string, config?: ProcessConfig): Promise<ProcessorReader> {
-    return call(() =>
+  async processPaymentIntent(mode: Mode, reader: string, paymentIntent: string, config?: ProcessConfig): Promise<ReaderSnapshot> {
+    const answer = await call(() =>
       this.#client(mode).terminal.readers.processPaymentIntent(reader, {
         payment_intent: paymentIntent,
         ...(config
@@ -358,10 +338,11 @@ export class StripeProcessor implements PaymentProcessor {
           : {}),
       }),
     );
+    return readerSnapshot(answer);
   }
 
-  setReaderDisplay(mode: Mode, reader: string, cart: CartRequest): Promise<ProcessorReader> {
-    return call(() =>
+  async setReaderDisplay(mode: Mode, reader: string, cart: CartRequest): Promise<ReaderSnapshot> {
+    const answer = await call(() =>
       this.#client(mode).terminal.readers.setReaderDisplay(reader, {
         type: 'cart',
         cart: {
@@ -372,24 +353,26 @@ export class StripeProcessor implements PaymentProcessor {
         },
       }),
     );
+    return readerSnapshot(answer);
   }
 
   async cancelReaderAction(mode: Mode, reader: string): Promise<void> {
     await call(() => this.#client(mode).terminal.readers.cancelAction(reader));
   }
 
-  presentPaymentMethod(mode: Mode, reader: string, card: PresentedCard): Promise<ProcessorReader> {
-    return call(() =>
+  async presentPaymentMethod(mode: Mode, reader: string, card: PresentedCard): Promise<ReaderSnapshot> {
+    const answer = await call(() =>
       this.#client(mode).testHelpers.terminal.readers.presentPaymentMethod(reader, {
         type: 'card_present',
         ...(card.amountTip ? { amount_tip: card.amountTip } : {}),
         ...(card.cardNumber ? { card_present: { number: card.cardNumber } } : {}),
       }),
     );
+    return readerSnapshot(answer);
   }
 
-  listDisputes(mode: Mode, filter: { paymentIntent?: string; createdSince?: number }): Promise<ProcessorDispute[]> {
-    return call(() =>
+  async listDisputes(mode: Mode, filter: { paymentIntent?: string; createdSince?: number }): Promise<DisputeSnapshot[]> {
+    const disputes = await call(() =>
       this.#client(mode)
         .disputes.list({
           ...(filter.paymentIntent ? { payment_intent: filter.paymentIntent } : {}),
@@ -398,38 +381,40 @@ export class StripeProcessor implements PaymentProcessor {
         })
         .autoPagingToArray({ limit: LIST_MAX }),
     );
+    return disputes.map(disputeSnapshot);
   }
 
-  retrieveDispute(mode: Mode, id: string): Promise<ProcessorDispute> {
-    return call(() => this.#client(mode).disputes.retrieve(id));
+  async retrieveDispute(mode: Mode, id: string): Promise<DisputeSnapshot> {
+    return disputeSnapshot(await call(() => this.#client(mode).disputes.retrieve(id)));
   }
 
-  updateDispute(mode: Mode, id: string, update: DisputeEvidence, idempotencyKey: string): Promise<ProcessorDispute> {
-    return call(() => this.#client(mode).disputes.update(id, { evidence: update.evidence, ...(update.submit ? { submit: true } : { submit: false }) }, { idempotencyKey }));
+  async updateDispute(mode: Mode, id: string, update: DisputeEvidence, idempotencyKey: string): Promise<DisputeSnapshot> {
+    return disputeSnapshot(await call(() => this.#client(mode).disputes.update(id, { evidence: update.evidence, ...(update.submit ? { submit: true } : { submit: false }) }, { idempotencyKey })));
   }
 
-  closeDispute(mode: Mode, id: string, idempotencyKey: string): Promise<ProcessorDispute> {
-    return call(() => this.#client(mode).disputes.close(id, {}, { idempotencyKey }));
+  async closeDispute(mode: Mode, id: string, idempotencyKey: string): Promise<DisputeSnapshot> {
+    return disputeSnapshot(await call(() => this.#client(mode).disputes.close(id, {}, { idempotencyKey })));
   }
 
-  retrieveBalance(mode: Mode, account: string): Promise<ProcessorBalance> {
-    return call(() => this.#client(mode).balance.retrieve({}, { stripeAccount: account }));
+  async retrieveBalance(mode: Mode, account: string): Promise<BalanceSnapshot> {
+    return balanceSnapshot(await call(() => this.#client(mode).balance.retrieve({}, { stripeAccount: account })));
   }
 
-  createPayout(mode: Mode, request: PayoutRequest, idempotencyKey: string): Promise<ProcessorPayout> {
-    return call(() =>
+  async createPayout(mode: Mode, request: PayoutRequest, idempotencyKey: string): Promise<PayoutSnapshot> {
+    const payout = await call(() =>
       this.#client(mode).payouts.create(
         { amount: request.amount, currency: request.currency, ...(request.description ? { description: request.description } : {}), metadata: request.metadata },
         { stripeAccount: request.account, idempotencyKey },
       ),
     );
+    return payoutSnapshot(payout);
   }
 
-  retrievePayout(mode: Mode, account: string, id: string): Promise<ProcessorPayout> {
-    return call(() => this.#client(mode).payouts.retrieve(id, {}, { stripeAccount: account }));
+  async retrievePayout(mode: Mode, account: string, id: string): Promise<PayoutSnapshot> {
+    return payoutSnapshot(await call(() => this.#client(mode).payouts.retrieve(id, {}, { stripeAccount: account })));
   }
 
-  addBankAccount(mode: Mode, request: BankAccountRequest, idempotencyKey: string): Promise<ProcessorBankAccount> {
+  addBankAccount(mode: Mode, request: BankAccountRequest, idempotencyKey: string): Promise<BankAccountSnapshot> {
     return call(async () => {
       const added = await this.#client(mode).accounts.createExternalAccount(
         request.account,
@@ -446,20 +431,21 @@ export class StripeProcessor implements PaymentProcessor {
         },
         { idempotencyKey },
       );
-      return added as ProcessorBankAccount;
+      return bankAccountSnapshot(added as Stripe.BankAccount);
     });
   }
 
-  listBankAccounts(mode: Mode, account: string): Promise<ProcessorBankAccount[]> {
-    return call(async () => (await this.#client(mode).accounts.listExternalAccounts(account, { object: 'bank_account', limit: LIST_PAGE }).autoPagingToArray({ limit: LIST_MAX })) as ProcessorBankAccount[]);
+  async listBankAccounts(mode: Mode, account: string): Promise<BankAccountSnapshot[]> {
+    const banks = await call(() => this.#client(mode).accounts.listExternalAccounts(account, { object: 'bank_account', limit: LIST_PAGE }).autoPagingToArray({ limit: LIST_MAX }));
+    return (banks as Stripe.BankAccount[]).map(bankAccountSnapshot);
   }
 
-  createCustomer(mode: Mode, fields: CustomerFields, idempotencyKey: string): Promise<ProcessorCustomer> {
-    return call(() => this.#client(mode).customers.create(customerParams(fields), { idempotencyKey }));
+  async createCustomer(mode: Mode, fields: CustomerFields, idempotencyKey: string): Promise<CustomerSnapshot> {
+    return customerSnapshot(await call(() => this.#client(mode).customers.create(customerParams(fields), { idempotencyKey })));
   }
 
-  updateCustomer(mode: Mode, id: string, fields: CustomerFields, idempotencyKey: string): Promise<ProcessorCustomer> {
-    return call(() => this.#client(mode).customers.update(id, customerParams(fields), { idempotencyKey }));
+  async updateCustomer(mode: Mode, id: string, fields: CustomerFields, idempotencyKey: string): Promise<CustomerSnapshot> {
+    return customerSnapshot(await call(() => this.#client(mode).customers.update(id, customerParams(fields), { idempotencyKey })));
   }
 
   async deleteCustomer(mode: Mode, id: string): Promise<void> {
@@ -485,8 +471,7 @@ export class StripeProcessor implements PaymentProcessor {
       for (const connect of [false, true]) {
         const events = connect ? [...PROCESSOR_CONNECT_EVENTS] : [...PROCESSOR_EVENTS];
         const name = WEBHOOK_SETTING(mode, connect);
-        const saved = await this.store.db.selectFrom('processor_settings').select('value').where('name', '=', name).executeTakeFirst();
-        let endpoint: { id: string; secret: string } | undefined = saved ? (JSON.parse(this.cipher.open('processor_settings.value', name, saved.value)) as { id: string; secret: string }) : undefined;
+        let endpoint = await this.#endpoints.load(name);
         if (endpoint) {
           try {
             await client.webhookEndpoints.update(endpoint.id, { url, enabled_events: events, disabled: false });
@@ -498,12 +483,7 @@ export class StripeProcessor implements PaymentProcessor {
         if (!endpoint) {
           const created = await client.webhookEndpoints.create({ url, enabled_events: events, connect, description: connect ? 'pos server (connected accounts)' : 'pos server' });
           endpoint = { id: created.id, secret: created.secret ?? '' };
-          const value = this.cipher.seal('processor_settings.value', name, JSON.stringify(endpoint));
-          await this.store.db
-            .insertInto('processor_settings')
-            .values({ name, value })
-            .onConflict((oc) => oc.column('name').doUpdateSet({ value }))
-            .execute();
+          await this.#endpoints.save(name, endpoint);
         }
         if (!this.#connection.webhookSecrets.includes(endpoint.secret)) this.#connection.webhookSecrets.push(endpoint.secret);
       }
@@ -514,13 +494,13 @@ export class StripeProcessor implements PaymentProcessor {
    * Verifies a processor event's signature against every configured secret. Throws when none
    * matches: a forged or altered event changes nothing.
    */
-  verifyEvent(rawBody: Buffer, signature: string | undefined): Stripe.Event {
+  verifyEvent(rawBody: Buffer, signature: string | undefined): ProcessorEvent {
     if (!signature) throw new ApiError(400, 'invalid_request_error', 'Missing Stripe-Signature header', { code: 'signature_missing' });
     const client = this.#clients.test ?? this.#clients.live;
     if (!client) throw new ApiError(503, 'api_error', 'No processor configured', { code: 'processor_not_configured' });
     for (const secret of this.#connection.webhookSecrets) {
       try {
-        return client.webhooks.constructEvent(rawBody, signature, secret);
+        return eventSnapshot(client.webhooks.constructEvent(rawBody, signature, secret));
       } catch (err) {
         if (!(err instanceof Stripe.errors.StripeSignatureVerificationError)) throw err;
       }

@@ -1,6 +1,5 @@
 import Stripe from 'stripe';
-import type { Store } from '../db/store.js';
-import { BudgetTimeoutError, MemoryLedger, PostgresLedger, type Priority, ProcessorBudget, accountKey, stripeLimits } from './budget.js';
+import { type BudgetLedger, BudgetTimeoutError, MemoryLedger, type Priority, ProcessorBudget, accountKey, stripeLimits } from '../budget.js';
 
 /**
  * The stripe package's HTTP client with the processor budget in front: every SDK call, whoever
@@ -149,14 +148,14 @@ const inProcess = new Map<string, ProcessorBudget>();
 const memory = new MemoryLedger();
 
 /**
- * The HTTP client to give the stripe package for a platform key: on the store's budget, or this
- * process's when there is no store (or it is SQLite).
+ * The HTTP client to give the stripe package for a platform key: on a shared ledger (every
+ * instance's, `sharedBudgetLedger`), or this process's when there is none.
  */
-export function budgetedHttpClient(secretKey: string, store?: Store): Stripe.HttpClient {
+export function budgetedHttpClient(secretKey: string, ledger?: BudgetLedger): Stripe.HttpClient {
   const { account, mode } = accountKey(secretKey);
   let budget: ProcessorBudget | undefined;
-  if (store?.dialect === 'postgres') {
-    budget = new ProcessorBudget(new PostgresLedger(store.db), account, stripeLimits(mode));
+  if (ledger) {
+    budget = new ProcessorBudget(ledger, account, stripeLimits(mode));
   } else {
     budget = inProcess.get(account);
     if (!budget) {
