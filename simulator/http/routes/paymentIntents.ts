@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { Reply, errorReply } from '../endpoint.js';
 import { bool, DEFAULT_LIST_LIMIT, expand, int, listParams, metadata, optionalText, parse, str, stringList } from '../params.js';
 import { type Services, handle, page } from '../services.js';
-import type { IntentResult } from '../../engine/payments.js';
+import type { IntentResult } from '../../engine/payments/paymentIntents.js';
 
 const address = z.record(z.string(), z.string());
 

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import type { SimulatorControl } from '../../control.js';
 import type { Services } from '../services.js';
 import { bool, int, parse, stringList } from '../params.js';
-import type { ScriptedOutcome } from '../../engine/terminal.js';
-import type { CapabilityStatus } from '../../engine/accounts.js';
+import type { ScriptedOutcome } from '../../engine/terminal/readerActions.js';
+import type { CapabilityStatus } from '../../engine/connect/accounts.js';
 
 /**
  * `/_sim`: the control API over HTTP (JSON or form bodies, answers in JSON) and the two pages a

@@ -1,13 +1,13 @@
 import type Stripe from 'stripe';
-import { newId, newSecret } from '../ids.js';
-import { SimError, invalidRequest, missingParam, unexpectedState } from '../errors.js';
-import type { Scope, StoredObject } from '../store.js';
-import { type Kernel, type Origin, getAny, getScoped, systemOrigin, unixSeconds } from './kernel.js';
-import { type Metadata, list, type ListEnvelope, mergeMetadata } from './shapes.js';
-import { ACH_CAPABILITY, type Accounts } from './accounts.js';
+import { newId, newSecret } from '../../ids.js';
+import { SimError, invalidRequest, missingParam, unexpectedState } from '../../errors.js';
+import type { Scope, StoredObject } from '../../store.js';
+import { type Kernel, type Origin, getAny, getScoped, systemOrigin, unixSeconds } from '../kernel.js';
+import { type Metadata, list, type ListEnvelope, mergeMetadata } from '../shapes.js';
+import { ACH_CAPABILITY, type Accounts } from '../connect/accounts.js';
 import { type CardOutcome, type Decline, achOutcome, testCard } from './instruments.js';
 import type { ChargeRow, Charges } from './charges.js';
-import type { Customers } from './customers.js';
+import type { Customers } from '../customers/customers.js';
 import { type PaymentMethodBody, type PaymentMethodDataInput, type PaymentMethodRow, type PaymentMethods } from './paymentMethods.js';
 
 /**

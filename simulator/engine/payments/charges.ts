@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type Stripe from 'stripe';
-import { newId } from '../ids.js';
-import type { Scope, StoredObject } from '../store.js';
-import { type Kernel, type Origin, getScoped, unixSeconds } from './kernel.js';
-import { emptyBillingDetails, list } from './shapes.js';
+import { newId } from '../../ids.js';
+import type { Scope, StoredObject } from '../../store.js';
+import { type Kernel, type Origin, getScoped, unixSeconds } from '../kernel.js';
+import { emptyBillingDetails, list } from '../shapes.js';
 import type { PaymentMethodInternal, PaymentMethodRow } from './paymentMethods.js';
-import type { PaymentIntentRow } from './payments.js';
-import type { Ledger, SourceType } from './ledger.js';
-import type { Transfers } from './transfers.js';
-import type { DisputeOpenPayload } from './disputes.js';
+import type { PaymentIntentRow } from './paymentIntents.js';
+import type { Ledger, SourceType } from '../ledger.js';
+import type { Transfers } from '../connect/transfers.js';
+import type { DisputeOpenPayload } from '../disputes/disputes.js';
 import { applicationFee, processingFee, stripeFee } from './fees.js';
 import { bypassesPending, disputeBehaviour } from './instruments.js';
 

@@ -1,15 +1,15 @@
 import type Stripe from 'stripe';
-import { newId } from '../ids.js';
-import { invalidRequest } from '../errors.js';
-import type { Scope, StoredObject } from '../store.js';
-import { type Kernel, type Origin, getAny, getScoped, systemOrigin, unixSeconds } from './kernel.js';
-import { list, type ListEnvelope, type Metadata, mergeMetadata } from './shapes.js';
-import { DISPUTE_FEE, stripeFee } from './fees.js';
-import { DAY_MS, type Ledger } from './ledger.js';
-import type { Transfers } from './transfers.js';
-import { disputeBehaviour } from './instruments.js';
-import type { PaymentMethodInternal } from './paymentMethods.js';
-import type { ChargeRow } from './charges.js';
+import { newId } from '../../ids.js';
+import { invalidRequest } from '../../errors.js';
+import type { Scope, StoredObject } from '../../store.js';
+import { type Kernel, type Origin, getAny, getScoped, systemOrigin, unixSeconds } from '../kernel.js';
+import { list, type ListEnvelope, type Metadata, mergeMetadata } from '../shapes.js';
+import { DISPUTE_FEE, stripeFee } from '../payments/fees.js';
+import { DAY_MS, type Ledger } from '../ledger.js';
+import type { Transfers } from '../connect/transfers.js';
+import { disputeBehaviour } from '../payments/instruments.js';
+import type { PaymentMethodInternal } from '../payments/paymentMethods.js';
+import type { ChargeRow } from '../payments/charges.js';
 
 /**
  * Disputes, opened on the charges of Stripe's dispute test cards a short delay after capture:

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type Stripe from 'stripe';
-import { newId, newSecret } from '../ids.js';
-import { SimError, invalidRequest, missingParam, resourceMissing, unexpectedState } from '../errors.js';
-import type { Scope, StoredObject } from '../store.js';
-import { type Kernel, type Origin, getAny, getScoped, systemOrigin } from './kernel.js';
-import { emptyAddress, list, type ListEnvelope, type Metadata, mergeMetadata } from './shapes.js';
-import { type CardOutcome, DECLINES, type Decline, type DeclineName, cardPresentAmountOutcome, luhnValid, testCard } from './instruments.js';
-import type { PaymentIntentRow, Payments } from './payments.js';
-import type { PaymentMethodBody, PaymentMethodInternal, PaymentMethods } from './paymentMethods.js';
-import { MAX_TIP_OPTIONS, MAX_TIP_PERCENTAGE, type TipSuggestions, tipSuggestions } from '../../shared/tipping.js';
-import { formatAmount } from '../../shared/money.js';
+import { newId, newSecret } from '../../ids.js';
+import { SimError, invalidRequest, missingParam, resourceMissing, unexpectedState } from '../../errors.js';
+import type { Scope, StoredObject } from '../../store.js';
+import { type Kernel, type Origin, getAny, getScoped, systemOrigin } from '../kernel.js';
+import { emptyAddress, list, type ListEnvelope, type Metadata, mergeMetadata } from '../shapes.js';
+import { type CardOutcome, DECLINES, type Decline, type DeclineName, cardPresentAmountOutcome, luhnValid, testCard } from '../payments/instruments.js';
+import type { PaymentIntentRow, Payments } from '../payments/paymentIntents.js';
+import type { PaymentMethodBody, PaymentMethodInternal, PaymentMethods } from '../payments/paymentMethods.js';
+import { MAX_TIP_OPTIONS, MAX_TIP_PERCENTAGE, type TipSuggestions, tipSuggestions } from '../../../shared/tipping.js';
+import { formatAmount } from '../../../shared/money.js';
 
 /**
  * Terminal: locations, readers and the server-driven `process_payment_intent` flow.

@@ -1,13 +1,13 @@
 import type Stripe from 'stripe';
-import { newId } from '../ids.js';
-import { invalidRequest } from '../errors.js';
-import type { Scope, StoredObject } from '../store.js';
-import { type Kernel, type Origin, getScoped, unixSeconds } from './kernel.js';
-import { list, type ListEnvelope, type Metadata, mergeMetadata } from './shapes.js';
+import { newId } from '../../ids.js';
+import { invalidRequest } from '../../errors.js';
+import type { Scope, StoredObject } from '../../store.js';
+import { type Kernel, type Origin, getScoped, unixSeconds } from '../kernel.js';
+import { list, type ListEnvelope, type Metadata, mergeMetadata } from '../shapes.js';
 import type { ChargeRow, Charges } from './charges.js';
-import type { Payments } from './payments.js';
-import type { Ledger } from './ledger.js';
-import type { Transfers } from './transfers.js';
+import type { Payments } from './paymentIntents.js';
+import type { Ledger } from '../ledger.js';
+import type { Transfers } from '../connect/transfers.js';
 
 /**
  * Refunds of captured charges. The money rule is Stripe's: refunds never exceed what was captured

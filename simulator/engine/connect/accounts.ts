@@ -1,11 +1,11 @@
 import { isIP } from 'node:net';
 import type Stripe from 'stripe';
-import { newAccountId, newId } from '../ids.js';
-import { invalidRequest } from '../errors.js';
-import type { Scope, StoredObject } from '../store.js';
-import { type Kernel, type Origin, getAny, getScoped, systemOrigin, unixSeconds } from './kernel.js';
-import { emptyAddress, emptyRequirements, list, type ListEnvelope, type Metadata, mergeMetadata } from './shapes.js';
-import { DEFAULT_DELAY_DAYS } from './ledger.js';
+import { newAccountId, newId } from '../../ids.js';
+import { invalidRequest } from '../../errors.js';
+import type { Scope, StoredObject } from '../../store.js';
+import { type Kernel, type Origin, getAny, getScoped, systemOrigin, unixSeconds } from '../kernel.js';
+import { emptyAddress, emptyRequirements, list, type ListEnvelope, type Metadata, mergeMetadata } from '../shapes.js';
+import { DEFAULT_DELAY_DAYS } from '../ledger.js';
 import type { BankAccountHashInput, BankAccounts, ExternalAccountInput } from './bankAccounts.js';
 import { COUNTRY_RULES, URL_ALTERNATIVE, businessKind, countryRules, isVerifiedField, requiredFields, verifiesImmediately, verify } from './requirements.js';
 

@@ -1,8 +1,8 @@
 import type Stripe from 'stripe';
-import { newSecret } from '../ids.js';
-import { invalidRequest } from '../errors.js';
-import type { StoredObject } from '../store.js';
-import { type Kernel, type Origin, unixSeconds } from './kernel.js';
+import { newSecret } from '../../ids.js';
+import { invalidRequest } from '../../errors.js';
+import type { StoredObject } from '../../store.js';
+import { type Kernel, type Origin, unixSeconds } from '../kernel.js';
 import type { AccountRow, Accounts } from './accounts.js';
 
 /**
