@@ -6,7 +6,7 @@ import { type Kernel, type Origin, getAny, getScoped, systemOrigin, unixSeconds 
 import { list, type ListEnvelope, type Metadata, mergeMetadata } from '../shapes.js';
 import { DAY_MS, type Ledger } from '../ledger.js';
 import type { BankAccountRow, BankAccounts } from '../connect/bankAccounts.js';
-import type { AccountInternal } from '../connect/accounts.js';
+import type { AccountInternal } from '../connect/accountTypes.js';
 import { payoutOutcome } from '../payments/instruments.js';
 
 /**

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import { SimError } from '../../errors.js';
-import type { AccountRow, AccountUpdateInput, IndividualInput, CompanyInput } from '../../engine/connect/accounts.js';
+import type { AccountRow, AccountUpdateInput, IndividualInput, CompanyInput } from '../../engine/connect/accountTypes.js';
 import type { AccountLinkRow } from '../../engine/connect/accountLinks.js';
 import { systemOrigin } from '../../engine/kernel.js';
 import { COUNTRY_RULES, TEST_VALUES, businessKind } from '../../engine/connect/requirements.js';
