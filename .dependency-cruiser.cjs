@@ -18,6 +18,15 @@ module.exports = {
       },
     },
     {
+      name: 'simulator-engine-no-type-circle',
+      severity: 'error',
+      comment:
+        'Inside the simulator engine even a type-only cycle is refused: two families that name each other’s types ' +
+        'cannot be read, moved or split one at a time. Share a types file both import, or pass a narrow interface.',
+      from: { path: '^simulator/engine/' },
+      to: { path: '^simulator/engine/', circular: true },
+    },
+    {
       name: 'routes-not-to-store',
       severity: 'error',
       comment: 'A route parses, calls a domain module and responds; reading or writing the store is the domain’s job.',

@@ -1,13 +1,13 @@
 import type Stripe from 'stripe';
-import { newId } from '../ids.js';
-import { SimError, invalidRequest } from '../errors.js';
-import type { Scope, StoredObject } from '../store.js';
-import { type Kernel, type Origin, getAny, getScoped, systemOrigin, unixSeconds } from './kernel.js';
-import { list, type ListEnvelope, type Metadata, mergeMetadata } from './shapes.js';
-import { DAY_MS, type Ledger } from './ledger.js';
-import type { BankAccountRow, BankAccounts } from './bankAccounts.js';
-import type { AccountInternal } from './accounts.js';
-import { payoutOutcome } from './instruments.js';
+import { newId } from '../../ids.js';
+import { SimError, invalidRequest } from '../../errors.js';
+import type { Scope, StoredObject } from '../../store.js';
+import { type Kernel, type Origin, getAny, getScoped, systemOrigin, unixSeconds } from '../kernel.js';
+import { list, type ListEnvelope, type Metadata, mergeMetadata } from '../shapes.js';
+import { DAY_MS, type Ledger } from '../ledger.js';
+import type { BankAccountRow, BankAccounts } from '../connect/bankAccounts.js';
+import type { AccountInternal } from '../connect/accountTypes.js';
+import { payoutOutcome } from '../payments/instruments.js';
 
 /**
  * Payouts from a connected account's available balance to its bank account:

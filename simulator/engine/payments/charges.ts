@@ -1,24 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import type Stripe from 'stripe';
-import { newId } from '../ids.js';
-import type { Scope, StoredObject } from '../store.js';
-import { type Kernel, type Origin, getScoped, unixSeconds } from './kernel.js';
-import { emptyBillingDetails, list } from './shapes.js';
+import { newId } from '../../ids.js';
+import type { Scope } from '../../store.js';
+import { type Kernel, type Origin, getScoped, unixSeconds } from '../kernel.js';
+import { emptyBillingDetails, list } from '../shapes.js';
 import type { PaymentMethodInternal, PaymentMethodRow } from './paymentMethods.js';
-import type { PaymentIntentRow } from './payments.js';
-import type { Ledger, SourceType } from './ledger.js';
-import type { Transfers } from './transfers.js';
-import type { DisputeOpenPayload } from './disputes.js';
+import type { Ledger, SourceType } from '../ledger.js';
+import type { Transfers } from '../connect/transfers.js';
+import type { DisputeOpenPayload } from '../disputes/types.js';
+import type { ChargeRow, PaymentIntentRow, ReceiptView } from './types.js';
 import { applicationFee, processingFee, stripeFee } from './fees.js';
 import { bypassesPending, disputeBehaviour } from './instruments.js';
-
-export type ChargeRow = StoredObject<Stripe.Charge, Record<string, never>>;
 
 /**
  * Charges and the money a captured charge moves: the charge on the balance it was made on and, on
  * Connect with a destination, a transfer of the merchant's share to the connected account and the
  * platform's application fee, each with its balance transaction, as Stripe's destination charges
- * do. PaymentIntents (payments.ts) decide when; this module writes what.
+ * do. PaymentIntents (paymentIntents.ts, paymentAttempts.ts, captures.ts) decide when; this module writes what.
  */
 export class Charges {
   constructor(
@@ -33,6 +31,14 @@ export class Charges {
 
   get(scope: Scope, id: string): ChargeRow {
     return getScoped<Stripe.Charge, Record<string, never>>(this.kernel, 'charge', scope, id, 'charge', 'id');
+  }
+
+  /** The receipt page's view of a charge (`receipt_url` works without a key, like Stripe's), or null when there is none. */
+  receipt(id: string): ReceiptView | null {
+    const found = this.kernel.store.find<Stripe.Charge, Record<string, never>>(id);
+    if (!found || found.type !== 'charge') return null;
+    const charge = found.body;
+    return { id: charge.id, amount: charge.amount, amountRefunded: charge.amount_refunded, currency: charge.currency, status: charge.status };
   }
 
   /** Charges live where their intent lives: the platform, or the account it was made on. */

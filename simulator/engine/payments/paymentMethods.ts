@@ -1,9 +1,9 @@
 import type Stripe from 'stripe';
-import { newId } from '../ids.js';
-import { SimError, invalidRequest, missingParam, resourceMissing } from '../errors.js';
-import type { Scope, StoredObject } from '../store.js';
-import { type Kernel, type Origin, getScoped, unixSeconds } from './kernel.js';
-import { emptyBillingDetails, type Metadata, mergeMetadata } from './shapes.js';
+import { newId } from '../../ids.js';
+import { SimError, invalidRequest, missingParam, resourceMissing } from '../../errors.js';
+import type { Scope, StoredObject } from '../../store.js';
+import { type Kernel, type Origin, getScoped, unixSeconds } from '../kernel.js';
+import { emptyBillingDetails, type Metadata, mergeMetadata } from '../shapes.js';
 import { ACH_TEST_ROUTING, achTokenAccount, cardTokenNumber, fingerprint, luhnValid, testCard } from './instruments.js';
 
 /**

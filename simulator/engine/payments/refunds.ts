@@ -1,13 +1,14 @@
 import type Stripe from 'stripe';
-import { newId } from '../ids.js';
-import { invalidRequest } from '../errors.js';
-import type { Scope, StoredObject } from '../store.js';
-import { type Kernel, type Origin, getScoped, unixSeconds } from './kernel.js';
-import { list, type ListEnvelope, type Metadata, mergeMetadata } from './shapes.js';
-import type { ChargeRow, Charges } from './charges.js';
-import type { Payments } from './payments.js';
-import type { Ledger } from './ledger.js';
-import type { Transfers } from './transfers.js';
+import { newId } from '../../ids.js';
+import { invalidRequest } from '../../errors.js';
+import type { Scope, StoredObject } from '../../store.js';
+import { type Kernel, type Origin, getScoped, unixSeconds } from '../kernel.js';
+import { list, type ListEnvelope, type Metadata, mergeMetadata } from '../shapes.js';
+import type { Charges } from './charges.js';
+import { getIntent } from './intentRules.js';
+import type { ChargeRow } from './types.js';
+import type { Ledger } from '../ledger.js';
+import type { Transfers } from '../connect/transfers.js';
 
 /**
  * Refunds of captured charges. The money rule is Stripe's: refunds never exceed what was captured
@@ -35,7 +36,6 @@ function proportional(part: number, whole: number, of: number): number {
 export class Refunds {
   constructor(
     private readonly kernel: Kernel,
-    private readonly payments: Payments,
     private readonly charges: Charges,
     private readonly ledger: Ledger,
     private readonly transfers: Transfers,
@@ -54,7 +54,7 @@ export class Refunds {
         throw invalidRequest(`Charge ${input.charge} does not belong to PaymentIntent ${input.payment_intent}.`, 'charge');
       }
     } else if (input.payment_intent) {
-      const pi = this.payments.get(scope, input.payment_intent).body;
+      const pi = getIntent(this.kernel, scope, input.payment_intent).body;
       if (typeof pi.latest_charge !== 'string' || (pi.status !== 'succeeded' && pi.status !== 'requires_capture')) {
         throw invalidRequest(
           `This PaymentIntent (${pi.id}) does not have a successful charge to refund.`,

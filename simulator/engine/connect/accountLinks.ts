@@ -1,9 +1,10 @@
 import type Stripe from 'stripe';
-import { newSecret } from '../ids.js';
-import { invalidRequest } from '../errors.js';
-import type { StoredObject } from '../store.js';
-import { type Kernel, type Origin, unixSeconds } from './kernel.js';
-import type { AccountRow, Accounts } from './accounts.js';
+import { newSecret } from '../../ids.js';
+import { invalidRequest } from '../../errors.js';
+import type { StoredObject } from '../../store.js';
+import { type Kernel, type Origin, unixSeconds } from '../kernel.js';
+import { type AccountRow, collectedByStripe } from './accountTypes.js';
+import type { Accounts } from './accounts.js';
 
 /**
  * Account Links: single-use URLs of the simulator's hosted onboarding page. Opening the URL uses
@@ -87,7 +88,7 @@ export class AccountLinks {
     const livemode = origin.scope.livemode;
     if (input.refresh_url !== undefined) checkRedirectUrl(input.refresh_url, 'refresh_url', livemode);
     if (input.return_url !== undefined) checkRedirectUrl(input.return_url, 'return_url', livemode);
-    if (input.type === 'account_update' && this.accounts.collectedByStripe(account)) {
+    if (input.type === 'account_update' && collectedByStripe(account)) {
       throw invalidRequest(
         'You cannot create `account_update` type Account Links for accounts where controller[requirement_collection]=stripe, which includes Standard and Express accounts.',
         'type',

@@ -1,10 +1,10 @@
 import type Stripe from 'stripe';
-import { newId } from '../ids.js';
-import { invalidRequest, missingParam } from '../errors.js';
-import type { Scope, StoredObject } from '../store.js';
-import { type Kernel, type Origin, getScoped } from './kernel.js';
-import { list, type ListEnvelope, type Metadata, mergeMetadata } from './shapes.js';
-import { ACH_TEST_ROUTING, bankTokenAccount, fingerprint } from './instruments.js';
+import { newId } from '../../ids.js';
+import { invalidRequest, missingParam } from '../../errors.js';
+import type { Scope, StoredObject } from '../../store.js';
+import { type Kernel, type Origin, getScoped } from '../kernel.js';
+import { list, type ListEnvelope, type Metadata, mergeMetadata } from '../shapes.js';
+import { ACH_TEST_ROUTING, bankTokenAccount, fingerprint } from '../payments/instruments.js';
 
 /**
  * Connected accounts' external bank accounts, where payouts go. They live on the connected account

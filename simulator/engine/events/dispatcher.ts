@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type Stripe from 'stripe';
-import type { DeliveryRow, Store } from '../store.js';
+import type { DeliveryRow, Store } from '../../store.js';
 import type { EndpointInternal, EventBody } from './events.js';
 
 /**

@@ -1,9 +1,9 @@
 import type Stripe from 'stripe';
-import { newId } from '../ids.js';
-import type { Scope, StoredObject } from '../store.js';
-import { type Kernel, type Origin, getScoped, unixSeconds } from './kernel.js';
-import { list } from './shapes.js';
-import type { Ledger, SourceType } from './ledger.js';
+import { newId } from '../../ids.js';
+import type { Scope, StoredObject } from '../../store.js';
+import { type Kernel, type Origin, getScoped, unixSeconds } from '../kernel.js';
+import { list } from '../shapes.js';
+import type { Ledger, SourceType } from '../ledger.js';
 
 /**
  * Transfers from the platform to a connected account and their reversals, with both sides of the

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type Stripe from 'stripe';
-import { newCustomerId } from '../ids.js';
-import { SimError, resourceMissing } from '../errors.js';
-import type { Scope, StoredObject } from '../store.js';
-import { type Kernel, type Origin, getScoped, unixSeconds } from './kernel.js';
-import { emptyAddress, list, type ListEnvelope, type Metadata, mergeMetadata } from './shapes.js';
+import { newCustomerId } from '../../ids.js';
+import { SimError, resourceMissing } from '../../errors.js';
+import type { Scope, StoredObject } from '../../store.js';
+import { type Kernel, type Origin, getScoped, unixSeconds } from '../kernel.js';
+import { emptyAddress, list, type ListEnvelope, type Metadata, mergeMetadata } from '../shapes.js';
 
 /**
  * Customers on the platform or a connected account. A deleted customer stays retrievable as

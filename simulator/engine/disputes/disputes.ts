@@ -1,15 +1,16 @@
 import type Stripe from 'stripe';
-import { newId } from '../ids.js';
-import { invalidRequest } from '../errors.js';
-import type { Scope, StoredObject } from '../store.js';
-import { type Kernel, type Origin, getAny, getScoped, systemOrigin, unixSeconds } from './kernel.js';
-import { list, type ListEnvelope, type Metadata, mergeMetadata } from './shapes.js';
-import { DISPUTE_FEE, stripeFee } from './fees.js';
-import { DAY_MS, type Ledger } from './ledger.js';
-import type { Transfers } from './transfers.js';
-import { disputeBehaviour } from './instruments.js';
-import type { PaymentMethodInternal } from './paymentMethods.js';
-import type { ChargeRow } from './charges.js';
+import { newId } from '../../ids.js';
+import { invalidRequest } from '../../errors.js';
+import type { Scope } from '../../store.js';
+import { type Kernel, type Origin, getAny, getScoped, systemOrigin, unixSeconds } from '../kernel.js';
+import { list, type ListEnvelope, mergeMetadata } from '../shapes.js';
+import { DISPUTE_FEE, stripeFee } from '../payments/fees.js';
+import { DAY_MS, type Ledger } from '../ledger.js';
+import type { Transfers } from '../connect/transfers.js';
+import { disputeBehaviour } from '../payments/instruments.js';
+import type { PaymentMethodInternal } from '../payments/paymentMethods.js';
+import type { ChargeRow } from '../payments/types.js';
+import { type DisputeInternal, type DisputeOpenPayload, type DisputeRow, type DisputeUpdateInput, EVIDENCE_FIELDS, type EvidenceField } from './types.js';
 
 /**
  * Disputes, opened on the charges of Stripe's dispute test cards a short delay after capture:
@@ -25,65 +26,12 @@ import type { ChargeRow } from './charges.js';
  * as in Stripe's test mode; any other evidence stays under review.
  */
 
-export interface DisputeOpenPayload {
-  charge: string;
-  apiVersion: string;
-}
-
 interface DecisionPayload {
   dispute: string;
   outcome: 'won' | 'lost';
   apiVersion: string;
 }
 
-export interface DisputeInternal {
-  inquiry: boolean;
-  /** On a destination charge: what was pulled back from the connected account, returned on a win. */
-  recovered: { account: string; amount: number; fee: number } | null;
-  decisionTimerId: string | null;
-}
-
-export type DisputeRow = StoredObject<Stripe.Dispute, DisputeInternal>;
-
-/** The text and file-id fields of `evidence` that Stripe's update accepts. */
-export const EVIDENCE_FIELDS = [
-  'access_activity_log',
-  'billing_address',
-  'cancellation_policy',
-  'cancellation_policy_disclosure',
-  'cancellation_rebuttal',
-  'customer_communication',
-  'customer_email_address',
-  'customer_name',
-  'customer_purchase_ip',
-  'customer_signature',
-  'duplicate_charge_documentation',
-  'duplicate_charge_explanation',
-  'duplicate_charge_id',
-  'product_description',
-  'receipt',
-  'refund_policy',
-  'refund_policy_disclosure',
-  'refund_refusal_explanation',
-  'service_date',
-  'service_documentation',
-  'shipping_address',
-  'shipping_carrier',
-  'shipping_date',
-  'shipping_documentation',
-  'shipping_tracking_number',
-  'uncategorized_file',
-  'uncategorized_text',
-] as const;
-
-export type EvidenceField = (typeof EVIDENCE_FIELDS)[number];
-
-export interface DisputeUpdateInput {
-  evidence?: Partial<Record<EvidenceField, string>> | undefined;
-  metadata?: Metadata | '' | undefined;
-  /** Stripe's default is to submit whatever evidence the request carries. */
-  submit?: boolean | undefined;
-}
 
 /**
  * Card networks give 7 to 21 days to respond; the simulator gives the shortest, the deadline a

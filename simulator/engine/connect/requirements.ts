@@ -4,7 +4,7 @@ import type Stripe from 'stripe';
  * What a connected account must provide before Stripe enables `card_payments` and `transfers`, per
  * country and business type (Stripe's "Required verification information", minimum for the full
  * service agreement), and how Stripe's test verification values verify or fail
- * (docs.stripe.com/connect/testing). Pure functions: accounts.ts owns the state.
+ * (docs.stripe.com/connect/testing). Pure functions: verification.ts owns the state.
  */
 
 export type BusinessKind = 'individual' | 'company';

@@ -1,9 +1,9 @@
 import type Stripe from 'stripe';
-import { newId, newSecret } from '../ids.js';
-import { invalidRequest } from '../errors.js';
-import type { Scope, Store, StoredObject } from '../store.js';
-import { type EventSink, type Kernel, type Origin, getScoped, unixSeconds } from './kernel.js';
-import { list, type ListEnvelope, type Metadata, mergeMetadata } from './shapes.js';
+import { newId, newSecret } from '../../ids.js';
+import { invalidRequest } from '../../errors.js';
+import type { Scope, Store, StoredObject } from '../../store.js';
+import { type EventSink, type Kernel, type Origin, getScoped, unixSeconds } from '../kernel.js';
+import { list, type ListEnvelope, type Metadata, mergeMetadata } from '../shapes.js';
 
 /**
  * Events and webhook endpoints. An event is written in the same transaction as the change that
