@@ -10,7 +10,7 @@ import { AuditLogSchema } from '../shared/contract/audit.js';
 import type { AuditEntry, AuditLog, WebhookEvent } from '../shared/api/types.js';
 import { CounterClient, spawnAgent, type AgentProcess } from './helpers/agent.js';
 import { client, type Json } from './helpers/api.js';
-import { json, pos } from './helpers/cli.js';
+import { json, runCli } from './helpers/cli.js';
 import { openTestDb } from './helpers/db.js';
 import { PrinterEmulator } from './helpers/pty.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -58,13 +58,13 @@ async function paid(s: Shop, amount = 2000): Promise<{ id: string; reference: st
 }
 
 async function audit(s: Shop, args: string[] = []): Promise<AuditEntry[]> {
-  const r = await pos(['audit', ...args, '--json'], s.env);
+  const r = await runCli(['audit', ...args, '--json'], { env: s.env });
   expect(r.status, r.stderr).toBe(0);
   return AuditLogSchema.parse(json<AuditLog>(r)).data;
 }
 
 async function verify(s: Shop, args: string[] = []) {
-  return pos(['audit', 'verify', ...args], s.env);
+  return runCli(['audit', 'verify', ...args], { env: s.env });
 }
 
 async function eventsAbout(s: Shop, objectId: string): Promise<WebhookEvent[]> {
@@ -101,7 +101,7 @@ describe('the audit trail of changes made through /v1', () => {
     // The payment the path named finds it too: "who refunded this?"
     expect((await audit(s, ['--object', txn.reference])).map((e) => e.id)).toContain(entries[0]!.id);
 
-    const table = await pos(['audit', '--object', refund.body.data.id], s.env);
+    const table = await runCli(['audit', '--object', refund.body.data.id], { env: s.env });
     expect(table.status, table.stderr).toBe(0);
     expect(table.stdout).toContain(`rk_test_…${desk.last4}`);
     expect(table.stdout).toContain(desk.id);
@@ -178,7 +178,7 @@ describe('the audit trail of changes made through /v1', () => {
     const refused = await client(t.url, reporting.secret).get<{ error: Json }>('/v1/audit-log');
     expect(refused.status).toBe(403);
     expect(refused.body.error).toMatchObject({ type: 'permission_error', code: 'secret_key_required' });
-    const cli = await pos(['audit'], { ...s.env, POS_API_KEY: reporting.secret });
+    const cli = await runCli(['audit'], { env: { ...s.env, POS_API_KEY: reporting.secret } });
     expect(cli.status).toBe(1);
     expect(cli.stderr).toMatch(/secret_key_required/);
   });
@@ -193,7 +193,7 @@ describe('the audit trail of changes made through /v1', () => {
     expect(await audit(s, ['--until', '2001-01-01'])).toEqual([]);
     const today = new Date().toISOString().slice(0, 10);
     expect((await audit(s, ['--since', today, '--until', today, '--size', '100'])).length).toBe(all.length);
-    const page2 = await pos(['audit', '--size', '2', '--page', '2', '--json'], s.env);
+    const page2 = await runCli(['audit', '--size', '2', '--page', '2', '--json'], { env: s.env });
     expect(json<AuditLog>(page2).data.map((e) => e.seq)).toEqual(all.slice(2, 4).map((e) => e.seq));
     const bad = await s.owner.get<{ error: Json }>('/v1/audit-log?created[gte]=yesterday');
     expect(bad.status).toBe(400);
@@ -264,7 +264,7 @@ describe('drawer openings from the agent', () => {
       request: { id: expect.stringMatching(/^req_/), idempotency_key: expect.stringMatching(new RegExp(`^agent_${agent.agentId}_drawer_`)) },
       details: { reason: 'no_sale', staff: 'alex', agent_id: agent.agentId, transaction_id: null },
     });
-    const table = await pos(['audit', '--object', agent.agentId], s.env);
+    const table = await runCli(['audit', '--object', agent.agentId], { env: s.env });
     expect(table.stdout).toContain('agent drawer_opened');
     expect(table.stdout).toContain(`rk_test_…${counterKey.last4}`);
     expect(table.stdout).toContain(String(entry!.request.idempotency_key));
@@ -332,7 +332,7 @@ describe('the hash chain', () => {
     const broken = await verify(s);
     expect(broken.status).toBe(4);
     expect(broken.stderr).toContain(`entry #3 (${third!.id}) was altered`);
-    const report = json<{ intact: boolean; problem: string }>(await pos(['audit', 'verify', '--json'], s.env));
+    const report = json<{ intact: boolean; problem: string }>(await runCli(['audit', 'verify', '--json'], { env: s.env }));
     expect(report).toMatchObject({ intact: false, problem: expect.stringContaining(third!.id) });
   });
 

@@ -7,7 +7,7 @@ import { apiRoutes } from '../server/app.js';
 import { routeMatcher } from '../server/http/route-table.js';
 import { EVENT_TYPES, recordEvent, type EventType } from '../server/webhooks/outbox.js';
 import { client, type Json } from './helpers/api.js';
-import { pos } from './helpers/cli.js';
+import { runCli } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { connectRawAgent, openRawStream, type RawStream } from './helpers/sse.js';
 import { eventually } from './helpers/tmp.js';
@@ -289,11 +289,11 @@ describe('the counter’s close-out', () => {
   it('says the shop’s disputes and payouts are not shown to a counter key, rather than counting none', async () => {
     const counter = viewers.find((v) => v.name === 'counter')!.key;
     const env = { POS_SERVER_URL: t.url, POS_API_KEY: counter };
-    const words = await pos(['report', 'day'], env);
+    const words = await runCli(['report', 'day'], { env });
     expect(words.status, words.stderr).toBe(0);
     expect(words.stdout).toContain('Disputes: not shown to this key (it lacks disputes:read)');
     expect(words.stdout).toContain('Payouts: not shown to this key (it lacks payouts:read)');
-    const owner = await pos(['report', 'day'], { ...env, POS_API_KEY: m.keys.sk_test });
+    const owner = await runCli(['report', 'day'], { env: { ...env, POS_API_KEY: m.keys.sk_test } });
     expect(owner.stdout).toMatch(/Disputes: \d+ opened/);
   });
 });
