@@ -148,6 +148,11 @@ function viewQuery(db: Executor, scope: Scope) {
     .where('r.mode', '=', scope.mode);
 }
 
+/** The scope's readers, oldest first, each with the id of its action's payment (the readers' listing). */
+export async function readerRowsWithPayments(db: Executor, scope: Scope): Promise<(TerminalReadersTable & { transaction_id: string | null })[]> {
+  return (await viewQuery(db, scope).orderBy('r.created_at').execute()) as ViewRow[];
+}
+
 /** One reader's view now. */
 export async function viewOf(db: Executor, row: Pick<TerminalReadersTable, 'id' | 'merchant_id' | 'mode'>): Promise<ReaderStatePush | undefined> {
   const found = await viewQuery(db, { merchantId: row.merchant_id, mode: row.mode }).where('r.id', '=', row.id).executeTakeFirst();
