@@ -4,7 +4,6 @@ import pino, { type Logger } from 'pino';
 import { PROTOCOL_VERSION, TransactionSummarySchema, type AgentMessage, type ReaderState } from '../shared/agent-protocol.js';
 import {
   MAX_DRAWER_OPENINGS_PER_MESSAGE,
-  MAX_REPORTS_PER_MESSAGE,
   UPSTREAM_PROTOCOL_VERSION,
   type AgentUpMessage,
   type DrawerOpening,
@@ -26,7 +25,6 @@ import { UpstreamLink } from './upstream.js';
 import { CounterDevices } from './devices/counter.js';
 import { DeviceReports } from './devices/upstream-report.js';
 import { ReceiptPolicies } from './receipt-policy.js';
-import { ReportBatch } from './report-batch.js';
 
 export const AGENT_VERSION = '0.1.0';
 
@@ -62,7 +60,6 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   let local: LocalServer | undefined;
   let link: UpstreamLink | undefined;
 
-  const reports = new ReportBatch((message) => link?.send(message));
   const counter = new CounterDevices(config, {
     api,
     state,
@@ -102,13 +99,10 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   };
   const showReaders = () => local?.broadcast('readers', { type: 'readers', readers: book.states().map(shown) });
   const book = new ReaderBook(ports.clock, {
-    reader(reader, activityChanged, ref) {
+    reader(reader, activityChanged) {
       const view = shown(reader);
       local?.broadcast('readers', { type: 'reader', reader: view });
-      if (!activityChanged) return;
-      counter.onReader(view, view.receipt_policy ?? policies.forSale());
-      const report = state.enqueue({ reader: ref, activity: reader.activity, transaction_id: reader.transaction_id, failure_code: reader.failure_code, observed_at: ports.clock.now() });
-      reports.add(report);
+      if (activityChanged) counter.onReader(view, view.receipt_policy ?? policies.forSale());
     },
     readers(readers) {
       local?.broadcast('readers', { type: 'readers', readers: readers.map(shown) });
@@ -123,7 +117,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   // Readers known from earlier runs show at once (offline until a driver sees them).
   for (const entry of state.data.readers) {
     if (!['processor', 'simulated'].includes(entry.driver)) continue;
-    book.upsert(entry.key, { driver: entry.driver, id: entry.id, processor_terminal_id: entry.processor_terminal_id, name: entry.name, serial_number: entry.serial_number, location_id: entry.location_id ?? null });
+    book.remember(entry.key, { driver: entry.driver, id: entry.id, processor_terminal_id: entry.processor_terminal_id, name: entry.name, serial_number: entry.serial_number, location_id: entry.location_id ?? null }, entry.last_seen_at);
   }
 
   const ctx: DriverContext = { book, api, state, logger, serial: ports.serial };
@@ -145,16 +139,13 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       case 'welcome': {
         state.data.merchant = message.merchant;
         state.data.cursor ??= message.cursor;
-        state.acknowledge(message.last_report_seq);
         link?.send(heartbeat());
         deviceReports.welcome();
-        const queued = state.data.queue;
-        for (let i = 0; i < queued.length; i += MAX_REPORTS_PER_MESSAGE) link?.send({ type: 'reports', reports: queued.slice(i, i + MAX_REPORTS_PER_MESSAGE) });
         sendDrawerOpenings();
         return;
       }
       case 'reports_ack':
-        state.acknowledge(message.seq);
+        // The answer to reports, which this agent does not send (the server pushes reader views).
         return;
       case 'drawer_ack':
         state.acknowledgeDrawerOpenings(message.ids);
@@ -184,12 +175,10 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
           logger.warn({ seq: message.seq }, 'a pushed transaction does not fit the summary schema; skipped');
           return;
         }
-        book.rememberTransaction(summary.data.id, summary.data.amount, summary.data.currency);
         local?.broadcast('transactions', { type: 'transaction', transaction: summary.data });
         return;
       }
       case 'error':
-        // Refused reports stay queued and are sent again after the next welcome.
         logger.warn({ type: message.error.type, code: message.error.code }, `the server refused a message: ${message.error.message}`);
         return;
     }
@@ -226,8 +215,6 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
           { idempotencyKey: `agent_${agentId}_${cmd.request_id}` },
         );
         if (!created.payment_intent_id) throw fail(502, 'api_error', 'payment_intent_missing', `Payment ${created.reference} has no processor payment to send to the reader`);
-        book.rememberTransaction(created.id, created.amount, created.currency);
-        const tick = book.nextTick();
         let action: Awaited<ReturnType<typeof api.processPayment>>['data'];
         try {
           action = (await api.processPayment(created.payment_intent_id, reader.processor_terminal_id)).data;
@@ -237,7 +224,6 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
           await api.cancelTransaction(created.id, { reason: 'abandoned' }).catch((cancelErr: unknown) => logger.warn({ err: cancelErr, transaction: created.id }, 'could not cancel a payment the reader refused'));
           throw err;
         }
-        book.observe(key, { activity: 'waiting_for_card', transaction_id: created.id, failure_code: null, outcome_key: null }, tick);
         driverOf(key)?.paymentStarted(key, { transaction_id: created.id, amount: created.amount, currency: created.currency });
         return { transaction: created, reader_action: action };
       }
@@ -350,7 +336,6 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         clearInterval(heartbeatTimer);
         clearTimeout(retryTimer);
         deviceReports.stop();
-        reports.flush();
         await link?.stop(true);
         for (const driver of drivers) await driver.stop();
         await counter.stop();

@@ -1,7 +1,6 @@
 import { toIsoTimestamp, type Clock } from '../shared/time.js';
 import type { ReaderActivity, ReaderState } from '../shared/agent-protocol.js';
-import type { ReaderRef } from '../shared/agent-upstream.js';
-import { IDLE, isOutcome, type Observation } from './activity.js';
+import type { ReaderRef, ReaderStatePush } from '../shared/agent-upstream.js';
 import type { RegistryEntry } from './state.js';
 
 /**
@@ -9,9 +8,6 @@ import type { RegistryEntry } from './state.js';
  * idle again. Ten seconds is about how long a reader's own result screen stays up.
  */
 export const OUTCOME_HOLD_MS = 10_000;
-
-/** Transactions remembered for the amount and currency shown beside a reader's activity. */
-const MAX_REMEMBERED_TRANSACTIONS = 1_000;
 
 export type DriverKind = RegistryEntry['driver'];
 
@@ -28,16 +24,14 @@ export interface ReaderInfo {
 interface Tracked {
   info: ReaderInfo;
   state: ReaderState;
-  /** The tick of the observation or command that set the current activity. */
-  tick: number;
-  /** The outcome last cleared by the hold timer: polling it again does not bring it back. */
+  /** The outcome last cleared by the hold timer: the server repeating it does not bring it back. */
   cleared: string | null;
   outcomeKey: string | null;
   holdTimer: NodeJS.Timeout | undefined;
 }
 
 export interface BookListener {
-  /** One reader's presence or activity changed. */
+  /** One reader's presence, activity or payment changed; `activityChanged` when what it is doing did. */
   reader(state: ReaderState, activityChanged: boolean, ref: ReaderRef): void;
   /** The set of readers changed (one appeared or went away). */
   readers(states: ReaderState[]): void;
@@ -47,29 +41,52 @@ export function refOf(key: string): ReaderRef {
   return key.startsWith('serial:') ? { serial_number: key.slice('serial:'.length) } : { processor_terminal_id: key };
 }
 
+export function isOutcome(activity: ReaderActivity): boolean {
+  return activity === 'approved' || activity === 'declined' || activity === 'canceled_on_reader';
+}
+
+/** Identifies one outcome of one action, so an outcome already shown and cleared is not shown again. */
+function outcomeKeyOf(view: ReaderStatePush): string | null {
+  if (!isOutcome(view.activity) || !view.action) return null;
+  return `${view.action.payment_intent_id ?? ''}:${view.action.status}:${view.action.failure_code ?? ''}`;
+}
+
 /**
- * Every reader the agent follows, by key (`tmr_…`, or `serial:<serial number>` for serial readers
- * the server does not know yet), with presence and activity. Drivers feed it observations; it
- * decides what is news and tells the listener.
- *
- * Observations carry the tick taken when the poll or command that produced them started; one
- * older than the current activity's tick is stale (a slow poll answering after a newer one) and
- * is ignored, so activities never go backwards.
+ * The reader as the counter gets it: the server's view (the reader with its payment) as it is, with
+ * the flat fields older counters read. `idle` carries no payment.
+ */
+function shownOf(view: ReaderStatePush, idle: boolean, now: string): ReaderState {
+  const base = { id: view.id, processor_terminal_id: view.processor_terminal_id, name: view.name, status: view.status, last_seen_at: view.last_seen_at };
+  if (idle || view.activity === 'idle') {
+    return { ...base, activity: 'idle', transaction_id: null, amount: null, currency: null, failure_code: null, updated_at: view.action?.updated_at ?? now, payment: null };
+  }
+  return {
+    ...base,
+    activity: view.activity,
+    transaction_id: view.payment?.id ?? view.action?.transaction_id ?? null,
+    amount: view.payment?.amount ?? view.action?.amount ?? null,
+    currency: view.payment?.currency ?? view.action?.currency ?? null,
+    failure_code: view.action?.failure_code ?? null,
+    updated_at: view.action?.updated_at ?? now,
+    payment: view.payment,
+  };
+}
+
+const sameShown = (a: ReaderState, b: ReaderState): boolean => JSON.stringify({ ...a, updated_at: '' }) === JSON.stringify({ ...b, updated_at: '' });
+
+/**
+ * Every reader the agent follows, by key (`tmr_…`), as the server last showed it: the server joins
+ * each reader with its payment and pushes the result (docs/agent-protocol.md, `reader_state`); the
+ * book shows that view, holds an outcome on screen for OUTCOME_HOLD_MS, and tells the listener
+ * what changed.
  */
 export class ReaderBook {
   readonly #readers = new Map<string, Tracked>();
-  readonly #transactions = new Map<string, { amount: number; currency: string }>();
-  #tick = 0;
 
   constructor(
     private readonly clock: Clock,
     private readonly listener: BookListener,
   ) {}
-
-  nextTick(): number {
-    this.#tick += 1;
-    return this.#tick;
-  }
 
   keys(): string[] {
     return [...this.#readers.keys()];
@@ -94,49 +111,68 @@ export class ReaderBook {
     return undefined;
   }
 
-  rememberTransaction(id: string, amount: number, currency: string): void {
-    this.#transactions.delete(id);
-    this.#transactions.set(id, { amount, currency });
-    if (this.#transactions.size > MAX_REMEMBERED_TRANSACTIONS) this.#transactions.delete(this.#transactions.keys().next().value!);
+  /** A reader known from an earlier run: shown offline and idle until the server's view of it arrives. */
+  remember(key: string, info: ReaderInfo, lastSeenAt: string | null): void {
+    if (this.#readers.has(key)) return;
+    this.#readers.set(key, {
+      info,
+      cleared: null,
+      outcomeKey: null,
+      holdTimer: undefined,
+      state: {
+        id: info.id ?? key,
+        processor_terminal_id: info.processor_terminal_id,
+        name: info.name,
+        status: 'offline',
+        last_seen_at: lastSeenAt,
+        activity: 'idle',
+        transaction_id: null,
+        amount: null,
+        currency: null,
+        failure_code: null,
+        updated_at: toIsoTimestamp(this.clock.now()),
+        payment: null,
+      },
+    });
+    this.listener.readers(this.states());
   }
 
-  /** Adds a reader or refreshes what is known about it (ids and names learnt from the server). */
-  upsert(key: string, info: ReaderInfo): void {
+  /**
+   * The server's view of a reader. An outcome older than the hold is over (a reconnect's snapshot
+   * does not bring back a result the counter showed long ago), and one the hold already cleared
+   * stays cleared.
+   */
+  show(key: string, info: ReaderInfo, view: ReaderStatePush): void {
+    const now = this.clock.now();
     const existing = this.#readers.get(key);
-    const now = toIsoTimestamp(this.clock.now());
-    if (!existing) {
-      this.#readers.set(key, {
-        info,
-        tick: 0,
-        cleared: null,
-        outcomeKey: null,
-        holdTimer: undefined,
-        state: {
-          id: info.id ?? key,
-          processor_terminal_id: info.processor_terminal_id,
-          name: info.name,
-          status: 'offline',
-          last_seen_at: null,
-          activity: 'idle',
-          transaction_id: null,
-          amount: null,
-          currency: null,
-          failure_code: null,
-          updated_at: now,
-        },
-      });
-      this.listener.readers(this.states());
-      return;
-    }
-    const nextId = info.id ?? existing.state.id;
+    const t: Tracked = existing ?? { info, cleared: null, outcomeKey: null, holdTimer: undefined, state: shownOf(view, true, toIsoTimestamp(now)) };
     // A reader moved to another location may print receipts by another policy: that is news too.
-    if (nextId === existing.state.id && info.name === existing.state.name && info.processor_terminal_id === existing.state.processor_terminal_id && info.location_id === existing.info.location_id) {
-      existing.info = info;
-      return;
+    const listChanged = !existing || existing.info.location_id !== info.location_id || existing.state.name !== view.name || existing.state.id !== view.id;
+    t.info = info;
+    this.#readers.set(key, t);
+    const outcomeKey = outcomeKeyOf(view);
+    const stale = outcomeKey !== null && (outcomeKey === t.cleared || (view.action !== null && Date.parse(view.action.updated_at) + OUTCOME_HOLD_MS < now));
+    const next = shownOf(view, stale, toIsoTimestamp(now));
+    const before = t.state;
+    const activityChanged = !existing || before.activity !== next.activity || before.transaction_id !== next.transaction_id || before.failure_code !== next.failure_code;
+    if (activityChanged) {
+      clearTimeout(t.holdTimer);
+      t.holdTimer = undefined;
+      t.outcomeKey = stale ? null : outcomeKey;
+      if (t.outcomeKey !== null) {
+        t.holdTimer = setTimeout(() => {
+          t.holdTimer = undefined;
+          t.cleared = t.outcomeKey;
+          const idle = { ...t.state, activity: 'idle' as const, transaction_id: null, amount: null, currency: null, failure_code: null, payment: null, updated_at: toIsoTimestamp(this.clock.now()) };
+          t.state = idle;
+          this.listener.reader(idle, true, refOf(key));
+        }, OUTCOME_HOLD_MS);
+        t.holdTimer.unref();
+      }
     }
-    existing.info = info;
-    existing.state = { ...existing.state, id: nextId, name: info.name, processor_terminal_id: info.processor_terminal_id, updated_at: now };
-    this.listener.readers(this.states());
+    t.state = next;
+    if (listChanged) this.listener.readers(this.states());
+    if (!existing || !sameShown(before, next)) this.listener.reader(next, activityChanged, refOf(key));
   }
 
   remove(key: string): void {
@@ -145,68 +181,6 @@ export class ReaderBook {
     clearTimeout(t.holdTimer);
     this.#readers.delete(key);
     this.listener.readers(this.states());
-  }
-
-  setPresence(key: string, online: boolean): void {
-    const t = this.#readers.get(key);
-    if (!t) return;
-    const now = this.clock.now();
-    const status = online ? 'online' : 'offline';
-    const lastSeen = online ? toIsoTimestamp(now) : t.state.last_seen_at;
-    if (status === t.state.status) {
-      t.state.last_seen_at = lastSeen;
-      return;
-    }
-    t.state = { ...t.state, status, last_seen_at: lastSeen, updated_at: toIsoTimestamp(now) };
-    this.listener.reader(t.state, false, refOf(key));
-  }
-
-  /** An observation of what the reader is doing, from a poll or a command started at `tick`. */
-  observe(key: string, observation: Observation, tick: number): void {
-    const t = this.#readers.get(key);
-    if (!t || tick < t.tick) return;
-    let obs = observation;
-    if (obs.outcome_key !== null && obs.outcome_key === t.cleared) obs = IDLE;
-    // A card being processed never goes back to waiting for the same payment: such a reading was
-    // taken between the agent presenting the card and the processor noticing it.
-    if (t.state.activity === 'processing' && obs.activity === 'waiting_for_card' && obs.transaction_id === t.state.transaction_id) return;
-    if (obs.activity === t.state.activity && obs.transaction_id === t.state.transaction_id && obs.failure_code === t.state.failure_code) {
-      t.tick = tick;
-      return;
-    }
-    this.#set(key, t, obs, tick);
-  }
-
-  #set(key: string, t: Tracked, obs: Observation, tick: number): void {
-    clearTimeout(t.holdTimer);
-    t.holdTimer = undefined;
-    t.tick = tick;
-    t.outcomeKey = obs.outcome_key;
-    const txn = obs.transaction_id ? this.#transactions.get(obs.transaction_id) : undefined;
-    t.state = {
-      ...t.state,
-      activity: obs.activity,
-      transaction_id: obs.transaction_id,
-      failure_code: obs.failure_code,
-      amount: txn?.amount ?? (obs.transaction_id && obs.transaction_id === t.state.transaction_id ? t.state.amount : null),
-      currency: txn?.currency ?? (obs.transaction_id && obs.transaction_id === t.state.transaction_id ? t.state.currency : null),
-      updated_at: toIsoTimestamp(this.clock.now()),
-    };
-    this.listener.reader(t.state, true, refOf(key));
-    if (isOutcome(obs.activity)) {
-      t.holdTimer = setTimeout(() => {
-        t.cleared = t.outcomeKey;
-        this.#set(key, t, IDLE, this.nextTick());
-      }, OUTCOME_HOLD_MS);
-      t.holdTimer.unref();
-    }
-  }
-
-  /** What the agent itself knows happened (it sent the payment, or the tap). */
-  mark(key: string, activity: ReaderActivity, transactionId: string | null): void {
-    const t = this.#readers.get(key);
-    if (!t) return;
-    this.#set(key, t, { activity, transaction_id: transactionId, failure_code: null, outcome_key: null }, this.nextTick());
   }
 
   close(): void {

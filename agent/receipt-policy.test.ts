@@ -17,7 +17,7 @@ async function setup(override?: 'always' | 'ask' | 'never') {
   dirs.push(dir);
   const state = await AgentState.open(dir);
   const book = new ReaderBook(systemClock, { reader: () => undefined, readers: () => undefined });
-  const add = (key: string, location: string | null) => book.upsert(key, { driver: 'processor', id: null, processor_terminal_id: key, name: key, serial_number: null, location_id: location });
+  const add = (key: string, location: string | null) => book.remember(key, { driver: 'processor', id: null, processor_terminal_id: key, name: key, serial_number: null, location_id: location }, null);
   return { state, book, add, policies: new ReceiptPolicies(override, state, book) };
 }
 

@@ -2,14 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { checkPrivate, PrivateJsonFile, privateDir, type LooseFileReport } from '../shared/files.js';
-import type { DrawerOpening, LocationPolicy, Report } from '../shared/agent-upstream.js';
-
-/**
- * Reports kept while the server is unreachable. 10,000 is hours of a busy shop's reader changes
- * (a sale is four or five); past it the oldest are dropped, because the newest say where readers
- * are now and the server can live without old history.
- */
-export const MAX_QUEUED_REPORTS = 10_000;
+import type { DrawerOpening, LocationPolicy } from '../shared/agent-upstream.js';
 
 /**
  * Drawer openings kept until the server has them in its audit trail. A shop opens its drawer a few
@@ -57,9 +50,6 @@ export interface AgentData {
   /** tmr_ ids of the simulated readers this agent registered (`--simulate N`), oldest first. */
   simulated: string[];
   readers: RegistryEntry[];
-  next_report_seq: number;
-  queue: Report[];
-  dropped_reports: number;
   /** Receipts not printed yet, oldest first: kept until the printer took them whole. */
   print_queue: PrintJob[];
   /** Keys of receipts printed, newest last (bounded): none is printed twice. */
@@ -71,7 +61,7 @@ export interface AgentData {
   dropped_drawer_openings: number;
 }
 
-/** The agent's own state in `<data dir>/agent.json` (lowdb): identity, reader registry, report queue. */
+/** The agent's own state in `<data dir>/agent.json` (lowdb): identity, reader registry, print and drawer queues. */
 export class AgentState {
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> = Promise.resolve();
@@ -80,8 +70,8 @@ export class AgentState {
 
   /** `onLooseFile` hears of the dir or state file found open to other users (tightened if ours). */
   static async open(dataDir: string, onLooseFile?: LooseFileReport): Promise<AgentState> {
-    // The agent's key is not here, but its queues are: reader reports and receipts waiting for the
-    // printer (amounts, card brand and last four). Owner-only, every rewrite included.
+    // The agent's key is not here, but its queues are: receipts waiting for the printer (amounts,
+    // card brand and last four) and drawer openings. Owner-only, every rewrite included.
     const file = join(dataDir, 'agent.json');
     privateDir(dataDir, onLooseFile);
     checkPrivate(file, onLooseFile);
@@ -91,9 +81,6 @@ export class AgentState {
       merchant: null,
       simulated: [],
       readers: [],
-      next_report_seq: 1,
-      queue: [],
-      dropped_reports: 0,
       print_queue: [],
       printed_keys: [],
       locations: [],
@@ -104,27 +91,16 @@ export class AgentState {
     // JSONFile, whose every write makes the file anew with the umask's mode.
     const db = new Low<AgentData>(new PrivateJsonFile<AgentData>(file), defaults);
     await db.read();
-    // Fill fields a file written by an older agent lacks.
-    db.data = { ...defaults, ...db.data };
+    // Fill fields a file written by an older agent lacks, and leave out the report queue it kept
+    // (the server no longer takes reports: it pushes each reader with its payment).
+    const { queue: _queue, next_report_seq: _next, dropped_reports: _dropped, ...kept } = db.data as AgentData & { queue?: unknown; next_report_seq?: unknown; dropped_reports?: unknown };
+    db.data = { ...defaults, ...kept };
     await db.write();
     return new AgentState(db);
   }
 
   get data(): AgentData {
     return this.db.data;
-  }
-
-  /** Queues a report; the oldest is dropped when the queue is full. */
-  enqueue(report: Omit<Report, 'seq'>): Report {
-    const full: Report = { ...report, seq: this.db.data.next_report_seq++ };
-    this.db.data.queue.push(full);
-    const excess = this.db.data.queue.length - MAX_QUEUED_REPORTS;
-    if (excess > 0) {
-      this.db.data.queue.splice(0, excess);
-      this.db.data.dropped_reports += excess;
-    }
-    this.save();
-    return full;
   }
 
   /** Keeps a drawer opening until the server acknowledges it, written at once: an opening must survive a crash. */
@@ -145,17 +121,6 @@ export class AgentState {
     const before = this.db.data.drawer_openings.length;
     this.db.data.drawer_openings = this.db.data.drawer_openings.filter((o) => !done.has(o.id));
     if (this.db.data.drawer_openings.length !== before) this.save();
-  }
-
-  /** The server stored everything up to `seq`. */
-  acknowledge(seq: number): void {
-    const queue = this.db.data.queue;
-    let i = 0;
-    while (i < queue.length && queue[i]!.seq <= seq) i += 1;
-    if (i > 0) {
-      queue.splice(0, i);
-      this.save();
-    }
   }
 
   save(): void {

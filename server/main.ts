@@ -118,7 +118,6 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const server: Server = createServer(app);
   const agentUpstream = attachAgentUpstream(server, { keys: { authenticate: (presented, now) => authenticateKey(store.db, presented, now) }, clock, logger, services });
   services.presenceExpiry.start();
-  services.reportRetention.start();
   services.readerReconciler.start();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -156,7 +155,6 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
       await agentUpstream.close();
       services.keyWatch.stop();
       await services.presenceExpiry.stop();
-      await services.reportRetention.stop();
       await services.readerReconciler.stop();
       // close() only drops connections idle at that moment; a keep-alive connection whose
       // response finishes later would otherwise hold the exit for its whole keep-alive timeout.

@@ -16,8 +16,8 @@ import { ReaderResets } from './terminal/reader-reset.js';
 import { AgentService } from './terminal/agents.js';
 import { DeviceService } from './terminal/devices.js';
 import { PresenceExpiry } from './terminal/presence-expiry.js';
-import { ReportRetention } from './terminal/report-retention.js';
 import { ReaderActions } from './terminal/reader-actions.js';
+import { ReaderViews } from './terminal/reader-view.js';
 import { ReaderReconciler } from './terminal/reader-reconciler.js';
 import { CustomerService } from './accounts/customers.js';
 import { DEFAULT_KEY_TTL_MS, IdempotencyService } from './idempotency/keys.js';
@@ -66,10 +66,10 @@ export interface Services {
   devices: DeviceService;
   /** Takes readers and devices offline when their agent-reported presence lapses; started by the server. */
   presenceExpiry: PresenceExpiry;
-  /** Prunes agents' reports past their retention period (server/terminal/agent-limits.ts). */
-  reportRetention: ReportRetention;
-  /** Each reader's action, from the processor's events; pushed to agents. */
+  /** Each reader's action, from the processor's events. */
   readerActions: ReaderActions;
+  /** Each reader joined with its action's payment: the view pushed to agents and shown at the counter. */
+  readerViews: ReaderViews;
   /** Reads a reader whose in-progress action had no news for too long; started by the server. */
   readerReconciler: ReaderReconciler;
   /** Apply the processor's events: to payments and refunds, disputes, payouts, connected accounts. */
@@ -150,8 +150,8 @@ export function buildServices(deps: ServiceDeps): Services {
     agents,
     devices: new DeviceService(store, clock),
     presenceExpiry: new PresenceExpiry(agents, store.notifications, clock, logger),
-    reportRetention: new ReportRetention(agents, store.notifications, clock, logger),
     readerActions,
+    readerViews: new ReaderViews(store),
     readerReconciler: new ReaderReconciler(readerActions, store.notifications, clock, logger),
     processorEventHandlers: [(event, mode) => readerActions.onEvent(event, mode), paymentEventHandler(transactions, refunds), disputeEventHandler(disputes), payoutEventHandler(payouts), accountEventHandler(onboarding)],
     webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? DEFAULT_EGRESS, cipher),

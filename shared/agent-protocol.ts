@@ -14,6 +14,31 @@ export const PROTOCOL_VERSION = 1;
 export const READER_ACTIVITIES = ['idle', 'waiting_for_card', 'processing', 'approved', 'declined', 'canceled_on_reader'] as const;
 export type ReaderActivity = (typeof READER_ACTIVITIES)[number];
 
+/** How a payment on a reader ended. */
+export const READER_PAYMENT_OUTCOMES = ['approved', 'declined', 'canceled'] as const;
+export type ReaderPaymentOutcome = (typeof READER_PAYMENT_OUTCOMES)[number];
+
+/**
+ * The payment a reader's action is about, as the server has it now: pushed with the reader, so no
+ * one downstream looks the payment up to tell what the reader's screen means.
+ */
+export const ReaderPaymentSchema = z.object({
+  /** Our transaction. */
+  id: z.string(),
+  amount: z.number().int(),
+  currency: z.string(),
+  /** The transaction's status (`pending`, `succeeded`, `failed`, `canceled`, …). */
+  status: z.string(),
+  /** Why it failed, when it did: Stripe's error code, the issuer's reason and the processor's words. */
+  failure_code: z.string().nullable(),
+  decline_code: z.string().nullable(),
+  failure_message: z.string().nullable(),
+  cancellation_reason: z.string().nullable(),
+  /** How it ended, null while it has not (pending): `approved` covers captured, refunded and disputed payments. */
+  outcome: z.enum(READER_PAYMENT_OUTCOMES).nullable(),
+});
+export type ReaderPayment = z.infer<typeof ReaderPaymentSchema>;
+
 export const ReaderStateSchema = z.object({
   id: z.string(),
   processor_terminal_id: z.string(),
@@ -21,12 +46,15 @@ export const ReaderStateSchema = z.object({
   status: z.enum(['online', 'offline']),
   last_seen_at: z.string().nullable(),
   activity: z.enum(READER_ACTIVITIES),
-  /** The payment the activity is about, when there is one. */
+  /** The payment the activity is about, when there is one: `payment.id`, `.amount`, `.currency`, repeated here for counters written before `payment`. */
   transaction_id: z.string().nullable(),
   amount: z.number().int().nullable(),
   currency: z.string().nullable(),
+  /** Why the reader's action failed (a decline code, `customer_canceled`); the payment's own reasons are in `payment`. */
   failure_code: z.string().nullable(),
   updated_at: z.string(),
+  /** The payment on the reader as the server has it now (its status and how it ended), null when there is none. */
+  payment: ReaderPaymentSchema.nullable().default(null),
   /**
    * What an approval on this reader prints by itself (its location's policy, or the agent's
    * `--receipts`): with `ask` the counter asks staff and sends `print_receipt` on yes.

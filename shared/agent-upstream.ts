@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DRAWER_REASONS, READER_ACTIVITIES } from './agent-protocol.js';
+import { DRAWER_REASONS, READER_ACTIVITIES, ReaderPaymentSchema } from './agent-protocol.js';
 import { RECEIPT_POLICIES } from './receipt-policy.js';
 
 /**
@@ -17,7 +17,7 @@ export const UPSTREAM_PATH = '/v1/agent/connect';
  */
 export const MAX_READERS_PER_HEARTBEAT = 1_000;
 
-/** Reports replayed in one message after a reconnect; the queue is replayed in batches of this. */
+/** Reports in one `reports` message, as agents that still send them batch them. */
 export const MAX_REPORTS_PER_MESSAGE = 500;
 
 /**
@@ -77,6 +77,11 @@ export const UpstreamDeviceSchema = z
   .strict();
 export type UpstreamDevice = z.infer<typeof UpstreamDeviceSchema>;
 
+/**
+ * A reader activity as agents before the server pushed reader views saw it and reported it. The
+ * server pushes each reader with its payment (`reader_state`), so it has nothing to learn from
+ * these: it still accepts them, so such an agent is not refused and its queue drains, and keeps none.
+ */
 export const ReportSchema = z
   .object({
     seq: z.number().int().positive(),
@@ -132,6 +137,7 @@ export const AgentUpMessageSchema = z.discriminatedUnion('type', [
         .max(MAX_READERS_PER_HEARTBEAT),
     })
     .strict(),
+  /** Accepted from older agents and acknowledged, never stored (see ReportSchema); agents today do not send it. */
   z.object({ type: z.literal('reports'), reports: z.array(ReportSchema).min(1).max(MAX_REPORTS_PER_MESSAGE) }).strict(),
   /**
    * Every counter device the agent drives, as it is now: sent after each welcome and on each change.
@@ -166,8 +172,9 @@ export type PresenceReader = z.infer<typeof PresenceReaderSchema>;
 /**
  * A reader's action as the server keeps it from the processor's events
  * (server/terminal/reader-actions.ts), pushed to the merchant's agents: the whole list after the
- * welcome, then each reader as it changes. `seq` grows with every change of any reader of the
- * merchant and mode: a reader's push with a lower seq than one already applied is older.
+ * welcome, then each reader as it changes. `seq` grows with every change of the action of any
+ * reader of the merchant and mode: a reader's push with a lower seq than one already applied is
+ * older; one with the same seq says what became of the same action's payment.
  */
 export const ReaderActionStateSchema = z.object({
   type: z.string(),
@@ -186,6 +193,12 @@ export const ReaderActionStateSchema = z.object({
 });
 export type ReaderActionState = z.infer<typeof ReaderActionStateSchema>;
 
+/**
+ * A reader with its payment: the one view of a reader, joined on the server
+ * (server/terminal/reader-view.ts) and shown as it is by the agent and the counter. The fields added
+ * after the first agents (`status`, `last_seen_at`, `payment`) have defaults, so a push from an older
+ * server still parses.
+ */
 export const ReaderStatePushSchema = z.object({
   id: z.string(),
   processor_terminal_id: z.string(),
@@ -195,10 +208,16 @@ export const ReaderStatePushSchema = z.object({
   location_id: z.string().nullable().default(null),
   /** Presence as the processor last reported it (null: not known yet). */
   processor_status: z.enum(['online', 'offline']).nullable(),
+  /** Presence as the counter shows it: the processor's word, a reader not reported yet counting as online. */
+  status: z.enum(['online', 'offline']).default('online'),
+  /** When the server last heard the reader was there (an agent's heartbeat or the processor). */
+  last_seen_at: z.string().nullable().default(null),
   seq: z.number().int().nonnegative(),
   /** What the counter shows, derived from `action`. */
   activity: z.enum(READER_ACTIVITIES),
   action: ReaderActionStateSchema.nullable(),
+  /** The payment of `action`, when it is one of ours. */
+  payment: ReaderPaymentSchema.nullable().default(null),
 });
 export type ReaderStatePush = z.infer<typeof ReaderStatePushSchema>;
 
@@ -219,17 +238,21 @@ export const ServerDownMessageSchema = z.discriminatedUnion('type', [
     presence_ttl_ms: z.number().int().positive(),
     /** Where transaction pushes start: the agent's cursor, or the newest event on a first connection. */
     cursor: z.number().int().nonnegative(),
-    /** Reports at or below this seq are stored already. */
+    /**
+     * For older agents, which drop the reports queued at or below it: the server keeps no report, so
+     * it covers every seq. Agents today ignore it.
+     */
     last_report_seq: z.number().int().nonnegative(),
   }),
   /** The server's view of the readers of the last heartbeat; `unknown` are references it has no reader for. */
   z.object({ type: z.literal('presence'), readers: z.array(PresenceReaderSchema), unknown: z.array(ReaderRefSchema) }),
+  /** The answer to an older agent's `reports`: it may forget them (nothing is stored). */
   z.object({ type: z.literal('reports_ack'), seq: z.number().int().nonnegative() }),
   /** These drawer openings are in the audit trail: the agent forgets them. */
   z.object({ type: z.literal('drawer_ack'), ids: z.array(z.string()) }),
-  /** Every reader of the merchant and mode with its action state: sent once after the welcome; readers not in it are gone. */
+  /** Every reader of the merchant and mode with its payment: sent once after the welcome; readers not in it are gone. */
   z.object({ type: z.literal('reader_states'), readers: z.array(ReaderStatePushSchema) }),
-  /** One reader's action state changed (or a reader was registered). */
+  /** One reader changed: its action, or the payment of its action (or a reader was registered). */
   z.object({ type: z.literal('reader_state'), reader: ReaderStatePushSchema }),
   /** Every location of the merchant and mode, oldest first: sent after the welcome and whenever one is created or its receipt policy changes. */
   z.object({ type: z.literal('locations'), locations: z.array(LocationPolicySchema) }),

@@ -1,6 +1,5 @@
 import type { ReaderStatePush } from '../../shared/agent-upstream.js';
-import { observationOf } from '../activity.js';
-import { OUTCOME_HOLD_MS, type DriverKind } from '../readers.js';
+import type { DriverKind } from '../readers.js';
 import type { DriverContext, ReaderDriver } from './types.js';
 
 export interface ProcessorDriverOptions {
@@ -12,9 +11,10 @@ export interface ProcessorDriverOptions {
 
 /**
  * Readers the processor drives (physical readers at the merchant's locations, and simulated ones).
- * Nothing is polled: the server keeps each reader's action from the processor's events and pushes
- * it over the upstream websocket (docs/agent-protocol.md): every reader after the welcome
- * (`reader_states`), then each change (`reader_state`).
+ * Nothing is polled: the server keeps each reader's action from the processor's events, joins it
+ * with its payment and pushes that view over the upstream websocket (docs/agent-protocol.md): every
+ * reader after the welcome (`reader_states`), then each change (`reader_state`). The book shows the
+ * view as it comes.
  */
 export class ProcessorDriver implements ReaderDriver {
   readonly kind = 'processor' as const;
@@ -60,16 +60,12 @@ export class ProcessorDriver implements ReaderDriver {
     const kind: DriverKind = this.options.simulated().has(s.processor_terminal_id) ? 'simulated' : 'processor';
     if (kind === 'processor' && !this.options.includeProcessorReaders) return false;
     const key = s.processor_terminal_id;
-    // A snapshot after a reconnect starts the order afresh (the server's seq is per merchant and mode).
-    if (!snapshot && s.seq <= (this.#seq.get(key) ?? -1)) return true;
+    // A snapshot after a reconnect starts the order afresh (the server's seq is per merchant and
+    // mode). The same seq again is the same action with news of its payment.
+    if (!snapshot && s.seq < (this.#seq.get(key) ?? -1)) return true;
     this.#seq.set(key, s.seq);
     this.#mine.add(key);
-    const book = this.ctx.book;
-    book.upsert(key, { driver: kind, id: s.id, processor_terminal_id: key, name: s.name, serial_number: s.serial_number, location_id: s.location_id });
-    // Presence not reported yet by the processor (a reader registered before it was kept) counts as online.
-    book.setPresence(key, s.processor_status !== 'offline');
-    if (s.action?.transaction_id && s.action.amount !== null && s.action.currency !== null) book.rememberTransaction(s.action.transaction_id, s.action.amount, s.action.currency);
-    book.observe(key, observationOf(s, Date.now(), OUTCOME_HOLD_MS), book.nextTick());
+    this.ctx.book.show(key, { driver: kind, id: s.id, processor_terminal_id: key, name: s.name, serial_number: s.serial_number, location_id: s.location_id }, s);
     return true;
   }
 }

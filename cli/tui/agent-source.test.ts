@@ -15,7 +15,7 @@ function fakeAgent(port = 0) {
   const send = (ws: WebSocket, m: AgentMessage) => ws.send(JSON.stringify(m));
   const readerState = (over: Partial<ReaderState> = {}): ReaderState => ({
     id: 'r-1', processor_terminal_id: 'tmr_1', name: 'Till 1', status: 'online', last_seen_at: null, activity: 'idle',
-    transaction_id: null, amount: null, currency: null, failure_code: null, updated_at: '2026-11-21T12:00:00.000Z', ...over,
+    transaction_id: null, amount: null, currency: null, failure_code: null, updated_at: '2026-11-21T12:00:00.000Z', payment: null, ...over,
   });
   wss.on('connection', (ws) => {
     sockets.push(ws);
@@ -94,7 +94,7 @@ describe('AgentSource', () => {
     await eventually(() => actions.some((a) => a.type === 'readers') || undefined, 3000);
     await agent.close();
     await eventually(() => actions.some((a) => a.type === 'connection' && a.status === 'lost') || undefined, 3000);
-    await expect(source.simulateTap({ id: 'r-1', processor_terminal_id: 'tmr_1', name: 'Till 1', status: 'online', last_seen_at: null, activity: null, transaction_id: null })).rejects.toThrow(/not connected/);
+    await expect(source.simulateTap({ id: 'r-1', processor_terminal_id: 'tmr_1', name: 'Till 1', status: 'online', last_seen_at: null, activity: null, payment: null })).rejects.toThrow(/not connected/);
     const again = fakeAgent(port);
     cleanup.push(again.close);
     await again.ready;

@@ -12,8 +12,8 @@ import type { Action, CounterReader } from './state.js';
 /**
  * The counter speaking the agent's local websocket protocol (shared/agent-protocol.ts): hello,
  * subscribe to readers and transactions, then commands answered by `result` messages matched on
- * request_id. Reader activity (waiting for card, processing, canceled on the reader) only exists
- * here; the /v1 API does not report it. The socket is reopened after any loss, with backoff.
+ * request_id. Reader activity (waiting for card, processing, canceled on the reader) with the
+ * payment on the reader, as the server joined them, only comes here; the /v1 API does not report it. The socket is reopened after any loss, with backoff.
  */
 
 const AGENT_UNREACHABLE = 'the agent is not answering (is pos agent running?)';
@@ -33,9 +33,7 @@ export function readerFromAgent(r: ReaderState): CounterReader {
     status: r.status,
     last_seen_at: r.last_seen_at,
     activity: r.activity,
-    transaction_id: r.transaction_id,
-    amount: r.amount,
-    currency: r.currency,
+    payment: r.payment,
     receipt_policy: r.receipt_policy,
   };
 }

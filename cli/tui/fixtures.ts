@@ -1,5 +1,6 @@
 import type { LineItem } from '../../shared/cart.js';
 import type { Transaction } from '../../shared/api/types.js';
+import type { ReaderPayment } from '../../shared/agent-protocol.js';
 import type { CounterSource } from './source.js';
 import type { CashSaleResult } from './cash.js';
 import type { Action, CounterReader } from './state.js';
@@ -7,7 +8,12 @@ import type { Action, CounterReader } from './state.js';
 /** Test data and a scripted source for the TUI's unit and component tests. */
 
 export function reader(over: Partial<CounterReader> = {}): CounterReader {
-  return { id: 'r-1', processor_terminal_id: 'tmr_Till1', name: 'Till 1', status: 'online', last_seen_at: '2026-11-21T12:00:00.000Z', activity: null, transaction_id: null, ...over };
+  return { id: 'r-1', processor_terminal_id: 'tmr_Till1', name: 'Till 1', status: 'online', last_seen_at: '2026-11-21T12:00:00.000Z', activity: null, payment: null, ...over };
+}
+
+/** The payment on a reader, as the reader's view carries it: pending unless told. */
+export function paying(id: string, amount = 1000, over: Partial<ReaderPayment> = {}): ReaderPayment {
+  return { id, amount, currency: 'usd', status: 'pending', failure_code: null, decline_code: null, failure_message: null, cancellation_reason: null, outcome: null, ...over };
 }
 
 export function txn(over: Partial<Transaction> = {}): Transaction {

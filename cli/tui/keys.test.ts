@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { reader, txn } from './fixtures.js';
+import { reader, txn, paying } from './fixtures.js';
 import { fitHints, hintsFor, intentFor, splitKeys } from './keys.js';
 import { initialState, reduce, type Action, type CounterState } from './state.js';
 
@@ -22,7 +22,7 @@ describe('keys', () => {
     expect(intentFor(waiting, 'q', {})).toMatchObject({ kind: 'dispatch', action: { type: 'notice' } });
     expect(intentFor(reduce(waiting, { type: 'merchant', name: 'Shop', mode: 'live', currency: 'usd' }), 's', {})).toBeNull();
     expect(hintsFor(waiting)).toBe('s simulate tap · x cancel payment');
-    expect(hintsFor(reduce(waiting, { type: 'reader', reader: reader({ activity: 'processing', transaction_id: 't-1' }) }))).toBe('x cancel payment');
+    expect(hintsFor(reduce(waiting, { type: 'reader', reader: reader({ activity: 'processing', payment: paying('t-1') }) }))).toBe('x cancel payment');
   });
 
   it('switches views with letters and Tab, and quits with q when idle', () => {
@@ -61,7 +61,7 @@ describe('keys', () => {
   });
 
   it('offers to cancel a payment already on the reader', () => {
-    const typing = state({ type: 'amount_input', text: '5' }, { type: 'reader', reader: reader({ activity: 'waiting_for_card', transaction_id: 't-9' }) });
+    const typing = state({ type: 'amount_input', text: '5' }, { type: 'reader', reader: reader({ activity: 'waiting_for_card', payment: paying('t-9') }) });
     expect(intentFor(typing, 'x', {})).toEqual({ kind: 'cancel_reader_payment', transactionId: 't-9' });
     expect(hintsFor(typing)).toContain('x cancel');
     // On 80 columns the key bar stays one line, and keeps the cancel and the way out.

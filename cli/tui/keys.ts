@@ -129,7 +129,7 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
       if (input === '$') return { kind: 'start_cash' };
       if (input === 'o' && charge.amountText === '') return { kind: 'open_drawer' };
       const reader = selectedReader(state);
-      if (input === 'x' && inFlight(reader)) return { kind: 'cancel_reader_payment', transactionId: reader.transaction_id };
+      if (input === 'x' && inFlight(reader)) return { kind: 'cancel_reader_payment', transactionId: reader.payment.id };
       // A letter typed into a half-written amount is a slip, never a command (q must not quit).
       if (charge.amountText !== '' && input !== '') return { kind: 'dispatch', action: { type: 'notice', text: `"${input}" is not part of an amount: Esc clears the field.` } };
     } else if (isBusy(charge)) {

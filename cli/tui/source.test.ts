@@ -69,7 +69,7 @@ describe('PollingSource', () => {
   it('sends a cart as the line_items of the payment, and none without one', async () => {
     const { state, api } = fakeApi();
     const source = new PollingSource(api);
-    const till = { id: 'r-1', processor_terminal_id: 'tmr_1', name: 'Till 1', status: 'online' as const, last_seen_at: null, activity: null, transaction_id: null };
+    const till = { id: 'r-1', processor_terminal_id: 'tmr_1', name: 'Till 1', status: 'online' as const, last_seen_at: null, activity: null, payment: null };
     try {
       const lines = [
         { description: 'Flat white', quantity: 2, amount: 450 },

@@ -39,7 +39,7 @@ export interface CounterSource {
 export const NEEDS_AGENT = 'The printer and the cash drawer are driven by pos agent: start the counter with --agent';
 
 export function readerFromApi(r: Reader): CounterReader {
-  return { id: r.id, processor_terminal_id: r.processor_terminal_id, name: r.name, status: r.status, last_seen_at: r.last_seen_at, activity: null, transaction_id: null };
+  return { id: r.id, processor_terminal_id: r.processor_terminal_id, name: r.name, status: r.status, last_seen_at: r.last_seen_at, activity: null, payment: null };
 }
 
 /** Everything else: readers and recent payments every 2 s, gentle on the server for a screen people glance at. */

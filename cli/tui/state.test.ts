@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { reader, txn } from './fixtures.js';
+import { reader, txn, paying } from './fixtures.js';
 import { historyRows, initialState, reduce, type Action, type CounterState } from './state.js';
 
 const run = (actions: Action[], from: CounterState = initialState({ via: 'polling' })) => actions.reduce(reduce, from);
@@ -35,13 +35,15 @@ describe('counter reducer', () => {
     s = reduce(s, { type: 'tap_sent' });
     // A tap sent is not a card read: only the reader's activity says "processing".
     expect(s.charge).toMatchObject({ phase: 'waiting', tapSent: true });
-    s = reduce(s, { type: 'reader', reader: reader({ activity: 'processing', transaction_id: 't-1' }) });
+    s = reduce(s, { type: 'reader', reader: reader({ activity: 'processing', payment: paying('t-1') }) });
     expect(s.charge).toMatchObject({ phase: 'processing', tapSent: false });
     s = reduce(s, { type: 'transaction', transaction: txn({ status: 'pending' }) });
     expect(s.charge.phase).toBe('processing');
     s = reduce(s, { type: 'transaction', transaction: txn({ status: 'succeeded', card_brand: 'visa', card_last_four: '4242' }) });
     expect(s.charge).toMatchObject({ phase: 'approved', result: { card_last_four: '4242' } });
     expect(s.transactions[0]?.status).toBe('succeeded');
+    // The reader's view follows its payment: the sale is over there too, so nothing is picked up again.
+    s = reduce(s, { type: 'reader', reader: reader({ activity: 'approved', payment: paying('t-1', 1200, { status: 'succeeded', outcome: 'approved' }) }) });
     const next = reduce(s, { type: 'new_charge' });
     expect(next.charge).toMatchObject({ phase: 'entry', amountText: '', transactionId: null });
     expect(next.lastAmount).toBe('12.00');
@@ -59,10 +61,10 @@ describe('counter reducer', () => {
 
   it('follows the agent’s reader activity, including a cancel on the reader', () => {
     const started = run([{ type: 'charge_starting', amount: 1000, readerName: 'Till 1' }, { type: 'charge_started', transactionId: 't-1' }], ready());
-    const onReader = reduce(started, { type: 'reader', reader: reader({ activity: 'canceled_on_reader', transaction_id: 't-1' }) });
+    const onReader = reduce(started, { type: 'reader', reader: reader({ activity: 'canceled_on_reader', payment: paying('t-1') }) });
     expect(onReader.charge.phase).toBe('canceled_on_reader');
-    expect(reduce(started, { type: 'reader', reader: reader({ activity: 'processing', transaction_id: 't-1' }) }).charge.phase).toBe('processing');
-    expect(reduce(started, { type: 'reader', reader: reader({ activity: 'processing', transaction_id: 't-9' }) }).charge.phase).toBe('waiting');
+    expect(reduce(started, { type: 'reader', reader: reader({ activity: 'processing', payment: paying('t-1') }) }).charge.phase).toBe('processing');
+    expect(reduce(started, { type: 'reader', reader: reader({ activity: 'processing', payment: paying('t-9') }) }).charge.phase).toBe('waiting');
   });
 
   it('sends a sale for an offline reader to the payment-link path', () => {
@@ -92,22 +94,31 @@ describe('counter reducer', () => {
     expect(reduce(refused, { type: 'connection', status: 'connected' }).charge.error).toBeNull();
     const noticed = run([{ type: 'notice', text: 'not connected', cause: 'connection' }, { type: 'connection', status: 'lost' }, { type: 'connection', status: 'connected' }], ready());
     expect(noticed.notice).toBeNull();
-    const busy = run([{ type: 'amount_input', text: '5' }, { type: 'reader', reader: reader({ activity: 'waiting_for_card', transaction_id: 't-9' }) }, { type: 'charge_error', message: 'Till 1 is busy', cause: 'reader_busy' }], ready());
+    const busy = run([{ type: 'amount_input', text: '5' }, { type: 'reader', reader: reader({ activity: 'waiting_for_card', payment: paying('t-9') }) }, { type: 'charge_error', message: 'Till 1 is busy', cause: 'reader_busy' }], ready());
     expect(busy.charge.error).toBe('Till 1 is busy');
-    expect(reduce(busy, { type: 'reader', reader: reader({ activity: 'idle', transaction_id: null }) }).charge.error).toBeNull();
+    expect(reduce(busy, { type: 'reader', reader: reader({ activity: 'idle', payment: null }) }).charge.error).toBeNull();
   });
 
-  it('picks up a payment already on the selected reader, and not one that has ended', () => {
-    const found = reduce(ready(), { type: 'readers', readers: [reader({ activity: 'waiting_for_card', transaction_id: 't-7', amount: 1000, currency: 'usd' })] });
+  it('picks up a payment already on the selected reader, and not one its view says has ended', () => {
+    const found = reduce(ready(), { type: 'readers', readers: [reader({ activity: 'waiting_for_card', payment: paying('t-7', 1000) })] });
     expect(found.charge).toMatchObject({ phase: 'waiting', transactionId: 't-7', amount: 1000, readerName: 'Till 1', adopted: true });
-    // Its amount comes from the payment when the agent does not know it.
-    const unknown = reduce(ready(), { type: 'reader', reader: reader({ activity: 'processing', transaction_id: 't-1' }) });
-    expect(unknown.charge).toMatchObject({ phase: 'processing', amount: null });
-    expect(reduce(unknown, { type: 'transaction', transaction: txn({ amount: 2500 }) }).charge.amount).toBe(2500);
-    // Staff typing are not interrupted; a payment known to be over is not picked up again.
-    expect(run([{ type: 'amount_input', text: '4' }, { type: 'reader', reader: reader({ activity: 'waiting_for_card', transaction_id: 't-7' }) }], ready()).charge.phase).toBe('entry');
-    const canceled = run([{ type: 'transaction', transaction: txn({ id: 't-7', status: 'canceled' }) }, { type: 'reader', reader: reader({ activity: 'waiting_for_card', transaction_id: 't-7' }) }], ready());
+    expect(reduce(ready(), { type: 'reader', reader: reader({ activity: 'processing', payment: paying('t-1', 2500) }) }).charge).toMatchObject({ phase: 'processing', amount: 2500 });
+    // Staff typing are not interrupted; a payment the view says is over is not picked up.
+    expect(run([{ type: 'amount_input', text: '4' }, { type: 'reader', reader: reader({ activity: 'waiting_for_card', payment: paying('t-7') }) }], ready()).charge.phase).toBe('entry');
+    const canceled = reduce(ready(), { type: 'reader', reader: reader({ activity: 'canceled_on_reader', payment: paying('t-7', 1000, { status: 'canceled', outcome: 'canceled' }) }) });
     expect(canceled.charge.phase).toBe('entry');
+  });
+
+  it('ends the charge as the reader’s view says its payment ended, and keeps the details the payment’s push brings', () => {
+    const started = run([{ type: 'charge_starting', amount: 1005, readerName: 'Till 1' }, { type: 'charge_started', transactionId: 't-1' }], ready());
+    const declined = reduce(started, { type: 'reader', reader: reader({ activity: 'declined', payment: paying('t-1', 1005, { status: 'failed', failure_code: 'card_declined', decline_code: 'insufficient_funds', outcome: 'declined' }) }) });
+    expect(declined.charge).toMatchObject({ phase: 'declined', reason: 'Insufficient funds: ask for another card' });
+    const approved = reduce(started, { type: 'reader', reader: reader({ activity: 'approved', payment: paying('t-1', 1005, { status: 'succeeded', outcome: 'approved' }) }) });
+    expect(approved.charge).toMatchObject({ phase: 'approved', result: null });
+    const detailed = reduce(approved, { type: 'transaction', transaction: txn({ status: 'succeeded', amount: 1005, card_last_four: '4242' }) });
+    expect(detailed.charge).toMatchObject({ phase: 'approved', result: { card_last_four: '4242' } });
+    // A reader still showing an earlier payment's outcome does not end this one.
+    expect(reduce(started, { type: 'reader', reader: reader({ activity: 'approved', payment: paying('t-0', 500, { status: 'succeeded', outcome: 'approved' }) }) }).charge.phase).toBe('waiting');
   });
 
   it('pages History through all payments, page 1 being the live list', () => {

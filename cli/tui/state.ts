@@ -2,7 +2,7 @@ import type { Transaction } from '../../shared/api/types.js';
 import { cancelWords, declineWords } from '../../shared/declines.js';
 import { formatPlain } from '../amount.js';
 import type { DayReport } from '../report.js';
-import type { DeviceState, ReaderActivity } from '../../shared/agent-protocol.js';
+import type { DeviceState, ReaderActivity, ReaderPayment } from '../../shared/agent-protocol.js';
 import { type CartAction, type CartState, emptyCart, isCartAction, reduceCart } from './cart.js';
 import { type CashAction, type CashState, isCashAction, reduceCash, reduceDevices } from './cash.js';
 import { isCounterMethod } from '../../shared/channels.js';
@@ -25,10 +25,11 @@ export interface CounterReader {
   last_seen_at: string | null;
   /** Only the agent knows this; polling leaves it null. */
   activity: ReaderActivity | null;
-  transaction_id: string | null;
-  /** The amount of the payment on the reader, when the agent knows it. */
-  amount?: number | null;
-  currency?: string | null;
+  /**
+   * The payment on the reader as the server joined it to the reader (its amount, status and how it
+   * ended), through the agent; polling leaves it null.
+   */
+  payment: ReaderPayment | null;
   /** What an approval on it prints by itself, when the agent says (`ask`: the counter asks staff). */
   receipt_policy?: ReceiptPolicy | undefined;
 }
@@ -118,8 +119,6 @@ export interface CounterState {
   history: HistoryState;
   /** Lines shown on a screen of their own until a key is pressed (the demo keys of a first run). */
   intro: string[] | null;
-  /** Payments that ended, so a reader still showing one is not taken for a payment in flight. */
-  ended: string[];
   /** A cash sale being taken (cash.ts), shown instead of the charge screen. */
   cash: CashState | null;
   /** The till's printer and display, as the agent reports them. */
@@ -227,7 +226,6 @@ export function initialState(init: CounterInit): CounterState {
     quitWarning: init.quitWarning ?? null,
     history: { page: 1, lastPage: 1, totalCount: null, filter: 'all', rows: null, loading: false },
     intro: init.intro && init.intro.length > 0 ? init.intro : null,
-    ended: [],
     cash: null,
     devices: [],
     drawer: emptyDrawer(),
@@ -236,32 +234,38 @@ export function initialState(init: CounterInit): CounterState {
 
 /** How many payments a History page shows: a screen's worth at 80×24 under the header and key bar. */
 export const RECENT_LIMIT = 12;
-/** Ended payments remembered against stale reader activity: a reader shows an outcome for 10 s, far fewer sales than this. */
-const ENDED_MEMORY = 20;
 
 const FINAL = new Set(['succeeded', 'failed', 'canceled', 'refunded', 'partially_refunded']);
+
+/** The charge screen once its payment ended: approved, declined (and why) or canceled (and why). */
+function ended(charge: ChargeState, status: string, codes: { failure_code: string | null; decline_code: string | null; cancellation_reason: string | null }): ChargeState {
+  if (charge.phase === 'approved' || charge.phase === 'declined' || charge.phase === 'canceled') return charge;
+  const done = { ...charge, canceling: false, tapSent: false };
+  if (status === 'failed') return { ...done, phase: 'declined', reason: declineWords(codes) };
+  if (status === 'canceled') return { ...done, phase: 'canceled', reason: cancelWords(codes.cancellation_reason) };
+  return { ...done, phase: 'approved' };
+}
 
 function applyTransaction(charge: ChargeState, t: Transaction): ChargeState {
   if (t.id !== charge.transactionId) return charge;
   // A payment picked up from the reader learns its amount from the payment itself.
   const known = charge.amount === null ? { ...charge, amount: t.amount } : charge;
   if (!FINAL.has(t.status)) return known;
-  if (charge.phase === 'approved' || charge.phase === 'declined' || charge.phase === 'canceled') return known;
-  const done = { ...known, result: t, canceling: false, tapSent: false };
-  if (t.status === 'failed') return { ...done, phase: 'declined', reason: declineWords(t) };
-  if (t.status === 'canceled') return { ...done, phase: 'canceled', reason: cancelWords(t.cancellation_reason) };
-  return { ...done, phase: 'approved' };
+  // Set even when the reader's view ended the charge first: the approval shows the card and receipt.
+  return ended({ ...known, result: t }, t.status, t);
 }
 
-/** A reader activity that means a payment is on the reader and not finished. */
-export function inFlight(r: CounterReader | undefined): r is CounterReader & { transaction_id: string } {
-  return Boolean(r?.transaction_id) && (r?.activity === 'waiting_for_card' || r?.activity === 'processing' || r?.activity === 'canceled_on_reader');
+/** A payment is on the reader and not finished, as the reader's view says. */
+export function inFlight(r: CounterReader | undefined): r is CounterReader & { payment: ReaderPayment } {
+  return Boolean(r?.payment) && r?.payment?.outcome === null && (r.activity === 'waiting_for_card' || r.activity === 'processing' || r.activity === 'canceled_on_reader');
 }
 
 const PHASE_OF: Record<string, ChargePhase> = { waiting_for_card: 'waiting', processing: 'processing', canceled_on_reader: 'canceled_on_reader' };
 
 function applyReader(state: CounterState, charge: ChargeState, r: CounterReader): ChargeState {
-  if (charge.transactionId && r.transaction_id === charge.transactionId) {
+  if (charge.transactionId && r.payment?.id === charge.transactionId) {
+    // The reader's view says how its payment ended; the payment's own push adds its details.
+    if (r.payment.outcome !== null) return ended(charge, r.payment.status, r.payment);
     if (charge.phase !== 'waiting' && charge.phase !== 'processing' && charge.phase !== 'canceled_on_reader') return charge;
     const phase = r.activity ? PHASE_OF[r.activity] : undefined;
     // "Processing" comes only from the processor (the intent is processing): a key press never sets it.
@@ -273,12 +277,12 @@ function applyReader(state: CounterState, charge: ChargeState, r: CounterReader)
   if (charge.errorCause === 'reader_busy' && !inFlight(r)) return { ...charge, error: null, errorCause: null };
   // A payment already on the selected reader (the counter restarted while it waited for a card):
   // shown as the sale under way, so staff can follow it or cancel it. Not while staff are typing.
-  if (charge.phase === 'entry' && charge.amountText === '' && charge.cart.lines.length === 0 && !charge.cart.draft && inFlight(r) && !state.ended.includes(r.transaction_id) && !state.transactions.some((t) => t.id === r.transaction_id && FINAL.has(t.status))) {
+  if (charge.phase === 'entry' && charge.amountText === '' && charge.cart.lines.length === 0 && !charge.cart.draft && inFlight(r)) {
     return {
       ...newCharge(),
       phase: PHASE_OF[r.activity ?? ''] ?? 'waiting',
-      transactionId: r.transaction_id,
-      amount: r.amount ?? null,
+      transactionId: r.payment.id,
+      amount: r.payment.amount,
       readerName: r.name,
       adopted: true,
     };
@@ -291,11 +295,6 @@ function askReceipt(state: CounterState, before: ChargeState, after: ChargeState
   if (before.phase === 'approved' || after.phase !== 'approved') return after;
   const reader = state.readers.find((r) => r.name === after.readerName);
   return reader?.receipt_policy === 'ask' ? { ...after, receiptPrompt: true } : after;
-}
-
-function remember(ended: string[], before: ChargeState, after: ChargeState): string[] {
-  if (!after.transactionId || before.phase === after.phase || !after.result) return ended;
-  return [after.transactionId, ...ended.filter((id) => id !== after.transactionId)].slice(0, ENDED_MEMORY);
 }
 
 function upsert(list: Transaction[], t: Transaction): Transaction[] {
@@ -340,24 +339,24 @@ export function reduce(state: CounterState, action: Action): CounterState {
       const next = { ...state, readers: action.readers, selectedReader: clamp(index, action.readers.length) };
       let charge = state.charge;
       for (const r of action.readers) charge = applyReader(next, charge, r);
-      return { ...next, charge };
+      return { ...next, charge: askReceipt(next, state.charge, charge) };
     }
     case 'reader': {
       const exists = state.readers.some((r) => r.id === action.reader.id);
       const readers = exists ? state.readers.map((r) => (r.id === action.reader.id ? action.reader : r)) : [...state.readers, action.reader];
       const next = { ...state, readers };
-      return { ...next, charge: applyReader(next, state.charge, action.reader) };
+      return { ...next, charge: askReceipt(next, state.charge, applyReader(next, state.charge, action.reader)) };
     }
     case 'transactions': {
       let charge = state.charge;
       for (const t of action.transactions) charge = applyTransaction(charge, t);
       charge = askReceipt(state, state.charge, charge);
       const transactions = action.transactions.slice(0, RECENT_LIMIT);
-      return { ...state, transactions, selectedTransaction: clamp(state.selectedTransaction, historyRows({ ...state, transactions }).length), charge, ended: remember(state.ended, state.charge, charge) };
+      return { ...state, transactions, selectedTransaction: clamp(state.selectedTransaction, historyRows({ ...state, transactions }).length), charge };
     }
     case 'transaction': {
       const charge = askReceipt(state, state.charge, applyTransaction(state.charge, action.transaction));
-      return { ...state, transactions: upsert(state.transactions, action.transaction), charge, ended: remember(state.ended, state.charge, charge) };
+      return { ...state, transactions: upsert(state.transactions, action.transaction), charge };
     }
     case 'view':
       return { ...state, view: action.view, notice: null, noticeCause: null, confirmRefund: null, confirmQuit: false };

@@ -154,7 +154,7 @@ export class LocalListeners implements Notifications {
 const FOLLOW_RETRY_MS = 1_000;
 
 /**
- * Follows what `notice` announces: runs `pass` now, and again after each such notice, one pass at a
+ * Follows what `notice` announces (or any of several notices): runs `pass` now, and again after each such notice, one pass at a
  * time (notices during a pass make exactly one more pass after it). A pass answers true when it
  * stopped at its batch size and should run again at once. A pass that throws is reported to
  * `failed` and retried after FOLLOW_RETRY_MS unless the follower was stopped. Subscribing comes
@@ -165,7 +165,7 @@ const FOLLOW_RETRY_MS = 1_000;
  * above), and then it wakes every listener. A timer per follower would cost the database one query
  * per open stream and agent every interval, the very thing notifications are for.
  */
-export function followNotices(notifications: Notifications, notice: Notice, pass: () => Promise<boolean>, failed: (error: unknown) => void): () => void {
+export function followNotices(notifications: Notifications, notice: Notice | readonly Notice[], pass: () => Promise<boolean>, failed: (error: unknown) => void): () => void {
   let stopped = false;
   let running = false;
   let again = false;
@@ -192,11 +192,11 @@ export function followNotices(notifications: Notifications, notice: Notice, pass
       running = false;
     }
   };
-  const unsubscribe = notifications.subscribe(notice, () => void run());
+  const unsubscribes = (Array.isArray(notice) ? notice : [notice]).map((n: Notice) => notifications.subscribe(n, () => void run()));
   void run();
   return () => {
     stopped = true;
     clearTimeout(retry);
-    unsubscribe();
+    for (const unsubscribe of unsubscribes) unsubscribe();
   };
 }

@@ -366,8 +366,6 @@ export interface AgentsTable {
   heartbeat_ms: number;
   connected_at: number | null;
   last_heartbeat_at: number | null;
-  /** Highest report sequence stored: replays at or below it are acknowledged and dropped. */
-  last_report_seq: number;
   created_at: number;
   /** The key it last connected with (null: not since keys were counted); it counts against that key's agent limit. */
   api_key_id: string | null;
@@ -401,20 +399,6 @@ export interface CounterDevicesTable {
   presence_expires_at: number | null;
   created_at: number;
   updated_at: number;
-}
-
-export interface AgentReportsTable {
-  agent_id: string;
-  seq: number;
-  merchant_id: string;
-  mode: Mode;
-  /** The reader as the agent names it: its tmr_ id, or `serial:<serial number>`. */
-  reader: string;
-  activity: string;
-  transaction_id: string | null;
-  failure_code: string | null;
-  observed_at: number;
-  received_at: number;
 }
 
 export type CheckoutSessionStatus = 'open' | 'complete' | 'expired';
@@ -526,7 +510,6 @@ export interface Tables {
   terminal_locations: TerminalLocationsTable;
   terminal_readers: TerminalReadersTable;
   agents: AgentsTable;
-  agent_reports: AgentReportsTable;
   counter_devices: CounterDevicesTable;
   checkout_sessions: CheckoutSessionsTable;
   payment_links: PaymentLinksTable;

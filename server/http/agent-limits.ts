@@ -10,18 +10,18 @@ import { RATE_LIMIT_COOL_OFF_MS } from '../../shared/agent-upstream.js';
  */
 
 /**
- * Messages per second one connection may send, sustained. A real agent sends a heartbeat every 5 s,
- * its reports at most every 50 ms (one message for whatever changed meanwhile) and its device list
- * only after a change has settled for 200 ms: well under one a second at a quiet counter, about 45
- * at the fastest settings the protocol allows (50 ms heartbeats) with readers changing all the time.
+ * Messages per second one connection may send, sustained. A real agent sends a heartbeat every 5 s
+ * and its device list only after a change has settled for 200 ms (an agent older than reader views
+ * also its reports, at most every 50 ms): well under one a second at a quiet counter, about 45 at the
+ * fastest settings the protocol allows (50 ms heartbeats) with readers changing all the time.
  * 50 leaves every real agent room and holds a runaway one to what the server handles with ease.
  */
 export const MESSAGES_PER_SECOND = 50;
 
 /**
- * Messages one connection may send at once. On connecting an agent sends hello, a heartbeat, its
- * devices and its whole unacknowledged report queue (10,000 at most, in messages of 500: 20), so 23
- * at most; 100 is four times that.
+ * Messages one connection may send at once. On connecting an agent sends hello, a heartbeat and its
+ * devices; an agent older than reader views also its whole unacknowledged report queue (10,000 at
+ * most, in messages of 500: 20), so 23 at most; 100 is four times that.
  */
 export const MESSAGE_BURST = 100;
 

@@ -275,7 +275,8 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
         merchant,
         presence_ttl_ms: services.agents.ttlFor(message.heartbeat_ms),
         cursor,
-        last_report_seq: agent.last_report_seq,
+        // No report is stored (the `reports` case below): an older agent may drop its whole queue.
+        last_report_seq: Number.MAX_SAFE_INTEGER,
       });
       logger.info({ agent_id: agent.id, merchant_id: conn.scope.merchantId, mode: conn.scope.mode }, 'agent connected');
       // Payment events are pushed as their commits announce them; an idle agent costs no reads. A
@@ -290,9 +291,9 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
         (locations) => send(conn, { type: 'locations', locations }),
         (err) => logger.warn({ err, agent_id: conn.agentId }, 'pushing locations failed; trying again shortly'),
       );
-      // Reader states: every reader once, then each change as its commit announces it (the
-      // processor's events move them; nothing here asks the processor).
-      conn.stopReaders = services.readerActions.follow(
+      // Readers with their payments: every reader once, then each change of a reader's action or
+      // of its payment as its commit announces it (nothing here asks the processor).
+      conn.stopReaders = services.readerViews.follow(
         conn.scope,
         (readers) => send(conn, { type: 'reader_states', readers }),
         (reader) => send(conn, { type: 'reader_state', reader }),
@@ -326,11 +327,12 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
         conn.devices = message.devices;
         return;
       }
-      case 'reports': {
-        const seq = await services.agents.storeReports(conn.scope, agentId, message.reports);
-        send(conn, { type: 'reports_ack', seq });
+      case 'reports':
+        // Agents that predate reader views report what they derived from them; the server pushed
+        // those views itself and nothing reads reports back. Acknowledged so their queue drains,
+        // stored nowhere.
+        send(conn, { type: 'reports_ack', seq: Math.max(...message.reports.map((r) => r.seq)) });
         return;
-      }
       case 'drawer_opened': {
         // Each message is a request of its own to the trail; the openings' ids keep a resend to one entry each.
         const ids = await services.audit.drawerOpened(conn.scope, conn.actor, agentId, message.openings, newReference('request'));

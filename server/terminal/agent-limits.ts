@@ -1,7 +1,7 @@
 /**
- * What agents may keep on the server: how many agents one key may have, and how many of an agent's
- * reader-activity reports are kept, for how long. The connection's own limits (message rate,
- * backlog) are in server/http/agent-limits.ts. Written down in docs/agent-protocol.md ("Limits").
+ * What agents may keep on the server: how many agents one key may have, and for how long an agent
+ * not heard from still counts. The connection's own limits (message rate, backlog) are in
+ * server/http/agent-limits.ts. Written down in docs/agent-protocol.md ("Limits").
  */
 
 /**
@@ -17,41 +17,12 @@ export const MAX_AGENTS_PER_KEY = 50;
  */
 export const AGENT_IDLE_MS = 30 * 24 * 60 * 60 * 1000;
 
-/**
- * Reports kept per agent: its newest 10,000 by sequence number, as many as the agent itself queues
- * while it cannot reach the server. Nothing reads them back but support, so more is only disk: at
- * about 400 bytes a row, an agent holds at most ~4 MB.
- */
-export const REPORTS_KEPT_PER_AGENT = 10_000;
-
-/** Reports are kept at most this long after the server received them: a month of support history. */
-export const REPORT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
-
-/**
- * Reports deleted per transaction while pruning. On SQLite a delete blocks the event loop while it
- * runs; 500 rows take a few milliseconds, so requests wait no longer than for one busy request.
- */
-export const REPORT_PRUNE_BATCH = 500;
-
-/**
- * How late past its period a report may be pruned. The retention pass runs when the oldest report
- * falls due; with reports arriving all the time that would be every few seconds, for a few rows
- * each. Waiting up to an hour prunes an hour's worth in one pass instead.
- */
-export const REPORT_PRUNE_SLACK_MS = 60 * 60 * 1000;
-
 export interface AgentLimits {
   agentsPerKey: number;
   agentIdleMs: number;
-  reportsKept: number;
-  reportRetentionMs: number;
-  pruneBatch: number;
 }
 
 export const AGENT_LIMITS: AgentLimits = {
   agentsPerKey: MAX_AGENTS_PER_KEY,
   agentIdleMs: AGENT_IDLE_MS,
-  reportsKept: REPORTS_KEPT_PER_AGENT,
-  reportRetentionMs: REPORT_RETENTION_MS,
-  pruneBatch: REPORT_PRUNE_BATCH,
 };

@@ -1,7 +1,7 @@
-import { MAX_REPORTS_PER_MESSAGE, type PresenceReader, type ReaderRef, type Report } from '../../shared/agent-upstream.js';
+import type { PresenceReader, ReaderRef } from '../../shared/agent-upstream.js';
 import { toIsoOrNull, type Clock } from '../../shared/time.js';
 import { followNotices, notifyOnCommit } from '../db/notify.js';
-import type { AgentReportsTable, AgentsTable, TerminalReadersTable } from '../db/schema.js';
+import type { AgentsTable, TerminalReadersTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { conflict } from '../errors.js';
 import { eventData, recordEvent } from '../webhooks/outbox.js';
@@ -50,8 +50,9 @@ function presenceView(row: TerminalReadersTable): PresenceReader {
 }
 
 /**
- * On-premise agents: who they are, the presence they report for readers (heartbeats and their
- * expiry) and what they saw readers do. Reader action state comes from reader-actions.ts.
+ * On-premise agents: who they are and the presence they report for readers (heartbeats and their
+ * expiry). What readers do comes from the processor (reader-actions.ts) and reaches agents joined
+ * with its payment (reader-view.ts).
  */
 export class AgentService {
   constructor(
@@ -86,11 +87,11 @@ export class AgentService {
         await trx.updateTable('agents').set(fields).where('id', '=', existing.id).execute();
         agent = { ...existing, ...fields };
       } else {
-        agent = { id: hello.agent_id, merchant_id: scope.merchantId, mode: scope.mode, ...fields, last_heartbeat_at: null, last_report_seq: 0, created_at: now };
+        agent = { id: hello.agent_id, merchant_id: scope.merchantId, mode: scope.mode, ...fields, last_heartbeat_at: null, created_at: now };
         await trx.insertInto('agents').values(agent).execute();
       }
       const cursor = hello.cursor ?? (await this.#latestSeq(trx, scope));
-      return { agent: { ...agent, last_report_seq: agent.last_report_seq }, cursor };
+      return { agent, cursor };
     });
   }
 
@@ -276,73 +277,6 @@ export class AgentService {
       for (const row of rows) if (changed.has(row.id)) await this.#presenceEvent(trx, { ...row, status: 'offline', presence_expires_at: null }, now);
       return { scanned: rows.length, expired: changed.size };
     });
-  }
-
-  /**
-   * Stores reader-activity reports in order, once each; answers the highest seq now stored. An
-   * agent keeps the reports of its newest `reportsKept` sequence numbers: older ones go in the same
-   * transaction.
-   */
-  async storeReports(scope: Scope, agentId: string, reports: readonly Report[]): Promise<number> {
-    const now = this.clock.now();
-    return this.store.transaction(async (trx) => {
-      const agent = await trx.selectFrom('agents').select('last_report_seq').where('id', '=', agentId).executeTakeFirstOrThrow();
-      let last = agent.last_report_seq;
-      const rows: AgentReportsTable[] = [];
-      for (const report of [...reports].sort((a, b) => a.seq - b.seq)) {
-        if (report.seq <= last) continue;
-        rows.push({
-          agent_id: agentId,
-          seq: report.seq,
-          merchant_id: scope.merchantId,
-          mode: scope.mode,
-          reader: report.reader.processor_terminal_id ?? `serial:${report.reader.serial_number ?? ''}`,
-          activity: report.activity,
-          transaction_id: report.transaction_id,
-          failure_code: report.failure_code,
-          observed_at: report.observed_at,
-          received_at: now,
-        });
-        last = report.seq;
-      }
-      if (rows.length === 0) return last;
-      // One statement: a replay of 500 is one round trip on PostgreSQL, not 500.
-      await trx.insertInto('agent_reports').values(rows).execute();
-      await trx.updateTable('agents').set({ last_report_seq: last }).where('id', '=', agentId).execute();
-      // Seqs are distinct, so with none at or below last − kept at most `reportsKept` rows remain.
-      // Deleting at least as many as one message can add (500) keeps that true even when a jump in
-      // seq left more than that behind: the rest goes with the next messages or the retention pass.
-      const doomed = trx
-        .selectFrom('agent_reports')
-        .select('seq')
-        .where('agent_id', '=', agentId)
-        .where('seq', '<=', last - this.limits.reportsKept)
-        .orderBy('seq')
-        .limit(2 * MAX_REPORTS_PER_MESSAGE);
-      await trx.deleteFrom('agent_reports').where('agent_id', '=', agentId).where('seq', 'in', doomed).execute();
-      return last;
-    });
-  }
-
-  /**
-   * Deletes up to `limit` reports received before `before`, oldest first, in one transaction;
-   * answers how many (fewer than `limit`: none older is left).
-   */
-  async pruneReports(before: number, limit: number): Promise<number> {
-    return this.store.transaction(async (trx) => {
-      const doomed = trx.selectFrom('agent_reports').select(['agent_id', 'seq']).where('received_at', '<', before).orderBy('received_at').limit(limit);
-      const result = await trx
-        .deleteFrom('agent_reports')
-        .where((eb) => eb(eb.refTuple('agent_id', 'seq'), 'in', doomed.$asTuple('agent_id', 'seq')))
-        .executeTakeFirst();
-      return Number(result.numDeletedRows);
-    });
-  }
-
-  /** When the oldest stored report was received, or undefined when none is. */
-  async oldestReportAt(): Promise<number | undefined> {
-    const row = await this.store.db.selectFrom('agent_reports').select('received_at').orderBy('received_at').limit(1).executeTakeFirst();
-    return row?.received_at;
   }
 
   /**

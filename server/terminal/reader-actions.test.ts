@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { activityOf, decide, type ActionUpdate } from './reader-actions.js';
+import { decide, type ActionUpdate } from './reader-actions.js';
 
 const T = 1_700_000_000_000;
 
@@ -52,15 +52,5 @@ describe('decide: which news about a reader’s action counts', () => {
     const read = (startedAt: number): ActionUpdate => ({ ...event({}, 0), source: { kind: 'read', startedAt } });
     expect(decide(stored({ action_status: 'succeeded', action_updated_at: T }), read(T - 100))).toBe('ignore');
     expect(decide(stored({ action_status: 'failed', action_failure_code: 'card_declined', action_updated_at: T }), read(T + 100))).toBe('apply');
-  });
-
-  it('says what the counter shows', () => {
-    expect(activityOf({ action_status: null, action_card_presented: 0, action_failure_code: null })).toBe('idle');
-    expect(activityOf({ action_status: 'in_progress', action_card_presented: 0, action_failure_code: null })).toBe('waiting_for_card');
-    expect(activityOf({ action_status: 'in_progress', action_card_presented: 1, action_failure_code: null })).toBe('processing');
-    expect(activityOf({ action_status: 'succeeded', action_card_presented: 0, action_failure_code: null })).toBe('approved');
-    expect(activityOf({ action_status: 'failed', action_card_presented: 0, action_failure_code: 'generic_decline' })).toBe('declined');
-    expect(activityOf({ action_status: 'failed', action_card_presented: 0, action_failure_code: 'customer_canceled' })).toBe('canceled_on_reader');
-    expect(activityOf({ action_status: 'canceled', action_card_presented: 0, action_failure_code: null })).toBe('idle');
   });
 });

@@ -1,15 +1,13 @@
 import type { Logger } from 'pino';
-import type { ReaderActivity } from '../../shared/agent-protocol.js';
 import type { ReaderStatePush } from '../../shared/agent-upstream.js';
-import { toIsoTimestamp, type Clock } from '../../shared/time.js';
-import type { Scope } from '../accounts/scope.js';
+import type { Clock } from '../../shared/time.js';
 import { nextSeq } from '../db/counters.js';
-import { followNotices, notifyOnCommit } from '../db/notify.js';
+import { notifyOnCommit } from '../db/notify.js';
 import type { Mode, ReaderActionStatus, TerminalReadersTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import type { TerminalPort } from '../processor/port.js';
 import type { ProcessorEvent, ReaderSnapshot } from '../processor/snapshots.js';
-import { actionOf, readerIdentity } from './reader-view.js';
+import { viewOf } from './reader-view.js';
 
 /**
  * An in-progress action with no news for this long is read from the processor once
@@ -131,48 +129,11 @@ export function updateFromReader(reader: ReaderSnapshot, source: ActionUpdate['s
   };
 }
 
-/** What the counter shows for a stored action. */
-export function activityOf(row: Pick<TerminalReadersTable, 'action_status' | 'action_card_presented' | 'action_failure_code'>): ReaderActivity {
-  switch (row.action_status) {
-    case 'in_progress':
-      return row.action_card_presented === 1 ? 'processing' : 'waiting_for_card';
-    case 'succeeded':
-      return 'approved';
-    case 'failed':
-      return row.action_failure_code === 'customer_canceled' ? 'canceled_on_reader' : 'declined';
-    default:
-      return 'idle';
-  }
-}
-
-type StateRow = TerminalReadersTable & { transaction_id: string | null; amount: number | null; currency: string | null };
-
-function present(row: StateRow): ReaderStatePush {
-  const action = actionOf(row, row.transaction_id);
-  return {
-    ...readerIdentity(row),
-    location_id: row.location_id,
-    processor_status: row.processor_status,
-    seq: Number(row.action_seq),
-    activity: activityOf(row),
-    action:
-      action === null
-        ? null
-        : {
-            ...action,
-            amount: row.amount === null ? null : Number(row.amount),
-            currency: row.currency,
-            card_presented: row.action_card_presented === 1,
-            updated_at: toIsoTimestamp(row.action_updated_at ?? row.created_at),
-          },
-  };
-}
-
 /**
  * Each reader's action, kept from the processor's `terminal.reader.action_*` and `payment_intent.*`
  * events and from the answers to our own reader requests, in the event's transaction. A change
  * takes the scope's next `reader_actions` seq and sends the `readers` notice, which wakes whoever
- * pushes reader states to that merchant's agents, on every instance. Nothing polls the processor:
+ * pushes reader views to that merchant's agents (reader-view.ts), on every instance. Nothing polls the processor:
  * an in-progress action with no news for `checkMs` is read once (see DEFAULT_READER_CHECK_MS).
  */
 export class ReaderActions {
@@ -357,50 +318,8 @@ export class ReaderActions {
     return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
   }
 
-  /** Readers of the scope changed after `seq` (every reader for -1), oldest change first. */
-  async statesAfter(scope: Scope, seq: number): Promise<ReaderStatePush[]> {
-    const rows = await this.store.db
-      .selectFrom('terminal_readers as r')
-      .leftJoin('transactions as t', (join) => join.onRef('t.processor_payment_intent_id', '=', 'r.action_payment_intent_id'))
-      .selectAll('r')
-      .select(['t.id as transaction_id', 't.amount as amount', 't.currency as currency'])
-      .where('r.merchant_id', '=', scope.merchantId)
-      .where('r.mode', '=', scope.mode)
-      .where('r.action_seq', '>', seq)
-      .orderBy('r.action_seq')
-      .execute();
-    return rows.map((row) => present(row as StateRow));
-  }
-
-  /** One reader's state now (simulate-payment waits on it). */
-  async stateOf(row: TerminalReadersTable): Promise<ReaderStatePush | undefined> {
-    const states = await this.statesAfter({ merchantId: row.merchant_id, mode: row.mode }, -1);
-    return states.find((s) => s.id === row.id);
-  }
-
-  /**
-   * Follows the scope's reader states for a connected agent: `snapshot` gets every reader first,
-   * then `changed` each reader that changed, after each commit that changed one. Returns stop.
-   */
-  follow(scope: Scope, snapshot: (readers: ReaderStatePush[]) => void, changed: (reader: ReaderStatePush) => void, failed: (error: unknown) => void): () => void {
-    let at: number | undefined;
-    return followNotices(
-      this.store.notifications,
-      { topic: 'readers', merchantId: scope.merchantId, mode: scope.mode },
-      async () => {
-        const states = await this.statesAfter(scope, at ?? -1);
-        if (at === undefined) {
-          at = states.reduce((max, s) => Math.max(max, s.seq), 0);
-          snapshot(states);
-          return false;
-        }
-        for (const state of states) {
-          at = Math.max(at, state.seq);
-          changed(state);
-        }
-        return false;
-      },
-      failed,
-    );
+  /** One reader's state now, with its payment (simulate-payment waits on it). */
+  stateOf(row: TerminalReadersTable): Promise<ReaderStatePush | undefined> {
+    return viewOf(this.store.db, row);
   }
 }

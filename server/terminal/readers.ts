@@ -22,7 +22,7 @@ import { followNotices, notifyOnCommit, type Notice } from '../db/notify.js';
 import { DEFAULT_RECEIPT_POLICY } from '../../shared/receipt-policy.js';
 import type { LocationPolicy } from '../../shared/agent-upstream.js';
 import type { ReaderActions } from './reader-actions.js';
-import { actionOf } from './reader-view.js';
+import { actionOf, readerRowsWithPayments } from './reader-view.js';
 
 type Location = z.infer<typeof LocationSchema>;
 type Reader = z.infer<typeof ReaderSchema>;
@@ -296,7 +296,7 @@ export class TerminalService {
    * processor's view is fetched on each listing.
    */
   async listReaders(scope: Scope): Promise<Reader[]> {
-    let rows = await this.#readerRows(scope);
+    const rows = await this.#readerRows(scope);
     if (rows.some((r) => r.status_source === 'processor')) {
       try {
         const seen = await this.processor.listReaders(scope.mode);
@@ -310,23 +310,13 @@ export class TerminalService {
             await this.store.db.updateTable('terminal_readers').set({ status, last_seen_at: lastSeen }).where('id', '=', row.id).where('status_source', '=', 'processor').execute();
           }
         }
-        rows = await this.#readerRows(scope);
       } catch (err) {
         this.logger.warn({ err }, 'could not refresh reader status from the processor; showing the last known');
       }
     }
-    const intents = [...new Set(rows.flatMap((r) => (r.action_payment_intent_id ? [r.action_payment_intent_id] : [])))];
-    const txns = intents.length
-      ? await this.store.db
-          .selectFrom('transactions')
-          .select(['id', 'processor_payment_intent_id'])
-          .where('merchant_id', '=', scope.merchantId)
-          .where('mode', '=', scope.mode)
-          .where('processor_payment_intent_id', 'in', intents)
-          .execute()
-      : [];
-    const byIntent = new Map(txns.map((t) => [t.processor_payment_intent_id, t.id]));
-    return rows.map((row) => presentReader(row, row.action_payment_intent_id ? (byIntent.get(row.action_payment_intent_id) ?? null) : null));
+    // The same join as the reader views pushed to agents (reader-view.ts).
+    const joined = await readerRowsWithPayments(this.store.db, scope);
+    return joined.map((row) => presentReader(row, row.transaction_id));
   }
 
   #readerRows(scope: Scope): Promise<TerminalReadersTable[]> {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiRequestError } from '../../../shared/api/errors.js';
 import { eventually } from '../../../test/helpers/tmp.js';
 import { PosClient } from '../../api.js';
-import { FakeSource, reader, txn } from '../fixtures.js';
+import { FakeSource, reader, txn, paying } from '../fixtures.js';
 import { App } from './App.js';
 
 const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms));
@@ -60,7 +60,7 @@ describe('App', () => {
     await frameWith(ui, 'Simulated tap sent');
     expect(ui.lastFrame()).not.toContain('Card read');
     expect(source.calls).toContain('tap Till 1');
-    source.emit({ type: 'reader', reader: reader({ activity: 'processing', transaction_id: 't-1' }) });
+    source.emit({ type: 'reader', reader: reader({ activity: 'processing', payment: paying('t-1') }) });
     await frameWith(ui, 'PROCESSING $10.00');
     source.emit({ type: 'transaction', transaction: txn({ status: 'succeeded', card_brand: 'visa', card_last_four: '4242' }) });
     await frameWith(ui, '✔ APPROVED  $10.00');
@@ -163,7 +163,7 @@ describe('App', () => {
 
   it('picks up a payment already on the reader and cancels it with x', async () => {
     const { source, ui } = await ready();
-    source.emit({ type: 'reader', reader: reader({ activity: 'waiting_for_card', transaction_id: 't-5', amount: 1000, currency: 'usd' }) });
+    source.emit({ type: 'reader', reader: reader({ activity: 'waiting_for_card', payment: paying('t-5', 1000) }) });
     await frameWith(ui, 'already on the reader');
     ui.stdin.write('x');
     await tick();

@@ -1,7 +1,7 @@
 import { qrText } from '../qr.js';
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
-import { reader, txn } from '../fixtures.js';
+import { reader, txn, paying } from '../fixtures.js';
 import { initialState, reduce, type Action, type CounterState } from '../state.js';
 import { theme } from '../theme.js';
 import { ChargeView } from './ChargeView.js';
@@ -28,10 +28,10 @@ describe('ChargeView', () => {
   });
 
   it('names a payment already on the reader and the key that cancels it', () => {
-    expect(frame(state({ type: 'amount_input', text: '5' }, { type: 'reader', reader: reader({ activity: 'waiting_for_card', transaction_id: 't-9', amount: 1000, currency: 'usd' }) }))).toContain(
+    expect(frame(state({ type: 'amount_input', text: '5' }, { type: 'reader', reader: reader({ activity: 'waiting_for_card', payment: paying('t-9', 1000) }) }))).toContain(
       'Till 1 has a payment of $10.00 waiting for a card: x cancels it.',
     );
-    const picked = frame(state({ type: 'reader', reader: reader({ activity: 'waiting_for_card', transaction_id: 't-9', amount: 1000, currency: 'usd' }) }));
+    const picked = frame(state({ type: 'reader', reader: reader({ activity: 'waiting_for_card', payment: paying('t-9', 1000) }) }));
     expect(picked).toContain('WAITING FOR CARD on Till 1: $10.00');
     expect(picked).toContain('already on the reader');
   });
@@ -40,7 +40,7 @@ describe('ChargeView', () => {
     expect(frame(state(...started))).toContain('WAITING FOR CARD on Till 1: $10.00');
     expect(frame(state(...started, { type: 'tap_sent' }))).toContain('Simulated tap sent: waiting for the reader to read it.');
     expect(frame(state(...started, { type: 'tap_sent' }))).not.toContain('Card read');
-    expect(frame(state(...started, { type: 'reader', reader: reader({ activity: 'processing', transaction_id: 't-1' }) }))).toContain('PROCESSING $10.00 on Till 1');
+    expect(frame(state(...started, { type: 'reader', reader: reader({ activity: 'processing', payment: paying('t-1') }) }))).toContain('PROCESSING $10.00 on Till 1');
     expect(frame(state(...started, { type: 'connection', status: 'lost' }))).toContain('Connection lost');
   });
 
@@ -62,7 +62,7 @@ describe('ChargeView', () => {
   });
 
   it('explains a cancel on the reader with the one-key way out', () => {
-    const f = frame(state(...started, { type: 'reader', reader: reader({ activity: 'canceled_on_reader', transaction_id: 't-1' }) }));
+    const f = frame(state(...started, { type: 'reader', reader: reader({ activity: 'canceled_on_reader', payment: paying('t-1') }) }));
     expect(f).toContain('CANCELED ON THE READER');
     expect(f).toContain('press x to cancel it');
   });

@@ -47,7 +47,7 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
             )}
           </Text>
           {reader && inFlight(reader) && c.errorCause !== 'reader_busy' ? (
-            <Text color={theme.warn}>{`${reader.name} has a payment${reader.amount ? ` of ${money(reader.amount, reader.currency ?? state.currency)}` : ''} ${ACTIVITY_WORDS[reader.activity ?? ''] ?? 'under way'}: x cancels it.`}</Text>
+            <Text color={theme.warn}>{`${reader.name} has a payment${` of ${money(reader.payment.amount, reader.payment.currency)}`} ${ACTIVITY_WORDS[reader.activity ?? ''] ?? 'under way'}: x cancels it.`}</Text>
           ) : null}
           {c.error ? <Text color={theme.bad}>{c.error}</Text> : null}
           <Text> </Text>

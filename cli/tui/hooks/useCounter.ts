@@ -138,7 +138,7 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
           }
           if (inFlight(reader)) {
             // Sending would be refused "reader busy": say so now and offer the cancel instead.
-            const busy = reader.amount ? ` (${money(reader.amount, reader.currency ?? s.currency)})` : '';
+            const busy = ` (${money(reader.payment.amount, reader.payment.currency)})`;
             dispatch({ type: 'charge_error', message: `${reader.name} is busy with another payment${busy}: press x to cancel it, or wait for it.`, cause: 'reader_busy' });
             return;
           }
