@@ -5,7 +5,7 @@ import { newIdentity } from '../../shared/ids.js';
 import type { Clock } from '../../shared/time.js';
 import type { Mode, RefundsTable, TransactionsTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
-import { ApiError, conflict, invalid } from '../errors.js';
+import { conflict, invalid, notFound } from '../errors.js';
 import { fromProcessorError, permanentProcessorRefusal } from '../processor/errors.js';
 import { type PaymentProcessor, processorIdempotencyKey } from '../processor/port.js';
 import type { CreateRefundInput, Refund } from '../../shared/contract/transactions.js';
@@ -69,7 +69,7 @@ export class RefundService {
     return ctx.commit(async (trx) => {
       // Locked so that racing refunds on PostgreSQL reserve one after another against a fresh balance.
       const row = await findTransactionRow(trx, ctx.scope, state.transactionRef, this.store.dialect === 'postgres' ? 'postgres' : 'none');
-      if (!row) throw new ApiError(404, 'invalid_request_error', 'No such transaction', { code: 'resource_missing', param: 'id' });
+      if (!row) throw notFound('id', 'transaction');
       if (!REFUNDABLE.has(row.status)) {
         if (row.status === 'refunded') throw conflict('already_refunded', 'The payment is already fully refunded');
         throw conflict('transaction_not_refundable', `Only a paid payment can be refunded; this one is ${row.status}`);
@@ -213,7 +213,7 @@ export class RefundService {
 
   async list(scope: Scope, transactionRef: string, request: PageRequest): Promise<Page<Refund>> {
     const txn = await findTransactionRow(this.store.db, scope, transactionRef);
-    if (!txn) throw new ApiError(404, 'invalid_request_error', 'No such transaction', { code: 'resource_missing', param: 'id' });
+    if (!txn) throw notFound('id', 'transaction');
     const base = this.store.db.selectFrom('refunds').where('transaction_id', '=', txn.id);
     return offsetPage(base, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id'), request, presentRefund);
   }

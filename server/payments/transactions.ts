@@ -7,7 +7,7 @@ import type { Clock } from '../../shared/time.js';
 import type { Mode, PaymentMethodType, TransactionsTable } from '../db/schema.js';
 import { findScoped, insertRow, Prepared } from '../db/prepared.js';
 import type { Executor, Store, Trx } from '../db/store.js';
-import { ApiError, conflict, invalid, notFound } from '../errors.js';
+import { ApiError, cardError, conflict, invalid, missing, notFound } from '../errors.js';
 import { fromProcessorError, permanentProcessorRefusal, processorErrorCode } from '../processor/errors.js';
 import { type IntentCreation, type PaymentProcessor, type ProcessorMethod, processorIdempotencyKey } from '../processor/port.js';
 import { COUNTER_PAYMENT_METHODS, type CreateTransactionInput, MIN_AMOUNT, type Transaction, type TransactionChannel } from '../../shared/contract/transactions.js';
@@ -383,7 +383,7 @@ export class TransactionService {
     const row = await this.getRow(scope, idOrReference);
     const receipt = row.receipt_token ? await findReceipt(this.store.db, row.receipt_token, this.processor.kind === 'simulator') : undefined;
     if (!receipt) {
-      throw new ApiError(404, 'invalid_request_error', `Transaction ${row.reference} has no receipt: paid terminal and hosted-page payments have one`, { code: 'resource_missing', param: 'id' });
+      throw missing(`Transaction ${row.reference} has no receipt: paid terminal and hosted-page payments have one`, 'id');
     }
     return receiptContent(receipt);
   }

@@ -3,7 +3,7 @@ import type { Clock } from '../../shared/time.js';
 import type { Mode } from '../db/schema.js';
 import type { FieldCipher } from '../db/encryption.js';
 import type { Store } from '../db/store.js';
-import { ApiError } from '../errors.js';
+import { ApiError, invalid, unavailable } from '../errors.js';
 import { ProcessorFailure, type ProcessorFailureDetails, type ProcessorFailureKind } from './errors.js';
 import { budgetedHttpClient } from './budget-client.js';
 import type { ProcessorConnection } from './connection.js';
@@ -122,7 +122,7 @@ export class StripeProcessor implements PaymentProcessor {
   #client(mode: Mode): Stripe {
     const client = this.#clients[mode];
     if (!client) {
-      throw new ApiError(503, 'api_error', `The platform has no ${mode}-mode processor key configured`, { code: 'processor_not_configured' });
+      throw unavailable(`The platform has no ${mode}-mode processor key configured`, 'processor_not_configured');
     }
     return client;
   }
@@ -515,9 +515,9 @@ export class StripeProcessor implements PaymentProcessor {
    * matches: a forged or altered event changes nothing.
    */
   verifyEvent(rawBody: Buffer, signature: string | undefined): Stripe.Event {
-    if (!signature) throw new ApiError(400, 'invalid_request_error', 'Missing Stripe-Signature header', { code: 'signature_missing' });
+    if (!signature) throw invalid(undefined, 'Missing Stripe-Signature header', 'signature_missing');
     const client = this.#clients.test ?? this.#clients.live;
-    if (!client) throw new ApiError(503, 'api_error', 'No processor configured', { code: 'processor_not_configured' });
+    if (!client) throw unavailable('No processor configured', 'processor_not_configured');
     for (const secret of this.#connection.webhookSecrets) {
       try {
         return client.webhooks.constructEvent(rawBody, signature, secret);
@@ -525,7 +525,7 @@ export class StripeProcessor implements PaymentProcessor {
         if (!(err instanceof Stripe.errors.StripeSignatureVerificationError)) throw err;
       }
     }
-    throw new ApiError(400, 'invalid_request_error', 'Processor event signature verification failed', { code: 'signature_invalid' });
+    throw invalid(undefined, 'Processor event signature verification failed', 'signature_invalid');
   }
 }
 

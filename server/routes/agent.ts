@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { ApiError } from '../errors.js';
+import { upgradeRequired } from '../errors.js';
 import type { Permission } from '../../shared/contract/permissions.js';
 import type { RouteDoc } from '../openapi.js';
 import { ErrorBodySchema } from '../../shared/contract/common.js';
@@ -26,7 +26,7 @@ export function agentRouter(): Router {
   const agent = Router();
   // A websocket upgrade never reaches Express (server/routes/agent-upstream.ts takes it first).
   agent.get('/connect', () => {
-    throw new ApiError(426, 'invalid_request_error', 'This endpoint is a websocket: connect with an Upgrade: websocket request', { code: 'upgrade_required' });
+    throw upgradeRequired('This endpoint is a websocket: connect with an Upgrade: websocket request');
   });
   return agent;
 }
