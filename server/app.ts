@@ -3,28 +3,27 @@ import type { Logger } from 'pino';
 import type { Clock } from '../shared/time.js';
 import { ping, type Store } from './db/store.js';
 import { apiEntry, errorHandler, gate, hideCustomerData, notFoundHandler, requestContext, timeResponses } from './http/middleware.js';
-import { routeMatcher, routeScopes } from './http/route-scopes.js';
+import { checkTable, openApiDocument, routeMatcher, routerOf, type Route } from './http/route-table.js';
 import { auditTrail } from './http/audit.js';
-import { auditLogDocs, auditLogRouter } from './routes/audit-log.js';
-import { apiKeyDocs, apiKeysRouter } from './routes/api-keys.js';
 import { liveMoneyGate, liveMoneyOf } from './http/live-money.js';
 import { accountReadinessGate } from './http/account-readiness.js';
 import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.js';
-import { buildOpenApiDocument, type RouteDoc } from './openapi.js';
-import { checkoutSessionDocs, checkoutSessionsRouter } from './routes/checkout-sessions.js';
-import { customerDocs, customersRouter } from './routes/customers.js';
-import { merchantDocs, merchantRouter } from './routes/merchant.js';
 import { pagesRouter } from './routes/pages.js';
-import { paymentLinkDocs, paymentLinksRouter } from './routes/payment-links.js';
-import { transactionDocs, transactionsRouters } from './routes/transactions.js';
-import { terminalDocs, terminalRouters } from './routes/terminal.js';
 import { receiptsRouter } from './routes/receipts.js';
+import { agentRoutes } from './routes/agent.js';
+import { apiKeyRoutes } from './routes/api-keys.js';
+import { auditLogRoutes } from './routes/audit-log.js';
+import { checkoutSessionRoutes } from './routes/checkout-sessions.js';
+import { customerRoutes } from './routes/customers.js';
+import { disputeRoutes } from './routes/disputes.js';
+import { eventRoutes } from './routes/events.js';
+import { merchantRoutes } from './routes/merchant.js';
+import { paymentLinkRoutes } from './routes/payment-links.js';
+import { payoutRoutes } from './routes/payouts.js';
+import { terminalRoutes } from './routes/terminal.js';
+import { transactionRoutes } from './routes/transactions.js';
+import { webhookEndpointRoutes } from './routes/webhook-endpoints.js';
 import { findReceipt } from './payments/receipts.js';
-import { webhookEndpointDocs, webhookEndpointsRouter } from './routes/webhook-endpoints.js';
-import { eventDocs, eventsRouter } from './routes/events.js';
-import { agentDocs, agentRouter } from './routes/agent.js';
-import { disputeDocs, disputesRouter } from './routes/disputes.js';
-import { balanceRouter, bankAccountRouter, payoutDocs, payoutsRouter } from './routes/payouts.js';
 import type { Services } from './services.js';
 import { keyAuthenticator } from './accounts/api-keys.js';
 import { processorEventsRouter, type ProcessorEventHandler } from './processor/events-route.js';
@@ -62,21 +61,23 @@ export interface AppDeps {
   processorEventHandlers?: readonly ProcessorEventHandler[];
 }
 
-export const routeDocs: readonly RouteDoc[] = [
-  ...merchantDocs,
-  ...apiKeyDocs,
-  ...customerDocs,
-  ...transactionDocs,
-  ...disputeDocs,
-  ...payoutDocs,
-  ...terminalDocs,
-  ...checkoutSessionDocs,
-  ...paymentLinkDocs,
-  ...webhookEndpointDocs,
-  ...eventDocs,
-  ...agentDocs,
-  ...auditLogDocs,
+/** Every /v1 operation: what the router mounts, `GET /v1/openapi.json` documents and the gate grants. */
+export const apiRoutes: readonly Route[] = [
+  ...merchantRoutes,
+  ...apiKeyRoutes,
+  ...customerRoutes,
+  ...transactionRoutes,
+  ...disputeRoutes,
+  ...payoutRoutes,
+  ...terminalRoutes,
+  ...checkoutSessionRoutes,
+  ...paymentLinkRoutes,
+  ...webhookEndpointRoutes,
+  ...eventRoutes,
+  ...agentRoutes,
+  ...auditLogRoutes,
 ];
+checkTable(apiRoutes);
 
 /** The terminal routes that take money; readers and locations are set up in live mode as in test. */
 const TERMINAL_PAYMENT_PATHS = ['/terminal/create-payment', '/terminal/process-payment', '/terminal/simulate-payment'];
@@ -86,7 +87,7 @@ export function createApp(deps: AppDeps): Express {
   const { store, clock, logger, config } = deps;
   const limiter = deps.rateLimiter ?? new MemoryRateLimiter(config.rateLimit, config.rateWindowSeconds);
   const { services } = deps;
-  let openApiDocument: unknown;
+  let openApi: unknown;
 
   const app = express();
   app.disable('x-powered-by');
@@ -108,35 +109,18 @@ export function createApp(deps: AppDeps): Express {
   // /v1 first: it is nearly all of the traffic, and every layer before it is walked per request.
   const v1 = express.Router();
   v1.get('/openapi.json', (_req, res) => {
-    openApiDocument ??= buildOpenApiDocument(routeDocs);
-    res.json(openApiDocument);
+    openApi ??= openApiDocument(apiRoutes);
+    res.json(openApi);
   });
+  const routes = routeMatcher(apiRoutes);
   // Before the key's permissions are checked, so a restricted key refused a write is on the trail too.
-  v1.use(auditTrail(services.audit, routeMatcher(routeDocs), logger));
-  v1.use(apiEntry(express.json({ limit: BODY_LIMIT }), routeScopes(routeDocs)));
+  v1.use(auditTrail(services.audit, routes, logger));
+  v1.use(apiEntry(express.json({ limit: BODY_LIMIT }), routes));
   const liveMoney = liveMoneyOf(deps.processor.kind, config.simulateLive);
   v1.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', '/payouts', ...TERMINAL_PAYMENT_PATHS], liveMoneyGate(liveMoney));
   v1.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', ...TERMINAL_PAYMENT_PATHS], accountReadinessGate(services.onboarding, 'charges'));
   v1.use('/payouts', accountReadinessGate(services.onboarding, 'payouts'));
-  const payments = transactionsRouters(services.transactions, services.refunds);
-  v1.use('/transactions', payments.transactions);
-  v1.use('/payment-intents', payments.paymentIntents);
-  v1.use('/disputes', disputesRouter(services.disputes));
-  v1.use('/balance', balanceRouter(services.payouts));
-  v1.use('/payouts', payoutsRouter(services.payouts));
-  v1.use('/merchant/bank-account', bankAccountRouter(services.payouts));
-  v1.use('/merchant', merchantRouter(services.merchants, services.onboarding));
-  v1.use('/api-keys', apiKeysRouter(services.apiKeys));
-  v1.use('/customers', customersRouter(services.customers));
-  const terminal = terminalRouters(services.terminal, services.devices);
-  v1.use('/terminal', terminal.terminal);
-  v1.use('/terminals', terminal.terminals);
-  v1.use('/agent', agentRouter());
-  v1.use('/checkout/sessions', checkoutSessionsRouter(services.checkout));
-  v1.use('/payment-links', paymentLinksRouter(services.paymentLinks));
-  v1.use('/webhook-endpoints', webhookEndpointsRouter(services.webhookEndpoints));
-  v1.use('/events', eventsRouter(services.events, services.eventStreams, services.keyWatch));
-  v1.use('/audit-log', auditLogRouter(services.audit));
+  v1.use(routerOf(apiRoutes, services));
   app.use('/v1', v1);
 
   app.get('/healthz', async (_req, res) => {

@@ -9,7 +9,9 @@ import { liveMoneyOf } from './http/live-money.js';
 import type { Store } from './db/store.js';
 import type { ProcessorConnection } from './processor/connection.js';
 import type { ProcessorEventHandler } from './processor/events-route.js';
-import { StripeProcessor } from './processor/stripe.js';
+import { StripeProcessor } from './processor/stripe/processor.js';
+import { sharedBudgetLedger } from './processor/budget.js';
+import { StoredEndpointSettings } from './processor/endpoint-settings.js';
 import type { PaymentProcessor } from './processor/port.js';
 import { buildServices, type Services } from './services.js';
 import { DatabaseRateLimiter } from './http/rate-limit.js';
@@ -68,7 +70,10 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const clock = options.clock ?? systemClock;
   // The right main key or no start at all: a wrong or missing one is a ConfigError naming it.
   const { store, cipher } = options.opened ?? (await openStoreWithKeys(config, new Keyring(keySourceOf(config)), { now: clock.now(), logger }, { onLooseFile: warnLooseFiles(logger) }));
-  const processor = new StripeProcessor({ timeoutMs: config.processorTimeoutMs, ...options.processor }, store, clock, cipher);
+  const processor = new StripeProcessor(
+    { timeoutMs: config.processorTimeoutMs, ...options.processor },
+    { ledger: sharedBudgetLedger(store), endpoints: new StoredEndpointSettings(store, cipher) },
+  );
   // Page and receipt URLs default to the address the server is about to listen on; no request arrives before it does.
   let url = '';
   const publicUrl = (): string => config.publicUrl ?? url;
@@ -133,7 +138,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const legacy = sealLegacyValues(store, cipher, { now: () => clock.now(), logger, stopped: () => closingDown }).catch((err: unknown) => {
     logger.warn({ err }, 'sealing the values stored in plaintext failed; the next start tries again');
   });
-  const provisioned = processor.provisionMissingAccounts().catch((err: unknown) => logger.warn({ err }, 'connected-account provisioning failed; retried on first use'));
+  const provisioned = services.connectedAccounts.provisionMissing().catch((err: unknown) => logger.warn({ err }, 'connected-account provisioning failed; retried on first use'));
   const settled = Promise.all([legacy, provisioned]).then(() => undefined);
   if (options.processor.unlimited) logger.warn("the processor's rate limits are OFF (POS_SIMULATOR_RATE_LIMITS=off): for throughput benchmarks and bulk fixtures only, Stripe enforces them");
   const liveMoney = liveMoneyOf(processor.kind, config.simulateLive);

@@ -26,6 +26,7 @@ import { MerchantService } from './accounts/merchants.js';
 import { ApiKeyService } from './accounts/restricted-keys.js';
 import { KeyWatch } from './accounts/key-watch.js';
 import { OnboardingService } from './accounts/onboarding.js';
+import { ConnectedAccounts } from './accounts/connected-accounts.js';
 import { accountEventHandler } from './accounts/processor-events.js';
 import { PaymentLinkService } from './checkout/payment-links.js';
 import { RefundService } from './payments/refunds.js';
@@ -40,6 +41,8 @@ import { AuditLog } from './audit/log.js';
 
 export interface Services {
   customers: CustomerService;
+  /** The merchants' connected accounts on the processor: made on first need, and which merchant an account is. */
+  connectedAccounts: ConnectedAccounts;
   merchants: MerchantService;
   /** The merchants' connected accounts: what they can do, what onboarding still needs, the onboarding link. */
   onboarding: OnboardingService;
@@ -112,24 +115,26 @@ export function buildServices(deps: ServiceDeps): Services {
   const idempotency = new IdempotencyService(store, clock, logger, deps.idempotencyTtlMs ?? DEFAULT_KEY_TTL_MS, deps.leases, deps.recoveryRetryScale ?? 1, cipher);
   // Inside the transaction of every payment move: its event, then a checkout session it completes.
   const payments = new PaymentState([paymentEventRecorder(cipher), completeCheckoutSession]);
+  const connectedAccounts = new ConnectedAccounts(store, clock, processor);
   const readerResets = new ReaderResets(processor, logger);
-  const transactions = new TransactionService(store, clock, processor, payments, readerResets, idempotency, logger, publicUrl, cipher);
+  const transactions = new TransactionService(store, clock, processor, connectedAccounts, payments, readerResets, idempotency, logger, publicUrl, cipher);
   const refunds = new RefundService(store, clock, processor, payments, idempotency, logger);
   const checkout = new CheckoutService(store, clock, transactions, logger, publicUrl, cipher);
   const paymentLinks = new PaymentLinkService(store, clock, transactions, idempotency, logger, publicUrl, cipher);
   const disputes = new DisputeService(store, clock, processor, payments, logger);
-  const payouts = new PayoutService(store, clock, processor, idempotency, logger);
+  const payouts = new PayoutService(store, clock, processor, connectedAccounts, idempotency, logger);
   // The operations a crash can leave half-done; the recovery pass resumes only these.
   idempotency.register(transactions.createOperation);
   idempotency.register(refunds.operation);
   idempotency.register(paymentLinks.createOperation);
   idempotency.register(payouts.operation);
-  const onboarding = new OnboardingService(store, clock, processor, logger, publicUrl);
+  const onboarding = new OnboardingService(store, clock, processor, connectedAccounts, logger, publicUrl);
   const agents = new AgentService(store, clock, cipher, deps.presenceTtlMs);
   const readerActions = new ReaderActions(store, clock, processor, logger, deps.readerCheckMs);
   return {
     customers: new CustomerService(store, clock, processor, cipher),
-    merchants: new MerchantService(store, processor, onboarding),
+    connectedAccounts,
+    merchants: new MerchantService(store, processor, connectedAccounts, onboarding),
     onboarding,
     apiKeys: new ApiKeyService(store, clock),
     keyWatch: new KeyWatch(store, clock, logger),

@@ -140,7 +140,7 @@ export const serverConfigSchema = z.object({
   terminalStaleMs: z.coerce.number().int().min(1_000).max(24 * 60 * 60 * 1000).default(10 * 60 * 1000),
   /**
    * The longest one processor call may take, its waits for the rate budget and its retries of 429s
-   * included (server/processor/stripe.ts says why 20 s); shorter only to test.
+   * included (server/processor/stripe/processor.ts says why 20 s); shorter only to test.
    */
   processorTimeoutMs: z.coerce.number().int().min(500).max(80_000).default(20_000),
   /** See docs/webhooks.md: a receiver must answer within this; 15 s is Standard Webhooks' advice. */

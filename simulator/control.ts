@@ -1,13 +1,16 @@
 import type Stripe from 'stripe';
-import type { Accounts, CapabilityStatus } from './engine/accounts.js';
-import type { WebhookDispatcher } from './engine/dispatcher.js';
-import { type WebhookFaults, loadFaults, saveFaults } from './engine/events.js';
+import type { CapabilityStatus } from './engine/connect/accountTypes.js';
+import type { Capabilities } from './engine/connect/capabilities.js';
+import type { WebhookDispatcher } from './engine/events/dispatcher.js';
+import { type WebhookFaults, loadFaults, saveFaults } from './engine/events/events.js';
 import type { Kernel, Origin } from './engine/kernel.js';
-import type { Payments } from './engine/payments.js';
-import type { ReaderDisplay, ScriptedOutcome, Terminal } from './engine/terminal.js';
+import type { PaymentAttempts } from './engine/payments/paymentAttempts.js';
+import { isDeclineName } from './engine/payments/instruments.js';
+import type { ReaderActions } from './engine/terminal/readerActions.js';
+import type { Readers } from './engine/terminal/readers.js';
+import type { ReaderDisplay, ScriptedOutcome } from './engine/terminal/types.js';
 import type { Timers } from './engine/timers.js';
 import { invalidRequest } from './errors.js';
-import { isDeclineName } from './engine/instruments.js';
 import { DEFAULT_API_VERSION } from './http/endpoint.js';
 import type { DeliveryStatus } from './store.js';
 import type { RateLimitReport, RateLimits } from './http/rate-limits.js';
@@ -81,9 +84,10 @@ export interface SimulatorControl {
 
 export interface ControlDeps {
   kernel: Kernel;
-  accounts: Accounts;
-  payments: Payments;
-  terminal: Terminal;
+  capabilities: Capabilities;
+  attempts: PaymentAttempts;
+  readers: Readers;
+  readerActions: ReaderActions;
   timers: Timers;
   dispatcher: WebhookDispatcher;
   rateLimits: RateLimits;
@@ -136,23 +140,23 @@ export function createControl(deps: ControlDeps): SimulatorControl {
         nonNegative(ms, 'The account link lifetime');
         kernel.config.accountLinkTtlMs = ms;
       }),
-    completeThreeDSecure: (id) => act(() => deps.payments.finishAuthentication(controlOrigin(), id, true)),
-    failThreeDSecure: (id) => act(() => deps.payments.finishAuthentication(controlOrigin(), id, false)),
+    completeThreeDSecure: (id) => act(() => deps.attempts.finishAuthentication(controlOrigin(), id, true)),
+    failThreeDSecure: (id) => act(() => deps.attempts.finishAuthentication(controlOrigin(), id, false)),
     setCapability: (accountId, capability, status) =>
       act(() => {
         if (!CAPABILITY_STATUSES.includes(status)) throw invalidRequest(`Unknown capability status ${status}.`, 'status');
-        return deps.accounts.setCapabilityStatus(controlOrigin(), accountId, capability, status);
+        return deps.capabilities.setCapabilityStatus(controlOrigin(), accountId, capability, status);
       }),
-    customerCancel: (readerId) => act(() => deps.terminal.customerCancel(controlOrigin(), readerId)),
-    readerDisplay: (readerId) => act(() => deps.terminal.display(readerId)),
-    chooseTip: (readerId, choice) => act(() => deps.terminal.chooseTip(readerId, choice)),
-    setReaderOnline: (readerId, online) => act(() => deps.terminal.setOnline(readerId, online)),
+    customerCancel: (readerId) => act(() => deps.readerActions.customerCancel(controlOrigin(), readerId)),
+    readerDisplay: (readerId) => act(() => deps.readers.display(readerId)),
+    chooseTip: (readerId, choice) => act(() => deps.readers.chooseTip(readerId, choice)),
+    setReaderOnline: (readerId, online) => act(() => deps.readers.setOnline(readerId, online)),
     scriptReader: (readerId, outcomes) =>
       act(() => {
         for (const outcome of outcomes) {
           if (outcome !== 'approve' && !isDeclineName(outcome)) throw invalidRequest(`Unknown outcome ${String(outcome)}.`, 'outcomes');
         }
-        return deps.terminal.script(readerId, outcomes);
+        return deps.readers.script(readerId, outcomes);
       }),
     setWebhookFaults: (change) =>
       act(() => {

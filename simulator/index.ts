@@ -8,21 +8,28 @@ import { Keyring } from '../shared/crypto/keyring.js';
 import { keySourceOf } from '../shared/crypto/key-source.js';
 import { newSecret } from './ids.js';
 import type { Kernel, RuntimeConfig } from './engine/kernel.js';
-import { Accounts } from './engine/accounts.js';
-import { AccountLinks } from './engine/accountLinks.js';
-import { PaymentMethods } from './engine/paymentMethods.js';
-import { Charges } from './engine/charges.js';
-import { Payments } from './engine/payments.js';
-import { Refunds } from './engine/refunds.js';
-import { Terminal } from './engine/terminal.js';
+import { Accounts } from './engine/connect/accounts.js';
+import { AccountLinks } from './engine/connect/accountLinks.js';
+import { AccountVerification } from './engine/connect/verification.js';
+import { BankAccounts } from './engine/connect/bankAccounts.js';
+import { Capabilities } from './engine/connect/capabilities.js';
+import { Transfers } from './engine/connect/transfers.js';
+import { Customers } from './engine/customers/customers.js';
+import { Disputes } from './engine/disputes/disputes.js';
+import { EventLog, WebhookEndpoints } from './engine/events/events.js';
 import { Ledger } from './engine/ledger.js';
-import { Transfers } from './engine/transfers.js';
-import { Disputes } from './engine/disputes.js';
-import { BankAccounts } from './engine/bankAccounts.js';
-import { Payouts } from './engine/payouts.js';
-import { Customers } from './engine/customers.js';
-import { EventLog, WebhookEndpoints } from './engine/events.js';
-import { WebhookDispatcher } from './engine/dispatcher.js';
+import { Captures } from './engine/payments/captures.js';
+import { Charges } from './engine/payments/charges.js';
+import { PaymentAttempts } from './engine/payments/paymentAttempts.js';
+import { PaymentIntents } from './engine/payments/paymentIntents.js';
+import { PaymentMethods } from './engine/payments/paymentMethods.js';
+import { Refunds } from './engine/payments/refunds.js';
+import { Payouts } from './engine/payouts/payouts.js';
+import { Configurations } from './engine/terminal/configurations.js';
+import { Locations } from './engine/terminal/locations.js';
+import { ReaderActions } from './engine/terminal/readerActions.js';
+import { Readers } from './engine/terminal/readers.js';
+import { WebhookDispatcher } from './engine/events/dispatcher.js';
 import { Timers } from './engine/timers.js';
 import { type SimulatorControl, createControl } from './control.js';
 import type { PlatformKeys } from './http/endpoint.js';
@@ -159,37 +166,49 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const ledger = new Ledger(kernel);
   const transfers = new Transfers(kernel, ledger);
   const bankAccounts = new BankAccounts(kernel);
-  const accounts = new Accounts(kernel, bankAccounts);
+  const verification = new AccountVerification(kernel);
+  const accounts = new Accounts(kernel, bankAccounts, verification);
+  const capabilities = new Capabilities(kernel, accounts, verification);
   const accountLinks = new AccountLinks(kernel, accounts);
   const customers = new Customers(kernel);
   const paymentMethods = new PaymentMethods(kernel);
   const charges = new Charges(kernel, ledger, transfers);
-  const payments = new Payments(kernel, accounts, paymentMethods, charges, customers);
-  const refunds = new Refunds(kernel, payments, charges, ledger, transfers);
-  const terminal = new Terminal(kernel, payments, paymentMethods);
+  const captures = new Captures(kernel, charges);
+  const attempts = new PaymentAttempts(kernel, accounts, paymentMethods, charges, captures);
+  const payments = new PaymentIntents(kernel, accounts, paymentMethods, customers, attempts);
+  const refunds = new Refunds(kernel, charges, ledger, transfers);
+  const terminalConfigurations = new Configurations(kernel);
+  const locations = new Locations(kernel, terminalConfigurations);
+  const readers = new Readers(kernel);
+  const readerActions = new ReaderActions(kernel, attempts, paymentMethods, terminalConfigurations);
   const disputes = new Disputes(kernel, ledger, transfers);
   const payouts = new Payouts(kernel, ledger, bankAccounts);
   const endpoints = new WebhookEndpoints(kernel);
   ledger.onFundsAvailable = (origin) => payouts.scheduleRun(origin);
-  timers.on('ach_settlement', (payload) => payments.settleAch(payload as { paymentIntent: string; apiVersion: string }));
-  timers.on('card_present_authorization', (payload) => terminal.completeAuthorization(payload));
+  timers.on('ach_settlement', (payload) => attempts.settleAch(payload as { paymentIntent: string; apiVersion: string }));
+  timers.on('card_present_authorization', (payload) => readerActions.completeAuthorization(payload));
   timers.on('balance_available', (payload) => ledger.makeAvailable(payload));
   timers.on('dispute_open', (payload) => disputes.open(payload));
   timers.on('dispute_decision', (payload) => disputes.decide(payload));
   timers.on('payout_run', (payload) => payouts.run(payload));
   timers.on('payout_submit', (payload) => payouts.submit(payload));
   timers.on('payout_arrival', (payload) => payouts.arrive(payload));
-  timers.on('account_verification', (payload) => accounts.completeVerification(payload));
+  timers.on('account_verification', (payload) => verification.completeVerification(payload));
 
   const services: Services = {
     kernel,
     accounts,
+    capabilities,
     accountLinks,
     paymentMethods,
     payments,
+    captures,
     charges,
     refunds,
-    terminal,
+    locations,
+    terminalConfigurations,
+    readers,
+    readerActions,
     ledger,
     disputes,
     payouts,
@@ -200,7 +219,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     afterCommit: () => dispatcher.poke(),
     rateLimits,
   };
-  const control = createControl({ kernel, accounts, payments, terminal, timers, dispatcher, rateLimits });
+  const control = createControl({ kernel, capabilities, attempts, readers, readerActions, timers, dispatcher, rateLimits });
   const server = createServer(createApp(services, keys, control));
   let address: AddressInfo;
   try {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routeDocs } from '../server/app.js';
+import { apiRoutes } from '../server/app.js';
 import { ErrorBodySchema } from '../shared/contract/common.js';
 import { call, client, type Json } from './helpers/api.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -109,7 +109,7 @@ describe('error bodies (spec §7)', () => {
     const garbageIds = ['%00', '..%2F..%2Fetc%2Fpasswd', 'a'.repeat(5000), "' OR 1=1 --", '%F0%9F%92%B8', '-1', '0'];
     const garbageQueries = ['?page=0', '?page=-1', '?page=abc', '?size=0', '?size=1e3', '?per_page=x', '?page[]=1', '?size[a]=1', '?%00=1', `?page=${'9'.repeat(400)}`];
     let requests = 0;
-    for (const doc of routeDocs) {
+    for (const doc of apiRoutes) {
       const paths = doc.path.includes('{id}') ? garbageIds.map((id) => doc.path.replace('{id}', id)) : [doc.path];
       for (const path of paths) {
         const bodies = doc.method === 'get' ? [undefined] : garbageBodies;

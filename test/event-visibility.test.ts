@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { missingPermission } from '../server/accounts/permissions.js';
 import { PERMISSIONS, PRESETS, type Permission, type Preset } from '../shared/contract/permissions.js';
-import { routeDocs } from '../server/app.js';
-import { routeScopes } from '../server/http/route-scopes.js';
+import { apiRoutes } from '../server/app.js';
+import { routeMatcher } from '../server/http/route-table.js';
 import { EVENT_TYPES, recordEvent, type EventType } from '../server/webhooks/outbox.js';
 import { client, type Json } from './helpers/api.js';
 import { pos } from './helpers/cli.js';
@@ -16,7 +16,7 @@ import { eventually } from './helpers/tmp.js';
  * What a key may read, it may read everywhere: every key × every event type, through the list
  * (paged and filtered by type), the retrieve and the live stream, shows exactly the events about
  * objects the key may read, and fields of customers only to keys that read customers. The
- * expectation is derived here from the route docs (which permission reads each kind of object) and
+ * expectation is derived here from the route declarations (which permission reads each kind of object) and
  * the event catalogue, and checked against the table in docs/api-choices.md.
  */
 
@@ -31,7 +31,8 @@ const READ_ROUTE: Record<string, string> = {
   terminal: '/v1/terminal/readers',
 };
 
-const scopeOf = routeScopes(routeDocs);
+const routes = routeMatcher(apiRoutes);
+const scopeOf = (method: string, path: string) => routes(method, path)?.route.scope;
 
 function familyOf(type: string): string {
   return type.slice(0, type.indexOf('.'));

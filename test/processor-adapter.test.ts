@@ -5,7 +5,7 @@ import { startStack, type Stack } from '../cli/stack.js';
 import { loadServerConfig } from '../shared/config.js';
 import { createMerchant } from '../server/accounts/merchants.js';
 import { systemClock } from '../shared/time.js';
-import { budgetedHttpClient } from '../server/processor/budget-client.js';
+import { budgetedHttpClient } from '../server/processor/stripe/budget-client.js';
 import { client, type Json } from './helpers/api.js';
 import { pos } from './helpers/cli.js';
 import { eventually, tempDir } from './helpers/tmp.js';

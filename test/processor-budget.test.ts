@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { budgetedHttpClient } from '../server/processor/budget-client.js';
+import { budgetedHttpClient } from '../server/processor/stripe/budget-client.js';
+import { sharedBudgetLedger } from '../server/processor/budget.js';
 import type { RunningSimulator } from '../simulator/index.js';
 import { client } from './helpers/api.js';
 import { dropSchemaOf } from './helpers/db.js';
@@ -19,7 +20,7 @@ beforeAll(async () => {
   t = await startTestServer();
   sim = t.stack.simulator!;
   // The platform's own key, through the same in-process budget the server's calls draw on.
-  processor = new Stripe(sim.keys.secretTest, { host: sim.host, port: sim.port, protocol: 'http', maxNetworkRetries: 2, httpClient: budgetedHttpClient(sim.keys.secretTest, t.server.store) });
+  processor = new Stripe(sim.keys.secretTest, { host: sim.host, port: sim.port, protocol: 'http', maxNetworkRetries: 2, httpClient: budgetedHttpClient(sim.keys.secretTest, sharedBudgetLedger(t.server.store)) });
 });
 afterAll(async () => {
   await t.stop();

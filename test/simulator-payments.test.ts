@@ -266,6 +266,17 @@ describe('3D Secure', () => {
     const answer = await fetch(pi.next_action!.redirect_to_url!.url!, { method: 'POST', body: new URLSearchParams({ result: 'fail' }) });
     expect(await answer.text()).toContain('requires_payment_method');
   });
+
+  it('the challenge page and the receipt show a yen amount in yen, which has no minor unit', async () => {
+    const pi = await t.stripe.paymentIntents.create({ amount: 1000, currency: 'jpy', payment_method: 'pm_card_authenticationRequired', confirm: true });
+    const challenge = await (await fetch(pi.next_action!.redirect_to_url!.url!)).text();
+    expect(challenge).toContain('¥1,000');
+    expect(challenge).not.toContain('10.00');
+    const done = await t.sim.control.completeThreeDSecure(pi.id);
+    const charge = await t.stripe.charges.retrieve(String(done.latest_charge));
+    const receipt = await (await fetch(String(charge.receipt_url))).text();
+    expect(receipt).toContain('¥1,000, succeeded; refunded ¥0.');
+  });
 });
 
 describe('capture and cancel', () => {

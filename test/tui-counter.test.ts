@@ -78,7 +78,7 @@ describe.skipIf(!hasTmux)('the counter at the till (tmux, pos up)', () => {
     await tmux.waitFor(S, 'Amount  _');
   });
 
-  // Stripe Terminal's test amounts: the cents choose the issuer's answer (simulator/engine/instruments.ts).
+  // Stripe Terminal's test amounts: the cents choose the issuer's answer (simulator/engine/payments/instruments.ts).
   it.each([
     ['10.55', 'Wrong PIN: ask the customer to try again'],
     ['10.75', 'Too many wrong PINs: ask for another card'],

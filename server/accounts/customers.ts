@@ -7,7 +7,7 @@ import { findScoped } from '../db/prepared.js';
 import type { Executor, Store } from '../db/store.js';
 import { notFound } from '../errors.js';
 import { fromProcessorError } from '../processor/errors.js';
-import { type CustomerFields, type PaymentProcessor, processorIdempotencyKey } from '../processor/port.js';
+import { type CustomerFields, type CustomersPort, processorIdempotencyKey } from '../processor/port.js';
 import type { Customer, CreateCustomerInput, DeletedCustomer, UpdateCustomerInput } from '../../shared/contract/customers.js';
 import { addToCounter, nextSeq, readCount } from '../db/counters.js';
 import { type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
@@ -72,7 +72,7 @@ export class CustomerService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly processor: PaymentProcessor,
+    private readonly processor: CustomersPort,
     private readonly cipher: FieldCipher,
   ) {}
 

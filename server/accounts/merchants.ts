@@ -7,7 +7,8 @@ import { invalid, notFound } from '../errors.js';
 import type { MerchantView } from '../../shared/contract/merchant.js';
 import { type IssuedKey, issueKey, type RolledKey, rollSecretKeys, keysChanged } from './api-keys.js';
 import type { Scope } from './scope.js';
-import type { AccountState } from '../processor/accounts.js';
+import type { AccountState, ConnectedAccountDirectory } from './connected-accounts.js';
+import type { ProcessorIdentity } from '../processor/port.js';
 import { accountStateView } from './onboarding.js';
 
 export interface Merchant {
@@ -116,15 +117,6 @@ export async function rollMerchantKeys(
   }
 }
 
-/** What the merchant endpoint needs to know of the processor; the processor adapter provides it. */
-export interface ProcessorDirectory {
-  readonly name: string;
-  publishableKey(mode: Mode): string | null;
-  /** Where a browser reaches the processor's client-side API; null means Stripe.js's default. */
-  browserUrl(): string | null;
-  connectedAccount(merchantId: string, mode: Mode): Promise<string>;
-}
-
 /** The connected account's standing, as the onboarding service keeps it (onboarding.ts). */
 export interface AccountStateReader {
   current(scope: Scope): Promise<AccountState>;
@@ -133,13 +125,14 @@ export interface AccountStateReader {
 export class MerchantService {
   constructor(
     private readonly store: Store,
-    private readonly processor: ProcessorDirectory,
+    private readonly processor: ProcessorIdentity,
+    private readonly connected: ConnectedAccountDirectory,
     private readonly accounts: AccountStateReader,
   ) {}
 
   async describe(scope: Scope): Promise<MerchantView> {
     const merchant = await getMerchant(this.store.db, scope.merchantId);
-    const connectedAccount = await this.processor.connectedAccount(scope.merchantId, scope.mode);
+    const connectedAccount = await this.connected.accountOf(scope.merchantId, scope.mode);
     const state = await this.accounts.current(scope);
     return {
       id: merchant.id,

@@ -4,8 +4,8 @@ import type { Mode } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { ApiError, invalid } from '../errors.js';
 import { fromProcessorError } from '../processor/errors.js';
-import type { PaymentProcessor } from '../processor/port.js';
-import { accountStateColumns, type AccountState, stateOfAccount, stateOfRow } from '../processor/accounts.js';
+import type { ConnectPort } from '../processor/port.js';
+import { accountStateColumns, type AccountState, type ConnectedAccountDirectory, stateOfAccount, stateOfRow } from './connected-accounts.js';
 import type { AccountStateView, OnboardingLinkInput, OnboardingLinkView } from '../../shared/contract/merchant.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import type { Scope } from './scope.js';
@@ -134,7 +134,8 @@ export class OnboardingService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly processor: PaymentProcessor,
+    private readonly processor: ConnectPort,
+    private readonly accounts: ConnectedAccountDirectory,
     private readonly logger: Logger,
     /** This server's public base URL, for the default return and refresh pages. */
     private readonly publicUrl: () => string,
@@ -175,7 +176,7 @@ export class OnboardingService {
     let fresh: AccountState;
     let accountId: string;
     try {
-      accountId = await this.processor.connectedAccount(merchantId, mode);
+      accountId = await this.accounts.accountOf(merchantId, mode);
       fresh = stateOfAccount(await this.processor.retrieveAccount(mode, accountId), startedAt);
     } catch (err) {
       throw fromProcessorError(err);
@@ -189,7 +190,7 @@ export class OnboardingService {
         .$if(this.store.dialect === 'postgres', (q) => q.forUpdate())
         .executeTakeFirst();
       if (!row) {
-        // A processor that keeps its accounts elsewhere (the in-memory one): the first read is the first state.
+        // Not recorded (a row removed by hand, say): the first read is the first state.
         await trx
           .insertInto('processor_accounts')
           .values({ merchant_id: merchantId, mode, account_id: accountId, created_at: startedAt, account_type: fresh.accountType, ...accountStateColumns(fresh) })
@@ -218,7 +219,7 @@ export class OnboardingService {
 
   /** An `account.updated` event from the processor: the account is read again if it is a merchant's. */
   async onAccountEvent(account: string, mode: Mode): Promise<void> {
-    const merchantId = await this.processor.merchantOfAccount(mode, account);
+    const merchantId = await this.accounts.merchantOf(mode, account);
     if (!merchantId) return;
     await this.refresh(merchantId, mode);
   }
@@ -250,7 +251,7 @@ export class OnboardingService {
   async onboardingLink(scope: Scope, input: OnboardingLinkInput): Promise<OnboardingLinkView> {
     const base = this.publicUrl();
     try {
-      const account = await this.processor.connectedAccount(scope.merchantId, scope.mode);
+      const account = await this.accounts.accountOf(scope.merchantId, scope.mode);
       const link = await this.processor.createAccountLink(scope.mode, {
         account,
         returnUrl: input.return_url ?? `${base}/onboarding/return`,

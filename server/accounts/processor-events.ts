@@ -1,6 +1,5 @@
 import type { Mode } from '../db/schema.js';
 import type { ProcessorEventHandler } from '../processor/events-route.js';
-import type { ProcessorAccount } from '../processor/types.js';
 import type { OnboardingService } from './onboarding.js';
 
 /**
@@ -12,7 +11,7 @@ import type { OnboardingService } from './onboarding.js';
 export function accountEventHandler(onboarding: OnboardingService): ProcessorEventHandler {
   return async (event, mode: Mode) => {
     if (event.type !== 'account.updated') return;
-    const account = event.account ?? (event.data.object as ProcessorAccount).id;
-    await onboarding.onAccountEvent(account, mode);
+    const account = event.account ?? (event.subject.kind === 'account' ? event.subject.id : null);
+    if (account) await onboarding.onAccountEvent(account, mode);
   };
 }

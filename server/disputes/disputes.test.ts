@@ -150,7 +150,7 @@ describe('disputes on the in-memory processor', () => {
 
   it('leaves alone a dispute of a payment it does not know', async () => {
     const other = d.processor.openDispute(intent);
-    const recorded = await d.services.disputes.onProcessorDispute({ ...other, payment_intent: 'pi_unknown' }, 'test');
+    const recorded = await d.services.disputes.onProcessorDispute({ ...other, paymentIntentId: 'pi_unknown' }, 'test');
     expect(recorded).toBeUndefined();
     expect(await d.store.db.selectFrom('disputes').select('id').execute()).toEqual([]);
   });

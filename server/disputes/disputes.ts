@@ -11,8 +11,8 @@ import { type Page, type PageRequest, offsetPage, toPage } from '../pagination.j
 import type { PaymentState } from '../payments/payment-state.js';
 import { findTransactionRow } from '../payments/transactions.js';
 import { fromProcessorError } from '../processor/errors.js';
-import { type PaymentProcessor, processorIdempotencyKey } from '../processor/port.js';
-import type { ProcessorDispute } from '../processor/types.js';
+import { type DisputesPort, processorIdempotencyKey } from '../processor/port.js';
+import type { DisputeSnapshot } from '../processor/snapshots.js';
 import { type Dispute, EVIDENCE_FIELDS, type SubmitEvidenceInput } from '../../shared/contract/disputes.js';
 import { type EventType, recordEvent } from '../webhooks/outbox.js';
 import { awaitsResponse, disputeStatusOf, isClosed } from './status.js';
@@ -41,7 +41,7 @@ export function presentDispute(row: DisputesTable): Dispute {
 }
 
 /** What the processor says about a dispute now, in our terms. */
-interface DisputeSnapshot {
+interface DisputeState {
   status: DisputesTable['status'];
   amount: number;
   currency: string;
@@ -54,35 +54,30 @@ interface DisputeSnapshot {
 }
 
 /**
- * Funds moved as the dispute's balance transactions say (a withdrawal is negative, a
- * reinstatement positive), or as the event being applied says: an event naming the move is news
- * of it even when the dispute read back does not list its balance transactions.
+ * Funds moved as the processor says, or as the event being applied says: an event naming the move
+ * is news of it even when the dispute read back does not show it yet.
  */
-function snapshotOf(dispute: ProcessorDispute, hint: string | undefined): DisputeSnapshot {
-  const movements = Array.isArray(dispute.balance_transactions) ? dispute.balance_transactions : [];
+function stateOf(dispute: DisputeSnapshot, hint: string | undefined): DisputeState {
   const evidence: Record<string, string> = {};
-  const held = (dispute.evidence ?? {}) as unknown as Record<string, unknown>;
   for (const field of EVIDENCE_FIELDS) {
-    const value = held[field];
-    if (typeof value === 'string' && value !== '') evidence[field] = value;
-    else if (value && typeof value === 'object' && typeof (value as { id?: unknown }).id === 'string') evidence[field] = (value as { id: string }).id;
+    const value = dispute.evidence[field];
+    if (value) evidence[field] = value;
   }
   return {
     status: disputeStatusOf(dispute.status),
     amount: dispute.amount,
-    currency: dispute.currency.toLowerCase(),
+    currency: dispute.currency,
     reason: dispute.reason,
     evidence,
-    submissions: dispute.evidence_details?.submission_count ?? 0,
-    dueBy: dispute.evidence_details?.due_by ? dispute.evidence_details.due_by * 1000 : null,
-    withdrawn: hint === 'charge.dispute.funds_withdrawn' || movements.some((m) => typeof m === 'object' && m.amount < 0),
-    reinstated: hint === 'charge.dispute.funds_reinstated' || movements.some((m) => typeof m === 'object' && m.amount > 0),
+    submissions: dispute.submissionCount,
+    dueBy: dispute.dueBy,
+    withdrawn: hint === 'charge.dispute.funds_withdrawn' || dispute.fundsWithdrawn,
+    reinstated: hint === 'charge.dispute.funds_reinstated' || dispute.fundsReinstated,
   };
 }
 
-function intentOf(dispute: ProcessorDispute): string | null {
-  const intent = dispute.payment_intent;
-  return typeof intent === 'string' ? intent : (intent?.id ?? null);
+function intentOf(dispute: DisputeSnapshot): string | null {
+  return dispute.paymentIntentId;
 }
 
 /** Open disputes re-checked per reconciler pass when no event came: bounded like the payments' poll. */
@@ -103,7 +98,7 @@ export class DisputeService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly processor: PaymentProcessor,
+    private readonly processor: DisputesPort,
     private readonly payments: PaymentState,
     private readonly logger: Logger,
   ) {}
@@ -138,7 +133,7 @@ export class DisputeService {
       const value = input[field];
       if (value !== undefined) evidence[field] = value;
     }
-    let updated: ProcessorDispute;
+    let updated: DisputeSnapshot;
     try {
       // A fresh key per request: the SDK's retries reuse it, while staging the same text again
       // later (after other evidence replaced it) must apply, not replay.
@@ -155,7 +150,7 @@ export class DisputeService {
     const row = await this.#row(this.store.db, scope, idOrReference);
     if (row.status === 'lost' || row.status === 'warning_closed') return presentDispute(row);
     this.#assertAwaitingResponse(row);
-    let closed: ProcessorDispute;
+    let closed: DisputeSnapshot;
     try {
       closed = await this.processor.closeDispute(scope.mode, row.processor_dispute_id, processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'dispute_close'));
     } catch (err) {
@@ -174,17 +169,17 @@ export class DisputeService {
    * Applies a dispute as the processor has it: the first news of it records it against its
    * payment, later news moves it on. A dispute of a payment we do not know is left alone.
    */
-  async onProcessorDispute(dispute: ProcessorDispute, mode: Mode, eventType?: string): Promise<DisputesTable | undefined> {
+  async onProcessorDispute(dispute: DisputeSnapshot, mode: Mode, eventType?: string): Promise<DisputesTable | undefined> {
     const intent = intentOf(dispute);
     return this.store.transaction(async (trx) => {
       const existing = await this.#byProcessorId(trx, dispute.id);
-      if (existing) return this.#apply(trx, existing, snapshotOf(dispute, eventType));
+      if (existing) return this.#apply(trx, existing, stateOf(dispute, eventType));
       const txn = intent ? await trx.selectFrom('transactions').selectAll().where('processor_payment_intent_id', '=', intent).where('mode', '=', mode).executeTakeFirst() : undefined;
       if (!txn) {
         this.logger.debug({ dispute: dispute.id, intent }, 'processor dispute of a payment we do not know');
         return undefined;
       }
-      return this.#open(trx, txn, dispute, snapshotOf(dispute, eventType));
+      return this.#open(trx, txn, dispute, stateOf(dispute, eventType));
     });
   }
 
@@ -214,15 +209,15 @@ export class DisputeService {
     if (!awaitsResponse(row.status)) throw conflict('dispute_under_review', `The dispute's evidence was already submitted and is under review (${row.status})`);
   }
 
-  async #applyKnown(id: string, dispute: ProcessorDispute, hint: string | undefined): Promise<DisputesTable> {
+  async #applyKnown(id: string, dispute: DisputeSnapshot, hint: string | undefined): Promise<DisputesTable> {
     return this.store.transaction(async (trx) => {
       const row = await this.#byId(trx, id);
-      return this.#apply(trx, row, snapshotOf(dispute, hint));
+      return this.#apply(trx, row, stateOf(dispute, hint));
     });
   }
 
   /** The first news of a dispute: its row, the payment's dispute fields, and its opening events. */
-  async #open(trx: Trx, txn: TransactionsTable, dispute: ProcessorDispute, snap: DisputeSnapshot): Promise<DisputesTable> {
+  async #open(trx: Trx, txn: TransactionsTable, dispute: DisputeSnapshot, snap: DisputeState): Promise<DisputesTable> {
     const now = this.clock.now();
     const { id, reference } = newIdentity('dispute');
     const opened: DisputesTable = {
@@ -266,7 +261,7 @@ export class DisputeService {
    * funds withdrawn, updated or closed, funds reinstated. A closed dispute never reopens, so a
    * late or stale read changes nothing.
    */
-  async #apply(trx: Trx, row: DisputesTable, snap: DisputeSnapshot): Promise<DisputesTable> {
+  async #apply(trx: Trx, row: DisputesTable, snap: DisputeState): Promise<DisputesTable> {
     const now = this.clock.now();
     const closed = isClosed(row.status);
     const status = closed ? row.status : snap.status;

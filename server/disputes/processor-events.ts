@@ -1,6 +1,5 @@
 import type { Mode } from '../db/schema.js';
 import type { ProcessorEventHandler } from '../processor/events-route.js';
-import type { ProcessorDispute } from '../processor/types.js';
 import type { DisputeService } from './disputes.js';
 
 /**
@@ -10,7 +9,7 @@ import type { DisputeService } from './disputes.js';
  */
 export function disputeEventHandler(disputes: DisputeService): ProcessorEventHandler {
   return async (event, mode: Mode) => {
-    if (!event.type.startsWith('charge.dispute.')) return;
-    await disputes.onDisputeEvent((event.data.object as ProcessorDispute).id, mode, event.type);
+    if (!event.type.startsWith('charge.dispute.') || event.subject.kind !== 'dispute') return;
+    await disputes.onDisputeEvent(event.subject.id, mode, event.type);
   };
 }

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { answeredObjectId, type AuditLog, factsOf } from '../audit/log.js';
 import type { RequestOrigin } from '../audit/origin.js';
 import { IdempotencyKeySchema } from '../../shared/contract/transactions.js';
-import type { RouteMatcher } from './route-scopes.js';
+import type { RouteMatcher } from './route-table.js';
 import './types.js';
 
 /** The methods that change something; reads leave no entry. */
@@ -30,7 +30,7 @@ function answerOf(res: Response, chunk: unknown): unknown {
 }
 
 /**
- * The audit trail at the edge. Every write to a documented /v1 route made with a valid key gets an
+ * The audit trail at the edge. Every write to a declared /v1 operation made with a valid key gets an
  * origin (the key's id, type and last four, the Request-Id, the Idempotency-Key, the route), which
  * the route hands the domain on its `Scope`. Then one of two things writes the request's entry:
  *
@@ -60,7 +60,7 @@ export function auditTrail(audit: AuditLog, routes: RouteMatcher, logger: Logger
       requestId: req.requestId,
       idempotencyKey: idempotencyKeyOf(req),
       key: { id: principal.keyId, type: principal.kind, last4: principal.last4 },
-      operation: `${req.method} ${match.doc.path}`,
+      operation: `${req.method} ${match.route.path}`,
       targetId: match.params[0] ?? null,
     };
     req.origin = origin;

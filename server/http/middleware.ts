@@ -6,7 +6,7 @@ import type { Clock } from '../../shared/time.js';
 import { ApiError, badRequest, bodyTooLarge, forbidden, internal, invalid, missing, missingScope, rateLimited, routeNotFound, unauthenticated, unsupportedMediaType } from '../errors.js';
 import { missingPermission } from '../accounts/permissions.js';
 import { shownTo } from '../accounts/visibility.js';
-import type { ScopeLookup } from './route-scopes.js';
+import type { RouteMatcher } from './route-table.js';
 import type { KeyAuthenticator, Principal } from '../accounts/api-keys.js';
 import type { Scope } from '../accounts/scope.js';
 import type { RateLimitDecision, RateLimiter } from './rate-limit.js';
@@ -118,14 +118,14 @@ export function gate(keys: KeyAuthenticator, limiter: RateLimiter, clock: Clock)
 
 /**
  * What every /v1 call passes before its route, as one layer: a secret key, or a restricted key
- * holding the permission the route's doc declares (the key alone picks the merchant and the mode),
+ * holding the permission the route's declaration names (the key alone picks the merchant and the mode),
  * a body only as JSON, parsed by `parseJson`, and a body and query that pass `inputProblem`
  * (shallow, well-formed text, no stray control characters) before any route, store or processor
  * sees them.
  */
-export function apiEntry(parseJson: RequestHandler, scopes: ScopeLookup): RequestHandler {
+export function apiEntry(parseJson: RequestHandler, routes: RouteMatcher): RequestHandler {
   return (req, res, next) => {
-    const refused = keyProblem(req, scopes) ?? bodyTypeProblem(req) ?? (req.url.includes('?') ? inputProblem(req.query, 'query') : undefined);
+    const refused = keyProblem(req, routes) ?? bodyTypeProblem(req) ?? (req.url.includes('?') ? inputProblem(req.query, 'query') : undefined);
     if (refused) return next(refused);
     if (!hasBody(req)) return next();
     parseJson(req, res, (err?: unknown) => {
@@ -135,7 +135,7 @@ export function apiEntry(parseJson: RequestHandler, scopes: ScopeLookup): Reques
   };
 }
 
-function keyProblem(req: Request, scopes: ScopeLookup): ApiError | undefined {
+function keyProblem(req: Request, routes: RouteMatcher): ApiError | undefined {
   const header = req.headers.authorization;
   if (!header) return unauthenticated('No API key provided: send `Authorization: Bearer sk_test_…` or `sk_live_…`');
   if (!BEARER.test(header)) return unauthenticated('Malformed Authorization header: expected `Bearer <secret key>`');
@@ -143,17 +143,16 @@ function keyProblem(req: Request, scopes: ScopeLookup): ApiError | undefined {
   if (!principal) return unauthenticated('Invalid API key provided');
   if (principal.kind === 'secret') return undefined;
   if (principal.kind === 'publishable') return forbidden('secret_key_required', 'This API call cannot be made with a publishable API key; use a secret key (sk_…)');
-  return restrictedKeyProblem(req, scopes, principal.permissions);
+  return restrictedKeyProblem(req, routes, principal.permissions);
 }
 
 /**
- * A restricted key may call what its permissions cover and nothing else. A request no route
- * documents is a 404 for it whatever Express would do, so a route added without a doc (and so
- * without a declared scope) is closed to restricted keys rather than open.
+ * A restricted key may call what its permissions cover and nothing else: the scope is the one the
+ * matched declaration names. A request no declaration matches is a 404 for it.
  */
-function restrictedKeyProblem(req: Request, scopes: ScopeLookup, held: ReadonlySet<string>): ApiError | undefined {
+function restrictedKeyProblem(req: Request, routes: RouteMatcher, held: ReadonlySet<string>): ApiError | undefined {
   const path = req.baseUrl + req.path;
-  const needed = scopes(req.method, path);
+  const needed = routes(req.method, path)?.route.scope;
   if (needed === undefined) return routeNotFound(req.method, path);
   if (needed === 'secret') return forbidden('secret_key_required', 'Only a secret key (sk_…) can do this: restricted keys never manage keys or read the audit trail');
   const missing = missingPermission(held, needed);

@@ -5,7 +5,7 @@
  * The recovery pass waits 5 s after the first failure, twice as long after each further one, at
  * most 5 min apart. The request is given up at its 10th failed attempt or once it is 30 min old,
  * whichever comes first: 10 attempts on this schedule span about 20 min, and each attempt is
- * already three tries inside the SDK (server/processor/stripe.ts). `scale` compresses every delay
+ * already three tries inside the SDK (server/processor/stripe/processor.ts). `scale` compresses every delay
  * and the age limit, for tests only; the attempt count stays.
  */
 

@@ -1,18 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import type { TransactionsTable } from '../db/schema.js';
-import { canMove, impliedStatus, NO_CARD_RECEIPT, patchFromSnapshot, type ProcessorSnapshot } from './payment-state.js';
+import { NO_RECEIPT, type PaymentSnapshot } from '../processor/snapshots.js';
+import { canMove, impliedStatus, patchFromSnapshot } from './payment-state.js';
 
-const snapshot = (over: Partial<ProcessorSnapshot>): ProcessorSnapshot => ({
+const snapshot = (over: Partial<PaymentSnapshot>): PaymentSnapshot => ({
+  id: 'pi_1',
   status: 'requires_payment_method',
   amount: 1000,
   amountReceived: 0,
   tip: 0,
+  currency: 'usd',
+  clientSecret: null,
+  metadata: {},
   failureCode: null,
   declineCode: null,
   failureMessage: null,
-  cardBrand: null,
-  cardLastFour: null,
-  cardReceipt: NO_CARD_RECEIPT,
+  card: null,
+  receipt: NO_RECEIPT,
   cancellationReason: null,
   ...over,
 });
@@ -41,12 +45,12 @@ describe('payment state machine', () => {
 
   it('keeps the card that paid when an older snapshot arrives late', () => {
     const paid = row({ status: 'succeeded', card_brand: 'visa', card_last_four: '4242' });
-    const stale = snapshot({ status: 'requires_payment_method', failureCode: 'card_declined', cardBrand: 'mastercard', cardLastFour: '0002' });
+    const stale = snapshot({ status: 'requires_payment_method', failureCode: 'card_declined', card: { brand: 'mastercard', last4: '0002' } });
     expect(patchFromSnapshot(paid, stale, 1)).toBeNull();
   });
 
   it('stamps the move: captured amount, tip and time on success; failure code on a decline', () => {
-    expect(patchFromSnapshot(row({}), snapshot({ status: 'succeeded', amount: 1200, amountReceived: 1200, tip: 200, cardBrand: 'visa', cardLastFour: '4242' }), 7)).toMatchObject({
+    expect(patchFromSnapshot(row({}), snapshot({ status: 'succeeded', amount: 1200, amountReceived: 1200, tip: 200, card: { brand: 'visa', last4: '4242' } }), 7)).toMatchObject({
       status: 'succeeded',
       captured_at: 7,
       amount: 1200,

@@ -1,4 +1,4 @@
-import type { ProcessorCharge, ProcessorPaymentIntent, ProcessorPaymentIntentStatus } from '../processor/types.js';
+import type { CardReceipt, PaymentSnapshot } from '../processor/snapshots.js';
 import type { TransactionStatus, TransactionsTable } from '../db/schema.js';
 import { Prepared, updateRows } from '../db/prepared.js';
 import type { Trx } from '../db/store.js';
@@ -13,22 +13,6 @@ import type { FieldCipher } from '../db/encryption.js';
  * move is made only if the state machine allows it, so late, duplicated or reordered news can
  * never move a payment backwards.
  */
-
-export interface ProcessorSnapshot {
-  status: ProcessorPaymentIntentStatus;
-  amount: number;
-  amountReceived: number;
-  tip: number;
-  failureCode: string | null;
-  /** The issuer's reason behind a `card_declined` (e.g. insufficient_funds), when given. */
-  declineCode: string | null;
-  failureMessage: string | null;
-  cardBrand: string | null;
-  cardLastFour: string | null;
-  /** What a receipt prints of the card, from the charge (all null when the charge says nothing). */
-  cardReceipt: CardReceiptColumns;
-  cancellationReason: string | null;
-}
 
 /** The transaction columns a card receipt reads (migration 0020). */
 export type CardReceiptColumns = Pick<
@@ -54,56 +38,22 @@ export const NO_CARD_RECEIPT: CardReceiptColumns = {
   processor_location_id: null,
 };
 
-/** Stripe's card-present details (and an online card's authorisation code) as receipt columns. */
-function chargeReceipt(charge: ProcessorCharge | null): CardReceiptColumns {
-  const details = charge?.payment_method_details;
-  const present = details?.card_present ?? details?.interac_present ?? null;
-  if (present) {
-    const receipt = present.receipt;
-    return {
-      card_read_method: present.read_method ?? null,
-      card_application_name: receipt?.application_preferred_name ?? null,
-      card_aid: receipt?.dedicated_file_name ?? null,
-      card_authorization_code: receipt?.authorization_code ?? null,
-      card_response_code: receipt?.authorization_response_code ?? null,
-      card_account_type: receipt?.account_type ?? null,
-      card_verification_method: receipt?.cardholder_verification_method ?? null,
-      processor_location_id: present.location ?? null,
-    };
-  }
-  return { ...NO_CARD_RECEIPT, card_authorization_code: details?.card?.authorization_code ?? null };
-}
-
-function chargeCard(charge: ProcessorCharge | null): { brand: string | null; last4: string | null } {
-  const details = charge?.payment_method_details;
-  const card = details?.card ?? details?.card_present ?? null;
-  if (card) return { brand: card.brand ?? null, last4: card.last4 ?? null };
-  const bank = details?.us_bank_account;
-  if (bank) return { brand: bank.bank_name ?? 'us_bank_account', last4: bank.last4 ?? null };
-  return { brand: null, last4: null };
-}
-
-export function snapshotOf(pi: ProcessorPaymentIntent): ProcessorSnapshot {
-  const charge = typeof pi.latest_charge === 'object' ? pi.latest_charge : null;
-  const card = chargeCard(charge);
-  const error = pi.last_payment_error;
+/** What a receipt prints of the card, as the transaction's columns. */
+export function receiptColumns(receipt: CardReceipt): CardReceiptColumns {
   return {
-    status: pi.status,
-    amount: pi.amount,
-    amountReceived: pi.amount_received,
-    tip: pi.amount_details?.tip?.amount ?? 0,
-    failureCode: error ? (error.code ?? 'payment_failed') : null,
-    declineCode: error?.decline_code ?? null,
-    failureMessage: error?.message ?? null,
-    cardBrand: card.brand,
-    cardLastFour: card.last4,
-    cardReceipt: chargeReceipt(charge),
-    cancellationReason: pi.cancellation_reason ?? null,
+    card_read_method: receipt.readMethod,
+    card_application_name: receipt.applicationName,
+    card_aid: receipt.aid,
+    card_authorization_code: receipt.authorizationCode,
+    card_response_code: receipt.responseCode,
+    card_account_type: receipt.accountType,
+    card_verification_method: receipt.verificationMethod,
+    processor_location_id: receipt.location,
   };
 }
 
 /** The status a processor snapshot implies for our transaction. */
-export function impliedStatus(snapshot: ProcessorSnapshot): TransactionStatus {
+export function impliedStatus(snapshot: Pick<PaymentSnapshot, 'status' | 'failureCode'>): TransactionStatus {
   switch (snapshot.status) {
     case 'succeeded':
       return 'succeeded';
@@ -204,7 +154,7 @@ export class PaymentState {
 }
 
 /** The patch that brings a row in line with a processor snapshot, or null when nothing changes. */
-export function patchFromSnapshot(row: TransactionsTable, snapshot: ProcessorSnapshot, now: number): Partial<TransactionsTable> | null {
+export function patchFromSnapshot(row: TransactionsTable, snapshot: PaymentSnapshot, now: number): Partial<TransactionsTable> | null {
   const target = impliedStatus(snapshot);
   const patch: Partial<TransactionsTable> = {};
   const moving = target !== row.status && canMove(row.status, target);
@@ -235,12 +185,13 @@ export function patchFromSnapshot(row: TransactionsTable, snapshot: ProcessorSna
   // declined first card) must not overwrite it.
   const paid = ['succeeded', 'partially_refunded', 'refunded'].includes(row.status);
   if (!paid || moving) {
-    if (snapshot.cardBrand && snapshot.cardBrand !== row.card_brand) patch.card_brand = snapshot.cardBrand;
-    if (snapshot.cardLastFour && snapshot.cardLastFour !== row.card_last_four) patch.card_last_four = snapshot.cardLastFour;
+    const card = snapshot.card;
+    if (card?.brand && card.brand !== row.card_brand) patch.card_brand = card.brand;
+    if (card?.last4 && card.last4 !== row.card_last_four) patch.card_last_four = card.last4;
   }
   // The receipt's card lines are those of the charge that paid, taken once when the payment succeeds.
   if (moving && target === 'succeeded') {
-    for (const [column, value] of Object.entries(snapshot.cardReceipt) as [keyof CardReceiptColumns, string | null][]) {
+    for (const [column, value] of Object.entries(receiptColumns(snapshot.receipt)) as [keyof CardReceiptColumns, string | null][]) {
       if (value !== null && value !== row[column]) patch[column] = value;
     }
   }

@@ -1,6 +1,5 @@
 import type { Mode } from '../db/schema.js';
 import type { ProcessorEventHandler } from '../processor/events-route.js';
-import type { ProcessorCharge, ProcessorPaymentIntent, ProcessorRefund } from '../processor/types.js';
 import type { RefundService } from './refunds.js';
 import type { TransactionService } from './transactions.js';
 
@@ -11,15 +10,14 @@ import type { TransactionService } from './transactions.js';
  */
 export function paymentEventHandler(transactions: TransactionService, refunds: RefundService): ProcessorEventHandler {
   return async (event, mode: Mode) => {
-    if (event.type.startsWith('payment_intent.')) {
-      const intent = event.data.object as ProcessorPaymentIntent;
-      await transactions.onIntentEvent(intent.id, intent.metadata?.pos_transaction_id, mode, intent.status);
-    } else if (event.type.startsWith('refund.')) {
-      await refunds.onRefundEvent((event.data.object as ProcessorRefund).id, mode);
-    } else if (event.type === 'charge.refunded') {
-      const charge = event.data.object as ProcessorCharge;
-      const intent = typeof charge.payment_intent === 'string' ? charge.payment_intent : charge.payment_intent?.id;
-      if (intent) await refunds.onChargeRefunded(intent, mode);
+    const subject = event.subject;
+    if (event.type.startsWith('payment_intent.') && subject.kind === 'payment') {
+      const intent = subject.payment;
+      await transactions.onIntentEvent(intent.id, intent.metadata.pos_transaction_id, mode, intent.status);
+    } else if (event.type.startsWith('refund.') && subject.kind === 'refund') {
+      await refunds.onRefundEvent(subject.refund.id, mode);
+    } else if (event.type === 'charge.refunded' && subject.kind === 'charge') {
+      if (subject.paymentIntentId) await refunds.onChargeRefunded(subject.paymentIntentId, mode);
     }
   };
 }

@@ -1,5 +1,5 @@
 import { formatAmount } from '../../shared/money.js';
-import type { ProcessorRefund, ProcessorRefundReason } from '../processor/types.js';
+import type { RefundReason, RefundSnapshot } from '../processor/snapshots.js';
 import type { Logger } from 'pino';
 import { newIdentity } from '../../shared/ids.js';
 import type { Clock } from '../../shared/time.js';
@@ -7,7 +7,7 @@ import type { Mode, RefundsTable, TransactionsTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { conflict, invalid, notFound } from '../errors.js';
 import { fromProcessorError, permanentProcessorRefusal } from '../processor/errors.js';
-import { type PaymentProcessor, processorIdempotencyKey } from '../processor/port.js';
+import { type RefundsPort, processorIdempotencyKey } from '../processor/port.js';
 import type { CreateRefundInput, Refund } from '../../shared/contract/transactions.js';
 import { type Ending, type ExecuteResult, type IdempotencyService, type Operation, retriesExhausted, type StepContext, type StepResult } from '../idempotency/keys.js';
 import { presentRefundCreate } from './presenters.js';
@@ -52,7 +52,7 @@ export class RefundService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly processor: PaymentProcessor,
+    private readonly processor: RefundsPort,
     private readonly payments: PaymentState,
     private readonly idempotency: IdempotencyService,
     private readonly logger: Logger,
@@ -129,14 +129,14 @@ export class RefundService {
     if (!refundId) throw new Error('refund step without a refund');
     const refund = await this.store.db.selectFrom('refunds').selectAll().where('id', '=', refundId).executeTakeFirstOrThrow();
     const txn = await this.store.db.selectFrom('transactions').selectAll().where('id', '=', refund.transaction_id).executeTakeFirstOrThrow();
-    let processorRefund: ProcessorRefund;
+    let processorRefund: RefundSnapshot;
     try {
       processorRefund = await this.processor.createRefund(
         ctx.scope.mode,
         {
           paymentIntent: txn.processor_payment_intent_id ?? '',
           amount: refund.amount,
-          ...(refund.reason && PROCESSOR_REASONS.has(refund.reason) ? { reason: refund.reason as ProcessorRefundReason } : {}),
+          ...(refund.reason && PROCESSOR_REASONS.has(refund.reason) ? { reason: refund.reason as RefundReason } : {}),
           metadata: { pos_refund_id: refund.id, pos_transaction_id: txn.id },
         },
         processorIdempotencyKey(ctx.scope.merchantId, ctx.scope.mode, ctx.key, 'create_refund'),
@@ -154,7 +154,7 @@ export class RefundService {
       throw fromProcessorError(err);
     }
     return ctx.commit(async (trx) => {
-      const settled = await this.#settle(trx, refund.id, mapStatus(processorRefund.status), processorRefund.id, processorRefund.failure_reason ?? null);
+      const settled = await this.#settle(trx, refund.id, mapStatus(processorRefund.status), processorRefund.id, processorRefund.failureReason);
       return { outcome: { refund: settled } };
     });
   }
@@ -226,15 +226,15 @@ export class RefundService {
   }
 
   /** Processor news about a refund (events or polling): apply its status. */
-  async onProcessorRefund(processorRefund: ProcessorRefund): Promise<void> {
-    const local = processorRefund.metadata?.pos_refund_id;
+  async onProcessorRefund(processorRefund: RefundSnapshot): Promise<void> {
+    const local = processorRefund.metadata.pos_refund_id;
     const row = await this.store.db
       .selectFrom('refunds')
       .select('id')
       .where((eb) => eb.or([eb('processor_refund_id', '=', processorRefund.id), ...(local ? [eb('id', '=', local)] : [])]))
       .executeTakeFirst();
     if (!row) return;
-    await this.store.transaction((trx) => this.#settle(trx, row.id, mapStatus(processorRefund.status), processorRefund.id, processorRefund.failure_reason ?? null));
+    await this.store.transaction((trx) => this.#settle(trx, row.id, mapStatus(processorRefund.status), processorRefund.id, processorRefund.failureReason));
   }
 
   async onRefundEvent(refundId: string, mode: Mode): Promise<void> {

@@ -145,7 +145,7 @@ describe('payments on the in-memory processor', () => {
 
   it('refuses live ACH while the connected account lacks the ACH capability', async () => {
     const live: Scope = { ...d.scope, mode: 'live' };
-    const account = await d.processor.connectedAccount(live.merchantId, 'live');
+    const account = await d.services.connectedAccounts.accountOf(live.merchantId, 'live');
     d.processor.capabilities.set(`${account}:us_bank_account_ach_payments`, 'inactive');
     const result = await d.services.transactions.create(live, payment({ payment_method_type: 'ach', payment_method: 'pm_usBankAccount_success' }), undefined);
     expect(result.response).toMatchObject({ status: 400, body: { error: { code: 'ach_not_enabled' } } });

@@ -1,4 +1,4 @@
-import type { ProcessorCancellationReason, ProcessorPaymentIntent } from '../processor/types.js';
+import type { PaymentCancellationReason, PaymentSnapshot } from '../processor/snapshots.js';
 import type { Logger } from 'pino';
 import { isUuid, newIdentity, randomBase62 } from '../../shared/ids.js';
 import { formatAmount, minimumCharge } from '../../shared/money.js';
@@ -9,7 +9,8 @@ import { findScoped, insertRow, Prepared } from '../db/prepared.js';
 import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, cardError, conflict, invalid, missing, notFound } from '../errors.js';
 import { fromProcessorError, permanentProcessorRefusal, processorErrorCode } from '../processor/errors.js';
-import { type IntentCreation, type PaymentProcessor, type ProcessorMethod, processorIdempotencyKey } from '../processor/port.js';
+import { type IntentCreation, type PaymentsPort, type ProcessorMethod, processorIdempotencyKey } from '../processor/port.js';
+import type { ConnectedAccountDirectory } from '../accounts/connected-accounts.js';
 import { COUNTER_PAYMENT_METHODS, type CreateTransactionInput, MIN_AMOUNT, type Transaction, type TransactionChannel } from '../../shared/contract/transactions.js';
 import { addToCounter, nextSeq, readCount } from '../db/counters.js';
 import { platformFee } from './fees.js';
@@ -17,7 +18,7 @@ import type { Ending, ExecuteResult, IdempotencyService, Operation, StepContext,
 import { presentPaymentCreate } from './presenters.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { offsetPage, type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
-import { NO_CARD_RECEIPT, patchFromSnapshot, type PaymentState, snapshotOf, transactionById } from './payment-state.js';
+import { NO_CARD_RECEIPT, patchFromSnapshot, type PaymentState, transactionById } from './payment-state.js';
 import { presentTransaction } from './present.js';
 import type { FieldCipher } from '../db/encryption.js';
 import { findReceipt, hasReceipt } from './receipts.js';
@@ -111,7 +112,8 @@ export class TransactionService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly processor: PaymentProcessor,
+    private readonly processor: PaymentsPort,
+    private readonly accounts: ConnectedAccountDirectory,
     private readonly payments: PaymentState,
     private readonly readers: ReaderResetter,
     private readonly idempotency: IdempotencyService,
@@ -255,7 +257,7 @@ export class TransactionService {
 
   /** Live-mode ACH needs the connected account's ACH capability (spec §8); test mode never checks. */
   async #requireAch(scope: Scope): Promise<void> {
-    const account = await this.processor.connectedAccount(scope.merchantId, scope.mode);
+    const account = await this.accounts.accountOf(scope.merchantId, scope.mode);
     let status: string;
     try {
       status = await this.processor.capabilityStatus(scope.mode, account, 'us_bank_account_ach_payments');
@@ -277,7 +279,7 @@ export class TransactionService {
     const row = await transactionById.first(this.store.db, { id: transactionId });
     if (!row) throw new Error(`transaction ${transactionId} is missing`);
     const { input } = state;
-    const destination = await this.processor.connectedAccount(scope.merchantId, scope.mode);
+    const destination = await this.accounts.accountOf(scope.merchantId, scope.mode);
     const isAch = input.payment_method_type === 'ach' || input.payment_method_type === 'bank_transfer';
     const customer = row.customer_id ? await findScoped(this.store.db, 'customers', scope, 'id', row.customer_id) : undefined;
     let created: IntentCreation;
@@ -345,14 +347,14 @@ export class TransactionService {
   }
 
   /** Brings the row in line with a PaymentIntent inside a transaction; returns the row as stored. */
-  async #applyIntent(trx: Trx, transactionId: string, intent: ProcessorPaymentIntent): Promise<TransactionsTable> {
+  async #applyIntent(trx: Trx, transactionId: string, intent: PaymentSnapshot): Promise<TransactionsTable> {
     const now = this.clock.now();
     return this.payments.update(trx,
       transactionId,
       (row) => {
-        const patch: Partial<TransactionsTable> = { ...(patchFromSnapshot(row, snapshotOf(intent), now) ?? {}), synced_at: now };
+        const patch: Partial<TransactionsTable> = { ...(patchFromSnapshot(row, intent, now) ?? {}), synced_at: now };
         if (!row.processor_payment_intent_id) patch.processor_payment_intent_id = intent.id;
-        if (!row.client_secret && intent.client_secret) patch.client_secret = intent.client_secret;
+        if (!row.client_secret && intent.clientSecret) patch.client_secret = intent.clientSecret;
         if (patch.status === 'succeeded' && hasReceipt(row) && !row.receipt_token) {
           patch.receipt_token = randomBase62(RECEIPT_TOKEN_LENGTH);
           patch.receipt_url = `${this.publicUrl()}/receipts/${patch.receipt_token}`;
@@ -478,8 +480,8 @@ export class TransactionService {
   }
 
   async #cancelIntent(scope: Scope, row: TransactionsTable, intentId: string, reason: string | undefined): Promise<TransactionsTable> {
-    const processorReason = reason && PROCESSOR_CANCEL_REASONS.has(reason) ? (reason as ProcessorCancellationReason) : undefined;
-    let intent: ProcessorPaymentIntent;
+    const processorReason = reason && PROCESSOR_CANCEL_REASONS.has(reason) ? (reason as PaymentCancellationReason) : undefined;
+    let intent: PaymentSnapshot;
     try {
       intent = await this.processor.cancelIntent(scope.mode, intentId, processorReason, processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'cancel'));
     } catch (err) {

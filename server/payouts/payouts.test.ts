@@ -8,7 +8,7 @@ describe('balance and payouts on the in-memory processor', () => {
 
   beforeEach(async () => {
     d = await openDomain();
-    account = await d.processor.connectedAccount(d.scope.merchantId, 'test');
+    account = await d.services.connectedAccounts.accountOf(d.scope.merchantId, 'test');
     d.processor.setBalance(account, 'usd', { available: 10_000, pending: 2_500 });
   });
   afterEach(async () => {

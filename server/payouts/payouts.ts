@@ -10,8 +10,9 @@ import { invalid, notFound } from '../errors.js';
 import type { ExecuteResult, FinalResponse, IdempotencyService, Operation, StepContext, StepResult } from '../idempotency/keys.js';
 import { type Page, type PageRequest, offsetPage } from '../pagination.js';
 import { fromProcessorError, permanentProcessorRefusal } from '../processor/errors.js';
-import { type PaymentProcessor, processorIdempotencyKey } from '../processor/port.js';
-import type { ProcessorBankAccount, ProcessorPayout } from '../processor/types.js';
+import { type PayoutsPort, processorIdempotencyKey } from '../processor/port.js';
+import type { BankAccountSnapshot, PayoutSnapshot } from '../processor/snapshots.js';
+import type { ConnectedAccountDirectory } from '../accounts/connected-accounts.js';
 import type { Balance, BankAccount, CreatePayoutInput, Payout, SetBankAccountInput } from '../../shared/contract/payouts.js';
 import { type EventType, recordEvent } from '../webhooks/outbox.js';
 
@@ -35,15 +36,15 @@ export function presentPayout(row: PayoutsTable): Payout {
   };
 }
 
-function presentBankAccount(bank: ProcessorBankAccount, scope: Scope): BankAccount {
+function presentBankAccount(bank: BankAccountSnapshot, scope: Scope): BankAccount {
   return {
     object: 'bank_account',
-    bank_name: bank.bank_name ?? null,
+    bank_name: bank.bankName,
     last4: bank.last4,
-    routing_number: bank.routing_number ?? null,
+    routing_number: bank.routingNumber,
     country: bank.country,
     currency: bank.currency,
-    account_holder_name: bank.account_holder_name ?? null,
+    account_holder_name: bank.holderName,
     status: bank.status,
     is_test: scope.mode === 'test',
   };
@@ -100,7 +101,8 @@ export class PayoutService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly processor: PaymentProcessor,
+    private readonly processor: PayoutsPort,
+    private readonly accounts: ConnectedAccountDirectory,
     private readonly idempotency: IdempotencyService,
     private readonly logger: Logger,
   ) {
@@ -121,7 +123,7 @@ export class PayoutService {
   }
 
   async balance(scope: Scope): Promise<Balance> {
-    const account = await this.processor.connectedAccount(scope.merchantId, scope.mode);
+    const account = await this.accounts.accountOf(scope.merchantId, scope.mode);
     try {
       const balance = await this.processor.retrieveBalance(scope.mode, account);
       const side = (entries: readonly { amount: number; currency: string }[]) => entries.map((e) => ({ amount: e.amount, currency: e.currency.toLowerCase() }));
@@ -137,7 +139,7 @@ export class PayoutService {
    */
   async setBankAccount(scope: Scope, input: SetBankAccountInput): Promise<BankAccount> {
     const merchant = await this.store.db.selectFrom('merchants').select(['country', 'default_currency']).where('id', '=', scope.merchantId).executeTakeFirstOrThrow();
-    const account = await this.processor.connectedAccount(scope.merchantId, scope.mode);
+    const account = await this.accounts.accountOf(scope.merchantId, scope.mode);
     try {
       const bank = await this.processor.addBankAccount(
         scope.mode,
@@ -161,14 +163,14 @@ export class PayoutService {
   /** The bank account payouts in the merchant's currency go to. */
   async bankAccount(scope: Scope): Promise<BankAccount> {
     const merchant = await this.store.db.selectFrom('merchants').select('default_currency').where('id', '=', scope.merchantId).executeTakeFirstOrThrow();
-    const account = await this.processor.connectedAccount(scope.merchantId, scope.mode);
-    let banks: ProcessorBankAccount[];
+    const account = await this.accounts.accountOf(scope.merchantId, scope.mode);
+    let banks: BankAccountSnapshot[];
     try {
       banks = await this.processor.listBankAccounts(scope.mode, account);
     } catch (err) {
       throw fromProcessorError(err);
     }
-    const current = banks.find((b) => b.default_for_currency && b.currency === merchant.default_currency);
+    const current = banks.find((b) => b.defaultForCurrency && b.currency === merchant.default_currency);
     if (!current) throw notFound('bank_account', 'bank account');
     return presentBankAccount(current, scope);
   }
@@ -211,8 +213,8 @@ export class PayoutService {
   }
 
   async #callProcessor(state: CreatePayoutState, ctx: StepContext<CreatePayoutState, CreatePayoutOutcome>): Promise<StepResult<CreatePayoutState, CreatePayoutOutcome>> {
-    const account = await this.processor.connectedAccount(ctx.scope.merchantId, ctx.scope.mode);
-    let payout: ProcessorPayout;
+    const account = await this.accounts.accountOf(ctx.scope.merchantId, ctx.scope.mode);
+    let payout: PayoutSnapshot;
     try {
       payout = await this.processor.createPayout(
         ctx.scope.mode,
@@ -239,7 +241,7 @@ export class PayoutService {
 
   /** A Connect event about a payout: re-read it from the account it happened on and apply it. */
   async onPayoutEvent(payoutId: string, account: string, mode: Mode): Promise<void> {
-    const merchantId = await this.processor.merchantOfAccount(mode, account);
+    const merchantId = await this.accounts.merchantOf(mode, account);
     if (!merchantId) {
       this.logger.debug({ payout: payoutId, account }, 'payout event of an account that is not a merchant of ours');
       return;
@@ -262,7 +264,7 @@ export class PayoutService {
       .execute();
     for (const row of rows) {
       try {
-        const account = await this.processor.connectedAccount(row.merchant_id, row.mode);
+        const account = await this.accounts.accountOf(row.merchant_id, row.mode);
         await this.onPayoutEvent(row.processor_payout_id, account, row.mode);
       } catch (err) {
         this.logger.warn({ err, payout: row.processor_payout_id }, 'polling a payout failed');
@@ -277,11 +279,11 @@ export class PayoutService {
    * status reached (`payout.paid`, `payout.failed`, `payout.canceled`, else `payout.updated`).
    * `ours` is the identity and metadata a payout asked for through the API was given.
    */
-  async #apply(trx: Trx, scope: Scope, payout: ProcessorPayout, ours?: { id: string; reference: string; metadata: Record<string, string> }): Promise<PayoutsTable> {
+  async #apply(trx: Trx, scope: Scope, payout: PayoutSnapshot, ours?: { id: string; reference: string; metadata: Record<string, string> }): Promise<PayoutsTable> {
     const now = this.clock.now();
     let row = await this.#byProcessorId(trx, payout.id);
     if (!row) {
-      const named = payout.metadata?.pos_payout_id;
+      const named = payout.metadata.pos_payout_id;
       const { id, reference } = ours ?? (named && isUuid(named) ? { id: named, reference: newIdentity('payout').reference } : newIdentity('payout'));
       const created: PayoutsTable = {
         id,
@@ -290,12 +292,12 @@ export class PayoutService {
         mode: scope.mode,
         processor_payout_id: payout.id,
         amount: payout.amount,
-        currency: payout.currency.toLowerCase(),
+        currency: payout.currency,
         // Recorded as it began; the move below takes it to where it is now, with its event.
         status: 'pending',
         automatic: payout.automatic ? 1 : 0,
-        description: payout.description ?? null,
-        arrival_date: payout.arrival_date ? payout.arrival_date * 1000 : null,
+        description: payout.description,
+        arrival_date: payout.arrivalDate,
         failure_code: null,
         failure_message: null,
         metadata: JSON.stringify(ours?.metadata ?? {}),
@@ -329,9 +331,9 @@ export class PayoutService {
     const next: PayoutsTable = {
       ...row,
       status: moving ? status : row.status,
-      arrival_date: payout.arrival_date ? payout.arrival_date * 1000 : row.arrival_date,
-      failure_code: moving && status === 'failed' ? (payout.failure_code ?? 'could_not_process') : row.failure_code,
-      failure_message: moving && status === 'failed' ? (payout.failure_message ?? null) : row.failure_message,
+      arrival_date: payout.arrivalDate ?? row.arrival_date,
+      failure_code: moving && status === 'failed' ? (payout.failureCode ?? 'could_not_process') : row.failure_code,
+      failure_message: moving && status === 'failed' ? payout.failureMessage : row.failure_message,
       synced_at: now,
     };
     const changed = next.status !== row.status || next.arrival_date !== row.arrival_date;

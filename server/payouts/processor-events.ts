@@ -1,6 +1,5 @@
 import type { Mode } from '../db/schema.js';
 import type { ProcessorEventHandler } from '../processor/events-route.js';
-import type { ProcessorPayout } from '../processor/types.js';
 import type { PayoutService } from './payouts.js';
 
 /**
@@ -10,7 +9,7 @@ import type { PayoutService } from './payouts.js';
  */
 export function payoutEventHandler(payouts: PayoutService): ProcessorEventHandler {
   return async (event, mode: Mode) => {
-    if (!event.type.startsWith('payout.') || !event.account) return;
-    await payouts.onPayoutEvent((event.data.object as ProcessorPayout).id, event.account, mode);
+    if (!event.type.startsWith('payout.') || !event.account || event.subject.kind !== 'payout') return;
+    await payouts.onPayoutEvent(event.subject.id, event.account, mode);
   };
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Db } from '../db/store.js';
+import type { Db, Store } from '../db/store.js';
 
 /**
  * The processor's request budget: one limiter per platform account (secret key) and mode that keeps
@@ -302,4 +302,12 @@ export function accountKey(secretKey: string): { account: string; mode: 'test' |
   // Restricted keys (rk_live_…) are live too; anything unrecognised gets test mode's stricter limits.
   const mode = /^[a-z]+_live_/.test(secretKey) ? 'live' : 'test';
   return { account: `${mode}:${createHash('sha256').update(secretKey).digest('hex').slice(0, 24)}`, mode };
+}
+
+/**
+ * The ledger every instance shares: the database's on PostgreSQL, where several gateways may send
+ * on the same platform account; none on SQLite (one process), where each process keeps its own.
+ */
+export function sharedBudgetLedger(store: Store): BudgetLedger | undefined {
+  return store.dialect === 'postgres' ? new PostgresLedger(store.db) : undefined;
 }

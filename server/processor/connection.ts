@@ -21,7 +21,7 @@ export interface ProcessorConnection {
    * set for Stripe itself.
    */
   unlimited?: boolean;
-  /** The longest one call may take, budget waits and 429 retries included (default 20 s, stripe.ts). */
+  /** The longest one call may take, budget waits and 429 retries included (default 20 s, stripe/processor.ts). */
   timeoutMs?: number;
   /** How connected accounts are made; default live `express` and test prefilled (port.ts). */
   accounts?: AccountPolicy;

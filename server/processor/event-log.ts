@@ -1,11 +1,20 @@
 import type { Clock } from '../../shared/time.js';
 import type { Mode } from '../db/schema.js';
 import type { Store } from '../db/store.js';
-import type { ProcessorEvent } from './types.js';
+import type { ProcessorEvent } from './snapshots.js';
 
 function objectId(event: ProcessorEvent): string | null {
-  const object = event.data.object as { id?: unknown };
-  return typeof object.id === 'string' ? object.id : null;
+  const subject = event.subject;
+  switch (subject.kind) {
+    case 'payment':
+      return subject.payment.id;
+    case 'refund':
+      return subject.refund.id;
+    case 'reader':
+      return subject.reader.id;
+    default:
+      return subject.id || null;
+  }
 }
 
 /** The processor events already applied, so that a redelivered event is acknowledged, not applied again. */

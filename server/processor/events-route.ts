@@ -2,8 +2,8 @@ import express, { Router } from 'express';
 import type { Logger } from 'pino';
 import type { Mode } from '../db/schema.js';
 import type { ProcessorEventLog } from './event-log.js';
-import type { PaymentProcessor } from './port.js';
-import type { ProcessorEvent } from './types.js';
+import type { EventsPort } from './port.js';
+import type { ProcessorEvent } from './snapshots.js';
 
 /** A consumer of processor events. Handlers must be safe to run twice for the same event. */
 export type ProcessorEventHandler = (event: ProcessorEvent, mode: Mode) => Promise<void>;
@@ -18,12 +18,12 @@ const EVENT_BODY_LIMIT = '1mb';
  * raw bytes before anything is parsed or stored; an event is acknowledged (2xx) only once every
  * handler has applied it, so a failure makes the processor deliver it again.
  */
-export function processorEventsRouter(deps: { processor: PaymentProcessor; log: ProcessorEventLog; logger: Logger; handlers: readonly ProcessorEventHandler[] }): Router {
+export function processorEventsRouter(deps: { processor: EventsPort; log: ProcessorEventLog; logger: Logger; handlers: readonly ProcessorEventHandler[] }): Router {
   const router = Router();
   router.post('/', express.raw({ type: () => true, limit: EVENT_BODY_LIMIT }), async (req, res) => {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const event = deps.processor.verifyEvent(body, req.get('stripe-signature'));
-    const mode: Mode = event.livemode ? 'live' : 'test';
+    const mode: Mode = event.mode;
     if (await deps.log.seen(event.id)) {
       res.json({ received: true, duplicate: true });
       return;

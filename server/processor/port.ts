@@ -2,19 +2,19 @@ import { createHash } from 'node:crypto';
 import type { Mode } from '../db/schema.js';
 import type { ProcessorFailure } from './errors.js';
 import type {
-  ProcessorAccount,
-  ProcessorBalance,
-  ProcessorBankAccount,
-  ProcessorCancellationReason,
-  ProcessorCustomer,
-  ProcessorDispute,
+  AccountSnapshot,
+  BalanceSnapshot,
+  BankAccountSnapshot,
+  CustomerSnapshot,
+  DisputeSnapshot,
+  PaymentCancellationReason,
+  PaymentSnapshot,
+  PayoutSnapshot,
   ProcessorEvent,
-  ProcessorPaymentIntent,
-  ProcessorPayout,
-  ProcessorReader,
-  ProcessorRefund,
-  ProcessorRefundReason,
-} from './types.js';
+  ReaderSnapshot,
+  RefundReason,
+  RefundSnapshot,
+} from './snapshots.js';
 
 /** The payment-method families a PaymentIntent may be paid with (Stripe's names). */
 export type ProcessorMethod = 'card' | 'us_bank_account' | 'card_present';
@@ -44,14 +44,14 @@ export interface IntentRequest {
  * exists and carries the failure, as Stripe's card errors carry their `payment_intent`.
  */
 export interface IntentCreation {
-  intent: ProcessorPaymentIntent;
+  intent: PaymentSnapshot;
   decline?: ProcessorFailure;
 }
 
 export interface RefundRequest {
   paymentIntent: string;
   amount: number;
-  reason?: ProcessorRefundReason;
+  reason?: RefundReason;
   metadata: Record<string, string>;
 }
 
@@ -171,55 +171,77 @@ export interface CustomerFields {
 }
 
 /**
- * The payment processor as the domain uses it. Every call either answers or throws a
- * `ProcessorFailure`, whatever the implementation: the domain never sees a processor's own error
- * classes. Mutating calls take an idempotency key derived from ours (`processorIdempotencyKey`),
- * so that a retry after a crash lands on what the first attempt made.
+ * The processor as the domain uses it, one narrow port per domain: each service takes only the
+ * port it needs. Every call either answers a snapshot (snapshots.ts) or throws a
+ * `ProcessorFailure`, whatever the implementation: the domain never sees a processor's own types
+ * or error classes. Mutating calls take an idempotency key derived from ours
+ * (`processorIdempotencyKey`), so that a retry after a crash lands on what the first attempt made.
  *
- * Implementations: `StripeProcessor` (the `stripe` package, against Stripe or the simulator) in
- * production, `InMemoryProcessor` in unit tests.
+ * Implementations: `StripeProcessor` (stripe/processor.ts: the `stripe` package, against Stripe or
+ * the simulator) in production, `InMemoryProcessor` in unit tests. Neither touches a table.
  */
-export interface PaymentProcessor {
+
+/** Which processor this is and how a browser reaches it. */
+export interface ProcessorIdentity {
   /** Shown to merchants (`GET /v1/merchant`): `stripe` or `stripe-simulator`. */
   readonly name: string;
   readonly kind: 'simulator' | 'stripe';
+  /** The modes the platform has keys for. */
+  readonly modes: readonly Mode[];
   publishableKey(mode: Mode): string | null;
   /** Where a browser reaches the processor's client-side API; null means Stripe.js's default. */
   browserUrl(): string | null;
+}
 
-  /** The merchant's connected account in this mode, created on first need. */
-  connectedAccount(merchantId: string, mode: Mode): Promise<string>;
-  /** The merchant whose connected account this is, in this mode; null for an account not ours. */
-  merchantOfAccount(mode: Mode, account: string): Promise<string | null>;
-  /** Creates connected accounts for merchants that have none yet; answers how many were made. */
-  provisionMissingAccounts(): Promise<number>;
+/** What a new connected account is made from (the merchant, as the accounts domain knows it). */
+export interface AccountRequest {
+  merchantId: string;
+  country: string;
+  businessName: string;
+  /** Epoch ms: when the merchant accepted the terms (its creation), so a retry sends the very same parameters. */
+  acceptedAt: number;
+}
+
+/** Connected accounts (Stripe Connect): the merchants' accounts money settles to. */
+export interface ConnectPort {
+  /** Makes a merchant's connected account, as the account policy says (AccountPolicy). */
+  createAccount(mode: Mode, request: AccountRequest, idempotencyKey: string): Promise<AccountSnapshot>;
   /** A capability's status on a connected account; `inactive` when the account does not have it. */
   capabilityStatus(mode: Mode, account: string, capability: string): Promise<string>;
   /** The connected account as the processor has it now: whether it may charge and pay out, what it still needs. */
-  retrieveAccount(mode: Mode, account: string): Promise<ProcessorAccount>;
+  retrieveAccount(mode: Mode, account: string): Promise<AccountSnapshot>;
   /**
    * A single-use link to the processor's hosted onboarding for a connected account (Stripe's
    * Account Link, `account_onboarding`). Not idempotent by nature: every call makes a new link.
    */
   createAccountLink(mode: Mode, request: AccountLinkRequest): Promise<AccountLink>;
+}
 
+export interface PaymentsPort {
+  readonly kind: ProcessorIdentity['kind'];
+  /** ACH needs a capability of the connected account. */
+  capabilityStatus(mode: Mode, account: string, capability: string): Promise<string>;
   createIntent(mode: Mode, request: IntentRequest, idempotencyKey: string): Promise<IntentCreation>;
-  /** The intent with its latest charge expanded. */
-  retrieveIntent(mode: Mode, id: string): Promise<ProcessorPaymentIntent>;
-  captureIntent(mode: Mode, id: string, amount: number | undefined, idempotencyKey: string): Promise<ProcessorPaymentIntent>;
-  cancelIntent(mode: Mode, id: string, reason: ProcessorCancellationReason | undefined, idempotencyKey: string): Promise<ProcessorPaymentIntent>;
+  /** The payment with its latest charge. */
+  retrieveIntent(mode: Mode, id: string): Promise<PaymentSnapshot>;
+  captureIntent(mode: Mode, id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentSnapshot>;
+  cancelIntent(mode: Mode, id: string, reason: PaymentCancellationReason | undefined, idempotencyKey: string): Promise<PaymentSnapshot>;
+}
 
+export interface RefundsPort {
   /** Refunds give back the merchant's transfer and the platform fee with the money (destination charges). */
-  createRefund(mode: Mode, request: RefundRequest, idempotencyKey: string): Promise<ProcessorRefund>;
-  retrieveRefund(mode: Mode, id: string): Promise<ProcessorRefund>;
-  listRefunds(mode: Mode, paymentIntent: string): Promise<ProcessorRefund[]>;
+  createRefund(mode: Mode, request: RefundRequest, idempotencyKey: string): Promise<RefundSnapshot>;
+  retrieveRefund(mode: Mode, id: string): Promise<RefundSnapshot>;
+  listRefunds(mode: Mode, paymentIntent: string): Promise<RefundSnapshot[]>;
+}
 
+export interface TerminalPort {
   createLocation(mode: Mode, request: LocationRequest, idempotencyKey: string): Promise<{ id: string }>;
-  registerReader(mode: Mode, request: ReaderRequest, idempotencyKey: string): Promise<ProcessorReader>;
+  registerReader(mode: Mode, request: ReaderRequest, idempotencyKey: string): Promise<ReaderSnapshot>;
   /** Every reader, or every reader at one location, all pages. */
-  listReaders(mode: Mode, location?: string): Promise<ProcessorReader[]>;
+  listReaders(mode: Mode, location?: string): Promise<ReaderSnapshot[]>;
   /** Null when the processor deleted the reader. */
-  retrieveReader(mode: Mode, id: string): Promise<ProcessorReader | null>;
+  retrieveReader(mode: Mode, id: string): Promise<ReaderSnapshot | null>;
   deleteReader(mode: Mode, id: string): Promise<void>;
   /**
    * Puts a location's tipping on the processor: creates the Terminal Configuration carrying it and
@@ -227,47 +249,59 @@ export interface PaymentProcessor {
    * updates that configuration; null tipping turns tipping off. Answers the configuration's id.
    */
   configureLocationTipping(mode: Mode, location: string, configuration: string | null, tipping: TippingRequest | null, idempotencyKey: string): Promise<string>;
-  processPaymentIntent(mode: Mode, reader: string, paymentIntent: string, config?: ProcessConfig): Promise<ProcessorReader>;
+  processPaymentIntent(mode: Mode, reader: string, paymentIntent: string, config?: ProcessConfig): Promise<ReaderSnapshot>;
   /** Shows a cart on the reader; it stays through the payment sent next. */
-  setReaderDisplay(mode: Mode, reader: string, cart: CartRequest): Promise<ProcessorReader>;
+  setReaderDisplay(mode: Mode, reader: string, cart: CartRequest): Promise<ReaderSnapshot>;
   cancelReaderAction(mode: Mode, reader: string): Promise<void>;
   /** Test mode only: a customer presents a test card on a simulated reader. */
-  presentPaymentMethod(mode: Mode, reader: string, card: PresentedCard): Promise<ProcessorReader>;
+  presentPaymentMethod(mode: Mode, reader: string, card: PresentedCard): Promise<ReaderSnapshot>;
+}
 
+export interface DisputesPort {
   /**
    * Disputes of payments made on the platform (destination charges are disputed there): those of
    * one PaymentIntent, or those created at or after `createdSince` (epoch ms), all pages.
    */
-  listDisputes(mode: Mode, filter: { paymentIntent?: string; createdSince?: number }): Promise<ProcessorDispute[]>;
-  retrieveDispute(mode: Mode, id: string): Promise<ProcessorDispute>;
+  listDisputes(mode: Mode, filter: { paymentIntent?: string; createdSince?: number }): Promise<DisputeSnapshot[]>;
+  retrieveDispute(mode: Mode, id: string): Promise<DisputeSnapshot>;
   /** Stages evidence, or submits it with `submit`. */
-  updateDispute(mode: Mode, id: string, update: DisputeEvidence, idempotencyKey: string): Promise<ProcessorDispute>;
+  updateDispute(mode: Mode, id: string, update: DisputeEvidence, idempotencyKey: string): Promise<DisputeSnapshot>;
   /** Accepts the dispute: it is lost (an inquiry is closed). */
-  closeDispute(mode: Mode, id: string, idempotencyKey: string): Promise<ProcessorDispute>;
+  closeDispute(mode: Mode, id: string, idempotencyKey: string): Promise<DisputeSnapshot>;
+}
 
+export interface PayoutsPort {
   /** A connected account's balance: available and pending, per currency. */
-  retrieveBalance(mode: Mode, account: string): Promise<ProcessorBalance>;
-  createPayout(mode: Mode, request: PayoutRequest, idempotencyKey: string): Promise<ProcessorPayout>;
-  retrievePayout(mode: Mode, account: string, id: string): Promise<ProcessorPayout>;
+  retrieveBalance(mode: Mode, account: string): Promise<BalanceSnapshot>;
+  createPayout(mode: Mode, request: PayoutRequest, idempotencyKey: string): Promise<PayoutSnapshot>;
+  retrievePayout(mode: Mode, account: string, id: string): Promise<PayoutSnapshot>;
   /** Adds a bank account to a connected account as its default for the currency: payouts go there from now on. */
-  addBankAccount(mode: Mode, request: BankAccountRequest, idempotencyKey: string): Promise<ProcessorBankAccount>;
+  addBankAccount(mode: Mode, request: BankAccountRequest, idempotencyKey: string): Promise<BankAccountSnapshot>;
   /** The connected account's bank accounts, the default for each currency marked. */
-  listBankAccounts(mode: Mode, account: string): Promise<ProcessorBankAccount[]>;
+  listBankAccounts(mode: Mode, account: string): Promise<BankAccountSnapshot[]>;
+}
 
+export interface CustomersPort {
   /** Customers live on the platform, where the payments are made. */
-  createCustomer(mode: Mode, fields: CustomerFields, idempotencyKey: string): Promise<ProcessorCustomer>;
-  updateCustomer(mode: Mode, id: string, fields: CustomerFields, idempotencyKey: string): Promise<ProcessorCustomer>;
+  createCustomer(mode: Mode, fields: CustomerFields, idempotencyKey: string): Promise<CustomerSnapshot>;
+  updateCustomer(mode: Mode, id: string, fields: CustomerFields, idempotencyKey: string): Promise<CustomerSnapshot>;
   /**
    * Deleting a customer the processor no longer has is not an error. No idempotency key: a DELETE
    * is idempotent by nature, and Stripe ignores keys on it.
    */
   deleteCustomer(mode: Mode, id: string): Promise<void>;
+}
 
+/** The processor's events, as the server receives them. */
+export interface EventsPort {
   /** Points the processor's event deliveries at this server (the simulator; Stripe's are set in its dashboard). */
   registerWebhookEndpoint(url: string): Promise<void>;
-  /** A signed event's payload, verified; throws a 400 `ApiError` when no configured secret signed it. */
+  /** A signed event, verified and read; throws a 400 `ApiError` when no configured secret signed it. */
   verifyEvent(rawBody: Buffer, signature: string | undefined): ProcessorEvent;
 }
+
+/** The whole processor: one object implements every port; the composition root hands each service its own. */
+export interface PaymentProcessor extends ProcessorIdentity, ConnectPort, PaymentsPort, RefundsPort, TerminalPort, DisputesPort, PayoutsPort, CustomersPort, EventsPort {}
 
 /**
  * Idempotency keys sent to the processor are derived, never random: the same (merchant, mode,

@@ -1,46 +1,31 @@
-import { Router } from 'express';
 import { scopeOf } from '../http/middleware.js';
-import { parseInput } from '../http/validate.js';
-import type { RouteDoc } from '../openapi.js';
+import { route } from '../http/route-table.js';
 import { dataEnvelope } from '../../shared/contract/common.js';
-import { MerchantSchema, type MerchantView, type OnboardingLinkInput, OnboardingLinkRequestSchema, OnboardingLinkSchema, type OnboardingLinkView } from '../../shared/contract/merchant.js';
-import type { Scope } from '../accounts/scope.js';
+import { MerchantSchema, OnboardingLinkRequestSchema, OnboardingLinkSchema } from '../../shared/contract/merchant.js';
 
-export const merchantDocs: RouteDoc[] = [
-  {
+export const merchantRoutes = [
+  route({
+    operationId: 'retrieveMerchant',
     method: 'get',
     path: '/v1/merchant',
     scope: 'merchant:read',
     summary: "The key's merchant, with the processor details a front-end needs and its connected account's standing (charges and payouts enabled, requirements, onboarding status)",
-    response: dataEnvelope(MerchantSchema),
-  },
-  {
+    responses: { 200: dataEnvelope(MerchantSchema) },
+    async handle({ merchants }, { req, res }) {
+      res.json({ data: await merchants.describe(scopeOf(req)) });
+    },
+  }),
+  route({
+    operationId: 'createOnboardingLink',
     method: 'post',
     path: '/v1/merchant/onboarding-link',
     scope: 'merchant:write',
     summary: "A single-use link to the processor's hosted onboarding for the merchant's connected account in the key's mode",
     body: OnboardingLinkRequestSchema,
-    status: 201,
-    response: dataEnvelope(OnboardingLinkSchema),
-  },
+    responses: { 201: dataEnvelope(OnboardingLinkSchema) },
+    errors: [502],
+    async handle({ onboarding }, { req, res, body }) {
+      res.status(201).json({ data: await onboarding.onboardingLink(scopeOf(req), body) });
+    },
+  }),
 ];
-
-export interface MerchantReader {
-  describe(scope: Scope): Promise<MerchantView>;
-}
-
-export interface OnboardingLinks {
-  onboardingLink(scope: Scope, input: OnboardingLinkInput): Promise<OnboardingLinkView>;
-}
-
-export function merchantRouter(merchants: MerchantReader, onboarding: OnboardingLinks): Router {
-  const router = Router();
-  router.get('/', async (req, res) => {
-    res.json({ data: await merchants.describe(scopeOf(req)) });
-  });
-  router.post('/onboarding-link', async (req, res) => {
-    const input = parseInput(OnboardingLinkRequestSchema, req.body ?? {});
-    res.status(201).json({ data: await onboarding.onboardingLink(scopeOf(req), input) });
-  });
-  return router;
-}

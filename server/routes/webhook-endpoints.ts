@@ -1,7 +1,5 @@
-import { Router } from 'express';
 import { scopeOf } from '../http/middleware.js';
-import { parseInput } from '../http/validate.js';
-import type { RouteDoc } from '../openapi.js';
+import { route } from '../http/route-table.js';
 import { dataEnvelope, ListQuerySchema, UuidParam } from '../../shared/contract/common.js';
 import {
   CreateWebhookEndpointSchema,
@@ -13,66 +11,82 @@ import {
 } from '../../shared/contract/webhooks.js';
 import { z } from '../../shared/contract/zod.js';
 import { pageRequest } from '../pagination.js';
-import type { WebhookEndpointService } from '../webhooks/endpoints.js';
 
 const IdParams = z.object({ id: UuidParam });
 
-export const webhookEndpointDocs: RouteDoc[] = [
-  {
+export const webhookEndpointRoutes = [
+  route({
+    operationId: 'createWebhookEndpoint',
     method: 'post',
     path: '/v1/webhook-endpoints',
     scope: 'webhooks:write',
     summary: 'Register a webhook endpoint for the key’s mode; the signing secret is returned once',
     body: CreateWebhookEndpointSchema,
-    status: 201,
-    response: dataEnvelope(WebhookEndpointSchema),
-  },
-  { method: 'get', path: '/v1/webhook-endpoints', scope: 'webhooks:read', summary: 'List webhook endpoints, newest first', query: ListQuerySchema, response: WebhookEndpointListSchema },
-  { method: 'get', path: '/v1/webhook-endpoints/{id}', scope: 'webhooks:read', summary: 'Retrieve a webhook endpoint by uuid or we_ reference', params: IdParams, response: dataEnvelope(WebhookEndpointSchema) },
-  {
+    responses: { 201: dataEnvelope(WebhookEndpointSchema) },
+    async handle({ webhookEndpoints }, { req, res, body }) {
+      res.status(201).json({ data: await webhookEndpoints.create(scopeOf(req), body) });
+    },
+  }),
+  route({
+    operationId: 'listWebhookEndpoints',
+    method: 'get',
+    path: '/v1/webhook-endpoints',
+    scope: 'webhooks:read',
+    summary: 'List webhook endpoints, newest first',
+    query: ListQuerySchema,
+    responses: { 200: WebhookEndpointListSchema },
+    async handle({ webhookEndpoints }, { req, res, query }) {
+      res.json(await webhookEndpoints.list(scopeOf(req), pageRequest(query)));
+    },
+  }),
+  route({
+    operationId: 'retrieveWebhookEndpoint',
+    method: 'get',
+    path: '/v1/webhook-endpoints/{id}',
+    scope: 'webhooks:read',
+    summary: 'Retrieve a webhook endpoint by uuid or we_ reference',
+    params: IdParams,
+    responses: { 200: dataEnvelope(WebhookEndpointSchema) },
+    async handle({ webhookEndpoints }, { req, res, params }) {
+      res.json({ data: await webhookEndpoints.get(scopeOf(req), params.id) });
+    },
+  }),
+  route({
+    operationId: 'updateWebhookEndpoint',
     method: 'post',
     path: '/v1/webhook-endpoints/{id}',
     scope: 'webhooks:write',
     summary: 'Update a webhook endpoint: url, events, description, status enabled or disabled',
     params: IdParams,
     body: UpdateWebhookEndpointSchema,
-    response: dataEnvelope(WebhookEndpointSchema),
-  },
-  { method: 'delete', path: '/v1/webhook-endpoints/{id}', scope: 'webhooks:write', summary: 'Delete a webhook endpoint', params: IdParams, response: DeletedWebhookEndpointSchema },
-  {
+    responses: { 200: dataEnvelope(WebhookEndpointSchema) },
+    async handle({ webhookEndpoints }, { req, res, params, body }) {
+      res.json({ data: await webhookEndpoints.update(scopeOf(req), params.id, body) });
+    },
+  }),
+  route({
+    operationId: 'deleteWebhookEndpoint',
+    method: 'delete',
+    path: '/v1/webhook-endpoints/{id}',
+    scope: 'webhooks:write',
+    summary: 'Delete a webhook endpoint',
+    params: IdParams,
+    responses: { 200: DeletedWebhookEndpointSchema },
+    async handle({ webhookEndpoints }, { req, res, params }) {
+      res.json({ data: await webhookEndpoints.delete(scopeOf(req), params.id) });
+    },
+  }),
+  route({
+    operationId: 'rollWebhookEndpointSecret',
     method: 'post',
     path: '/v1/webhook-endpoints/{id}/roll-secret',
     scope: 'webhooks:write',
     summary: 'Issue a new signing secret (returned once); the old one also signs for 24 hours',
     params: IdParams,
     body: RollSecretSchema,
-    response: dataEnvelope(WebhookEndpointSchema),
-  },
+    responses: { 200: dataEnvelope(WebhookEndpointSchema) },
+    async handle({ webhookEndpoints }, { req, res, params }) {
+      res.json({ data: await webhookEndpoints.rollSecret(scopeOf(req), params.id) });
+    },
+  }),
 ];
-
-export function webhookEndpointsRouter(endpoints: WebhookEndpointService): Router {
-  const router = Router();
-  router.post('/', async (req, res) => {
-    const input = parseInput(CreateWebhookEndpointSchema, req.body ?? {});
-    res.status(201).json({ data: await endpoints.create(scopeOf(req), input) });
-  });
-  router.get('/', async (req, res) => {
-    const query = parseInput(ListQuerySchema, req.query);
-    res.json(await endpoints.list(scopeOf(req), pageRequest(query)));
-  });
-  router.get('/:id', async (req, res) => {
-    res.json({ data: await endpoints.get(scopeOf(req), req.params.id) });
-  });
-  router.post('/:id', async (req, res) => {
-    const input = parseInput(UpdateWebhookEndpointSchema, req.body ?? {});
-    res.json({ data: await endpoints.update(scopeOf(req), req.params.id, input) });
-  });
-  router.delete('/:id', async (req, res) => {
-    res.json({ data: await endpoints.delete(scopeOf(req), req.params.id) });
-  });
-  router.post('/:id/roll-secret', async (req, res) => {
-    parseInput(RollSecretSchema, req.body ?? {});
-    res.json({ data: await endpoints.rollSecret(scopeOf(req), req.params.id) });
-  });
-  return router;
-}

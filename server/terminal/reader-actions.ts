@@ -7,8 +7,8 @@ import { nextSeq } from '../db/counters.js';
 import { followNotices, notifyOnCommit } from '../db/notify.js';
 import type { Mode, ReaderActionStatus, TerminalReadersTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
-import type { PaymentProcessor } from '../processor/port.js';
-import type { ProcessorEvent, ProcessorPaymentIntent, ProcessorReader } from '../processor/types.js';
+import type { TerminalPort } from '../processor/port.js';
+import type { ProcessorEvent, ReaderSnapshot } from '../processor/snapshots.js';
 import { actionOf, readerIdentity } from './reader-view.js';
 
 /**
@@ -109,25 +109,23 @@ export function decide(stored: ActionState & { action_updated_at: number | null 
   return 'read';
 }
 
-function intentIdOf(reader: ProcessorReader): string | null {
-  const ref = reader.action?.process_payment_intent?.payment_intent;
-  return typeof ref === 'string' ? ref : (ref?.id ?? null);
+function intentIdOf(reader: ReaderSnapshot): string | null {
+  return reader.action?.paymentIntentId ?? null;
 }
 
 /** A reader object (from an event or a request) as an update; `cardPresented` when known otherwise. */
-export function updateFromReader(reader: ProcessorReader, source: ActionUpdate['source'], cardPresented: boolean): ActionUpdate {
+export function updateFromReader(reader: ReaderSnapshot, source: ActionUpdate['source'], cardPresented: boolean): ActionUpdate {
   // A cart shown before a payment (set_reader_display) is not reader activity: no action.
   const action = reader.action?.type === 'process_payment_intent' ? reader.action : null;
-  const intent = action?.process_payment_intent?.payment_intent;
-  const status = action ? (action.status as 'in_progress' | 'succeeded' | 'failed') : null;
+  const status = action ? action.status : null;
   return {
     type: action?.type ?? null,
     status,
     paymentIntentId: intentIdOf(reader),
-    // An expanded intent says for itself whether a card is being authorised.
-    cardPresented: status === 'in_progress' && (cardPresented || (typeof intent === 'object' && intent?.status === 'processing')),
-    failureCode: action?.failure_code ?? null,
-    failureMessage: action?.failure_message ?? null,
+    // A payment that came with the action says for itself whether a card is being authorised.
+    cardPresented: status === 'in_progress' && (cardPresented || action?.authorising === true),
+    failureCode: action?.failureCode ?? null,
+    failureMessage: action?.failureMessage ?? null,
     processorStatus: reader.status === 'online' ? 'online' : 'offline',
     source,
   };
@@ -181,16 +179,18 @@ export class ReaderActions {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly processor: PaymentProcessor,
+    private readonly processor: TerminalPort,
     private readonly logger: Logger,
     readonly checkMs: number = DEFAULT_READER_CHECK_MS,
   ) {}
 
   /** Applies one processor event; events that say nothing about a reader's action are skipped. */
   async onEvent(event: ProcessorEvent, mode: Mode): Promise<void> {
-    const at = event.created * 1000;
+    const at = event.createdAt;
+    const subject = event.subject;
     if (event.type.startsWith('terminal.reader.action_')) {
-      const reader = event.data.object as ProcessorReader;
+      if (subject.kind !== 'reader') return;
+      const reader = subject.reader;
       // An event about a cart shown before the payment says nothing about the payment's action.
       if (reader.action && reader.action.type !== 'process_payment_intent') return;
       // `action_updated` on a payment in progress: the reader read a card and the intent is being authorised.
@@ -198,8 +198,8 @@ export class ReaderActions {
       await this.#applyTo({ mode, processorReaderId: reader.id }, update);
       return;
     }
-    if (!event.type.startsWith('payment_intent.')) return;
-    const intent = event.data.object as ProcessorPaymentIntent;
+    if (!event.type.startsWith('payment_intent.') || subject.kind !== 'payment') return;
+    const intent = subject.payment;
     let status: ReaderActionStatus;
     let cardPresented = false;
     if (event.type === 'payment_intent.processing') {
@@ -229,7 +229,7 @@ export class ReaderActions {
   }
 
   /** The processor's answer to a reader request of ours (process, present, cancel), sent at `startedAt`. */
-  async onResponse(row: TerminalReadersTable, reader: ProcessorReader | null, startedAt: number, cardPresented = false): Promise<void> {
+  async onResponse(row: TerminalReadersTable, reader: ReaderSnapshot | null, startedAt: number, cardPresented = false): Promise<void> {
     const update: ActionUpdate = reader
       ? updateFromReader(reader, { kind: 'read', startedAt }, cardPresented)
       : { type: null, status: null, paymentIntentId: null, cardPresented: false, failureCode: null, failureMessage: null, source: { kind: 'read', startedAt } };

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ReaderPayment, ReaderReset, ReaderResetter } from '../payments/transactions.js';
 import { conflict, type ApiError } from '../errors.js';
 import { processorErrorCode } from '../processor/errors.js';
-import type { PaymentProcessor } from '../processor/port.js';
+import type { TerminalPort } from '../processor/port.js';
 
 
 /** A card presented and being authorised: nothing on the reader may be canceled now. */
@@ -17,7 +17,7 @@ export function authorizing(): ApiError {
  */
 export class ReaderResets implements ReaderResetter {
   constructor(
-    private readonly processor: PaymentProcessor,
+    private readonly processor: TerminalPort,
     private readonly logger: Logger,
   ) {}
 
@@ -26,7 +26,7 @@ export class ReaderResets implements ReaderResetter {
     try {
       const reader = await this.processor.retrieveReader(payment.mode, payment.reader_id);
       const action = reader?.action ?? null;
-      if (!action || action.status !== 'in_progress' || action.process_payment_intent?.payment_intent !== payment.processor_payment_intent_id) return { reset: true };
+      if (!action || action.status !== 'in_progress' || action.paymentIntentId !== payment.processor_payment_intent_id) return { reset: true };
       await this.processor.cancelReaderAction(payment.mode, payment.reader_id);
       return { reset: true };
     } catch (err) {

@@ -107,7 +107,7 @@ describe('terminal payments on the in-memory processor', () => {
       await d.services.terminal.processPayment(d.scope, row.processor_payment_intent_id ?? '', reader);
       expect(d.processor.readerScreen(reader)).toMatchObject({ tipping: null, config: { skipTipping: true, enableCustomerCancellation: true } });
       d.processor.customerCancel(reader);
-      expect((await d.processor.retrieveReader('test', reader))?.action).toMatchObject({ status: 'failed', failure_code: 'customer_canceled' });
+      expect((await d.processor.retrieveReader('test', reader))?.action).toMatchObject({ status: 'failed', failureCode: 'customer_canceled' });
       expect((await d.services.transactions.getRow(d.scope, row.id)).status).toBe('pending');
     });
 

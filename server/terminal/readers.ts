@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ProcessorReader } from '../processor/types.js';
+import type { ReaderSnapshot } from '../processor/snapshots.js';
 import type { Logger } from 'pino';
 import { isUuid } from '../../shared/ids.js';
 import { toIsoOrNull, toIsoTimestamp, type Clock } from '../../shared/time.js';
@@ -8,7 +8,7 @@ import { findScoped } from '../db/prepared.js';
 import type { Executor, Store } from '../db/store.js';
 import { ApiError, conflict, invalid, missing, notFound } from '../errors.js';
 import { fromProcessorError, processorErrorCode } from '../processor/errors.js';
-import { type PaymentProcessor, processorIdempotencyKey, type TippingRequest } from '../processor/port.js';
+import { type TerminalPort, processorIdempotencyKey, type TippingRequest } from '../processor/port.js';
 import type { CreateTerminalPaymentInput } from '../../shared/contract/terminal.js';
 import type { z } from '../../shared/contract/zod.js';
 import type { CreateLocationSchema, LocationSchema, ReaderSchema, RegisterReaderSchema, TippingSchema, UpdateLocationSchema } from '../../shared/contract/terminal.js';
@@ -107,7 +107,7 @@ export class TerminalService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly processor: PaymentProcessor,
+    private readonly processor: TerminalPort,
     private readonly transactions: TransactionService,
     private readonly payments: PaymentState,
     private readonly readerActions: ReaderActions,
@@ -241,7 +241,7 @@ export class TerminalService {
         'location_required',
       );
     }
-    let reader: ProcessorReader;
+    let reader: ReaderSnapshot;
     try {
       reader = await this.processor.registerReader(
         scope.mode,
@@ -259,12 +259,12 @@ export class TerminalService {
       mode: scope.mode,
       location_id: place.id,
       name: input.name,
-      serial_number: reader.serial_number,
-      model: reader.device_type,
+      serial_number: reader.serialNumber,
+      model: reader.deviceType,
       processor_reader_id: reader.id,
-      status: reader.status === 'online' ? 'online' : 'offline',
+      status: reader.status,
       status_source: 'processor',
-      last_seen_at: reader.last_seen_at ?? null,
+      last_seen_at: reader.lastSeenAt,
       created_at: this.clock.now(),
       agent_id: null,
       presence_expires_at: null,
@@ -279,7 +279,7 @@ export class TerminalService {
       action_processor_at: null,
       action_updated_at: null,
       action_check_at: null,
-      processor_status: reader.status === 'online' ? 'online' : 'offline',
+      processor_status: reader.status,
     };
     await this.store.transaction(async (trx) => {
       row.action_seq = await this.readerActions.registered(trx, row);
@@ -301,8 +301,8 @@ export class TerminalService {
         for (const row of rows) {
           const fresh = byId.get(row.processor_reader_id);
           if (!fresh || row.status_source !== 'processor') continue;
-          const status = fresh.status === 'online' ? 'online' : 'offline';
-          const lastSeen = fresh.last_seen_at ?? null;
+          const status = fresh.status;
+          const lastSeen = fresh.lastSeenAt;
           if (status !== row.status || lastSeen !== row.last_seen_at) {
             await this.store.db.updateTable('terminal_readers').set({ status, last_seen_at: lastSeen }).where('id', '=', row.id).where('status_source', '=', 'processor').execute();
           }
@@ -394,7 +394,7 @@ export class TerminalService {
       throw conflict('transaction_not_processable', `This payment is ${txn.status}; only a pending payment can be sent to a reader`);
     }
     const options = parseTerminalOptions(txn.terminal_options);
-    let result: ProcessorReader;
+    let result: ReaderSnapshot;
     const startedAt = this.clock.now();
     try {
       if (options?.line_items) {
@@ -431,7 +431,7 @@ export class TerminalService {
   async simulatePayment(scope: Scope, readerId: string, options: { amountTip?: number; cardNumber?: string }) {
     if (scope.mode !== 'test') throw invalid(undefined, 'simulate-payment is only available with a test key (sk_test_…)', 'livemode_not_allowed');
     const reader = await this.readerByProcessorId(scope, readerId);
-    let presented: ProcessorReader;
+    let presented: ReaderSnapshot;
     const startedAt = this.clock.now();
     try {
       presented = await this.processor.presentPaymentMethod(scope.mode, reader.processor_reader_id, {
@@ -444,7 +444,7 @@ export class TerminalService {
       }
       throw readerConflict(err);
     }
-    const intentId = presented.action?.process_payment_intent?.payment_intent;
+    const intentId = presented.action?.paymentIntentId;
     await this.readerActions.onResponse(reader, presented, startedAt, presented.action?.status === 'in_progress');
     // The outcome arrives as the processor's events: the reader's action, then the payment's.
     const settled = async (waitForPayment: boolean): Promise<{ action: string | null; failure: string | null; txn: TransactionsTable | undefined } | undefined> => {

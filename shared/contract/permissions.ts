@@ -1,8 +1,8 @@
 /**
  * What a restricted key (`rk_test_…`, `rk_live_…`) may do: permissions are `<resource>:read` or
  * `<resource>:write`, as on Stripe's restricted keys, and `write` includes `read`. Every /v1
- * operation names the one permission it needs in its RouteDoc (`scope`), so this table and the
- * route docs are the whole of the rule; docs/api-choices.md lists them for people.
+ * operation names the one permission it needs in its route declaration (`scope`), so this table
+ * and the declarations are the whole of the rule; docs/api-choices.md lists them for people.
  */
 
 /** Each resource group and the levels it offers (events are only ever read: they are written by the server). */

@@ -1,5 +1,5 @@
 import type Stripe from 'stripe';
-import { COUNTRY_RULES, TEST_VALUES } from '../engine/requirements.js';
+import { COUNTRY_RULES, TEST_VALUES } from '../engine/connect/requirements.js';
 
 /**
  * Parameters of `POST /v1/accounts` that make a `custom` connected account ready to charge at

@@ -1,5 +1,5 @@
 import Stripe from 'stripe';
-import { budgetedHttpClient } from '../../server/processor/budget-client.js';
+import { budgetedHttpClient } from '../../server/processor/stripe/budget-client.js';
 import { openTestDb } from './db.js';
 import { sealedPlace } from '../../server/db/encryption.js';
 import { Keyring } from '../../shared/crypto/keyring.js';

@@ -4,7 +4,7 @@ import { Keyring } from '../../shared/crypto/keyring.js';
 import { keySourceOf } from '../../shared/crypto/key-source.js';
 import { metaPlace } from '../../simulator/store.js';
 import Stripe from 'stripe';
-import { budgetedHttpClient } from '../../server/processor/budget-client.js';
+import { budgetedHttpClient } from '../../server/processor/stripe/budget-client.js';
 import type { ApiErrorBody, CreateTransactionResponse, Data, Transaction } from '../../shared/api/types.js';
 import { client, type ApiResponse, type Json } from './api.js';
 

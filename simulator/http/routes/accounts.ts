@@ -133,15 +133,15 @@ export function accountsRouter(s: Services): Router {
   r.post('/v1/accounts/:id', handle(s, ({ ctx, params, path }) => s.accounts.update(ctx, String(path.id), parse(updateSchema, params))));
   r.get('/v1/accounts/:id/capabilities', handle(s, ({ ctx, params, path }) => {
     parse(expandOnly, params);
-    return s.accounts.listCapabilities(ctx.scope, String(path.id));
+    return s.capabilities.listCapabilities(ctx.scope, String(path.id));
   }));
   r.get('/v1/accounts/:id/capabilities/:capability', handle(s, ({ ctx, params, path }) => {
     parse(expandOnly, params);
-    return s.accounts.retrieveCapability(ctx.scope, String(path.id), String(path.capability));
+    return s.capabilities.retrieveCapability(ctx.scope, String(path.id), String(path.capability));
   }));
   r.post('/v1/accounts/:id/capabilities/:capability', handle(s, ({ ctx, params, path }) => {
     const p = parse(capabilityUpdate, params);
-    return s.accounts.updateCapability(ctx, String(path.id), String(path.capability), p.requested);
+    return s.capabilities.updateCapability(ctx, String(path.id), String(path.capability), p.requested);
   }));
   r.post('/v1/accounts/:id/external_accounts', handle(s, ({ ctx, params, path }) => {
     return s.accounts.addExternalAccount(ctx, String(path.id), parse(externalAccountCreate, params));

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { bool, DEFAULT_LIST_LIMIT, expand, listParams, metadata, parse, str } from '../params.js';
 import { type Services, handle, page } from '../services.js';
-import { EVIDENCE_FIELDS } from '../../engine/disputes.js';
+import { EVIDENCE_FIELDS } from '../../engine/disputes/types.js';
 
 const evidence = z.object(Object.fromEntries(EVIDENCE_FIELDS.map((field) => [field, str.optional()]))).strict();
 const updateSchema = z

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { Reply, errorReply } from '../endpoint.js';
 import { bool, DEFAULT_LIST_LIMIT, expand, int, listParams, metadata, optionalText, parse, str, stringList } from '../params.js';
 import { type Services, handle, page } from '../services.js';
-import type { IntentResult } from '../../engine/payments.js';
+import type { IntentResult } from '../../engine/payments/types.js';
 
 const address = z.record(z.string(), z.string());
 
@@ -158,10 +158,10 @@ export function paymentIntentsRouter(s: Services): Router {
     const p = parse(confirmSchema, params);
     return result(s.payments.confirm(ctx, String(path.id), p, ctx.keyKind === 'publishable' ? p.client_secret : undefined));
   }, { publishable: true }));
-  r.post('/v1/payment_intents/:id/capture', handle(s, ({ ctx, params, path }) => s.payments.capture(ctx, String(path.id), parse(captureSchema, params))));
+  r.post('/v1/payment_intents/:id/capture', handle(s, ({ ctx, params, path }) => s.captures.capture(ctx, String(path.id), parse(captureSchema, params))));
   r.post('/v1/payment_intents/:id/cancel', handle(s, ({ ctx, params, path }) => {
     const p = parse(cancelSchema, params);
-    return s.payments.cancel(ctx, String(path.id), p.cancellation_reason);
+    return s.captures.cancel(ctx, String(path.id), p.cancellation_reason);
   }));
 
   r.get('/v1/charges', handle(s, ({ ctx, params }) => {

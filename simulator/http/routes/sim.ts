@@ -1,11 +1,11 @@
 import { Router, type Request, type Response } from 'express';
-import type Stripe from 'stripe';
 import { z } from 'zod';
 import type { SimulatorControl } from '../../control.js';
 import type { Services } from '../services.js';
 import { bool, int, parse, stringList } from '../params.js';
-import type { ScriptedOutcome } from '../../engine/terminal.js';
-import type { CapabilityStatus } from '../../engine/accounts.js';
+import { formatAmount } from '../../../shared/money.js';
+import type { ScriptedOutcome } from '../../engine/terminal/types.js';
+import type { CapabilityStatus } from '../../engine/connect/accountTypes.js';
 
 /**
  * `/_sim`: the control API over HTTP (JSON or form bodies, answers in JSON) and the two pages a
@@ -115,12 +115,12 @@ export function simRouter(s: Services, control: SimulatorControl): Router {
 
   r.get('/3ds/:id', (req, res) => {
     const id = String(req.params.id);
-    const pi = s.kernel.store.find<{ amount: number; currency: string; status: string }, unknown>(id);
-    if (!pi || pi.type !== 'payment_intent') {
+    const pi = s.payments.challenge(id);
+    if (!pi) {
       res.status(404).type('html').send(page('Unknown payment', `<p>No payment ${escapeHtml(id)}.</p>`));
       return;
     }
-    const amount = `${(pi.body.amount / 100).toFixed(2)} ${pi.body.currency.toUpperCase()}`;
+    const amount = formatAmount(pi.amount, pi.currency);
     const form = (result: string, label: string): string =>
       `<form method="post" action="/_sim/3ds/${escapeHtml(id)}"><input type="hidden" name="result" value="${result}"><button type="submit">${label}</button></form>`;
     res
@@ -136,8 +136,7 @@ export function simRouter(s: Services, control: SimulatorControl): Router {
     const id = String(req.params.id);
     const { result } = parse(threeDsSchema, body(req));
     // The challenge clears next_action, so the return URL is read before answering it.
-    const before = s.kernel.store.find<Stripe.PaymentIntent, unknown>(id);
-    const returnUrl = before?.body.next_action?.redirect_to_url?.return_url ?? null;
+    const returnUrl = s.payments.challenge(id)?.returnUrl ?? null;
     const pi = result === 'complete' ? await control.completeThreeDSecure(id) : await control.failThreeDSecure(id);
     if (returnUrl) {
       const target = new URL(returnUrl);
@@ -149,16 +148,16 @@ export function simRouter(s: Services, control: SimulatorControl): Router {
     res.type('html').send(page('Authentication finished', `<p>Payment ${escapeHtml(pi.id)} is now <strong>${escapeHtml(pi.status)}</strong>.</p>`));
   });
   r.get('/receipts/:id', (req, res) => {
-    const charge = s.kernel.store.find<{ amount: number; currency: string; status: string; amount_refunded: number }, unknown>(String(req.params.id));
-    if (!charge || charge.type !== 'charge') {
+    const charge = s.charges.receipt(String(req.params.id));
+    if (!charge) {
       res.status(404).type('html').send(page('Unknown receipt', '<p>No such charge.</p>'));
       return;
     }
-    const b = charge.body;
+    const money = (amount: number): string => escapeHtml(formatAmount(amount, charge.currency));
     res.type('html').send(
       page(
         'Receipt (simulator)',
-        `<p>Charge ${escapeHtml(charge.id)}: ${(b.amount / 100).toFixed(2)} ${escapeHtml(b.currency.toUpperCase())}, ${escapeHtml(b.status)}; refunded ${(b.amount_refunded / 100).toFixed(2)}.</p>`,
+        `<p>Charge ${escapeHtml(charge.id)}: ${money(charge.amount)}, ${escapeHtml(charge.status)}; refunded ${money(charge.amountRefunded)}.</p>`,
       ),
     );
   });

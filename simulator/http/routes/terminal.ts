@@ -50,45 +50,45 @@ const expandOnly = z.object({ expand }).strict();
 
 export function terminalRouter(s: Services): Router {
   const r = Router();
-  r.post('/v1/terminal/locations', handle(s, ({ ctx, params }) => s.terminal.createLocation(ctx.scope, parse(locationCreate, params))));
-  r.get('/v1/terminal/locations', handle(s, ({ ctx, params }) => s.terminal.listLocations(ctx.scope, page(parse(listSchema, params), DEFAULT_LIST_LIMIT))));
+  r.post('/v1/terminal/locations', handle(s, ({ ctx, params }) => s.locations.createLocation(ctx.scope, parse(locationCreate, params))));
+  r.get('/v1/terminal/locations', handle(s, ({ ctx, params }) => s.locations.listLocations(ctx.scope, page(parse(listSchema, params), DEFAULT_LIST_LIMIT))));
   r.get('/v1/terminal/locations/:id', handle(s, ({ ctx, params, path }) => {
     parse(expandOnly, params);
-    return s.terminal.retrieveLocation(ctx.scope, String(path.id));
+    return s.locations.retrieveLocation(ctx.scope, String(path.id));
   }));
-  r.post('/v1/terminal/locations/:id', handle(s, ({ ctx, params, path }) => s.terminal.updateLocation(ctx.scope, String(path.id), parse(locationCreate, params))));
-  r.delete('/v1/terminal/locations/:id', handle(s, ({ ctx, path }) => s.terminal.deleteLocation(ctx.scope, String(path.id))));
+  r.post('/v1/terminal/locations/:id', handle(s, ({ ctx, params, path }) => s.locations.updateLocation(ctx.scope, String(path.id), parse(locationCreate, params))));
+  r.delete('/v1/terminal/locations/:id', handle(s, ({ ctx, path }) => s.locations.deleteLocation(ctx.scope, String(path.id))));
 
-  r.post('/v1/terminal/configurations', handle(s, ({ ctx, params }) => s.terminal.createConfiguration(ctx.scope, parse(configurationSchema, params))));
-  r.get('/v1/terminal/configurations', handle(s, ({ ctx, params }) => s.terminal.listConfigurations(ctx.scope, page(parse(listSchema, params), DEFAULT_LIST_LIMIT))));
+  r.post('/v1/terminal/configurations', handle(s, ({ ctx, params }) => s.terminalConfigurations.createConfiguration(ctx.scope, parse(configurationSchema, params))));
+  r.get('/v1/terminal/configurations', handle(s, ({ ctx, params }) => s.terminalConfigurations.listConfigurations(ctx.scope, page(parse(listSchema, params), DEFAULT_LIST_LIMIT))));
   r.get('/v1/terminal/configurations/:id', handle(s, ({ ctx, params, path }) => {
     parse(expandOnly, params);
-    return s.terminal.retrieveConfiguration(ctx.scope, String(path.id));
+    return s.terminalConfigurations.retrieveConfiguration(ctx.scope, String(path.id));
   }));
-  r.post('/v1/terminal/configurations/:id', handle(s, ({ ctx, params, path }) => s.terminal.updateConfiguration(ctx.scope, String(path.id), parse(configurationSchema, params))));
-  r.delete('/v1/terminal/configurations/:id', handle(s, ({ ctx, path }) => s.terminal.deleteConfiguration(ctx.scope, String(path.id))));
+  r.post('/v1/terminal/configurations/:id', handle(s, ({ ctx, params, path }) => s.terminalConfigurations.updateConfiguration(ctx.scope, String(path.id), parse(configurationSchema, params))));
+  r.delete('/v1/terminal/configurations/:id', handle(s, ({ ctx, path }) => s.terminalConfigurations.deleteConfiguration(ctx.scope, String(path.id))));
 
-  r.post('/v1/terminal/readers', handle(s, ({ ctx, params }) => s.terminal.registerReader(ctx.scope, parse(readerCreate, params))));
+  r.post('/v1/terminal/readers', handle(s, ({ ctx, params }) => s.readers.registerReader(ctx.scope, parse(readerCreate, params))));
   r.get('/v1/terminal/readers', handle(s, ({ ctx, params }) => {
     const p = parse(readerList, params);
-    return s.terminal.listReaders(ctx.scope, { location: p.location, status: p.status, device_type: p.device_type, serial_number: p.serial_number }, page(p, DEFAULT_LIST_LIMIT));
+    return s.readers.listReaders(ctx.scope, { location: p.location, status: p.status, device_type: p.device_type, serial_number: p.serial_number }, page(p, DEFAULT_LIST_LIMIT));
   }));
   r.get('/v1/terminal/readers/:id', handle(s, ({ ctx, params, path }) => {
     parse(expandOnly, params);
-    return s.terminal.retrieveReader(ctx.scope, String(path.id));
+    return s.readers.retrieveReader(ctx.scope, String(path.id));
   }));
-  r.post('/v1/terminal/readers/:id', handle(s, ({ ctx, params, path }) => s.terminal.updateReader(ctx.scope, String(path.id), parse(readerUpdate, params))));
-  r.delete('/v1/terminal/readers/:id', handle(s, ({ ctx, path }) => s.terminal.deleteReader(ctx.scope, String(path.id))));
+  r.post('/v1/terminal/readers/:id', handle(s, ({ ctx, params, path }) => s.readers.updateReader(ctx.scope, String(path.id), parse(readerUpdate, params))));
+  r.delete('/v1/terminal/readers/:id', handle(s, ({ ctx, path }) => s.readers.deleteReader(ctx.scope, String(path.id))));
   r.post('/v1/terminal/readers/:id/process_payment_intent', handle(s, ({ ctx, params, path }) => {
     const p = parse(processSchema, params);
-    return s.terminal.processPaymentIntent(ctx, String(path.id), p.payment_intent, p.process_config);
+    return s.readerActions.processPaymentIntent(ctx, String(path.id), p.payment_intent, p.process_config);
   }));
-  r.post('/v1/terminal/readers/:id/set_reader_display', handle(s, ({ ctx, params, path }) => s.terminal.setReaderDisplay(ctx, String(path.id), parse(displaySchema, params))));
+  r.post('/v1/terminal/readers/:id/set_reader_display', handle(s, ({ ctx, params, path }) => s.readers.setReaderDisplay(ctx, String(path.id), parse(displaySchema, params))));
   r.post('/v1/terminal/readers/:id/cancel_action', handle(s, ({ ctx, params, path }) => {
     parse(expandOnly, params);
-    return s.terminal.cancelAction(ctx, String(path.id));
+    return s.readerActions.cancelAction(ctx, String(path.id));
   }));
-  r.post('/v1/test_helpers/terminal/readers/:id/present_payment_method', handle(s, ({ ctx, params, path }) => s.terminal.presentPaymentMethod(ctx, String(path.id), parse(presentSchema, params))));
-  r.post('/v1/terminal/connection_tokens', handle(s, ({ ctx, params }) => s.terminal.connectionToken(ctx.scope, parse(tokenSchema, params).location)));
+  r.post('/v1/test_helpers/terminal/readers/:id/present_payment_method', handle(s, ({ ctx, params, path }) => s.readerActions.presentPaymentMethod(ctx, String(path.id), parse(presentSchema, params))));
+  r.post('/v1/terminal/connection_tokens', handle(s, ({ ctx, params }) => s.locations.connectionToken(ctx.scope, parse(tokenSchema, params).location)));
   return r;
 }

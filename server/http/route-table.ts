@@ -1,0 +1,259 @@
+import { OpenApiGeneratorV31, OpenAPIRegistry, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
+import { type Request, type Response, Router } from 'express';
+import type { z } from 'zod';
+import type { RouteScope } from '../accounts/permissions.js';
+import { ErrorBodySchema } from '../../shared/contract/common.js';
+import { z as zo } from '../../shared/contract/zod.js';
+import type { Services } from '../services.js';
+import { parseInput } from './validate.js';
+
+/**
+ * The /v1 operations, each declared once: its method, path, scope, schemas, statuses and handler.
+ * From that one list come the Express routes, the OpenAPI document and the scope the gate checks,
+ * so a route cannot be served without a scope or documented apart from what it does.
+ */
+
+export type Method = 'get' | 'post' | 'delete' | 'patch';
+
+/** The successes an operation answers with (426: the websocket endpoint asked without an upgrade). */
+export type SuccessStatus = 200 | 201 | 202 | 426;
+
+/**
+ * The refusals an operation can answer beyond those every /v1 operation can (400, 401, 403, 404,
+ * 429, listed for all): a declined payment (402), a conflict with the object's state or another
+ * request (409), a body too large or not JSON (413, 415: added for every operation that takes a
+ * body), the processor failing (502) or given up on (503).
+ */
+export type ErrorStatus = 402 | 409 | 502 | 503;
+
+type Parsed<S> = [S] extends [z.ZodType] ? z.output<S> : undefined;
+
+/** What a handler gets: the request and response, and the body, query and path parameters parsed by their declared schemas. */
+export interface Call<B, Q, P> {
+  req: Request;
+  res: Response;
+  body: B;
+  query: Q;
+  params: P;
+}
+
+export interface Declaration<B extends z.ZodType | undefined = undefined, Q extends z.ZodObject | undefined = undefined, P extends z.ZodObject | undefined = undefined> {
+  /** Stable camelCase name of the operation in the OpenAPI document (`createTransaction`). */
+  operationId: string;
+  method: Method;
+  /** The whole path with `{name}` parameters, as the OpenAPI document shows it (`/v1/transactions/{id}`). */
+  path: string;
+  summary: string;
+  /**
+   * What a key needs to call it: a restricted key's permission (or several, all needed), or
+   * `secret` for the secret key only. Required, so no operation is served without deciding.
+   */
+  scope: RouteScope;
+  body?: B;
+  query?: Q;
+  params?: P;
+  /** Each success status with the schema of its body (an idempotent create: 201, and 200 for its replay). */
+  responses: Partial<Record<SuccessStatus, z.ZodType>>;
+  errors?: readonly ErrorStatus[];
+  /** Honours Idempotency-Key (spec §8). */
+  idempotent?: boolean;
+  /** Writes the answer; errors it throws go to the one error handler. */
+  handle(services: Services, call: Call<Parsed<B>, Parsed<Q>, Parsed<P>>): Promise<void> | void;
+}
+
+/** A declared operation, its input types closed over: what the table mounts, documents and gates. */
+export interface Route {
+  readonly operationId: string;
+  readonly method: Method;
+  readonly path: string;
+  readonly summary: string;
+  readonly scope: RouteScope;
+  readonly body: z.ZodType | undefined;
+  readonly query: z.ZodObject | undefined;
+  readonly params: z.ZodObject | undefined;
+  readonly responses: Partial<Record<SuccessStatus, z.ZodType>>;
+  readonly errors: readonly ErrorStatus[];
+  readonly idempotent: boolean;
+  /** Parses the declared inputs in order (path, query, body; the first problem is the 400) and runs the handler. */
+  run(services: Services, req: Request, res: Response): Promise<void> | void;
+}
+
+export function route<B extends z.ZodType | undefined = undefined, Q extends z.ZodObject | undefined = undefined, P extends z.ZodObject | undefined = undefined>(
+  declaration: Declaration<B, Q, P>,
+): Route {
+  const { body, query, params } = declaration;
+  return {
+    operationId: declaration.operationId,
+    method: declaration.method,
+    path: declaration.path,
+    summary: declaration.summary,
+    scope: declaration.scope,
+    body,
+    query,
+    params,
+    responses: declaration.responses,
+    errors: declaration.errors ?? [],
+    idempotent: declaration.idempotent ?? false,
+    run(services, req, res) {
+      const parsedParams = (params ? parseInput(params, req.params) : undefined) as Parsed<P>;
+      const parsedQuery = (query ? parseInput(query, req.query) : undefined) as Parsed<Q>;
+      const parsedBody = (body ? parseInput(body, req.body ?? {}) : undefined) as Parsed<B>;
+      return declaration.handle(services, { req, res, body: parsedBody, query: parsedQuery, params: parsedParams });
+    },
+  };
+}
+
+/** Where the table is mounted: declared paths start with it, Express sees the rest. */
+const MOUNT = '/v1';
+
+/** The declared operation a request is for, with its path parameters in order (decoded). */
+export interface RouteMatch {
+  route: Route;
+  params: string[];
+}
+
+export type RouteMatcher = (method: string, path: string) => RouteMatch | undefined;
+
+function paramCount(path: string): number {
+  return (path.match(/\{/g) ?? []).length;
+}
+
+/**
+ * Literal paths first (`/v1/events/stream` before `/v1/events/{id}`), otherwise in declaration
+ * order. The router is mounted and the matcher tries routes in this one order, so the operation
+ * whose scope the gate checks is the one Express then runs.
+ */
+function inMatchOrder(routes: readonly Route[]): Route[] {
+  return [...routes].sort((a, b) => paramCount(a.path) - paramCount(b.path));
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/**
+ * Finds the operation of a request as Express routes it: `{name}` matches one path segment,
+ * letter case and a trailing slash are ignored, and HEAD is answered by GET operations.
+ */
+export function routeMatcher(routes: readonly Route[]): RouteMatcher {
+  const entries = inMatchOrder(routes).map((r) => {
+    const parts = r.path.split(/(\{[^}]+\})/).map((part) => (part.startsWith('{') ? '([^/]+)' : escape(part)));
+    return { method: r.method.toUpperCase(), pattern: new RegExp(`^${parts.join('')}/?$`, 'i'), route: r };
+  });
+  return (method, path) => {
+    const m = method === 'HEAD' ? 'GET' : method;
+    for (const entry of entries) {
+      if (entry.method !== m) continue;
+      const found = entry.pattern.exec(path);
+      if (found) return { route: entry.route, params: found.slice(1).map(decoded) };
+    }
+    return undefined;
+  };
+}
+
+/** The Express router of the operations, to mount at `/v1`. */
+export function routerOf(routes: readonly Route[], services: Services): Router {
+  const router = Router();
+  for (const r of inMatchOrder(routes)) {
+    if (!r.path.startsWith(`${MOUNT}/`)) throw new Error(`${r.operationId}: ${r.path} is not under ${MOUNT}`);
+    const path = r.path.slice(MOUNT.length).replace(/\{(\w+)\}/g, ':$1');
+    router[r.method](path, (req: Request, res: Response) => r.run(services, req, res));
+  }
+  return router;
+}
+
+/** Refuses a table that names an operation twice or serves one method and path twice. */
+export function checkTable(routes: readonly Route[]): void {
+  const ids = new Set<string>();
+  const endpoints = new Set<string>();
+  for (const r of routes) {
+    if (!/^[a-z][A-Za-z0-9]*$/.test(r.operationId)) throw new Error(`operationId ${r.operationId} is not camelCase`);
+    if (ids.has(r.operationId)) throw new Error(`operationId ${r.operationId} is declared twice`);
+    const endpoint = `${r.method} ${r.path.toLowerCase()}`;
+    if (endpoints.has(endpoint)) throw new Error(`${endpoint} is declared twice`);
+    ids.add(r.operationId);
+    endpoints.add(endpoint);
+  }
+}
+
+const IdempotencyHeaders = zo.object({
+  'Idempotency-Key': zo.string().min(1).max(255).optional().openapi({ description: 'Repeat-safe key; the original result is replayed (a create: 200 instead of 201)' }),
+});
+
+/** The permissions an operation needs, as OpenAPI 3.1 lists them under its security requirement. */
+function scopeList(scope: RouteScope): string[] {
+  if (scope === 'secret') return [];
+  return typeof scope === 'string' ? [scope] : [...scope];
+}
+
+const SUCCESS_DESCRIPTION: Record<SuccessStatus, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 426: 'Upgrade required: this endpoint is a websocket' };
+
+type RefusalStatus = ErrorStatus | 400 | 401 | 403 | 404 | 413 | 415 | 429;
+
+const ERROR_DESCRIPTION: Record<RefusalStatus, string> = {
+  400: 'Invalid request: a parameter is missing or invalid (param names it), or the account or mode cannot do this',
+  401: 'No API key, or an invalid, revoked or expired one',
+  402: 'Declined: the card or the processor refused the payment (card_error; a payment create carries the failed transaction)',
+  403: 'The key may not do this: a restricted key without the permission (missing_scope, required_scope), or not a secret key',
+  404: 'No such object, or no such route',
+  409: "Conflict with the object's state or with a request still being processed (code says which)",
+  413: 'Request body is too large',
+  415: 'Request bodies must be JSON',
+  429: 'Too many requests: retry after Retry-After',
+  502: 'The payment processor failed or is unavailable; safe to retry',
+  503: 'Given up or unavailable now; retry (an idempotent request with a new Idempotency-Key)',
+};
+
+function successDescription(r: Route, status: SuccessStatus): string {
+  if (status === 200 && r.idempotent && r.responses[201]) return 'Idempotent replay: the object the first request with this Idempotency-Key created';
+  return SUCCESS_DESCRIPTION[status];
+}
+
+/** The OpenAPI 3.1 document of the operations. */
+export function openApiDocument(routes: readonly Route[]): ReturnType<OpenApiGeneratorV31['generateDocument']> {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent('securitySchemes', 'apiKey', {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'sk_test_… or sk_live_… secret key, or an rk_test_…/rk_live_… restricted key holding the permissions an operation lists (none listed: secret keys only; see docs/api-choices.md)',
+  });
+  registry.register('Error', ErrorBodySchema);
+  const error = (status: RefusalStatus): ResponseConfig => ({ description: ERROR_DESCRIPTION[status], content: { 'application/json': { schema: ErrorBodySchema } } });
+  for (const r of routes) {
+    const responses: Record<string, ResponseConfig> = {};
+    for (const [status, schema] of Object.entries(r.responses)) {
+      if (schema) responses[status] = { description: successDescription(r, Number(status) as SuccessStatus), content: { 'application/json': { schema } } };
+    }
+    const refusals: RefusalStatus[] = [400, 401, 403, 404, ...(r.body ? ([413, 415] as const) : []), 429, ...r.errors];
+    for (const status of [...new Set(refusals)].sort((a, b) => a - b)) responses[String(status)] = error(status);
+    registry.registerPath({
+      operationId: r.operationId,
+      method: r.method,
+      path: r.path,
+      summary: r.summary,
+      security: [{ apiKey: scopeList(r.scope) }],
+      'x-required-scope': r.scope === 'secret' ? 'secret_key' : scopeList(r.scope).join(' '),
+      request: {
+        ...(r.body ? { body: { content: { 'application/json': { schema: r.body } } } } : {}),
+        ...(r.query ? { query: r.query } : {}),
+        ...(r.params ? { params: r.params } : {}),
+        ...(r.idempotent ? { headers: IdempotencyHeaders } : {}),
+      },
+      responses,
+    });
+  }
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: { title: 'pos payments API', version: '1', description: 'Card, ACH, terminal, hosted checkout and payment links. See docs/ for the choices made where the spec is silent.' },
+    servers: [{ url: '/' }],
+  });
+}

@@ -1,0 +1,148 @@
+import type Stripe from 'stripe';
+import { newId } from '../../ids.js';
+import { invalidRequest, missingParam } from '../../errors.js';
+import type { Scope, StoredObject } from '../../store.js';
+import { type Kernel, type Origin, getScoped } from '../kernel.js';
+import { list, type ListEnvelope, type Metadata, mergeMetadata } from '../shapes.js';
+import { ACH_TEST_ROUTING, bankTokenAccount, fingerprint } from '../payments/instruments.js';
+
+/**
+ * Connected accounts' external bank accounts, where payouts go. They live on the connected account
+ * (`account` scope) and are mirrored in the account's `external_accounts` list. A bank account
+ * whose payout failed is `errored`, as on Stripe: automatic payouts skip it until another is added.
+ */
+
+export interface BankAccountInternal {
+  accountNumber: string;
+}
+
+export type BankAccountRow = StoredObject<Stripe.BankAccount, BankAccountInternal>;
+
+export interface BankAccountHashInput {
+  object?: string | undefined;
+  account_number?: string | undefined;
+  routing_number?: string | undefined;
+  country?: string | undefined;
+  currency?: string | undefined;
+  account_holder_name?: string | undefined;
+  account_holder_type?: 'individual' | 'company' | undefined;
+}
+
+export interface ExternalAccountInput {
+  external_account: string | BankAccountHashInput;
+  default_for_currency?: boolean | undefined;
+  metadata?: Metadata | '' | undefined;
+}
+
+function accountScope(livemode: boolean, account: string): Scope {
+  return { livemode, account };
+}
+
+export class BankAccounts {
+  constructor(private readonly kernel: Kernel) {}
+
+  /** `POST /v1/accounts/:id/external_accounts`: a `btok_…` test token or a bank account hash. */
+  create(origin: Origin, account: string, input: ExternalAccountInput): Stripe.BankAccount {
+    let details: BankAccountHashInput;
+    if (typeof input.external_account === 'string') {
+      const number = bankTokenAccount(input.external_account);
+      if (!number) throw invalidRequest(`No such token: '${input.external_account}'`, 'external_account', 'resource_missing');
+      details = { account_number: number, routing_number: ACH_TEST_ROUTING, country: 'US', currency: 'usd' };
+    } else {
+      details = input.external_account;
+      if (details.object !== 'bank_account') {
+        throw invalidRequest('The simulator supports bank accounts only: external_account[object] must be bank_account.', 'external_account[object]', 'parameter_invalid');
+      }
+      if (!details.account_number) throw missingParam('external_account[account_number]');
+      if (!details.country) throw missingParam('external_account[country]');
+      if (details.country.toUpperCase() === 'US') {
+        if (!details.routing_number) throw missingParam('external_account[routing_number]');
+        if (!/^\d{9}$/.test(details.routing_number)) throw invalidRequest('Invalid routing number.', 'external_account[routing_number]', 'routing_number_invalid');
+        if (!/^\d{4,17}$/.test(details.account_number)) throw invalidRequest('Invalid account number.', 'external_account[account_number]', 'account_number_invalid');
+      } else {
+        // Elsewhere an IBAN, or a local account number with its bank/branch code (sort code, BSB, transit number).
+        if (details.routing_number !== undefined && !/^[0-9-]{3,12}$/.test(details.routing_number)) {
+          throw invalidRequest('Invalid routing number.', 'external_account[routing_number]', 'routing_number_invalid');
+        }
+        if (!/^[A-Za-z0-9]{4,34}$/.test(details.account_number)) throw invalidRequest('Invalid account number.', 'external_account[account_number]', 'account_number_invalid');
+      }
+    }
+    const livemode = origin.scope.livemode;
+    const currency = (details.currency ?? 'usd').toLowerCase();
+    const hasDefault = this.all(livemode, account).some((row) => row.body.currency === currency && row.body.default_for_currency);
+    const body = this.insert(livemode, account, { ...details, currency }, input.default_for_currency === true || !hasDefault, input.metadata);
+    this.kernel.events.emit({ ...origin, scope: accountScope(livemode, account) }, 'account.external_account.created', body);
+    return body;
+  }
+
+  private insert(livemode: boolean, account: string, details: BankAccountHashInput, makeDefault: boolean, metadata: Metadata | '' | undefined): Stripe.BankAccount {
+    const number = details.account_number ?? '';
+    const currency = (details.currency ?? 'usd').toLowerCase();
+    if (makeDefault) {
+      for (const row of this.all(livemode, account)) {
+        if (row.body.currency !== currency || !row.body.default_for_currency) continue;
+        row.body.default_for_currency = false;
+        this.kernel.store.save(row);
+      }
+    }
+    const body: Stripe.BankAccount = {
+      id: newId('ba'),
+      object: 'bank_account',
+      account,
+      account_holder_name: details.account_holder_name ?? null,
+      account_holder_type: details.account_holder_type ?? null,
+      account_type: null,
+      available_payout_methods: ['standard'],
+      bank_name: details.routing_number === ACH_TEST_ROUTING ? 'STRIPE TEST BANK' : null,
+      country: (details.country ?? 'US').toUpperCase(),
+      currency,
+      default_for_currency: makeDefault,
+      fingerprint: fingerprint(`${details.routing_number}:${number}`),
+      last4: number.slice(-4),
+      metadata: mergeMetadata({}, metadata),
+      routing_number: details.routing_number ?? null,
+      status: 'new',
+    };
+    this.kernel.store.insert<Stripe.BankAccount, BankAccountInternal>('bank_account', accountScope(livemode, account), body, { accountNumber: number });
+    this.sync(livemode, account);
+    return body;
+  }
+
+  get(livemode: boolean, account: string, id: string): BankAccountRow {
+    return getScoped<Stripe.BankAccount, BankAccountInternal>(this.kernel, 'bank_account', accountScope(livemode, account), id, 'external account', 'destination');
+  }
+
+  retrieve(livemode: boolean, account: string, id: string): Stripe.BankAccount {
+    return this.get(livemode, account, id).body;
+  }
+
+  /** Every bank account of a connected account, oldest first (a handful at most). */
+  all(livemode: boolean, account: string): BankAccountRow[] {
+    const page = this.kernel.store.list<Stripe.BankAccount, BankAccountInternal>('bank_account', accountScope(livemode, account), {}, { limit: 100 });
+    return page.data.reverse();
+  }
+
+  list(livemode: boolean, account: string): ListEnvelope<Stripe.BankAccount> {
+    return list(`/v1/accounts/${account}/external_accounts`, this.all(livemode, account).reverse().map((row) => row.body));
+  }
+
+  /** The account payouts in `currency` go to when none is named. */
+  defaultFor(livemode: boolean, account: string, currency: string): BankAccountRow | undefined {
+    return this.all(livemode, account).find((row) => row.body.currency === currency && row.body.default_for_currency);
+  }
+
+  /** A payout to it failed: Stripe marks it `errored` and sends no more automatic payouts to it. */
+  markErrored(row: BankAccountRow): void {
+    row.body.status = 'errored';
+    this.kernel.store.save(row);
+    this.sync(row.livemode, String(row.body.account));
+  }
+
+  /** Mirrors the bank accounts into the account object's `external_accounts`. */
+  private sync(livemode: boolean, account: string): void {
+    const row = this.kernel.store.find<Stripe.Account, unknown>(account);
+    if (!row || row.type !== 'account') return;
+    row.body.external_accounts = this.list(livemode, account) as unknown as Stripe.ApiList<Stripe.BankAccount | Stripe.Card>;
+    this.kernel.store.save(row);
+  }
+}
