@@ -62,6 +62,11 @@ export function notFound(param: string, what = 'object'): ApiError {
   return new ApiError(404, 'invalid_request_error', `No such ${what}`, { code: 'resource_missing', param });
 }
 
+/** A 404 whose message says more than "No such …": how to find the right id. */
+export function missing(message: string, param?: string): ApiError {
+  return new ApiError(404, 'invalid_request_error', message, param === undefined ? { code: 'resource_missing' } : { code: 'resource_missing', param });
+}
+
 export function routeNotFound(method: string, path: string): ApiError {
   return new ApiError(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${path})`, {
     code: 'resource_missing',
@@ -72,12 +77,47 @@ export function invalid(param: string | undefined, message: string, code = 'para
   return new ApiError(400, 'invalid_request_error', message, param === undefined ? { code } : { code, param });
 }
 
+/** A client error of the request as a whole, with the status that names it (a body parser's 4xx). */
+export function badRequest(status: number, message: string): ApiError {
+  return new ApiError(status, 'invalid_request_error', message);
+}
+
 export function conflict(code: string, message: string): ApiError {
   return new ApiError(409, 'invalid_request_error', message, { code });
 }
 
+/** A resource that existed and is over for good (an expired session, a deactivated link). */
+export function gone(code: string, message: string): ApiError {
+  return new ApiError(410, 'invalid_request_error', message, { code });
+}
+
+export function bodyTooLarge(message: string): ApiError {
+  return new ApiError(413, 'invalid_request_error', message, { code: 'body_too_large' });
+}
+
+export function unsupportedMediaType(message: string): ApiError {
+  return new ApiError(415, 'invalid_request_error', message, { code: 'unsupported_media_type' });
+}
+
+export function upgradeRequired(message: string): ApiError {
+  return new ApiError(426, 'invalid_request_error', message, { code: 'upgrade_required' });
+}
+
+/**
+ * A payment the card or the processor refused (Stripe's `card_error`): `code` says why
+ * (`card_declined`, `processing_error`, …), `declineCode` the issuer's reason when it gave one.
+ */
+export function cardError(code: string, message: string, declineCode?: string): ApiError {
+  return new ApiError(402, 'card_error', message, declineCode === undefined ? { code } : { code, declineCode });
+}
+
 export function unauthenticated(message: string): ApiError {
   return new ApiError(401, 'authentication_error', message, { code: 'api_key_invalid' });
+}
+
+/** No usable key on a websocket upgrade, answered before any route: the message alone says what to send. */
+export function keyRequired(message: string): ApiError {
+  return new ApiError(401, 'authentication_error', message);
 }
 
 export function forbidden(code: string, message: string): ApiError {
@@ -99,6 +139,21 @@ export function rateLimited(retryAfterSeconds: number): ApiError {
   });
 }
 
+/** A 429 of another limit than the request rate (agent connections): its message names the limit. */
+export function limitReached(code: string, message: string): ApiError {
+  return new ApiError(429, 'rate_limit_error', message, { code });
+}
+
 export function internal(): ApiError {
   return new ApiError(500, 'api_error', 'Something went wrong on our side; the request is safe to retry');
+}
+
+/** The processor failed or refused the platform itself (502): nothing the caller sent is wrong. */
+export function upstreamFailure(code: string, message: string): ApiError {
+  return new ApiError(502, 'api_error', message, { code });
+}
+
+/** This server cannot serve the request now (503): shutting down, or missing configuration. */
+export function unavailable(message: string, code?: string): ApiError {
+  return new ApiError(503, 'api_error', message, code === undefined ? {} : { code });
 }

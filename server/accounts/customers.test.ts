@@ -58,7 +58,7 @@ describe('customers on the in-memory processor', () => {
   it('passes the customer to the processor with a payment naming it', async () => {
     const customer = await d.services.customers.create(d.scope, { name: 'Cy' });
     const payment = await pay(customer.id);
-    expect(payment.error).toBeUndefined();
+    expect(payment.response.status).toBe(201);
     const intent = (await d.services.transactions.getRow(d.scope, payment.state.transactionId ?? '')).processor_payment_intent_id ?? '';
     expect(d.processor.customerOf(intent)).toBe((await mirrorOf(customer.id))?.customer.id);
   });
@@ -75,7 +75,7 @@ describe('customers on the in-memory processor', () => {
     expect(list).toMatchObject({ totalCount: 1, lastPage: 1 });
     expect(list.data.map((c) => c.id)).toEqual([keep.id]);
     const refused = await pay(gone.id);
-    expect(refused.error).toMatchObject({ status: 400, param: 'customer_id' });
+    expect(refused.response).toMatchObject({ status: 400, body: { error: { param: 'customer_id' } } });
     expect((await events()).at(-1)).toMatchObject({ type: 'customer.deleted', data: { id: gone.id, deleted: true, is_test: true } });
   });
 

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { Mode } from '../db/schema.js';
 import type { Store } from '../db/store.js';
-import { ApiError } from '../errors.js';
+import { ApiError, invalid } from '../errors.js';
 import { fromProcessorError } from '../processor/errors.js';
 import type { ConnectPort } from '../processor/port.js';
 import { accountStateColumns, type AccountState, type ConnectedAccountDirectory, stateOfAccount, stateOfRow } from './connected-accounts.js';
@@ -286,7 +286,5 @@ function notReady(what: 'charges' | 'payouts', state: AccountState, merchantId: 
     status === 'action_required'
       ? ` Send the merchant through onboarding: POST /v1/merchant/onboarding-link with its live key, or \`pos admin merchant onboard ${merchantId} --mode live\`.`
       : '';
-  return new ApiError(400, 'invalid_request_error', `This merchant's live account cannot ${doing} yet. ${onboardingMessage(state)}${next}`, {
-    code: what === 'charges' ? 'charges_not_enabled' : 'payouts_not_enabled',
-  });
+  return invalid(undefined, `This merchant's live account cannot ${doing} yet. ${onboardingMessage(state)}${next}`, what === 'charges' ? 'charges_not_enabled' : 'payouts_not_enabled');
 }

@@ -9,7 +9,7 @@ describe('payment links on the in-memory processor', () => {
   beforeEach(async () => {
     d = await openDomain();
     const created = await d.services.paymentLinks.create(d.scope, CreatePaymentLinkSchema.parse({ amount: 4200, expires_in: 3600 }), 'link-1');
-    expect(created.error).toBeUndefined();
+    expect(created.response.status).toBe(201);
     reference = (await d.store.db.selectFrom('payment_links').select('reference').executeTakeFirstOrThrow()).reference;
   });
   afterEach(async () => {

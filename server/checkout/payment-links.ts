@@ -6,9 +6,9 @@ import type { Clock } from '../../shared/time.js';
 import type { PaymentLinksTable } from '../db/schema.js';
 import { findScoped } from '../db/prepared.js';
 import type { Store } from '../db/store.js';
-import { ApiError, conflict, invalid, notFound } from '../errors.js';
+import { ApiError, conflict, gone, invalid, notFound } from '../errors.js';
 import type { CreatePaymentLinkInput, PageDetails, PaymentLink } from '../../shared/contract/checkout.js';
-import { gone, type PaymentStart, type PublicUrl } from './sessions.js';
+import { type PaymentStart, type PublicUrl } from './sessions.js';
 import type { ExecuteResult, IdempotencyService, Operation } from '../idempotency/keys.js';
 import type { Scope } from '../accounts/scope.js';
 import type { TransactionService } from '../payments/transactions.js';
@@ -16,6 +16,11 @@ import type { FieldCipher } from '../db/encryption.js';
 
 interface CreateLinkState {
   input: CreatePaymentLinkInput;
+}
+
+/** What a payment link create came to: the link made. */
+export interface CreateLinkOutcome {
+  link: PaymentLinksTable;
 }
 
 /** Open payments canceled when a link is deactivated, per request: bounded so DELETE stays quick. */
@@ -31,7 +36,7 @@ export function linkUrl(base: string, reference: string): string {
  * someone merely opens it (link previews and crawlers open pages too).
  */
 export class PaymentLinkService {
-  readonly createOperation: Operation<CreateLinkState>;
+  readonly createOperation: Operation<CreateLinkState, CreateLinkOutcome>;
 
   constructor(
     private readonly store: Store,
@@ -45,13 +50,15 @@ export class PaymentLinkService {
     this.createOperation = {
       name: 'create_payment_link',
       // One atomic step: the link and the stored answer commit together.
-      steps: { started: (state, ctx) => ctx.commit(async (trx) => ({ final: { status: 201, body: { data: this.present(await this.#insert(trx, ctx.scope, state.input)) } } })) },
+      steps: { started: (state, ctx) => ctx.commit(async (trx) => ({ outcome: { link: await this.#insert(trx, ctx.scope, state.input) } })) },
+      // The presenter of `POST /v1/payment_links`: the answer its idempotency key keeps.
+      present: (outcome) => ({ status: 201, body: { data: this.present(outcome.link) } }),
       // The request and its answer name the customer's email: kept sealed.
       personal: (state) => state.input.customer_email !== undefined,
     };
   }
 
-  async create(scope: Scope, input: CreatePaymentLinkInput, clientKey: string | undefined): Promise<ExecuteResult> {
+  async create(scope: Scope, input: CreatePaymentLinkInput, clientKey: string | undefined): Promise<ExecuteResult<CreateLinkState, CreateLinkOutcome>> {
     return this.idempotency.execute(scope, this.createOperation, clientKey, { input });
   }
 

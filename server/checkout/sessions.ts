@@ -5,7 +5,7 @@ import type { Clock } from '../../shared/time.js';
 import type { CheckoutSessionsTable, TransactionsTable } from '../db/schema.js';
 import { findScoped } from '../db/prepared.js';
 import type { Store } from '../db/store.js';
-import { ApiError, conflict, invalid, notFound } from '../errors.js';
+import { ApiError, conflict, gone, invalid, notFound } from '../errors.js';
 import type { CheckoutSession, CreateCheckoutSessionInput, PageDetails } from '../../shared/contract/checkout.js';
 import type { Scope } from '../accounts/scope.js';
 import type { TransactionService } from '../payments/transactions.js';
@@ -34,11 +34,6 @@ export interface PaymentStart {
 
 export function sessionUrl(base: string, reference: string): string {
   return `${base.replace(/\/+$/, '')}/checkout/${reference}`;
-}
-
-/** 410: the page exists but can no longer take a payment. */
-export function gone(code: string, message: string): ApiError {
-  return new ApiError(410, 'invalid_request_error', message, { code });
 }
 
 /** The page asks for the fields the session collects; each one it asks for is required. */

@@ -60,7 +60,7 @@ describe('disputes on the in-memory processor', () => {
   it('refuses to refund a payment under a formal dispute, but not under an inquiry', async () => {
     await dispute();
     const refused = await d.services.refunds.create(d.scope, paid, {}, undefined);
-    expect(refused.error).toMatchObject({ status: 409, code: 'transaction_disputed' });
+    expect(refused.response).toMatchObject({ status: 409, body: { error: { code: 'transaction_disputed' } } });
     expect(d.processor.count('createRefund')).toBe(0);
   });
 
@@ -68,7 +68,7 @@ describe('disputes on the in-memory processor', () => {
     const inquiry = await dispute({ inquiry: true });
     expect(inquiry).toMatchObject({ status: 'warning_needs_response', funds_withdrawn_at: null });
     const refund = await d.services.refunds.create(d.scope, paid, { amount: 500 }, undefined);
-    expect(refund.error).toBeUndefined();
+    expect(refund.response.status).toBe(201);
   });
 
   it('stages evidence, then wins with winning_evidence submitted: closed, funds reinstated, refundable again', async () => {
@@ -87,7 +87,7 @@ describe('disputes on the in-memory processor', () => {
       ['dispute.funds_reinstated', 'won'],
     ]);
     expect(await d.services.transactions.get(d.scope, paid)).toMatchObject({ dispute_status: 'won' });
-    expect((await d.services.refunds.create(d.scope, paid, { amount: 100 }, undefined)).error).toBeUndefined();
+    expect((await d.services.refunds.create(d.scope, paid, { amount: 100 }, undefined)).response.status).toBe(201);
 
     const late = await d.services.disputes.submitEvidence(d.scope, opened.id, { uncategorized_text: 'more' }).catch((err: unknown) => err);
     expect(late).toMatchObject({ status: 409, code: 'dispute_closed' });
@@ -98,7 +98,7 @@ describe('disputes on the in-memory processor', () => {
     const lost = await d.services.disputes.submitEvidence(d.scope, opened.id, { uncategorized_text: 'losing_evidence', submit: true });
     expect(lost).toMatchObject({ status: 'lost', funds_reinstated_at: null });
     expect((await events()).at(-1)).toMatchObject({ type: 'dispute.closed', data: { status: 'lost' } });
-    expect((await d.services.refunds.create(d.scope, paid, {}, undefined)).error).toMatchObject({ code: 'transaction_disputed' });
+    expect((await d.services.refunds.create(d.scope, paid, {}, undefined)).response.body).toMatchObject({ error: { code: 'transaction_disputed' } });
   });
 
   it('keeps submitted evidence under review until the network decides', async () => {

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ApiError } from '../errors.js';
+import { ApiError, invalid } from '../errors.js';
 
 /**
  * What live mode means on this server: `real` on Stripe; `simulated` on the simulator started
@@ -14,11 +14,10 @@ export function liveMoneyOf(processorKind: 'simulator' | 'stripe', simulateLive:
 }
 
 export function liveModeUnavailable(): ApiError {
-  return new ApiError(
-    400,
-    'invalid_request_error',
+  return invalid(
+    undefined,
     'Live mode is unavailable: this server runs on the payment simulator, which moves no real money. Run `pos server --processor stripe` with live Stripe keys to take live payments (or `--simulate-live` to try live mode on the simulator).',
-    { code: 'live_mode_unavailable' },
+    'live_mode_unavailable',
   );
 }
 

@@ -3,7 +3,7 @@ import type { ErrorRequestHandler, Express, NextFunction, Request, RequestHandle
 import type { Logger } from 'pino';
 import { newReference } from '../../shared/ids.js';
 import type { Clock } from '../../shared/time.js';
-import { ApiError, forbidden, internal, invalid, missingScope, rateLimited, routeNotFound, unauthenticated } from '../errors.js';
+import { ApiError, badRequest, bodyTooLarge, forbidden, internal, invalid, missing, missingScope, rateLimited, routeNotFound, unauthenticated, unsupportedMediaType } from '../errors.js';
 import { missingPermission } from '../accounts/permissions.js';
 import { shownTo } from '../accounts/visibility.js';
 import type { RouteMatcher } from './route-table.js';
@@ -166,7 +166,7 @@ function hasBody(req: Request): boolean {
 /** Bodies must be JSON: a body of any other type is refused rather than silently ignored. */
 function bodyTypeProblem(req: Request): ApiError | undefined {
   if (hasBody(req) && !req.is('application/json')) {
-    return new ApiError(415, 'invalid_request_error', 'Request bodies must be JSON (Content-Type: application/json)', { code: 'unsupported_media_type' });
+    return unsupportedMediaType('Request bodies must be JSON (Content-Type: application/json)');
   }
   return undefined;
 }
@@ -207,17 +207,17 @@ function fromBodyParser(err: BodyParserError): ApiError | undefined {
     case 'entity.parse.failed':
       return invalid(undefined, 'Malformed JSON in the request body', 'invalid_json');
     case 'entity.too.large':
-      return new ApiError(413, 'invalid_request_error', 'Request body is too large', { code: 'body_too_large' });
+      return bodyTooLarge('Request body is too large');
     case 'encoding.unsupported':
     case 'charset.unsupported':
-      return new ApiError(415, 'invalid_request_error', err.message ?? 'Unsupported body encoding', { code: 'unsupported_media_type' });
+      return unsupportedMediaType(err.message ?? 'Unsupported body encoding');
     case 'request.aborted':
     case 'request.size.invalid':
     case 'stream.encoding.set':
       return invalid(undefined, err.message ?? 'Malformed request body');
     default:
       if (typeof err.status === 'number' && err.status >= 400 && err.status < 500 && err.expose) {
-        return new ApiError(err.status, 'invalid_request_error', err.message ?? 'Bad request');
+        return badRequest(err.status, err.message ?? 'Bad request');
       }
       return undefined;
   }
@@ -232,7 +232,7 @@ function fromBodyParser(err: BodyParserError): ApiError | undefined {
 function fromUriError(err: unknown): ApiError | undefined {
   if (!(err instanceof URIError)) return undefined;
   if (err.message.startsWith('Failed to decode param')) {
-    return new ApiError(404, 'invalid_request_error', 'No such object: the id in the URL is not valid percent-encoded UTF-8', { code: 'resource_missing' });
+    return missing('No such object: the id in the URL is not valid percent-encoded UTF-8');
   }
   return invalid(undefined, 'The request URL is not valid percent-encoded UTF-8', 'invalid_url');
 }

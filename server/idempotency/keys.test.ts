@@ -1,12 +1,16 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Domain, openDomain } from '../../test/helpers/domain.js';
-import { ApiError } from '../errors.js';
+import { conflict, unavailable } from '../errors.js';
 import { IdempotencyService, type Operation } from './keys.js';
 
 interface CountState {
   n: number;
   fail?: 'transient' | 'refusal';
+}
+
+interface Counted {
+  n: number;
 }
 
 /**
@@ -18,7 +22,7 @@ describe('the idempotency engine', () => {
   let engine: IdempotencyService;
   const runs = { started: 0, counted: 0 };
   let failures = 0;
-  const operation: Operation<CountState> = {
+  const operation: Operation<CountState, Counted> = {
     name: 'count',
     steps: {
       started: (state, ctx) => {
@@ -27,15 +31,16 @@ describe('the idempotency engine', () => {
       },
       counted: async (state, ctx) => {
         runs.counted += 1;
-        if (state.fail === 'refusal') throw new ApiError(409, 'invalid_request_error', 'refused', { code: 'refused' });
+        if (state.fail === 'refusal') throw conflict('refused', 'refused');
         if (state.fail === 'transient' && failures > 0) {
           failures -= 1;
           throw new Error('the processor is away');
         }
-        return ctx.commit(async () => ({ final: { status: 201, body: { n: state.n } } }));
+        return ctx.commit(async () => ({ outcome: { n: state.n } }));
       },
     },
-    giveUp: async () => ({ status: 503, body: { error: { type: 'api_error', message: 'given up', code: 'given_up' } } }),
+    present: (outcome) => ({ status: 201, body: { n: outcome.n } }),
+    giveUp: async () => ({ refusal: unavailable('given up', 'given_up') }),
   };
 
   beforeEach(async () => {
@@ -59,11 +64,19 @@ describe('the idempotency engine', () => {
     expect(runs).toEqual({ started: 1, counted: 1 });
   });
 
-  it('keeps a business refusal as the answer, and reads it back as the error it was', async () => {
+  it('presents the outcome once and replays that answer, however the retry differs', async () => {
+    const first = await engine.execute(d.scope, operation, 'p', { n: 1 });
+    expect(first).toMatchObject({ replayed: false, ending: { outcome: { n: 2 } }, response: { status: 201, body: { n: 2 } } });
+    const replay = await engine.execute(d.scope, operation, 'p', { n: 7 });
+    expect(replay).not.toHaveProperty('ending');
+    expect(replay.response.text).toBe('{"n":2}');
+  });
+
+  it('keeps a business refusal as the answer: the request ends in it, a retry replays its body', async () => {
     const refused = await engine.execute(d.scope, operation, 'r', { n: 0, fail: 'refusal' });
-    expect(refused.error).toMatchObject({ status: 409, code: 'refused' });
+    expect(refused).toMatchObject({ replayed: false, ending: { refusal: { status: 409, code: 'refused' } } });
     const replay = await engine.execute(d.scope, operation, 'r', { n: 0 });
-    expect(replay.error).toMatchObject({ status: 409, code: 'refused' });
+    expect(replay.response).toMatchObject({ status: 409, body: { error: { type: 'invalid_request_error', code: 'refused' } } });
     expect(runs.counted).toBe(1);
   });
 
@@ -89,7 +102,7 @@ describe('the idempotency engine', () => {
       await engine.recover();
     }
     const given = await engine.execute(d.scope, operation, 'b', { n: 0 });
-    expect(given.error).toMatchObject({ status: 503, code: 'given_up' });
+    expect(given.response).toMatchObject({ status: 503, body: { error: { type: 'api_error', message: 'given up', code: 'given_up' } } });
   });
 
   it('lets one of many racing requests with one key run the operation', async () => {

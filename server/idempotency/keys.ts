@@ -4,7 +4,7 @@ import type { Clock } from '../../shared/time.js';
 import { insertRow, Prepared, updateRows } from '../db/prepared.js';
 import type { IdempotencyKeysTable, Mode } from '../db/schema.js';
 import type { Executor, Store, Trx } from '../db/store.js';
-import { ApiError, conflict } from '../errors.js';
+import { ApiError, conflict, unavailable } from '../errors.js';
 import type { Leases } from '../db/leases.js';
 import type { Scope } from '../accounts/scope.js';
 import { bindOrigin, parseStoredOrigin, type RequestOrigin, storedOrigin } from '../audit/origin.js';
@@ -23,8 +23,14 @@ import type { FieldCipher, SealedColumn } from '../db/encryption.js';
  * the transaction that stores its final answer: exactly once, with that answer's status, however
  * many retries it took, and never for a replay. Each unit of work it runs is bound to that origin,
  * so events its steps and their listeners write name the request (server/audit/origin.ts).
+ *
+ * Steps speak the domain: a request ends in its operation's outcome (what it made, or what became
+ * of it) or in a refusal (an ApiError). The operation's presenter turns the outcome into the answer
+ * the key keeps, once, in the transaction that ends the request; a retry replays that answer as it
+ * was first sent (spec §8) and never presents again.
  */
 
+/** The answer a key keeps: an HTTP status and the JSON body, as first sent. */
 export interface FinalResponse {
   status: number;
   body: unknown;
@@ -32,20 +38,32 @@ export interface FinalResponse {
   readonly text?: string;
 }
 
-export type Outcome<S> = { next: string; state: S } | { final: FinalResponse };
+/**
+ * How a request ended. A refusal returned by a step keeps the database work of its commit (a
+ * refund that failed at the processor stays failed); one thrown rolls that work back.
+ */
+export type Ending<O> = { readonly outcome: O } | { readonly refusal: ApiError };
 
-export interface StepContext<S> {
+/** What a step comes to: the next recovery point with the state it carries, or the request's end. */
+export type StepResult<S, O> = { next: string; state: S } | Ending<O>;
+
+export interface StepContext<S, O> {
   readonly scope: Scope;
   /** The idempotency key (the client's, or an internal one for unkeyed requests). */
   readonly key: string;
   readonly clientSupplied: boolean;
-  /** Runs database work and records the outcome it returns, in one transaction. */
-  commit(work: (trx: Trx) => Promise<Outcome<S>>): Promise<Outcome<S>>;
+  /** Runs database work and records the result it returns, in one transaction. */
+  commit(work: (trx: Trx) => Promise<StepResult<S, O>>): Promise<StepResult<S, O>>;
 }
 
-export type Step<S> = (state: S, ctx: StepContext<S>) => Promise<Outcome<S>>;
+export type Step<S, O> = (state: S, ctx: StepContext<S, O>) => Promise<StepResult<S, O>>;
 
-export interface Operation<S> {
+/** The answer a refusal keeps: its status and Stripe's error body (spec §7). */
+export function refusalAnswer(error: ApiError): FinalResponse {
+  return { status: error.status, body: error.toBody() };
+}
+
+export interface Operation<S, O> {
   readonly name: string;
   /**
    * `started` is the entry point; `finished` is reserved. `started` must do nothing but read before
@@ -53,13 +71,18 @@ export interface Operation<S> {
    * one durable commit fewer per request. Two requests racing with one key both run the reads; the
    * one whose commit inserts the key second is rolled back whole and waits for, or replays, the first.
    */
-  readonly steps: Readonly<Record<string, Step<S>>>;
+  readonly steps: Readonly<Record<string, Step<S, O>>>;
+  /**
+   * The presenter: the answer the key keeps for an outcome, given the state of the step that ended
+   * the request. Refusals are answered by `refusalAnswer`.
+   */
+  readonly present: (outcome: O, state: S) => FinalResponse;
   /**
    * Ends a request whose failures ran past the retry cap (server/idempotency/recovery-schedule.ts):
-   * database work that leaves what the request made in a final state, and the answer the key keeps.
-   * Without it the key keeps `retriesExhausted()`.
+   * database work that leaves what the request made in a final state, and how the request ended.
+   * Without it the request is refused with `retriesExhausted()`.
    */
-  readonly giveUp?: (state: S, trx: Trx, at: GiveUpContext) => Promise<FinalResponse>;
+  readonly giveUp?: (state: S, trx: Trx, at: GiveUpContext) => Promise<Ending<O>>;
   /**
    * Whether the request names a customer's details (a receipt email): its state and its answer are
    * then kept sealed (server/db/encryption.ts). Asked of the state the request started with.
@@ -73,51 +96,27 @@ export interface GiveUpContext {
   readonly point: string;
 }
 
-/** The answer kept by a request given up after its retries, when its operation has no better one. */
+/** The refusal of a request given up after its retries, when its operation has no better ending. */
 export function retriesExhausted(): ApiError {
-  return new ApiError(503, 'api_error', 'The request was given up after repeated failures reaching the payment processor; send it again with a new Idempotency-Key', {
-    code: 'retries_exhausted',
-  });
+  return unavailable('The request was given up after repeated failures reaching the payment processor; send it again with a new Idempotency-Key', 'retries_exhausted');
 }
 
 /**
  * What an idempotent request came to. `response` is the answer the key keeps and replays as it was
- * first given (spec §8); the domain reads the outcome from `state` and `error`, never from it.
+ * first given (spec §8): the HTTP edge sends it. The request that ran the operation also has its
+ * `ending`, for the domain to read (a checkout session reads the payment it made); a replay has
+ * only the stored answer.
  */
-export interface ExecuteResult<S = unknown> {
-  response: FinalResponse;
-  /** True when the answer is the stored result of an earlier request with the same key. */
-  replayed: boolean;
+export type ExecuteResult<S = unknown, O = unknown> = {
+  readonly response: FinalResponse;
   /** The operation's state as its last step left it (what it made, by id). */
-  state: S;
-  /** The refusal the request ended in, or undefined when it succeeded. */
-  readonly error: ApiError | undefined;
-}
+  readonly state: S;
+} & (
+  /** The stored answer of an earlier request with the same key. */
+  | { readonly replayed: true }
+  | { readonly replayed: false; readonly ending: Ending<O> }
+);
 
-/** The stored answer of a refused request as the error it was. */
-function errorOfAnswer(answer: FinalResponse): ApiError | undefined {
-  if (answer.status < 400) return undefined;
-  const body = answer.body as { error?: { type?: ApiError['type']; message?: string; code?: string; param?: string; decline_code?: string } } | null;
-  const error = body?.error;
-  return new ApiError(answer.status, error?.type ?? 'api_error', error?.message ?? 'The request failed', {
-    ...(error?.code ? { code: error.code } : {}),
-    ...(error?.param ? { param: error.param } : {}),
-    ...(error?.decline_code ? { declineCode: error.decline_code } : {}),
-  });
-}
-
-function resultOf<S>(response: FinalResponse, replayed: boolean, state: S): ExecuteResult<S> {
-  let error: ApiError | undefined | null = null;
-  return {
-    response,
-    replayed,
-    state,
-    get error(): ApiError | undefined {
-      if (error === null) error = errorOfAnswer(response);
-      return error;
-    },
-  };
-}
 
 const FINISHED = 'finished';
 
@@ -156,10 +155,13 @@ class LostClaim extends Error {
   }
 }
 
+/** What a key row records: the next recovery point with its state, or the final answer. */
+type KeyRecord = { next: string; state: unknown } | { final: FinalResponse };
+
 type Claim = { kind: 'run'; row: IdempotencyKeysTable } | { kind: 'replay'; row: IdempotencyKeysTable } | { kind: 'wait'; row: IdempotencyKeysTable };
 
 export class IdempotencyService {
-  readonly #operations = new Map<string, Operation<unknown>>();
+  readonly #operations = new Map<string, Operation<unknown, unknown>>();
   /** Requests running in this process, by key row id, so duplicates here wait without polling. */
   readonly #inflight = new Map<string, Promise<unknown>>();
 
@@ -192,15 +194,15 @@ export class IdempotencyService {
     return row.state === null ? null : JSON.parse(this.#open(row.id, 'idempotency_keys.state', row.state));
   }
 
-  #isPersonal(operation: Operation<unknown> | undefined, initialState: unknown): boolean {
+  #isPersonal(operation: Operation<unknown, unknown> | undefined, initialState: unknown): boolean {
     return operation?.personal?.(initialState) ?? false;
   }
 
-  register<S>(operation: Operation<S>): void {
-    this.#operations.set(operation.name, operation as Operation<unknown>);
+  register<S, O>(operation: Operation<S, O>): void {
+    this.#operations.set(operation.name, operation as unknown as Operation<unknown, unknown>);
   }
 
-  async execute<S>(scope: Scope, operation: Operation<S>, clientKey: string | undefined, initialState: S): Promise<ExecuteResult<S>> {
+  async execute<S, O>(scope: Scope, operation: Operation<S, O>, clientKey: string | undefined, initialState: S): Promise<ExecuteResult<S, O>> {
     const key = clientKey ?? `auto_${randomUUID()}`;
     // From here the engine writes this request's audit entry (or none, for a replay): not the edge.
     if (scope.origin && !scope.origin.nested) scope.origin.engine = true;
@@ -212,7 +214,7 @@ export class IdempotencyService {
     if (existing?.recovery_point === FINISHED) return this.#replay<S>(existing);
     if (!existing) {
       try {
-        return (await this.#drive(this.#freshRow(scope, operation, key, clientKey !== undefined, initialState, origin), true, origin)) as ExecuteResult<S>;
+        return (await this.#drive(this.#freshRow(scope, operation, key, clientKey !== undefined, initialState, origin), true, origin)) as ExecuteResult<S, O>;
       } catch (err) {
         // Another request inserted this key first: wait for it or replay it, as below.
         if (!(err instanceof LostClaim)) throw err;
@@ -230,7 +232,7 @@ export class IdempotencyService {
       if (claim.kind === 'run') {
         // The request that produces the first final answer is not a replay, even when it resumed
         // the work of an earlier attempt: that attempt never got an answer.
-        return (await this.#drive(claim.row, false, origin)) as ExecuteResult<S>;
+        return (await this.#drive(claim.row, false, origin)) as ExecuteResult<S, O>;
       }
       if (this.clock.now() > deadline) {
         throw conflict('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry later');
@@ -239,7 +241,7 @@ export class IdempotencyService {
     }
   }
 
-  async #claim<S>(scope: Scope, operation: Operation<S>, key: string, clientSupplied: boolean, initialState: S, origin: RequestOrigin | undefined): Promise<Claim> {
+  async #claim<S, O>(scope: Scope, operation: Operation<S, O>, key: string, clientSupplied: boolean, initialState: S, origin: RequestOrigin | undefined): Promise<Claim> {
     return this.store.transaction(async (trx) => {
       const now = this.clock.now();
       const row = await this.#find(trx, scope, key);
@@ -274,7 +276,7 @@ export class IdempotencyService {
   }
 
   /** A key row as a request that runs it now holds it, at the start of its operation. */
-  #freshRow<S>(scope: Scope, operation: Operation<S>, key: string, clientSupplied: boolean, initialState: S, origin: RequestOrigin | undefined): IdempotencyKeysTable {
+  #freshRow<S, O>(scope: Scope, operation: Operation<S, O>, key: string, clientSupplied: boolean, initialState: S, origin: RequestOrigin | undefined): IdempotencyKeysTable {
     const now = this.clock.now();
     const id = randomUUID();
     return {
@@ -285,7 +287,7 @@ export class IdempotencyService {
       client_supplied: clientSupplied ? 1 : 0,
       operation: operation.name,
       recovery_point: 'started',
-      state: this.#seal(id, 'idempotency_keys.state', JSON.stringify(initialState), this.#isPersonal(operation as Operation<unknown>, initialState)),
+      state: this.#seal(id, 'idempotency_keys.state', JSON.stringify(initialState), this.#isPersonal(operation as unknown as Operation<unknown, unknown>, initialState)),
       locked_at: now,
       locked_by: this.leases?.holder ?? null,
       response_status: null,
@@ -300,8 +302,8 @@ export class IdempotencyService {
     };
   }
 
-  #replay<S>(row: IdempotencyKeysTable): ExecuteResult<S> {
-    return resultOf(this.#stored(row), true, this.#stateOf(row) as S);
+  #replay<S>(row: IdempotencyKeysTable): ExecuteResult<S, never> {
+    return { response: this.#stored(row), replayed: true, state: this.#stateOf(row) as S };
   }
 
   #stored(row: IdempotencyKeysTable): FinalResponse {
@@ -309,7 +311,7 @@ export class IdempotencyService {
     if (row.response_body === null) return { status, body: null };
     const text = this.#open(row.id, 'idempotency_keys.response_body', row.response_body);
     let parsed: unknown;
-    // Parsed only if someone looks (checkout and payment links do; the HTTP answer does not).
+    // Parsed only if someone looks (a replayed create that is not plainly an object; tests).
     return {
       status,
       text,
@@ -344,25 +346,29 @@ export class IdempotencyService {
     }
   }
 
-  async #run(operation: Operation<unknown>, row: IdempotencyKeysTable, unsaved: boolean, origin: RequestOrigin | undefined): Promise<ExecuteResult> {
+  async #run(operation: Operation<unknown, unknown>, row: IdempotencyKeysTable, unsaved: boolean, origin: RequestOrigin | undefined): Promise<ExecuteResult> {
     const scope: Scope = { merchantId: row.merchant_id, mode: row.mode, ...(origin ? { origin } : {}) };
     let point = row.recovery_point;
     let state: unknown = this.#stateOf(row);
     // Decided once, on the state the request started with: its input does not change.
     const personal = this.#isPersonal(operation, state);
-    // Records an outcome; while the row is unsaved, inserting it is the claim, and losing that
-    // insert to another request with the same key means this request never ran. A final answer
-    // writes the request's audit entry with it, last in the transaction (server/audit/log.ts).
-    const save = async (trx: Trx, outcome: Outcome<unknown>): Promise<void> => {
-      if (!unsaved) await this.#record(trx, row.id, outcome, personal);
+    // Records where the request stands; while the row is unsaved, inserting it is the claim, and
+    // losing that insert to another request with the same key means this request never ran. An
+    // ending is presented here, once, and its answer writes the request's audit entry with it,
+    // last in the transaction (server/audit/log.ts).
+    const save = async (trx: Trx, result: StepResult<unknown, unknown>, stepState: unknown): Promise<FinalResponse | undefined> => {
+      const record: KeyRecord = 'next' in result ? result : { final: this.#answer(operation, result, stepState) };
+      if (!unsaved) await this.#record(trx, row.id, record, personal);
       else {
         try {
-          await insertRow(trx, 'idempotency_keys', { ...row, ...this.#recordFields(row.id, outcome, personal) });
+          await insertRow(trx, 'idempotency_keys', { ...row, ...this.#recordFields(row.id, record, personal) });
         } catch (err) {
           throw isUniqueViolation(err) ? new LostClaim() : err;
         }
       }
-      if ('final' in outcome) await this.#audit(trx, scope, origin, outcome.final);
+      if (!('final' in record)) return undefined;
+      await this.#audit(trx, scope, origin, record.final);
+      return record.final;
     };
     const unit = <T>(work: (trx: Trx) => Promise<T>): Promise<T> =>
       this.store.transaction((trx) => {
@@ -373,50 +379,65 @@ export class IdempotencyService {
       const step = operation.steps[point];
       if (!step) throw new Error(`operation ${operation.name} has no step ${point}`);
       let recorded = false;
-      const ctx: StepContext<unknown> = {
+      let answer: FinalResponse | undefined;
+      const stepState = state;
+      const ctx: StepContext<unknown, unknown> = {
         scope,
         key: row.key,
         clientSupplied: row.client_supplied === 1,
         commit: (work) =>
           unit(async (trx) => {
-            const outcome = await work(trx);
-            await save(trx, outcome);
+            const result = await work(trx);
+            answer = await save(trx, result, stepState);
             recorded = true;
-            return outcome;
+            return result;
           }),
       };
-      let outcome: Outcome<unknown>;
+      let result: StepResult<unknown, unknown>;
       try {
-        outcome = await step(state, ctx);
+        result = await step(stepState, ctx);
       } catch (err) {
         if (err instanceof LostClaim) throw err;
         if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429) {
-          // A business refusal is the request's answer, kept like a success.
-          const final = { status: err.status, body: err.toBody() };
-          await unit((trx) => save(trx, { final }));
-          return resultOf(final, false, state);
+          // A business refusal is the request's end, kept like a success.
+          const ending = { refusal: err };
+          const response = await unit((trx) => save(trx, ending, stepState));
+          return { response: response ?? refusalAnswer(err), replayed: false, state, ending };
         }
         // Our failure or the processor's, perhaps passing: no answer is kept, so a retry (or the
         // recovery pass, after a backoff) resumes from this point, until the cap gives it up.
         if (unsaved) throw err;
-        const final = await this.#failedAttempt(operation, row, point, state, err, origin, personal);
-        if (final) return resultOf(final, false, state);
+        const given = await this.#failedAttempt(operation, row, point, state, err, origin, personal);
+        if (given) return { ...given, replayed: false, state };
         throw err;
       }
-      if (!recorded) await unit((trx) => save(trx, outcome));
+      if (!recorded) answer = await unit((trx) => save(trx, result, stepState));
       unsaved = false;
-      if ('final' in outcome) return resultOf(outcome.final, false, state);
-      point = outcome.next;
-      state = outcome.state;
+      if (!('next' in result)) return { response: answer ?? this.#answer(operation, result, stepState), replayed: false, state, ending: result };
+      point = result.next;
+      state = result.state;
     }
+  }
+
+  /** The answer a request's ending keeps: its operation presents an outcome; a refusal is its error body. */
+  #answer(operation: Operation<unknown, unknown>, ending: Ending<unknown>, state: unknown): FinalResponse {
+    return 'refusal' in ending ? refusalAnswer(ending.refusal) : operation.present(ending.outcome, state);
   }
 
   /**
    * Counts a failed attempt. Below the cap: unlocks the key and sets when the recovery pass may try
-   * again. At the cap: gives the request up, keeping its operation's final answer, and says so in
-   * one log line naming the request that started it.
+   * again. At the cap: gives the request up, keeping the answer to its operation's ending, and says
+   * so in one log line naming the request that started it.
    */
-  async #failedAttempt(operation: Operation<unknown>, row: IdempotencyKeysTable, point: string, state: unknown, err: unknown, origin: RequestOrigin | undefined, personal: boolean): Promise<FinalResponse | undefined> {
+  async #failedAttempt(
+    operation: Operation<unknown, unknown>,
+    row: IdempotencyKeysTable,
+    point: string,
+    state: unknown,
+    err: unknown,
+    origin: RequestOrigin | undefined,
+    personal: boolean,
+  ): Promise<{ response: FinalResponse; ending: Ending<unknown> } | undefined> {
     const now = this.clock.now();
     const attempts = Number(row.attempts ?? 0) + 1;
     const context = { key_id: row.id, key: row.client_supplied === 1 ? row.key : undefined, request_id: row.request_id, operation: row.operation, point, attempts };
@@ -427,35 +448,36 @@ export class IdempotencyService {
       return undefined;
     }
     const scope: Scope = { merchantId: row.merchant_id, mode: row.mode, ...(origin ? { origin } : {}) };
-    const final = await this.store
+    const given = await this.store
       .transaction(async (trx) => {
         bindOrigin(trx, origin);
-        const answer = operation.giveUp ? await operation.giveUp(state, trx, { scope, point }) : { status: 503, body: retriesExhausted().toBody() };
-        await updateRows(trx, 'idempotency_keys', { ...this.#recordFields(row.id, { final: answer }, personal), attempts, next_attempt_at: null }, { id: row.id });
-        await this.#audit(trx, scope, origin, answer);
-        return answer;
+        const ending: Ending<unknown> = operation.giveUp ? await operation.giveUp(state, trx, { scope, point }) : { refusal: retriesExhausted() };
+        const response = this.#answer(operation, ending, state);
+        await updateRows(trx, 'idempotency_keys', { ...this.#recordFields(row.id, { final: response }, personal), attempts, next_attempt_at: null }, { id: row.id });
+        await this.#audit(trx, scope, origin, response);
+        return { response, ending };
       })
       .catch((giveUpErr: unknown) => {
         // The key stays locked until LOCK_TIMEOUT_MS, then the next attempt gives it up again.
         this.logger.error({ ...context, err: giveUpErr, cause: err }, 'giving up an idempotent request failed');
         throw giveUpErr;
       });
-    this.logger.error({ ...context, err, status: final.status }, 'an idempotent request was given up after its retries; its key keeps the final answer');
-    return final;
+    this.logger.error({ ...context, err, status: given.response.status }, 'an idempotent request was given up after its retries; its key keeps the final answer');
+    return given;
   }
 
-  /** The columns that record an outcome on a key row. */
-  #recordFields(rowId: string, outcome: Outcome<unknown>, personal: boolean): Partial<IdempotencyKeysTable> {
+  /** The columns that record a recovery point, or the final answer, on a key row. */
+  #recordFields(rowId: string, record: KeyRecord, personal: boolean): Partial<IdempotencyKeysTable> {
     const now = this.clock.now();
-    if ('final' in outcome) {
-      const body = this.#seal(rowId, 'idempotency_keys.response_body', JSON.stringify(outcome.final.body), personal);
-      return { recovery_point: FINISHED, response_status: outcome.final.status, response_body: body, locked_at: null, updated_at: now };
+    if ('final' in record) {
+      const body = this.#seal(rowId, 'idempotency_keys.response_body', JSON.stringify(record.final.body), personal);
+      return { recovery_point: FINISHED, response_status: record.final.status, response_body: body, locked_at: null, updated_at: now };
     }
-    return { recovery_point: outcome.next, state: this.#seal(rowId, 'idempotency_keys.state', JSON.stringify(outcome.state), personal), updated_at: now };
+    return { recovery_point: record.next, state: this.#seal(rowId, 'idempotency_keys.state', JSON.stringify(record.state), personal), updated_at: now };
   }
 
-  async #record(trx: Trx, rowId: string, outcome: Outcome<unknown>, personal: boolean): Promise<void> {
-    await updateRows(trx, 'idempotency_keys', this.#recordFields(rowId, outcome, personal), { id: rowId });
+  async #record(trx: Trx, rowId: string, record: KeyRecord, personal: boolean): Promise<void> {
+    await updateRows(trx, 'idempotency_keys', this.#recordFields(rowId, record, personal), { id: rowId });
   }
 
   /**

@@ -5,11 +5,12 @@ import { newIdentity } from '../../shared/ids.js';
 import type { Clock } from '../../shared/time.js';
 import type { Mode, RefundsTable, TransactionsTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
-import { ApiError, conflict, invalid } from '../errors.js';
+import { conflict, invalid, notFound } from '../errors.js';
 import { fromProcessorError, permanentProcessorRefusal } from '../processor/errors.js';
 import { type RefundsPort, processorIdempotencyKey } from '../processor/port.js';
 import type { CreateRefundInput, Refund } from '../../shared/contract/transactions.js';
-import { type ExecuteResult, type FinalResponse, type IdempotencyService, type Operation, retriesExhausted, type StepContext } from '../idempotency/keys.js';
+import { type Ending, type ExecuteResult, type IdempotencyService, type Operation, retriesExhausted, type StepContext, type StepResult } from '../idempotency/keys.js';
+import { presentRefundCreate } from './presenters.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { offsetPage, type Page, type PageRequest } from '../pagination.js';
 import type { PaymentState } from './payment-state.js';
@@ -22,6 +23,11 @@ export interface CreateRefundState {
   transactionRef: string;
   input: CreateRefundInput;
   refundId?: string;
+}
+
+/** What a refund create came to: the refund made, as the processor left it (succeeded, pending, …). */
+export interface CreateRefundOutcome {
+  refund: RefundsTable;
 }
 
 const REFUNDABLE = new Set<TransactionsTable['status']>(['succeeded', 'partially_refunded']);
@@ -41,7 +47,7 @@ export function refundableBalance(row: TransactionsTable): number {
 const GIVEN_UP = 'processor_unavailable';
 
 export class RefundService {
-  readonly operation: Operation<CreateRefundState>;
+  readonly operation: Operation<CreateRefundState, CreateRefundOutcome>;
 
   constructor(
     private readonly store: Store,
@@ -57,19 +63,20 @@ export class RefundService {
         started: (state, ctx) => this.#reserve(state, ctx),
         refund_created: (state, ctx) => this.#callProcessor(state, ctx),
       },
+      present: presentRefundCreate,
       giveUp: (state, trx) => this.#giveUp(state, trx),
     };
   }
 
-  create(scope: Scope, transactionRef: string, input: CreateRefundInput, clientKey: string | undefined): Promise<ExecuteResult> {
+  create(scope: Scope, transactionRef: string, input: CreateRefundInput, clientKey: string | undefined): Promise<ExecuteResult<CreateRefundState, CreateRefundOutcome>> {
     return this.idempotency.execute(scope, this.operation, clientKey, { transactionRef, input });
   }
 
-  async #reserve(state: CreateRefundState, ctx: StepContext<CreateRefundState>) {
+  async #reserve(state: CreateRefundState, ctx: StepContext<CreateRefundState, CreateRefundOutcome>): Promise<StepResult<CreateRefundState, CreateRefundOutcome>> {
     return ctx.commit(async (trx) => {
       // Locked so that racing refunds on PostgreSQL reserve one after another against a fresh balance.
       const row = await findTransactionRow(trx, ctx.scope, state.transactionRef, this.store.dialect === 'postgres' ? 'postgres' : 'none');
-      if (!row) throw new ApiError(404, 'invalid_request_error', 'No such transaction', { code: 'resource_missing', param: 'id' });
+      if (!row) throw notFound('id', 'transaction');
       if (!REFUNDABLE.has(row.status)) {
         if (row.status === 'refunded') throw conflict('already_refunded', 'The payment is already fully refunded');
         throw conflict('transaction_not_refundable', `Only a paid payment can be refunded; this one is ${row.status}`);
@@ -111,13 +118,13 @@ export class RefundService {
         // A cash sale is refunded in cash from the drawer: there is no processor to ask, so the
         // refund settles in the same transaction that reserved it.
         const settled = await this.#settle(trx, id, 'succeeded', null, null);
-        return { final: { status: 201, body: { data: presentRefund(settled) } } };
+        return { outcome: { refund: settled } };
       }
       return { next: 'refund_created', state: { ...state, refundId: id } };
     });
   }
 
-  async #callProcessor(state: CreateRefundState, ctx: StepContext<CreateRefundState>) {
+  async #callProcessor(state: CreateRefundState, ctx: StepContext<CreateRefundState, CreateRefundOutcome>): Promise<StepResult<CreateRefundState, CreateRefundOutcome>> {
     const refundId = state.refundId;
     if (!refundId) throw new Error('refund step without a refund');
     const refund = await this.store.db.selectFrom('refunds').selectAll().where('id', '=', refundId).executeTakeFirstOrThrow();
@@ -135,19 +142,20 @@ export class RefundService {
         processorIdempotencyKey(ctx.scope.merchantId, ctx.scope.mode, ctx.key, 'create_refund'),
       );
     } catch (err) {
-      // Refused for good: the refund fails and releases its reservation; anything else is retried.
+      // Refused for good: the refund fails and releases its reservation, and the request ends in
+      // the refusal; anything else is retried.
       const refusal = permanentProcessorRefusal(err);
       if (refusal) {
         return ctx.commit(async (trx) => {
           await this.#settle(trx, refund.id, 'failed', null, refusal.message);
-          return { final: { status: refusal.status, body: refusal.toBody() } };
+          return { refusal };
         });
       }
       throw fromProcessorError(err);
     }
     return ctx.commit(async (trx) => {
       const settled = await this.#settle(trx, refund.id, mapStatus(processorRefund.status), processorRefund.id, processorRefund.failureReason);
-      return { final: { status: 201, body: { data: presentRefund(settled) } } };
+      return { outcome: { refund: settled } };
     });
   }
 
@@ -157,10 +165,9 @@ export class RefundService {
    * reach the processor, its later news moves the refund on (see `#settle`); a second refund of the
    * same money meanwhile is refused by the processor, which holds the charge's refundable balance.
    */
-  async #giveUp(state: CreateRefundState, trx: Trx): Promise<FinalResponse> {
-    const exhausted = retriesExhausted();
+  async #giveUp(state: CreateRefundState, trx: Trx): Promise<Ending<CreateRefundOutcome>> {
     if (state.refundId) await this.#settle(trx, state.refundId, 'failed', null, GIVEN_UP);
-    return { status: exhausted.status, body: exhausted.toBody() };
+    return { refusal: retriesExhausted() };
   }
 
   /**
@@ -213,7 +220,7 @@ export class RefundService {
 
   async list(scope: Scope, transactionRef: string, request: PageRequest): Promise<Page<Refund>> {
     const txn = await findTransactionRow(this.store.db, scope, transactionRef);
-    if (!txn) throw new ApiError(404, 'invalid_request_error', 'No such transaction', { code: 'resource_missing', param: 'id' });
+    if (!txn) throw notFound('id', 'transaction');
     const base = this.store.db.selectFrom('refunds').where('transaction_id', '=', txn.id);
     return offsetPage(base, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id'), request, presentRefund);
   }

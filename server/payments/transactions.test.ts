@@ -26,7 +26,7 @@ describe('payments on the in-memory processor', () => {
 
   it('creates a confirmed card payment as a destination charge with our fee, and records its events', async () => {
     const result = await d.services.transactions.create(d.scope, payment(), 'key-1');
-    expect(result.error).toBeUndefined();
+    expect(result.response.status).toBe(201);
     const row = await d.services.transactions.getRow(d.scope, result.state.transactionId ?? '');
     expect(row).toMatchObject({ status: 'succeeded', amount_captured: 1500, card_brand: 'visa', card_last_four: '4242' });
     expect(row.processor_payment_intent_id).toMatch(/^pi_fake/);
@@ -52,7 +52,8 @@ describe('payments on the in-memory processor', () => {
 
   it('fails a declined payment with the decline code, and the answer carries the failed transaction', async () => {
     const result = await d.services.transactions.create(d.scope, payment({ payment_method: 'pm_card_chargeDeclinedInsufficientFunds' }), undefined);
-    expect(result.error).toMatchObject({ status: 402, type: 'card_error', code: 'card_declined', declineCode: 'insufficient_funds' });
+    expect(result).toMatchObject({ ending: { outcome: { kind: 'declined', error: { status: 402, code: 'card_declined', declineCode: 'insufficient_funds' } } } });
+    expect(result.response).toMatchObject({ status: 402, body: { error: { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds' } } });
     expect((result.response.body as { error: { transaction: { status: string } } }).error.transaction.status).toBe('failed');
     const row = await d.services.transactions.getRow(d.scope, result.state.transactionId ?? '');
     expect(row).toMatchObject({ status: 'failed', failure_code: 'card_declined', decline_code: 'insufficient_funds' });
@@ -62,10 +63,10 @@ describe('payments on the in-memory processor', () => {
   it('keeps a processor refusal as the final answer and fails the payment', async () => {
     d.processor.failNext('createIntent', new ProcessorFailure('invalid_request', 'No such PaymentMethod', { status: 400, code: 'resource_missing', param: 'payment_method' }));
     const result = await d.services.transactions.create(d.scope, payment({ payment_method: 'pm_nosuch' }), 'refused');
-    expect(result.error).toMatchObject({ status: 400, code: 'resource_missing' });
+    expect(result.response).toMatchObject({ status: 400, body: { error: { code: 'resource_missing' } } });
     const again = await d.services.transactions.create(d.scope, payment(), 'refused');
     expect(again.replayed).toBe(true);
-    expect(again.error?.code).toBe('resource_missing');
+    expect(again.response.body).toMatchObject({ error: { code: 'resource_missing' } });
     expect(d.processor.count('createIntent')).toBe(1);
     const row = await d.services.transactions.getRow(d.scope, result.state.transactionId ?? '');
     expect(row.status).toBe('failed');
@@ -76,7 +77,7 @@ describe('payments on the in-memory processor', () => {
     await expect(d.services.transactions.create(d.scope, payment(), 'flaky')).rejects.toMatchObject({ status: 502, code: 'processor_unavailable' });
     const retried = await d.services.transactions.create(d.scope, payment(), 'flaky');
     expect(retried.replayed).toBe(false);
-    expect(retried.error).toBeUndefined();
+    expect(retried.response.status).toBe(201);
     const rows = await d.store.db.selectFrom('transactions').select(['status']).where('merchant_id', '=', d.scope.merchantId).execute();
     expect(rows).toEqual([{ status: 'succeeded' }]);
   });
@@ -91,7 +92,7 @@ describe('payments on the in-memory processor', () => {
     }
     const answer = await d.services.transactions.create(d.scope, payment(), 'doomed');
     expect(answer.replayed).toBe(true);
-    expect(answer.error).toMatchObject({ status: 402, code: 'processing_error' });
+    expect(answer.response).toMatchObject({ status: 402, body: { error: { code: 'processing_error' } } });
     const row = await d.services.transactions.getRow(d.scope, answer.state.transactionId ?? '');
     expect(row).toMatchObject({ status: 'failed', failure_code: 'processing_error' });
   });
@@ -147,7 +148,7 @@ describe('payments on the in-memory processor', () => {
     const account = await d.services.connectedAccounts.accountOf(live.merchantId, 'live');
     d.processor.capabilities.set(`${account}:us_bank_account_ach_payments`, 'inactive');
     const result = await d.services.transactions.create(live, payment({ payment_method_type: 'ach', payment_method: 'pm_usBankAccount_success' }), undefined);
-    expect(result.error).toMatchObject({ status: 400, code: 'ach_not_enabled' });
+    expect(result.response).toMatchObject({ status: 400, body: { error: { code: 'ach_not_enabled' } } });
     expect(d.processor.count('createIntent')).toBe(0);
     const rows = await d.store.db.selectFrom('transactions').select('id').where('merchant_id', '=', d.scope.merchantId).execute();
     expect(rows).toHaveLength(0);

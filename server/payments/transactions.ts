@@ -7,14 +7,15 @@ import type { Clock } from '../../shared/time.js';
 import type { Mode, PaymentMethodType, TransactionsTable } from '../db/schema.js';
 import { findScoped, insertRow, Prepared } from '../db/prepared.js';
 import type { Executor, Store, Trx } from '../db/store.js';
-import { ApiError, conflict, invalid, notFound } from '../errors.js';
+import { ApiError, cardError, conflict, invalid, missing, notFound } from '../errors.js';
 import { fromProcessorError, permanentProcessorRefusal, processorErrorCode } from '../processor/errors.js';
 import { type IntentCreation, type PaymentsPort, type ProcessorMethod, processorIdempotencyKey } from '../processor/port.js';
 import type { ConnectedAccountDirectory } from '../accounts/connected-accounts.js';
 import { COUNTER_PAYMENT_METHODS, type CreateTransactionInput, MIN_AMOUNT, type Transaction, type TransactionChannel } from '../../shared/contract/transactions.js';
 import { addToCounter, nextSeq, readCount } from '../db/counters.js';
 import { platformFee } from './fees.js';
-import type { ExecuteResult, FinalResponse, IdempotencyService, Operation } from '../idempotency/keys.js';
+import type { Ending, ExecuteResult, IdempotencyService, Operation, StepContext, StepResult } from '../idempotency/keys.js';
+import { presentPaymentCreate } from './presenters.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { offsetPage, type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
 import { NO_CARD_RECEIPT, patchFromSnapshot, type PaymentState, transactionById } from './payment-state.js';
@@ -41,7 +42,14 @@ export interface CreatePaymentState {
   terminal?: TerminalOptions;
 }
 
-export type CreatePaymentResponder = (row: TransactionsTable) => unknown;
+/**
+ * What a payment create came to: the payment made (paid, authorised, or waiting for its customer
+ * or the processor), or made and failed, with the refusal that failed it: the card's decline, or
+ * the processor refusing the payment (or staying unreachable) for good.
+ */
+export type CreatePaymentOutcome =
+  | { kind: 'created'; transaction: TransactionsTable }
+  | { kind: 'declined' | 'failed'; transaction: TransactionsTable; error: ApiError };
 
 /** What resetting a terminal payment's reader did before a cancel (spec §4.2 `reader_reset`). */
 export interface ReaderReset {
@@ -95,21 +103,11 @@ export async function findTransactionRow(db: Executor, scope: Scope, idOrReferen
 
 const merchantCurrency = new Prepared<{ id: string }, { default_currency: string; country: string }>((db, arg) => db.selectFrom('merchants').select(['default_currency', 'country']).where('id', '=', arg('id')));
 
-/**
- * The answer to a create that left its payment failed: the error, carrying the failed transaction
- * as `GET /v1/transactions/{id}` shows it, as Stripe's card errors carry their `payment_intent`, so
- * the caller can match it to the `payment.failed` event.
- */
-function failedAnswer(error: ApiError, row: TransactionsTable, cipher: FieldCipher): FinalResponse {
-  return { status: error.status, body: { error: { ...error.toBody().error, transaction: presentTransaction(row, cipher) } } };
-}
-
 /** Receipt tokens: 32 base62 characters (≈190 bits) make a receipt URL unguessable. */
 const RECEIPT_TOKEN_LENGTH = 32;
 
 export class TransactionService {
-  readonly createOperation: Operation<CreatePaymentState>;
-  readonly #responders: Record<CreatePaymentState['response'], CreatePaymentResponder>;
+  readonly createOperation: Operation<CreatePaymentState, CreatePaymentOutcome>;
 
   constructor(
     private readonly store: Store,
@@ -124,33 +122,20 @@ export class TransactionService {
     private readonly publicUrl: () => string,
     private readonly cipher: FieldCipher,
   ) {
-    this.#responders = {
-      transaction: (row) => ({ data: presentTransaction(row, cipher), client_secret: row.client_secret ?? '' }),
-      terminal: (row) => ({
-        data: {
-          id: row.id,
-          reference: row.reference,
-          payment_intent_id: row.processor_payment_intent_id,
-          client_secret: row.client_secret,
-          amount: row.amount,
-          currency: row.currency,
-          status: row.status,
-        },
-      }),
-    };
     this.createOperation = {
       name: 'create_payment',
       steps: {
         started: (state, ctx) => this.#stepCreateRow(state, ctx.scope, ctx),
         transaction_created: (state, ctx) => this.#stepCreateIntent(state, ctx.scope, ctx.key, ctx),
       },
+      present: (outcome, state) => presentPaymentCreate(outcome, state.response, cipher),
       giveUp: (state, trx) => this.#giveUpCreate(state, trx),
       // The request and its answer name the receipt email: kept sealed.
       personal: (state) => state.input.receipt_email !== undefined,
     };
   }
 
-  async create(scope: Scope, state: CreatePaymentState, clientKey: string | undefined): Promise<ExecuteResult<CreatePaymentState>> {
+  async create(scope: Scope, state: CreatePaymentState, clientKey: string | undefined): Promise<ExecuteResult<CreatePaymentState, CreatePaymentOutcome>> {
     return this.idempotency.execute(scope, this.createOperation, clientKey, state);
   }
 
@@ -162,14 +147,15 @@ export class TransactionService {
     // The request's audit entry is the resource's, written when it is made; the payment's events still name the request.
     const origin = nestedOrigin(scope.origin);
     const result = await this.create({ ...scope, ...(origin ? { origin } : {}) }, state, undefined);
-    if (result.error) throw result.error;
-    const id = result.state.transactionId;
-    const row = id ? await transactionById.first(this.store.db, { id }) : undefined;
-    if (!row) throw new Error('a payment create finished without its transaction');
-    return row;
+    // An internal key is this request's alone: no other request's answer can be replayed to it.
+    if (result.replayed) throw new Error('a payment created under an internal key was answered by a replay');
+    const { ending } = result;
+    if ('refusal' in ending) throw ending.refusal;
+    if (ending.outcome.kind !== 'created') throw ending.outcome.error;
+    return ending.outcome.transaction;
   }
 
-  async #stepCreateRow(state: CreatePaymentState, scope: Scope, ctx: Parameters<Operation<CreatePaymentState>['steps'][string]>[1]) {
+  async #stepCreateRow(state: CreatePaymentState, scope: Scope, ctx: StepContext<CreatePaymentState, CreatePaymentOutcome>): Promise<StepResult<CreatePaymentState, CreatePaymentOutcome>> {
     const { input } = state;
     if (input.customer_id) {
       const customer = await findScoped(this.store.db, 'customers', scope, 'id', input.customer_id);
@@ -263,7 +249,7 @@ export class TransactionService {
             : null),
           now,
         );
-        return { final: { status: 201, body: this.#responders[state.response](paid) } };
+        return { outcome: { kind: 'created', transaction: paid } };
       }
       return { next: 'transaction_created', state: { ...state, transactionId: id } };
     });
@@ -287,7 +273,7 @@ export class TransactionService {
     }
   }
 
-  async #stepCreateIntent(state: CreatePaymentState, scope: Scope, key: string, ctx: Parameters<Operation<CreatePaymentState>['steps'][string]>[1]) {
+  async #stepCreateIntent(state: CreatePaymentState, scope: Scope, key: string, ctx: StepContext<CreatePaymentState, CreatePaymentOutcome>): Promise<StepResult<CreatePaymentState, CreatePaymentOutcome>> {
     const transactionId = state.transactionId;
     if (!transactionId) throw new Error('create step without a transaction');
     const row = await transactionById.first(this.store.db, { id: transactionId });
@@ -330,35 +316,34 @@ export class TransactionService {
           (current) => (current.status === 'pending' ? { status: 'failed', failed_at: now, failure_code: refusal.code ?? 'processor_invalid_request', failure_message: refusal.message } : null),
           now,
         );
-        return { final: failedAnswer(refusal, failed, this.cipher) };
+        return { outcome: { kind: 'failed', transaction: failed, error: refusal } };
       });
     }
     const { intent } = created;
     const cardError = created.decline ? fromProcessorError(created.decline) : undefined;
     return ctx.commit(async (trx) => {
       const synced = await this.#applyIntent(trx, transactionId, intent);
-      if (cardError) return { final: failedAnswer(cardError, synced, this.cipher) };
-      return { final: { status: 201, body: this.#responders[state.response](synced) } };
+      if (cardError) return { outcome: { kind: 'declined', transaction: synced, error: cardError } };
+      return { outcome: { kind: 'created', transaction: synced } };
     });
   }
 
   /**
    * A create whose processor call kept failing past the retry cap. A payment the processor never
-   * acknowledged (no PaymentIntent known) fails with `processing_error` and the key keeps a 402
-   * naming it. One the processor's events made known meanwhile is left to them: its answer is what
-   * it is now.
+   * acknowledged (no PaymentIntent known) fails with `processing_error` (a 402 naming it). One the
+   * processor's events made known meanwhile is left to them: it is what it is now.
    */
-  async #giveUpCreate(state: CreatePaymentState, trx: Trx): Promise<FinalResponse> {
+  async #giveUpCreate(state: CreatePaymentState, trx: Trx): Promise<Ending<CreatePaymentOutcome>> {
     const message = 'The payment could not be processed: the payment processor stayed unreachable through repeated attempts; try again with a new Idempotency-Key';
-    if (!state.transactionId) return { status: 402, body: new ApiError(402, 'card_error', message, { code: 'processing_error' }).toBody() };
+    if (!state.transactionId) return { refusal: cardError('processing_error', message) };
     const now = this.clock.now();
     const row = await this.payments.update(trx,
       state.transactionId,
       (current) => (current.status === 'pending' && !current.processor_payment_intent_id ? { status: 'failed', failed_at: now, failure_code: 'processing_error', failure_message: message } : null),
       now,
     );
-    if (row.status === 'failed') return failedAnswer(new ApiError(402, 'card_error', row.failure_message ?? message, { code: row.failure_code ?? 'processing_error' }), row, this.cipher);
-    return { status: 201, body: this.#responders[state.response](row) };
+    if (row.status === 'failed') return { outcome: { kind: 'failed', transaction: row, error: cardError(row.failure_code ?? 'processing_error', row.failure_message ?? message) } };
+    return { outcome: { kind: 'created', transaction: row } };
   }
 
   /** Brings the row in line with a PaymentIntent inside a transaction; returns the row as stored. */
@@ -385,7 +370,7 @@ export class TransactionService {
     const row = await this.getRow(scope, idOrReference);
     const receipt = row.receipt_token ? await findReceipt(this.store.db, row.receipt_token, this.processor.kind === 'simulator') : undefined;
     if (!receipt) {
-      throw new ApiError(404, 'invalid_request_error', `Transaction ${row.reference} has no receipt: paid terminal and hosted-page payments have one`, { code: 'resource_missing', param: 'id' });
+      throw missing(`Transaction ${row.reference} has no receipt: paid terminal and hosted-page payments have one`, 'id');
     }
     return receiptContent(receipt);
   }

@@ -47,15 +47,15 @@ describe('balance and payouts on the in-memory processor', () => {
     const all = await d.services.payouts.create(d.scope, {}, undefined);
     expect((all.response.body as { data: Payout }).data.amount).toBe(10_000);
     const none = await d.services.payouts.create(d.scope, {}, 'empty');
-    expect(none.error).toMatchObject({ status: 400, code: 'balance_insufficient', param: 'amount' });
+    expect(none.response).toMatchObject({ status: 400, body: { error: { code: 'balance_insufficient', param: 'amount' } } });
     const replay = await d.services.payouts.create(d.scope, {}, 'empty');
     expect(replay.replayed).toBe(true);
-    expect(replay.error).toMatchObject({ code: 'balance_insufficient' });
+    expect(replay.response.body).toMatchObject({ error: { code: 'balance_insufficient' } });
   });
 
   it("keeps the processor's refusal of more than is available as the answer", async () => {
     const refused = await d.services.payouts.create(d.scope, { amount: 50_000 }, undefined);
-    expect(refused.error).toMatchObject({ status: 400, code: 'balance_insufficient' });
+    expect(refused.response).toMatchObject({ status: 400, body: { error: { code: 'balance_insufficient' } } });
     expect(await d.store.db.selectFrom('payouts').select('id').execute()).toEqual([]);
   });
 

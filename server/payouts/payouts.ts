@@ -7,7 +7,7 @@ import type { Scope } from '../accounts/scope.js';
 import type { Mode, PayoutStatus, PayoutsTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { invalid, notFound } from '../errors.js';
-import type { ExecuteResult, IdempotencyService, Operation, StepContext } from '../idempotency/keys.js';
+import type { ExecuteResult, FinalResponse, IdempotencyService, Operation, StepContext, StepResult } from '../idempotency/keys.js';
 import { type Page, type PageRequest, offsetPage } from '../pagination.js';
 import { fromProcessorError, permanentProcessorRefusal } from '../processor/errors.js';
 import { type PayoutsPort, processorIdempotencyKey } from '../processor/port.js';
@@ -60,6 +60,16 @@ export interface CreatePayoutState {
   amount?: number;
 }
 
+/** What a payout request came to: the payout the processor accepted, as it stands. */
+export interface CreatePayoutOutcome {
+  payout: PayoutsTable;
+}
+
+/** The presenter of `POST /v1/payouts`: the answer its idempotency key keeps. */
+export function presentPayoutCreate(outcome: CreatePayoutOutcome): FinalResponse {
+  return { status: 201, body: { data: presentPayout(outcome.payout) } };
+}
+
 /**
  * Payout statuses in the order they are reached. `paid` can still become `failed` (a bank may
  * return a payout days later, as on Stripe); failed and canceled are final.
@@ -86,7 +96,7 @@ const POLL_INTERVAL_MS = 15 * 60 * 1000;
  * schedule, and every later move, arrive as Connect events (`payout.*`), re-read from the processor.
  */
 export class PayoutService {
-  readonly operation: Operation<CreatePayoutState>;
+  readonly operation: Operation<CreatePayoutState, CreatePayoutOutcome>;
 
   constructor(
     private readonly store: Store,
@@ -103,10 +113,11 @@ export class PayoutService {
         accepted: (state, ctx) => this.#chooseAmount(state, ctx),
         amount_chosen: (state, ctx) => this.#callProcessor(state, ctx),
       },
+      present: presentPayoutCreate,
     };
   }
 
-  create(scope: Scope, input: CreatePayoutInput, clientKey: string | undefined): Promise<ExecuteResult<CreatePayoutState>> {
+  create(scope: Scope, input: CreatePayoutInput, clientKey: string | undefined): Promise<ExecuteResult<CreatePayoutState, CreatePayoutOutcome>> {
     const { id, reference } = newIdentity('payout');
     return this.idempotency.execute(scope, this.operation, clientKey, { input, payoutId: id, reference });
   }
@@ -180,7 +191,7 @@ export class PayoutService {
   }
 
   /** Reads only: the currency, and whether the amount must still be read from the balance. */
-  async #start(state: CreatePayoutState, ctx: StepContext<CreatePayoutState>) {
+  async #start(state: CreatePayoutState, ctx: StepContext<CreatePayoutState, CreatePayoutOutcome>): Promise<StepResult<CreatePayoutState, CreatePayoutOutcome>> {
     let currency = state.input.currency;
     if (!currency) {
       const merchant = await this.store.db.selectFrom('merchants').select('default_currency').where('id', '=', ctx.scope.merchantId).executeTakeFirstOrThrow();
@@ -194,14 +205,14 @@ export class PayoutService {
    * No amount given: all that is available in the currency, read once and kept, so a retry after a
    * crash asks the processor for the same payout, not for what is left after it.
    */
-  async #chooseAmount(state: CreatePayoutState, ctx: StepContext<CreatePayoutState>) {
+  async #chooseAmount(state: CreatePayoutState, ctx: StepContext<CreatePayoutState, CreatePayoutOutcome>): Promise<StepResult<CreatePayoutState, CreatePayoutOutcome>> {
     const currency = state.currency ?? '';
     const available = (await this.balance(ctx.scope)).available.find((b) => b.currency === currency)?.amount ?? 0;
     if (available <= 0) throw invalid('amount', `Nothing is available to pay out in ${currency.toUpperCase()}`, 'balance_insufficient');
     return { next: 'amount_chosen', state: { ...state, amount: available } };
   }
 
-  async #callProcessor(state: CreatePayoutState, ctx: StepContext<CreatePayoutState>) {
+  async #callProcessor(state: CreatePayoutState, ctx: StepContext<CreatePayoutState, CreatePayoutOutcome>): Promise<StepResult<CreatePayoutState, CreatePayoutOutcome>> {
     const account = await this.accounts.accountOf(ctx.scope.merchantId, ctx.scope.mode);
     let payout: PayoutSnapshot;
     try {
@@ -224,7 +235,7 @@ export class PayoutService {
     }
     return ctx.commit(async (trx) => {
       const row = await this.#apply(trx, ctx.scope, payout, { id: state.payoutId, reference: state.reference, metadata: state.input.metadata ?? {} });
-      return { final: { status: 201, body: { data: presentPayout(row) } } };
+      return { outcome: { payout: row } };
     });
   }
 

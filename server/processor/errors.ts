@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.js';
+import { ApiError, cardError, invalid, upstreamFailure } from '../errors.js';
 
 /** What kind of refusal or failure a processor call ended in. */
 export type ProcessorFailureKind =
@@ -69,15 +69,15 @@ export function fromProcessorError(err: unknown): ApiError {
   if (!(err instanceof ProcessorFailure)) throw err;
   switch (err.kind) {
     case 'card':
-      return new ApiError(402, 'card_error', err.message, { code: err.code ?? 'card_declined', ...(err.declineCode ? { declineCode: err.declineCode } : {}) });
+      return cardError(err.code ?? 'card_declined', err.message, err.declineCode || undefined);
     case 'rate_limit':
     case 'connection':
     case 'api':
       return unavailable();
     case 'credentials':
-      return new ApiError(502, 'api_error', 'The platform is misconfigured: the processor refused its credentials', { code: 'processor_misconfigured' });
+      return upstreamFailure('processor_misconfigured', 'The platform is misconfigured: the processor refused its credentials');
     case 'invalid_request':
-      return new ApiError(400, 'invalid_request_error', err.message, { code: err.code ?? 'processor_invalid_request', ...(err.param ? { param: err.param } : {}) });
+      return invalid(err.param || undefined, err.message, err.code ?? 'processor_invalid_request');
     default:
       throw err;
   }
@@ -97,13 +97,13 @@ export function permanentProcessorRefusal(err: unknown): ApiError | undefined {
     case 'invalid_request':
       return fromProcessorError(err);
     case 'idempotency':
-      return new ApiError(400, 'invalid_request_error', `The payment processor refused the request: ${err.message}`, { code: 'processor_idempotency_error' });
+      return invalid(undefined, `The payment processor refused the request: ${err.message}`, 'processor_idempotency_error');
     case 'unsendable':
-      return new ApiError(400, 'invalid_request_error', err.message, { code: 'processor_request_unsendable' });
+      return invalid(undefined, err.message, 'processor_request_unsendable');
     case 'other': {
       const status = err.status;
       if (status === undefined || status < 400 || status >= 500 || [401, 403, 409, 429].includes(status)) return undefined;
-      return new ApiError(400, 'invalid_request_error', err.message, { code: err.code ?? 'processor_invalid_request', ...(err.param ? { param: err.param } : {}) });
+      return invalid(err.param || undefined, err.message, err.code ?? 'processor_invalid_request');
     }
     default:
       return undefined;
@@ -124,5 +124,5 @@ export function answerForFailure(err: ProcessorFailure): ApiError {
 }
 
 function unavailable(): ApiError {
-  return new ApiError(502, 'api_error', 'The payment processor is unavailable; the request is safe to retry', { code: 'processor_unavailable' });
+  return upstreamFailure('processor_unavailable', 'The payment processor is unavailable; the request is safe to retry');
 }

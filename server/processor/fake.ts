@@ -1,7 +1,7 @@
 import { declineWords } from '../../shared/declines.js';
 import { type TipSuggestions, tipSuggestions } from '../../shared/tipping.js';
 import type { Mode } from '../db/schema.js';
-import { ApiError } from '../errors.js';
+import { invalid } from '../errors.js';
 import { ProcessorFailure } from './errors.js';
 import type {
   AccountLink,
@@ -603,7 +603,7 @@ export class InMemoryProcessor implements PaymentProcessor {
 
   /** Accepts a body signed `valid` (a pos event, as JSON); anything else is refused as a forged event would be. */
   verifyEvent(rawBody: Buffer, signature: string | undefined): ProcessorEvent {
-    if (signature !== 'valid') throw new ApiError(400, 'invalid_request_error', 'Processor event signature verification failed', { code: 'signature_invalid' });
+    if (signature !== 'valid') throw invalid(undefined, 'Processor event signature verification failed', 'signature_invalid');
     return JSON.parse(rawBody.toString('utf8')) as ProcessorEvent;
   }
 

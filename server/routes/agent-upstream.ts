@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { AgentUpMessageSchema, UPSTREAM_CLOSE, UPSTREAM_PATH, type AgentUpMessage, type ServerDownMessage, type UpstreamDevice } from '../../shared/agent-upstream.js';
 import type { Clock } from '../../shared/time.js';
-import { ApiError, missingScope } from '../errors.js';
+import { ApiError, forbidden, keyRequired, limitReached, missing, missingScope, unavailable } from '../errors.js';
 import type { KeyAuthenticator, Principal } from '../accounts/api-keys.js';
 import { shownTo } from '../accounts/visibility.js';
 import { missingPermission } from '../accounts/permissions.js';
@@ -126,22 +126,22 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
     const path = (req.url ?? '').split('?')[0];
     if (path !== UPSTREAM_PATH) {
       // Another feature may own other upgrade paths; answer only when nobody else listens.
-      if (server.listenerCount('upgrade') === 1) rejectUpgrade(socket, new ApiError(404, 'invalid_request_error', `No websocket at ${path}`, { code: 'resource_missing' }));
+      if (server.listenerCount('upgrade') === 1) rejectUpgrade(socket, missing(`No websocket at ${path}`));
       return;
     }
     socket.on('error', () => socket.destroy());
     void (async () => {
-      if (closed) return rejectUpgrade(socket, new ApiError(503, 'api_error', 'The server is shutting down'));
+      if (closed) return rejectUpgrade(socket, unavailable('The server is shutting down'));
       const key = BEARER.exec(req.headers.authorization ?? '')?.[1];
       const principal = key ? await keys.authenticate(key, clock.now()) : null;
-      if (!principal) return rejectUpgrade(socket, new ApiError(401, 'authentication_error', key ? 'Invalid API key provided' : 'No API key provided: send `Authorization: Bearer sk_…`'));
-      if (principal.kind === 'publishable') return rejectUpgrade(socket, new ApiError(403, 'permission_error', 'The agent needs a secret key (sk_…) or a restricted key (rk_…)', { code: 'secret_key_required' }));
+      if (!principal) return rejectUpgrade(socket, keyRequired(key ? 'Invalid API key provided' : 'No API key provided: send `Authorization: Bearer sk_…`'));
+      if (principal.kind === 'publishable') return rejectUpgrade(socket, forbidden('secret_key_required', 'The agent needs a secret key (sk_…) or a restricted key (rk_…)'));
       const missing = principal.kind === 'restricted' ? missingPermission(principal.permissions, AGENT_CONNECT_SCOPE) : undefined;
       if (missing) return rejectUpgrade(socket, missingScope(missing));
       const admission = gate.admit(principal.keyId, clock.now());
       if (!admission.ok) {
         logger.warn({ merchant_id: principal.merchantId, key_id: principal.keyId, reason: admission.reason }, 'agent connection refused');
-        return rejectUpgrade(socket, new ApiError(429, 'rate_limit_error', `Agent connection refused: ${admission.reason}; see docs/agent-protocol.md, "Limits"`, { code: 'rate_limited' }), admission.retryAfterSeconds);
+        return rejectUpgrade(socket, limitReached('rate_limited', `Agent connection refused: ${admission.reason}; see docs/agent-protocol.md, "Limits"`), admission.retryAfterSeconds);
       }
       wss.handleUpgrade(req, socket, head, (ws) => accept(ws, principal));
     })().catch((err: unknown) => {

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.js';
+import { upgradeRequired } from '../errors.js';
 import type { Permission } from '../../shared/contract/permissions.js';
 import { route } from '../http/route-table.js';
 import { ErrorBodySchema } from '../../shared/contract/common.js';
@@ -20,7 +20,7 @@ export const agentRoutes = [
     responses: { 426: ErrorBodySchema },
     // A websocket upgrade never reaches Express (server/routes/agent-upstream.ts takes it first).
     handle() {
-      throw new ApiError(426, 'invalid_request_error', 'This endpoint is a websocket: connect with an Upgrade: websocket request', { code: 'upgrade_required' });
+      throw upgradeRequired('This endpoint is a websocket: connect with an Upgrade: websocket request');
     },
   }),
 ];

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import express, { type Request, type Response, Router } from 'express';
-import { ApiError } from '../errors.js';
+import { missing, unavailable, unsupportedMediaType } from '../errors.js';
 import { inputProblem } from '../http/input.js';
 import { type LiveMoney, liveModeUnavailable } from '../http/live-money.js';
 import { parseInput } from '../http/validate.js';
@@ -124,7 +124,7 @@ export function pagesRouter(pages: CheckoutPages, processor: PageProcessor, live
       return;
     }
     const publishableKey = processor.publishableKey(view.mode);
-    if (!publishableKey) throw new ApiError(503, 'api_error', `The platform has no ${view.mode}-mode publishable key configured`, { code: 'processor_not_configured' });
+    if (!publishableKey) throw unavailable(`The platform has no ${view.mode}-mode publishable key configured`, 'processor_not_configured');
     const page: Processor = { kind: processor.kind, publishableKey, apiUrl: processor.browserUrl() };
     res.type('html').send(renderPaymentPage(view, page, assets, `${req.baseUrl}${req.path.replace(/\/+$/, '')}/start`));
   };
@@ -133,7 +133,7 @@ export function pagesRouter(pages: CheckoutPages, processor: PageProcessor, live
     res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
     // JSON only: a cross-site form cannot send it, and a cross-site fetch of it needs a CORS
     // preflight this server never grants.
-    if (!req.is('application/json')) throw new ApiError(415, 'invalid_request_error', 'Request bodies must be JSON', { code: 'unsupported_media_type' });
+    if (!req.is('application/json')) throw unsupportedMediaType('Request bodies must be JSON');
     const problem = inputProblem(req.body, 'body');
     if (problem) throw problem;
     const details = parseInput(PageDetailsSchema, req.body ?? {});
@@ -149,7 +149,7 @@ export function pagesRouter(pages: CheckoutPages, processor: PageProcessor, live
     res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
     const transaction = String(req.params.transaction);
     const found = /^[A-Za-z0-9_-]{1,64}$/.test(transaction) ? await pages.paymentResult(kind, String(req.params.reference), transaction) : undefined;
-    if (!found) throw new ApiError(404, 'invalid_request_error', 'No such payment on this page', { code: 'resource_missing', param: 'transaction' });
+    if (!found) throw missing('No such payment on this page', 'transaction');
     res.json({ data: { reference: found.reference, status: found.status, receipt_url: found.receiptUrl } });
   };
 

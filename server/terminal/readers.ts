@@ -6,7 +6,7 @@ import { toIsoOrNull, toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { TerminalLocationsTable, TerminalReadersTable, TransactionsTable } from '../db/schema.js';
 import { findScoped } from '../db/prepared.js';
 import type { Executor, Store } from '../db/store.js';
-import { ApiError, conflict, invalid } from '../errors.js';
+import { ApiError, conflict, invalid, missing, notFound } from '../errors.js';
 import { fromProcessorError, processorErrorCode } from '../processor/errors.js';
 import { type TerminalPort, processorIdempotencyKey, type TippingRequest } from '../processor/port.js';
 import type { CreateTerminalPaymentInput } from '../../shared/contract/terminal.js';
@@ -82,17 +82,14 @@ export function presentReader(row: TerminalReadersTable, transactionId: string |
 /** A reader of the scope by its uuid or its `tmr_` id; 404 naming `id` otherwise. */
 export async function findReaderRow(db: Executor, scope: Scope, id: string): Promise<TerminalReadersTable> {
   const row = await findScoped(db, 'terminal_readers', scope, isUuid(id) ? 'id' : 'processor_reader_id', id);
-  if (!row) throw new ApiError(404, 'invalid_request_error', 'No such reader', { code: 'resource_missing', param: 'id' });
+  if (!row) throw notFound('id', 'reader');
   return row;
 }
 
 function wrongReaderId(readerId: string): ApiError {
   return isUuid(readerId)
     ? invalid('reader_id', "reader_id takes the reader's processor_terminal_id (tmr_…) from GET /v1/terminal/readers, not its uuid")
-    : new ApiError(404, 'invalid_request_error', `No such reader: ${readerId} (reader_id takes a processor_terminal_id, tmr_…, from GET /v1/terminal/readers)`, {
-        code: 'resource_missing',
-        param: 'reader_id',
-      });
+    : missing(`No such reader: ${readerId} (reader_id takes a processor_terminal_id, tmr_…, from GET /v1/terminal/readers)`, 'reader_id');
 }
 
 function readerConflict(err: unknown): ApiError {
@@ -180,7 +177,7 @@ export class TerminalService {
    */
   async updateLocation(scope: Scope, id: string, input: z.infer<typeof UpdateLocationSchema>): Promise<Location> {
     const row = await findScoped(this.store.db, 'terminal_locations', scope, 'id', id);
-    if (!row) throw new ApiError(404, 'invalid_request_error', 'No such location', { code: 'resource_missing', param: 'id' });
+    if (!row) throw notFound('id', 'location');
     const next: Partial<Pick<TerminalLocationsTable, 'tipping' | 'processor_configuration_id' | 'receipt_policy'>> = {};
     if (input.tipping !== undefined) {
       const tipping = input.tipping ? await this.#tippingOut(scope, input.tipping) : null;
@@ -374,7 +371,7 @@ export class TerminalService {
 
   async #terminalPayment(scope: Scope, paymentIntentId: string): Promise<TransactionsTable> {
     const row = await findScoped(this.store.db, 'transactions', scope, 'processor_payment_intent_id', paymentIntentId);
-    if (!row) throw new ApiError(404, 'invalid_request_error', 'No such payment: payment_intent_id takes the value create-payment returned', { code: 'resource_missing', param: 'payment_intent_id' });
+    if (!row) throw missing('No such payment: payment_intent_id takes the value create-payment returned', 'payment_intent_id');
     if (row.payment_method_type !== 'terminal') throw invalid('payment_intent_id', 'This payment was not created for a terminal (use POST /v1/terminal/create-payment)');
     return row;
   }

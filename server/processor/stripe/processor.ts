@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import type { Mode } from '../../db/schema.js';
-import { ApiError } from '../../errors.js';
+import { ApiError, invalid, unavailable } from '../../errors.js';
 import type { BudgetLedger } from '../budget.js';
 import { ProcessorFailure, type ProcessorFailureDetails, type ProcessorFailureKind } from '../errors.js';
 import { budgetedHttpClient } from './budget-client.js';
@@ -153,7 +153,7 @@ export class StripeProcessor implements PaymentProcessor {
   #client(mode: Mode): Stripe {
     const client = this.#clients[mode];
     if (!client) {
-      throw new ApiError(503, 'api_error', `The platform has no ${mode}-mode processor key configured`, { code: 'processor_not_configured' });
+      throw unavailable(`The platform has no ${mode}-mode processor key configured`, 'processor_not_configured');
     }
     return client;
   }
@@ -495,9 +495,9 @@ export class StripeProcessor implements PaymentProcessor {
    * matches: a forged or altered event changes nothing.
    */
   verifyEvent(rawBody: Buffer, signature: string | undefined): ProcessorEvent {
-    if (!signature) throw new ApiError(400, 'invalid_request_error', 'Missing Stripe-Signature header', { code: 'signature_missing' });
+    if (!signature) throw invalid(undefined, 'Missing Stripe-Signature header', 'signature_missing');
     const client = this.#clients.test ?? this.#clients.live;
-    if (!client) throw new ApiError(503, 'api_error', 'No processor configured', { code: 'processor_not_configured' });
+    if (!client) throw unavailable('No processor configured', 'processor_not_configured');
     for (const secret of this.#connection.webhookSecrets) {
       try {
         return eventSnapshot(client.webhooks.constructEvent(rawBody, signature, secret));
@@ -505,7 +505,7 @@ export class StripeProcessor implements PaymentProcessor {
         if (!(err instanceof Stripe.errors.StripeSignatureVerificationError)) throw err;
       }
     }
-    throw new ApiError(400, 'invalid_request_error', 'Processor event signature verification failed', { code: 'signature_invalid' });
+    throw invalid(undefined, 'Processor event signature verification failed', 'signature_invalid');
   }
 }
 
