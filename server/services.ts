@@ -3,7 +3,7 @@ import type { Clock } from '../shared/time.js';
 import type { Store } from './db/store.js';
 import type { ProcessorEventHandler } from './processor/events-route.js';
 import type { PaymentProcessor } from './processor/port.js';
-import { CheckoutService, type PublicUrl } from './checkout/sessions.js';
+import { CheckoutService } from './checkout/sessions.js';
 import { CheckoutPages } from './checkout/pages.js';
 import { completeCheckoutSession } from './checkout/state.js';
 import { paymentEventHandler } from './payments/processor-events.js';

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnAgent, type AgentProcess } from './helpers/agent.js';
 import { POS_BIN } from './helpers/cli.js';

@@ -47,7 +47,7 @@ export class CounterDevices {
   readonly display: CustomerDisplay | undefined;
 
   constructor(
-    private readonly config: Pick<AgentConfig, 'printer' | 'printerColumns' | 'printerCodepage' | 'display' | 'displayIdle' | 'deviceBaud'>,
+    config: Pick<AgentConfig, 'printer' | 'printerColumns' | 'printerCodepage' | 'display' | 'displayIdle' | 'deviceBaud'>,
     private readonly deps: CounterDeps,
   ) {
     const ports = { serial: deps.serial, tcp: deps.tcp, logger: deps.logger };
