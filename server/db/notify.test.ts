@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL } from '../../test/helpers/db.js';
+import { seedSqliteDataDir } from '../../test/helpers/db.js';
 import { eventually, tempDir } from '../../test/helpers/tmp.js';
 import { followNotices, LocalListeners, type Notice, notifyOnCommit } from './notify.js';
 import { dropPostgresSchema, openPostgresStore } from './postgres.js';
@@ -25,6 +26,7 @@ describe('notices on SQLite', () => {
   async function open(): Promise<{ store: Store; path: string }> {
     const dir = tempDir('pos-notify-');
     dirs.push(dir);
+    seedSqliteDataDir(dir.path);
     const store = await openSqliteStore(dir.path, { checkNesting: true });
     stores.push(store);
     await sql`create table kv (k text primary key)`.execute(store.db);

@@ -45,6 +45,7 @@ export interface Store {
  * every schema, so another schema's would otherwise be taken for ours.
  */
 export async function migrateToLatest(db: Kysely<Tables>, schema?: string): Promise<void> {
+  if (await upToDate(db, schema)) return;
   // Issues land in parallel, so a numbered migration can arrive after a higher one was applied.
   const migrator = new Migrator({ db, provider: migrationProvider, allowUnorderedMigrations: true, ...(schema ? { migrationTableSchema: schema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
@@ -52,6 +53,25 @@ export async function migrateToLatest(db: Kysely<Tables>, schema?: string): Prom
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`database migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/**
+ * Whether the database holds exactly the migrations this version has: one read, where Kysely's
+ * migrator takes its lock and reads the bookkeeping in several round trips (most of the time a
+ * store took to open). Anything else (no bookkeeping yet, one pending, one this version does not
+ * know) goes through the migrator, which applies or refuses as before.
+ */
+async function upToDate(db: Kysely<Tables>, schema?: string): Promise<boolean> {
+  const table = schema ? sql`${sql.id(schema)}.${sql.id('kysely_migration')}` : sql.id('kysely_migration');
+  let applied: string[];
+  try {
+    applied = (await sql<{ name: string }>`select name from ${table}`.execute(db)).rows.map((row) => row.name);
+  } catch {
+    return false;
+  }
+  const known = Object.keys(await migrationProvider.getMigrations());
+  const done = new Set(applied);
+  return applied.length === known.length && known.every((name) => done.has(name));
 }
 
 /** A cheap round trip proving the database answers, for /healthz. */

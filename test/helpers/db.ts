@@ -49,6 +49,14 @@ export function seedDataDir(dataDir: string): void {
     if (spare) givenSchemas.set(dataDir, spare);
     return;
   }
+  seedSqliteDataDir(dataDir);
+}
+
+/**
+ * Makes a data dir's SQLite file start as the run's migrated template, whichever backend the suite
+ * runs on: for tests of the SQLite store itself.
+ */
+export function seedSqliteDataDir(dataDir: string): void {
   const template = process.env.POS_TEST_SQLITE_TEMPLATE;
   if (!template) return;
   for (const file of ['pos.db', 'pos.db-wal']) {
