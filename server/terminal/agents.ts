@@ -4,7 +4,7 @@ import { followNotices, notifyOnCommit } from '../db/notify.js';
 import type { AgentsTable, TerminalReadersTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { conflict } from '../errors.js';
-import { eventData, recordEvent } from '../webhooks/outbox.js';
+import { eventData, latestEventSeq, recordEvent } from '../webhooks/outbox.js';
 import type { FieldCipher } from '../db/encryption.js';
 import type { Scope } from '../accounts/scope.js';
 import { AGENT_LIMITS, type AgentLimits } from './agent-limits.js';
@@ -90,7 +90,7 @@ export class AgentService {
         agent = { id: hello.agent_id, merchant_id: scope.merchantId, mode: scope.mode, ...fields, last_heartbeat_at: null, created_at: now };
         await trx.insertInto('agents').values(agent).execute();
       }
-      const cursor = hello.cursor ?? (await this.#latestSeq(trx, scope));
+      const cursor = hello.cursor ?? (await latestEventSeq(trx, scope));
       return { agent, cursor };
     });
   }
@@ -115,18 +115,6 @@ export class AgentService {
         `This API key already has ${limit} agents heard from in the last ${Math.round(this.limits.agentIdleMs / 86_400_000)} days, the most one key may have: give this PC its own counter key (pos keys create --preset counter), or start it with the data dir of the PC it replaces`,
       );
     }
-  }
-
-  async #latestSeq(trx: Trx, scope: Scope): Promise<number> {
-    const row = await trx
-      .selectFrom('events')
-      .select('seq')
-      .where('merchant_id', '=', scope.merchantId)
-      .where('mode', '=', scope.mode)
-      .orderBy('seq', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    return row ? row.seq : 0;
   }
 
   /**

@@ -7,6 +7,7 @@ import type { Scope } from '../accounts/scope.js';
 import { followNotices } from '../db/notify.js';
 import type { TerminalReadersTable, TransactionStatus } from '../db/schema.js';
 import type { Executor, Store } from '../db/store.js';
+import { latestEventSeq } from '../webhooks/outbox.js';
 
 /** A reader's action as the readers' listing shows it; the push to agents adds its own fields to it. */
 export type ReaderActionView = NonNullable<z.infer<typeof ReaderSchema>['action']>;
@@ -181,18 +182,6 @@ export class ReaderViews {
     return rows.map((row) => presentView(row as ViewRow));
   }
 
-  async #latestEventSeq(scope: Scope): Promise<number> {
-    const row = await this.store.db
-      .selectFrom('events')
-      .select('seq')
-      .where('merchant_id', '=', scope.merchantId)
-      .where('mode', '=', scope.mode)
-      .orderBy('seq', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    return row ? Number(row.seq) : 0;
-  }
-
   /**
    * Follows the scope's reader views for a connected agent: `snapshot` gets every reader first, then
    * `changed` each reader whose action or whose action's payment changed, after each commit that
@@ -210,7 +199,7 @@ export class ReaderViews {
       async () => {
         if (seq === undefined) {
           // Events from here on may move a payment shown in the snapshot; those before are in it.
-          eventSeq = await this.#latestEventSeq(scope);
+          eventSeq = await latestEventSeq(this.store.db, scope);
           const states = await this.statesAfter(scope, -1);
           seq = states.reduce((max, s) => Math.max(max, s.seq), 0);
           snapshot(states);

@@ -1,6 +1,6 @@
 import { newReference } from '../../shared/ids.js';
 import { insertRow } from '../db/prepared.js';
-import type { Trx } from '../db/store.js';
+import type { Executor, Trx } from '../db/store.js';
 import { nextSeq } from '../db/counters.js';
 import { notifyOnCommit } from '../db/notify.js';
 import type { FieldCipher } from '../db/encryption.js';
@@ -98,4 +98,17 @@ export function eventData(cipher: FieldCipher, row: { id: string; data: string }
 /** An event's `request`, as Stripe's events carry it: both null for what no /v1 request caused. */
 export function eventRequest(row: { request_id: string | null; idempotency_key: string | null }): { id: string | null; idempotency_key: string | null } {
   return { id: row.request_id ?? null, idempotency_key: row.idempotency_key ?? null };
+}
+
+/** The seq of the scope's newest event (0 before its first): where a follower that wants only what comes next starts. */
+export async function latestEventSeq(db: Executor, scope: Scope): Promise<number> {
+  const row = await db
+    .selectFrom('events')
+    .select('seq')
+    .where('merchant_id', '=', scope.merchantId)
+    .where('mode', '=', scope.mode)
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row ? Number(row.seq) : 0;
 }
