@@ -65,6 +65,12 @@ describe('SQLite store group commit', () => {
     expect(rows.map((r) => r.name)).toContain('0004_payments');
   });
 
+  it('refuses to open a database a newer version migrated', async () => {
+    await sql`insert into kysely_migration (name, timestamp) values ('9999_from_a_newer_version', '2030-01-01T00:00:00.000Z')`.execute(store.db);
+    await store.close();
+    await expect(open()).rejects.toThrow(/database migration .*failed/);
+  });
+
   it('rolls back a throwing unit alone; its neighbours in the same batch persist', async () => {
     const a = store.transaction(async (trx) => put(trx, 'a', 1));
     const b = store.transaction(async (trx) => {
