@@ -83,9 +83,10 @@ describe('error bodies (spec §7)', () => {
     expect(unknownQuery.body.error.param).toBe('sort');
   });
 
-  // Over a thousand requests, growing with every route: the default 30 s is too tight on a loaded runner.
-  // Thousands of requests, growing with every route: the default 30 s is too tight on a loaded machine.
-  it('answers every route with a 4xx and the error body, never a 500, whatever the input', { timeout: 120_000 }, async () => {
+  // Each garbage id, body and query reaches every route at least once; they are paired in turn
+  // rather than multiplied, since a path id and a body are parsed apart and their product only
+  // repeated the same refusals (over ten thousand requests, a minute of the suite).
+  it('answers every route with a 4xx and the error body, never a 500, whatever the input', async () => {
     const garbageBodies: string[] = [
       '',
       'null',
@@ -108,23 +109,20 @@ describe('error bodies (spec §7)', () => {
     ];
     const garbageIds = ['%00', '..%2F..%2Fetc%2Fpasswd', 'a'.repeat(5000), "' OR 1=1 --", '%F0%9F%92%B8', '-1', '0'];
     const garbageQueries = ['?page=0', '?page=-1', '?page=abc', '?size=0', '?size=1e3', '?per_page=x', '?page[]=1', '?size[a]=1', '?%00=1', `?page=${'9'.repeat(400)}`];
+    // Another content type is refused before any body is read: once per route is enough.
+    const sends: { body: string; contentType: string }[] = [...garbageBodies.map((body) => ({ body, contentType: 'application/json' })), { body: '{"name":"x"}', contentType: 'text/plain' }];
     let requests = 0;
     for (const doc of apiRoutes) {
-      const paths = doc.path.includes('{id}') ? garbageIds.map((id) => doc.path.replace('{id}', id)) : [doc.path];
-      for (const path of paths) {
-        const bodies = doc.method === 'get' ? [undefined] : garbageBodies;
-        const queries = doc.method === 'get' ? garbageQueries : [''];
-        for (const body of bodies) {
-          for (const query of queries) {
-            for (const contentType of body === undefined ? [undefined] : ['application/json', 'text/plain']) {
-              const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {};
-              const res = await call(t.url, doc.method.toUpperCase(), path + query, { key, ...(body === undefined ? {} : { rawBody: body }), headers });
-              requests += 1;
-              expect(res.status, `${doc.method} ${path}${query} ${body?.slice(0, 40)}`).toBeLessThan(500);
-              if (res.status >= 400) expectErrorBody(res.body);
-            }
-          }
-        }
+      const pathWith = (i: number) => doc.path.replace('{id}', garbageIds[i % garbageIds.length] ?? '');
+      // As many requests as the longest list, so every id, query and body is sent at least once.
+      const count = Math.max(doc.path.includes('{id}') ? garbageIds.length : 1, doc.method === 'get' ? garbageQueries.length : sends.length);
+      for (let i = 0; i < count; i++) {
+        const send = doc.method === 'get' ? undefined : sends[i % sends.length];
+        const path = pathWith(i) + (doc.method === 'get' ? garbageQueries[i % garbageQueries.length] : '');
+        const res = await call(t.url, doc.method.toUpperCase(), path, { key, ...(send ? { rawBody: send.body, headers: { 'content-type': send.contentType } } : {}) });
+        requests += 1;
+        expect(res.status, `${doc.method} ${path} ${send?.body.slice(0, 40)}`).toBeLessThan(500);
+        if (res.status >= 400) expectErrorBody(res.body);
       }
     }
     expect(requests).toBeGreaterThan(100);

@@ -1,10 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { call, client, type Json } from './helpers/api.js';
-import { adminMerchant, spawnServer, startTestServer, type TestServer } from './helpers/server.js';
+import { capturedLogger, startTestServer, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';
 
 type ErrorBody = { error: Json & { code?: string; message?: string; decline_code?: string } };
@@ -185,20 +182,18 @@ describe('the hosted page on the simulator', () => {
 
 describe('pos server start-up', () => {
   it('says in its log when live mode is simulated, and when it is unavailable', async () => {
-    for (const [args, expected] of [
-      [['--simulate-live'], 'simulated'],
-      [[], 'unavailable'],
+    for (const [simulateLive, expected] of [
+      [true, 'simulated'],
+      [false, 'unavailable'],
     ] as const) {
-      const dir = mkdtempSync(join(tmpdir(), 'pos-live-'));
-      const server = await spawnServer(dir, ['--log-level', 'info', ...args]);
+      const lines: string[] = [];
+      const server = await startTestServer({ simulateLive }, { logger: capturedLogger(lines) });
       try {
-        const listening = server.logs.map((line) => JSON.parse(line) as Json).find((l) => l.msg === 'pos server listening');
+        const listening = lines.map((line) => JSON.parse(line) as Json).find((l) => l.msg === 'pos server listening');
         expect(listening?.live_mode).toBe(expected);
-        if (expected === 'simulated') expect(server.logs.join('\n')).toMatch(/live mode is SIMULATED/);
+        if (expected === 'simulated') expect(lines.join('\n')).toMatch(/live mode is SIMULATED/);
       } finally {
-        server.child.kill('SIGTERM');
-        await server.exited;
-        rmSync(dir, { recursive: true, force: true });
+        await server.stop();
       }
     }
   });
@@ -206,30 +201,22 @@ describe('pos server start-up', () => {
 
 describe('a live page made under --simulate-live, after a restart without it', () => {
   it('answers 503 with words for the customer, and its submit refuses', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pos-live-restart-'));
+    const first = await startTestServer({ simulateLive: true });
+    const key = (await first.merchant('Restart Shop')).keys.sk_live;
+    const link = await client(first.url, key).post<{ data: { url: string; reference: string } }>('/v1/payment-links', { amount: 1500 });
+    expect(link.status, JSON.stringify(link.body)).toBe(201);
+    const server = await first.restart({ simulateLive: false });
     try {
-      const key = (await adminMerchant(dir, 'Restart Shop')).api_keys.sk_live;
-      let server = await spawnServer(dir, ['--simulate-live']);
-      const link = await client(server.url, key).post<{ data: { url: string; reference: string } }>('/v1/payment-links', { amount: 1500 });
-      expect(link.status, JSON.stringify(link.body)).toBe(201);
-      server.child.kill('SIGTERM');
-      await server.exited;
-      server = await spawnServer(dir, []);
-      try {
-        const page = await fetch(`${server.url}/pay/${link.body.data.reference}`);
-        expect(page.status).toBe(503);
-        const html = await page.text();
-        expect(html).toContain('cannot take payments');
-        expect(html).not.toContain('id="pay-form"');
-        const start = await call<ErrorBody>(server.url, 'POST', `/pay/${link.body.data.reference}/start`, { body: CUSTOMER });
-        expect(start.status).toBe(400);
-        expect(start.body.error.code).toBe('live_mode_unavailable');
-      } finally {
-        server.child.kill('SIGTERM');
-        await server.exited;
-      }
+      const page = await fetch(`${server.url}/pay/${link.body.data.reference}`);
+      expect(page.status).toBe(503);
+      const html = await page.text();
+      expect(html).toContain('cannot take payments');
+      expect(html).not.toContain('id="pay-form"');
+      const start = await call<ErrorBody>(server.url, 'POST', `/pay/${link.body.data.reference}/start`, { body: CUSTOMER });
+      expect(start.status).toBe(400);
+      expect(start.body.error.code).toBe('live_mode_unavailable');
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      await server.stop();
     }
   });
 });

@@ -4,9 +4,7 @@ import { budgetedHttpClient } from '../server/processor/stripe/budget-client.js'
 import { sharedBudgetLedger } from '../server/processor/budget.js';
 import type { RunningSimulator } from '../simulator/index.js';
 import { client } from './helpers/api.js';
-import { dropSchemaOf } from './helpers/db.js';
-import { adminMerchant, spawnServer, startTestServer, type TestServer } from './helpers/server.js';
-import { tempDir } from './helpers/tmp.js';
+import { capturedLogger, startTestServer, type TestServer } from './helpers/server.js';
 
 /**
  * The server's processor calls against the simulator with Stripe's rate limits on: the budget keeps
@@ -72,19 +70,16 @@ describe('the processor budget against the rate-limited simulator', () => {
 
 describe('POS_SIMULATOR_RATE_LIMITS=off', () => {
   it('turns the embedded simulator\'s limits off for `pos server`, and the server says so', async () => {
-    const dir = tempDir();
-    const key = (await adminMerchant(dir.path, 'Bulk Fixture')).api_keys.sk_test;
-    const server = await spawnServer(dir.path, [], { POS_SIMULATOR_RATE_LIMITS: 'off' });
+    const lines: string[] = [];
+    const server = await startTestServer({}, { logger: capturedLogger(lines) }, { POS_SIMULATOR_RATE_LIMITS: 'off' });
     try {
-      expect(server.logs.join('\n')).toMatch(/rate limits are OFF/);
+      expect(lines.join('\n')).toMatch(/rate limits are OFF/);
+      const key = (await server.merchant('Bulk Fixture')).keys.sk_test;
       const merchant = await client(server.url, key).get<{ data: { processor: { api_base: string } } }>('/v1/merchant');
       const limits = (await (await fetch(`${merchant.body.data.processor.api_base}/_sim/rate_limits`)).json()) as { enabled: boolean };
       expect(limits.enabled).toBe(false);
     } finally {
-      server.child.kill('SIGTERM');
-      await server.exited;
-      await dropSchemaOf(dir.path);
-      dir.cleanup();
+      await server.stop();
     }
   });
 });

@@ -1,27 +1,22 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStore } from '../server/db/store.js';
-import { createMerchant } from '../server/accounts/merchants.js';
-import { systemClock } from '../shared/time.js';
 import { call } from './helpers/api.js';
-import { backendFlags, dropSchemaOf } from './helpers/db.js';
-import { spawnServer, type ServerProcess } from './helpers/server.js';
-import { eventually, tempDir } from './helpers/tmp.js';
+import { capturedLogger, startTestServer, type TestServer } from './helpers/server.js';
+import { eventually } from './helpers/tmp.js';
 
-const cleanups: (() => Promise<void>)[] = [];
+/**
+ * What the server believes about a request's origin and path, through the same flags and stack
+ * `pos server` starts from, in this process: nothing here depends on being a separate process.
+ */
+
+const started: TestServer[] = [];
 afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
+  for (const t of started.splice(0)) await t.stop();
 });
 
-async function server(args: string[] = []): Promise<ServerProcess & { dataDir: string }> {
-  const dir = tempDir();
-  const s = await spawnServer(dir.path, ['--rate-limit', '100', ...args]);
-  cleanups.push(async () => {
-    s.child.kill('SIGTERM');
-    await s.exited;
-    await dropSchemaOf(dir.path);
-    dir.cleanup();
-  });
-  return { ...s, dataDir: dir.path };
+async function server(flags: { trustProxy?: string } = {}, lines?: string[]): Promise<TestServer> {
+  const t = await startTestServer({ rateLimit: 100, ...flags }, lines ? { logger: capturedLogger(lines) } : {});
+  started.push(t);
+  return t;
 }
 
 /** What is left of the rate-limit window after one request without a key, from a forwarded client address. */
@@ -33,7 +28,7 @@ async function remainingFor(url: string, forwardedFor: string): Promise<number> 
 
 describe('pos server --trust-proxy', () => {
   it('keys requests without an API key by the forwarded client address', async () => {
-    const s = await server(['--trust-proxy', '1']);
+    const s = await server({ trustProxy: '1' });
     expect(await remainingFor(s.url, '203.0.113.7')).toBe(99);
     expect(await remainingFor(s.url, '203.0.113.7')).toBe(98);
     // Another client behind the same load balancer has a bucket of its own.
@@ -41,7 +36,7 @@ describe('pos server --trust-proxy', () => {
   });
 
   it('trusts only the listed proxies', async () => {
-    const s = await server(['--trust-proxy', '10.0.0.0/8,loopback']);
+    const s = await server({ trustProxy: '10.0.0.0/8,loopback' });
     expect(await remainingFor(s.url, '203.0.113.7')).toBe(99);
     expect(await remainingFor(s.url, '198.51.100.20')).toBe(99);
   });
@@ -55,20 +50,15 @@ describe('pos server --trust-proxy', () => {
 
 describe('the access log', () => {
   it('shows the full path of each request, without its query string', async () => {
-    const s = await server();
-    const store = await openStore({ dataDir: s.dataDir, ...backendFlags(s.dataDir) });
-    const { keys } = await createMerchant(store, systemClock, { businessName: 'Log Shop' });
-    await store.close();
+    const lines: string[] = [];
+    const s = await server({}, lines);
+    const { keys } = await s.merchant('Log Shop');
     expect((await call(s.url, 'GET', '/v1/transactions?page=1&size=5', { key: keys.sk_test })).status).toBe(200);
     expect((await call(s.url, 'GET', '/v1/webhook-endpoints/we_missing?expand=x', { key: keys.sk_test })).status).toBe(404);
     const requests = () =>
-      s.logs.flatMap((line) => {
-        try {
-          const entry = JSON.parse(line) as { msg?: string; path?: string; status?: number };
-          return entry.msg === 'request' ? [[entry.path, entry.status]] : [];
-        } catch {
-          return [];
-        }
+      lines.flatMap((line) => {
+        const entry = JSON.parse(line) as { msg?: string; path?: string; status?: number };
+        return entry.msg === 'request' ? [[entry.path, entry.status]] : [];
       });
     // The line is written as the response finishes, and reaches the log stream a moment later.
     const logged = await eventually(() => (requests().length >= 2 ? requests() : undefined));

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { Writable } from 'node:stream';
 import pino from 'pino';
 import { loadServerConfig, type ServerFlags } from '../../shared/config.js';
 import type { RunningServer } from '../../server/main.js';
@@ -15,14 +16,27 @@ export interface TestServer {
   server: RunningServer;
   stack: Stack;
   merchant(name?: string): Promise<CreatedMerchant>;
+  /**
+   * Stops this server as `pos server` stops and starts another on the same data dir (and schema),
+   * with `flags` instead of this one's: a restart without leaving the process. The new server owns
+   * the data dir from then on; this one must not be used again.
+   */
+  restart(flags?: ServerFlags, options?: StackOptions, env?: Record<string, string>): Promise<TestServer>;
   stop(): Promise<void>;
 }
 
-/** An in-process server on a real port and a temporary data dir. */
-export async function startTestServer(flags: ServerFlags = {}, options: StackOptions = {}): Promise<TestServer> {
+/**
+ * An in-process server on a real port and a temporary data dir, configured from flags and `env` as
+ * `pos server` is (never from this process's own environment).
+ */
+export async function startTestServer(flags: ServerFlags = {}, options: StackOptions = {}, env: Record<string, string> = {}): Promise<TestServer> {
   const dir = tempDir();
   seedDataDir(dir.path);
-  const config = loadServerConfig({ port: 0, dataDir: dir.path, logLevel: 'silent', ...backendFlags(dir.path), ...flags }, {});
+  return startOn(dir, flags, options, env);
+}
+
+async function startOn(dir: { path: string; cleanup(): void }, flags: ServerFlags, options: StackOptions, env: Record<string, string>): Promise<TestServer> {
+  const config = loadServerConfig({ port: 0, dataDir: dir.path, logLevel: 'silent', ...backendFlags(dir.path), ...flags }, env);
   const stack = await startStack(config, { logger: pino({ level: 'silent' }), ...options });
   const server = stack.server;
   return {
@@ -31,12 +45,27 @@ export async function startTestServer(flags: ServerFlags = {}, options: StackOpt
     server,
     stack,
     merchant: (name = 'Test Shop') => createMerchant(server.store, systemClock, { businessName: name }),
+    async restart(nextFlags = {}, nextOptions = {}, nextEnv = {}) {
+      await stack.close();
+      return startOn(dir, nextFlags, nextOptions, nextEnv);
+    },
     async stop() {
       await stack.close();
       await releaseDataDir(dir.path);
       dir.cleanup();
     },
   };
+}
+
+/** Log lines a test reads: a pino logger at `level` writing into `lines`, one JSON object a line. */
+export function capturedLogger(lines: string[], level: pino.Level = 'info'): pino.Logger {
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(...chunk.toString().split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return pino({ level }, sink);
 }
 
 /** The `pos admin <args>` binary on a data dir, its ledger on the suite's backend (helpers/db.ts) like a server's on it. */
