@@ -6,6 +6,11 @@
 // so a new test on the store is on both passes without anyone remembering to say so, and a
 // simulator, CLI-parsing or TUI test runs once.
 //
+// A file that opens the store only to stand something up, while what it asserts is a process, a
+// terminal, a browser or a device (tmux, chromium, ptys, pipes), says so in a comment,
+// `@backend-once <why>`, and runs once: the storage its scenario touches is asserted by other files
+// on both backends, and running it again cost the PostgreSQL pass minutes for nothing.
+//
 // `node scripts/backend-tests.mjs [ROOT]` prints the backend files, one a line; `--once` the others.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -17,6 +22,8 @@ const TEST_FOLDERS = ['cli', 'server', 'shared', 'agent', 'simulator', 'test'];
 const TEST_FILE = /\.test\.tsx?$/;
 /** Reading the variable, not naming it: a comment or a message about it is no dependency. */
 const MARKER = /process\.env(?:\.POS_TEST_DATABASE_URL\b|\[['"]POS_TEST_DATABASE_URL['"]\])/;
+/** A test file's own declaration that its assertions do not depend on the backend, and why. */
+const ONCE = /@backend-once\s+(\S[^\n]*)/;
 
 /**
  * Relative specifiers a module loads: static imports and re-exports, side-effect imports and
@@ -65,8 +72,17 @@ export function backendTestFiles(root = ROOT) {
   ).sort();
   const backend = [];
   const once = [];
-  for (const file of tests) (reachesMarker(file) ? backend : once).push(relative(root, file));
-  return { backend, once };
+  /** Files that reach the store but declared themselves backend-independent, with their reason. */
+  const declared = [];
+  for (const file of tests) {
+    const reason = ONCE.exec(readFileSync(file, 'utf8'))?.[1]?.replace(/\s*\*\/\s*$/, '');
+    if (!reachesMarker(file)) once.push(relative(root, file));
+    else if (reason) {
+      once.push(relative(root, file));
+      declared.push({ file: relative(root, file), reason });
+    } else backend.push(relative(root, file));
+  }
+  return { backend, once, declared };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -38,9 +38,10 @@ let files = [];
 if (process.env.POS_TEST_POSTGRES === 'all') {
   console.log(`PostgreSQL pass: the whole suite again on ${shown} (POS_TEST_POSTGRES=all)`);
 } else {
-  const { backend, once } = backendTestFiles(root);
+  const { backend, once, declared } = backendTestFiles(root);
   console.log(`PostgreSQL pass: the ${backend.length} test files that open the pos store, again on ${shown}.`);
   console.log(`Not run again (they do not depend on the backend; POS_TEST_POSTGRES=all runs them too), ${once.length} files: ${once.join(', ')}`);
+  for (const { file, reason } of declared) console.log(`  ${file} opens the store but asserts ${reason}`);
   // Absolute paths: vitest matches a filter anywhere in a file's path.
   files = backend.map((file) => join(root, file));
 }

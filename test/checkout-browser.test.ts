@@ -11,6 +11,8 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';
 import { CHROMIUM_PATH, haveChromium } from './helpers/tools.js';
 
+// @backend-once what a browser shows and sends; the pages' storage is checkout-api's, on both backends.
+
 /**
  * The hosted pages in a real browser: Debian's Chromium driven by playwright-core (.ci/run
  * installs it). Every test runs on a phone-sized screen; screenshots land in test/artifacts/.

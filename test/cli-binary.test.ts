@@ -5,6 +5,8 @@ import { json, pos } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { tempDir } from './helpers/tmp.js';
 
+// @backend-once the binary as a shell runs it, one smoke test per command family; the commands' effects are cli.test's, on both backends.
+
 /**
  * The real `pos` binary, once per command family, against a server in this process: what the
  * in-process runs of the other CLI tests (runCli) cannot show, that bin/pos.js loads the compiled

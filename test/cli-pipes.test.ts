@@ -4,6 +4,8 @@ import { client } from './helpers/api.js';
 import { POS_BIN, runCli, THROWAWAY_CONFIG_DIR } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
+// @backend-once what the binary does with a closed pipe and on errors, as a shell sees it.
+
 /** A page of 100 payments as pretty JSON is about 150 KB: more than a 64 KB pipe buffer holds. */
 const PAYMENTS = 100;
 

@@ -15,6 +15,8 @@ import { eventually, tempDir } from './helpers/tmp.js';
 import { haveSocat, haveTmux } from './helpers/tools.js';
 import { Tmux } from './helpers/tmux.js';
 
+// @backend-once the bytes the agent sends printers, drawers and displays on ptys; the sales it records are cash-sales', on both backends.
+
 /**
  * The agent's receipt printer, cash drawer and customer display on socat pty pairs (and a network
  * printer on a local TCP socket), with a real server and a real agent process. The test plays the

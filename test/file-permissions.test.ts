@@ -9,6 +9,8 @@ import { POS_BIN } from './helpers/cli.js';
 import { spawnServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
+// @backend-once the modes of files in the data dir, the simulator's and the CLI's; PostgreSQL keeps none there.
+
 /**
  * Keys, payments and customers' data on disk are readable by their owner only, whatever the umask:
  * the real `pos server` (with its embedded simulator), `pos simulator`, `pos agent`, the admin

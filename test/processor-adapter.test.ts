@@ -7,7 +7,7 @@ import { createMerchant } from '../server/accounts/merchants.js';
 import { systemClock } from '../shared/time.js';
 import { budgetedHttpClient } from '../server/processor/stripe/budget-client.js';
 import { client, type Json } from './helpers/api.js';
-import { pos } from './helpers/cli.js';
+import { runCli } from './helpers/cli.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -106,7 +106,7 @@ describe('processor adapter', () => {
   it('refuses --processor stripe without keys, with a clear message and exit code 2', async () => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
-    const result = await pos(['server', '--processor', 'stripe', '--port', '0', '--data-dir', dir.path], { STRIPE_SECRET_KEY_TEST: '', STRIPE_SECRET_KEY_LIVE: '' });
+    const result = await runCli(['server', '--processor', 'stripe', '--port', '0', '--data-dir', dir.path], { env: { STRIPE_SECRET_KEY_TEST: '', STRIPE_SECRET_KEY_LIVE: '' } });
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/STRIPE_SECRET_KEY_TEST/);
   });

@@ -6,6 +6,8 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 import { Tmux } from './helpers/tmux.js';
 import { haveTmux } from './helpers/tools.js';
 
+// @backend-once what the counter's terminal shows (tmux); the day's figures are the report's, on both backends.
+
 /**
  * The close-out's drawer count at the counter, for real: `pos tui` in an 80×24 tmux terminal on a
  * server with the day's cash sales; staff press k on the day view, type the opening float and the
