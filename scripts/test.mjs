@@ -1,9 +1,32 @@
 #!/usr/bin/env node
-// The two passes of `npm test`: the whole suite on SQLite, then again on PostgreSQL
-// (scripts/test-postgres.mjs, which says when and why it is skipped). Both run even when the first
-// fails, so one run shows every failure; the command fails if either pass did.
-import { spawnSync } from 'node:child_process';
+// `npm test`: the build, the type check and the dependency rules side by side (each is one
+// single-threaded process, and together they took a minute one after another on two cores), then
+// the whole suite on SQLite, then again on PostgreSQL (scripts/test-postgres.mjs, which says when
+// and why it is skipped). Both passes run even when the first fails, so one run shows every
+// failure; the command fails if a check or either pass did.
+import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+
+/** Runs an npm script with its output kept, and prints that output whole once it ends. */
+function check(script) {
+  return new Promise((resolve) => {
+    const child = spawn('npm', ['run', '--silent', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const output = [];
+    child.stdout.on('data', (chunk) => output.push(chunk));
+    child.stderr.on('data', (chunk) => output.push(chunk));
+    child.on('close', (status) => {
+      const text = Buffer.concat(output).toString('utf8').trim();
+      console.log(`${status === 0 ? 'ok' : 'FAILED'}: npm run ${script}${text ? `\n${text}` : ''}`);
+      resolve(status === 0);
+    });
+  });
+}
+
+const checks = await Promise.all(['build', 'typecheck', 'check:deps'].map(check));
+if (checks.includes(false)) {
+  console.error('npm test: a check failed; no test was run');
+  process.exit(1);
+}
 
 const sqlite = spawnSync('npx', ['vitest', 'run'], { stdio: 'inherit', env: { ...process.env, POS_TEST_DATABASE_URL: '' } });
 const postgres = spawnSync(process.execPath, [fileURLToPath(new URL('./test-postgres.mjs', import.meta.url))], { stdio: 'inherit', env: process.env });
