@@ -2,11 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnAgent, type AgentProcess } from './helpers/agent.js';
 import { client } from './helpers/api.js';
 import { openTestDb } from './helpers/db.js';
-import { adminMerchant, spawnServer, type ServerProcess } from './helpers/server.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
 /**
- * Presence end to end with real processes: `pos server` and `pos agent` on loopback. A 300 ms
+ * Presence end to end with a real `pos agent` process (what is killed and restarted here) against
+ * a server on loopback. A 300 ms
  * heartbeat gives a 900 ms TTL (three heartbeats), so every convergence below takes about a second.
  */
 const HEARTBEAT_MS = 300;
@@ -14,9 +15,8 @@ const TTL_MS = 3 * HEARTBEAT_MS;
 /** Expiry runs at the deadline itself; a loaded CI machine gets this much more. */
 const SLACK_MS = 1_500;
 
-const serverDir = tempDir('pos-presence-');
 const agentDir = tempDir('pos-presence-agent-');
-let server: ServerProcess;
+let server: TestServer;
 let agent: AgentProcess | undefined;
 let key: string;
 let port: string;
@@ -26,16 +26,14 @@ const readers = async () => (await client(server.url, key).get<{ data: Reader[] 
 const agentArgs = () => ['--server', server.url, '--api-key', key, '--data-dir', agentDir.path, '--simulate', '2', '--heartbeat-ms', String(HEARTBEAT_MS)];
 
 beforeAll(async () => {
-  key = (await adminMerchant(serverDir.path, 'Presence Shop')).api_keys.sk_test;
-  server = await spawnServer(serverDir.path);
+  server = await startTestServer();
+  key = (await server.merchant('Presence Shop')).keys.sk_test;
   port = new URL(server.url).port;
 });
 
 afterAll(async () => {
   await agent?.stop('SIGKILL');
-  server?.child.kill('SIGTERM');
-  await server?.exited;
-  serverDir.cleanup();
+  await server?.stop();
   agentDir.cleanup();
 });
 
@@ -62,7 +60,7 @@ describe('reader presence from the agent', () => {
     const killedAt = Date.now();
     await eventually(async () => ((await readers()).every((r) => r.status === 'offline') ? true : undefined), TTL_MS + SLACK_MS + 2_000);
     expect(Date.now() - killedAt).toBeLessThanOrEqual(TTL_MS + SLACK_MS + HEARTBEAT_MS);
-    const db = await openTestDb(serverDir.path);
+    const db = await openTestDb(server.dataDir);
     try {
       const types = (await db.all<{ type: string }>("select type from events where type like 'terminal.reader.%' order by seq")).map((r) => r.type);
       // Registered online (the processor said so), so the first heartbeats changed nothing.
@@ -79,7 +77,7 @@ describe('reader presence from the agent', () => {
     expect(agent.agentId, agent.logs.join('\n')).toBe(previousId);
     await eventually(async () => ((await readers()).every((r) => r.status === 'online') ? true : undefined), 10_000);
     expect((await readers()).map((r) => r.id).sort(), agent.logs.join('\n')).toEqual(before.map((r) => r.id).sort());
-    const db = await openTestDb(serverDir.path);
+    const db = await openTestDb(server.dataDir);
     try {
       const types = (await db.all<{ type: string }>("select type from events where type like 'terminal.reader.%' order by seq")).map((r) => r.type);
       expect(types.slice(2)).toEqual(['terminal.reader.online', 'terminal.reader.online']);
@@ -89,9 +87,7 @@ describe('reader presence from the agent', () => {
   });
 
   it('is back online after a server restart', async () => {
-    server.child.kill('SIGTERM');
-    expect(await server.exited).toBe(0);
-    server = await spawnServer(serverDir.path, ['--port', port]);
+    server = await server.restart({ port: Number(port) });
     const restartedAt = Date.now();
     const list = await eventually(async () => {
       const rs = await readers();
