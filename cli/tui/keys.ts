@@ -56,7 +56,8 @@ export type Intent =
   | { kind: 'start_cash' }
   /** `/`: the amount typed (or the cart) is a sale to be paid in parts. */
   | { kind: 'start_split' }
-  | { kind: 'cash_submit' }
+  /** `part`: less cash than due is taken as part of the sale (split tender), not refused. */
+  | { kind: 'cash_submit'; part?: boolean }
   | { kind: 'open_drawer' }
   | { kind: 'reprint'; transactionId: string }
   /** Staff said yes to "Print receipt?" after a sale. */
@@ -79,6 +80,7 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
     const cash = state.cash;
     if (cash.phase === 'tendered') {
       if (key.return) return { kind: 'cash_submit' };
+      if (input === '/') return { kind: 'cash_submit', part: true };
       if (key.escape) return { kind: 'dispatch', action: { type: 'cash_close' } };
       if (key.backspace || key.delete) return { kind: 'dispatch', action: { type: 'cash_backspace' } };
       if (/^[0-9.,]+$/.test(input)) return { kind: 'dispatch', action: { type: 'cash_input', text: input } };

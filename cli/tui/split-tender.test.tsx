@@ -49,6 +49,10 @@ describe('split tender at the counter', () => {
     await type('5', '0', '$');
     await frameWith(ui, 'CASH SALE  $50.00 due');
     await type('2', '0', '\r');
+    // Less than due is refused on Enter (a slip), and taken as a part with /.
+    await frameWith(ui, '$20.00 is less than the $50.00 due. / takes it as part of the sale');
+    expect(source.calls.filter((c) => c.startsWith('cash'))).toEqual([]);
+    await type('/');
     // $20.00 handed over for $50.00: a cash part of $20.00, no change.
     await frameWith(ui, 'STILL DUE $30.00: Enter, then a card or more cash.');
     const ref = order();
@@ -73,7 +77,7 @@ describe('split tender at the counter', () => {
 
   it('keeps the cash part and the sale open when the card part is declined, and says what is still due', async () => {
     const { source, ui, type, order } = await counter();
-    await type('5', '0', '$', '2', '0', '\r');
+    await type('5', '0', '$', '2', '0', '/');
     await frameWith(ui, 'STILL DUE $30.00: Enter');
     await type('\r', '\r');
     await frameWith(ui, 'WAITING FOR CARD on Till 1: $30.00');

@@ -33,7 +33,7 @@ export function CashView({ state, theme }: { state: CounterState; theme: Theme }
         <Text bold>{`${cash.tenderedText}_`}</Text>
         <Text dimColor={theme.dim}>{cash.tenderedText === '' ? `  Enter alone: exact cash (${m(cash.amount)})` : ''}</Text>
       </Text>
-      <Text dimColor={theme.dim}>Less than due pays part of the sale: the rest goes on a card.</Text>
+      <Text dimColor={theme.dim}>/ instead of Enter: less than due pays part of the sale, the rest on a card.</Text>
       {cash.phase === 'sending' ? <Text>Recording the sale…</Text> : null}
       {cash.error ? <Text color={theme.bad}>{cash.error}</Text> : null}
     </Box>

@@ -235,10 +235,15 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
               return;
             }
           }
-          // Less cash than due pays part of the sale; the rest goes on a card (or more cash), as
-          // long as both parts are amounts a payment can be.
+          // With /, less cash than due pays part of the sale; the rest goes on a card (or more
+          // cash), as long as both parts are amounts a payment can be.
           const part = Math.min(tendered, cash.amount);
           const rest = cash.amount - part;
+          if (rest > 0 && !intent.part) {
+            // Asked for, never assumed: a slip of the finger ("10" for "100") must not split a sale.
+            dispatch({ type: 'cash_error', message: `${money(tendered, s.currency)} is less than the ${money(cash.amount, s.currency)} due. / takes it as part of the sale, the rest on a card.` });
+            return;
+          }
           if (rest > 0) {
             const tooSmall = chargeLimitError(part, s.currency) ?? chargeLimitError(rest, s.currency);
             if (tooSmall) {
