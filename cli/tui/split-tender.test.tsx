@@ -3,6 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { eventually } from '../../test/helpers/tmp.js';
 import { PosClient } from '../api.js';
 import { App } from './components/App.js';
+import { TransactionsView } from './components/TransactionsView.js';
+import { initialState, reduce } from './state.js';
+import { theme } from './theme.js';
 import { FakeSource, reader, txn } from './fixtures.js';
 
 /** A sale paid in parts at the counter: cash then a card, two cards, and a card part declined. */
@@ -111,5 +114,14 @@ describe('split tender at the counter', () => {
     await type('\r', '\r');
     await frameWith(ui, 'WAITING FOR CARD on Till 1: $30.00');
     expect(source.calls.filter((c) => c.startsWith('start'))).toEqual([`start Till 1 2000 usd order=${order()}`, `start Till 1 3000 usd order=${order()}`]);
+  });
+
+  it('lists the parts in History under the sale’s order reference', () => {
+    const parts = [txn({ id: 'a', reference: 'txn_a', payment_method_type: 'cash', metadata: { order: 'ord_1234' } }), txn({ id: 'b', reference: 'txn_b', metadata: { order: 'ord_1234' } }), txn({ id: 'c', reference: 'txn_c' })];
+    const state = reduce(initialState({ via: 'polling' }), { type: 'transactions', transactions: parts });
+    const frame = render(<TransactionsView state={state} theme={theme(false)} />).lastFrame() ?? '';
+    expect(frame.match(/ord_1234 \(part\)/g)).toHaveLength(2);
+    expect(frame).toContain('txn_c');
+    expect(frame).not.toContain('txn_a');
   });
 });
