@@ -92,7 +92,11 @@ export function installProcessHandlers(debug: boolean): void {
   };
   process.on('uncaughtException', fail);
   process.on('unhandledRejection', fail);
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' ? process.exit(exitCodeSoFar()) : fail(err)));
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(exitCodeSoFar());
+    // EIO: the terminal hung up. Whoever handles SIGHUP (`pos up`) finishes its own shutdown.
+    else if (err.code !== 'EIO') fail(err);
+  });
   // With stderr gone there is nowhere left to report anything; the exit code still tells.
   process.stderr.on('error', () => undefined);
 }

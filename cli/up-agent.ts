@@ -14,11 +14,13 @@ export interface LocalAgent {
   close(): Promise<void>;
 }
 
-export async function startLocalAgent(deps: { stack: Stack; apiKey: string; dataDir: string; logger: Logger }): Promise<LocalAgent> {
+export async function startLocalAgent(deps: { stack: Stack; apiKey: string; dataDir: string; logger: Logger; listen?: string | undefined }): Promise<LocalAgent> {
   const { startAgent } = await import('../agent/agent.js');
   const settings = { server: deps.stack.server.url, apiKey: deps.apiKey, dataDir: join(deps.dataDir, 'agent') };
+  // A chosen address is kept or refused, never swapped for another: the caller reports it in use.
+  if (deps.listen !== undefined) return startAgent(loadAgentConfig({ ...settings, listen: deps.listen }, {}), { logger: deps.logger });
   try {
-    // The environment is not consulted: this agent belongs to this `pos up` and its demo shop.
+    // The rest of the agent's environment is not consulted: this agent belongs to this `pos up` and its demo shop.
     return await startAgent(loadAgentConfig({ ...settings, listen: DEFAULT_AGENT_LISTEN }, {}), { logger: deps.logger });
   } catch (err) {
     // Another agent (or another pos up) has the usual port: take any free one.

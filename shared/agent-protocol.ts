@@ -177,6 +177,8 @@ export const ClientMessageSchema = z.discriminatedUnion('type', [
       staff: z.string().min(1).max(100).optional(),
       /** The till's reader (tmr_… or uuid): its location's receipt policy applies to the sale. */
       reader: z.string().min(1).max(255).optional(),
+      /** Kept on the sale, as on start_payment (a split sale's `order` reference links its parts). */
+      metadata: z.record(z.string(), z.string()).optional(),
     })
     .strict(),
   z

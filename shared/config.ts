@@ -421,6 +421,21 @@ export function loadAgentConfig(flags: AgentFlags, env: Env = process.env): Agen
 }
 
 /** For `pos simulator` on its own: whether it enforces Stripe's rate limits. */
+/**
+ * Where `pos up`'s own agent listens: `--agent-listen`, then POS_AGENT_LISTEN; undefined leaves
+ * the default (127.0.0.1:4848, or any free port when another agent has it). Loopback only: the
+ * counter it serves is the TUI on this machine, and a LAN address would need `pos agent --token`.
+ */
+export function loadUpAgentListen(flags: { agentListen?: string | undefined }, env: Env = process.env): string | undefined {
+  const value = pick(flags.agentListen, env.POS_AGENT_LISTEN);
+  if (value === undefined) return undefined;
+  const where = flags.agentListen !== undefined && flags.agentListen !== '' ? '--agent-listen' : 'POS_AGENT_LISTEN';
+  const parsed = listenSchema.safeParse(value);
+  if (!parsed.success) throw new ConfigError(`invalid configuration for ${where}: ${parsed.error.issues[0]?.message ?? 'must be host:port'}`);
+  if (!isLoopbackHost(parsed.data.host)) throw new ConfigError(`invalid configuration for ${where}: pos up's agent listens on this machine only (127.0.0.1:PORT); run \`pos agent --listen … --token …\` for the shop's network`);
+  return value;
+}
+
 export function loadSimulatorRateLimits(env: Env = process.env): boolean {
   return parseOrThrow(z.object({ simulatorRateLimits }), { simulatorRateLimits: pick(env.POS_SIMULATOR_RATE_LIMITS) }).simulatorRateLimits;
 }

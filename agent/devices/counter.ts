@@ -121,7 +121,7 @@ export class CounterDevices {
         ...(cmd.amount_tendered !== undefined ? { amount_tendered: cmd.amount_tendered } : {}),
         ...(cmd.currency ? { currency: cmd.currency } : {}),
         ...(cmd.description ? { description: cmd.description } : {}),
-        ...(cmd.staff ? { metadata: { staff: cmd.staff } } : {}),
+        ...(cmd.staff || cmd.metadata ? { metadata: { ...cmd.metadata, ...(cmd.staff ? { staff: cmd.staff } : {}) } } : {}),
       },
       // The same request id from a retrying counter is the same sale, never a second one.
       { idempotencyKey: `agent_${this.deps.agentId}_${cmd.request_id}` },

@@ -61,7 +61,9 @@ export function printableReceipt(txn: Transaction, merchantName: string, copy: R
         { label: 'Change', value: formatAmount(txn.change_due, txn.currency) },
       ]
     : [];
-  return { content, tender, url: txn.receipt_url, copy };
+  // A part of a split sale names its order, so the customer's two slips read as one sale.
+  const order = txn.metadata?.order;
+  return { content, tender: order ? [...tender, { label: 'Order', value: order }] : tender, url: txn.receipt_url, copy };
 }
 
 /**

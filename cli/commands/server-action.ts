@@ -1,10 +1,23 @@
-import { loadServerConfig, type ServerFlags } from '../../shared/config.js';
+import { loadServerConfig, type ServerConfig, type ServerFlags } from '../../shared/config.js';
+import { DataDirLock } from '../data-dir-lock.js';
 import { startStack } from '../stack.js';
 
 export async function runServer(flags: ServerFlags): Promise<void> {
   const config = loadServerConfig(flags);
+  // The data dir is this server's alone when it holds the SQLite ledger or the embedded simulator.
+  // Instances on one PostgreSQL database with Stripe share only the main key there, read-only.
+  const lock = !config.databaseUrl || config.processor === 'simulator' ? DataDirLock.acquire(config.dataDir, 'pos server') : undefined;
+  try {
+    await serve(config, lock);
+  } finally {
+    lock?.release();
+  }
+}
+
+async function serve(config: ServerConfig, lock: DataDirLock | undefined): Promise<void> {
   const stack = await startStack(config);
   const server = stack.server;
+  lock?.listening(server.port);
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
       server.logger.info({ signal }, 'draining');

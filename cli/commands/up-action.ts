@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
-import { loadServerConfig } from '../../shared/config.js';
+import { loadServerConfig, loadUpAgentListen, type ServerConfig } from '../../shared/config.js';
 import { privateDir, privateFile, warnLooseFiles, type LooseFile } from '../../shared/files.js';
 import { systemClock } from '../../shared/time.js';
 import { createMerchant } from '../../server/accounts/merchants.js';
@@ -9,6 +9,7 @@ import { PosClient } from '../api.js';
 import type { CliContext } from '../context.js';
 import { CliError, usageError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { DataDirLock } from '../data-dir-lock.js';
 import { DEFAULT_PROFILE } from '../profiles.js';
 import { startStack, type Stack } from '../stack.js';
 import { startLocalAgent, type LocalAgent } from '../up-agent.js';
@@ -26,7 +27,20 @@ export interface Demo {
   counterKey: string;
   profileName: string;
   created: boolean;
+  /** False when the profile belongs to another running `pos up`: the keys were shown, not saved. */
+  saved: boolean;
   keys?: Record<string, string>;
+}
+
+/** Whether a profile's loopback address is another pos that is still running (answers /healthz). */
+async function heldByAnotherPos(server: string | undefined, ours: string): Promise<boolean> {
+  if (!server || server === ours || !isLoopback(server)) return false;
+  try {
+    // A local server answers at once; a second is plenty and a dead port fails sooner.
+    return (await fetch(`${server}/healthz`, { signal: AbortSignal.timeout(1_000) })).ok;
+  } catch {
+    return false;
+  }
 }
 
 function isLoopback(url: string | undefined): boolean {
@@ -46,8 +60,12 @@ export async function ensureDemo(stack: Stack, ctx: CliContext): Promise<Demo> {
   // A profile that points somewhere else (a real shop) is never overwritten: the demo goes to "local".
   let profileName = ctx.config.profileName;
   const existing = profiles.get(profileName);
-  if (existing?.api_key && !isLoopback(existing.server)) profileName = 'local';
-  const profile = profiles.get(profileName);
+  const heldElsewhere = await heldByAnotherPos(existing?.server, url);
+  if ((existing?.api_key && !isLoopback(existing.server)) || heldElsewhere) profileName = 'local';
+  // A profile is rewritten only by the pos that made it: while another `pos up` (another data dir)
+  // still answers at the profile's address, this one keeps its keys to itself.
+  const saving = profileName === ctx.config.profileName || !(await heldByAnotherPos(profiles.get(profileName)?.server, url));
+  const profile = saving ? profiles.get(profileName) : undefined;
 
   let api: PosClient | undefined;
   let apiKey = '';
@@ -69,16 +87,19 @@ export async function ensureDemo(stack: Stack, ctx: CliContext): Promise<Demo> {
     api = new PosClient({ server: url, apiKey: merchant.keys.sk_test });
     apiKey = merchant.keys.sk_test;
     created = true;
-    await profiles.update(profileName, { server: url, api_key: merchant.keys.sk_test, merchant_id: merchant.merchant.id, business_name: merchant.merchant.businessName });
-    if (profileName !== ctx.config.profileName || !profiles.get(profiles.currentName)?.api_key || profiles.currentName === DEFAULT_PROFILE) await profiles.use(profileName);
+    if (saving) {
+      await profiles.update(profileName, { server: url, api_key: merchant.keys.sk_test, merchant_id: merchant.merchant.id, business_name: merchant.merchant.businessName });
+      const switching = profileName !== ctx.config.profileName || !profiles.get(profiles.currentName)?.api_key || profiles.currentName === DEFAULT_PROFILE;
+      if (switching && !heldElsewhere) await profiles.use(profileName);
+    }
   } else if (profile?.server !== url) {
     await profiles.update(profileName, { server: url });
   }
   if ((await api.listLocations()).data.length === 0) await api.createLocation(DEMO_LOCATION);
   if ((await api.listReaders()).data.length === 0) await api.registerReader({ name: DEMO_READER, registration_code: 'simulated-wpe' });
-  const counterKey = await ensureCounterKey(api, ctx, profileName, created);
+  const counterKey = await ensureCounterKey(api, ctx, profileName, created, saving);
   if (keys) keys.counter = counterKey;
-  return { api, apiKey, counterKey, profileName, created, ...(keys ? { keys } : {}) };
+  return { api, apiKey, counterKey, profileName, created, saved: saving, ...(keys ? { keys } : {}) };
 }
 
 /** The counter's key name on the demo merchant's key list. */
@@ -89,8 +110,8 @@ export const COUNTER_KEY_NAME = 'pos up counter';
  * the counter preset (payments on readers, no refunds, no keys). Made once and kept in the
  * profile beside the secret key; made again if it stopped working (revoked) or the merchant is new.
  */
-async function ensureCounterKey(api: PosClient, ctx: CliContext, profileName: string, newMerchant: boolean): Promise<string> {
-  const saved = ctx.config.profiles.get(profileName)?.counter_key;
+async function ensureCounterKey(api: PosClient, ctx: CliContext, profileName: string, newMerchant: boolean, saving: boolean): Promise<string> {
+  const saved = saving ? ctx.config.profiles.get(profileName)?.counter_key : undefined;
   if (saved && !newMerchant) {
     try {
       await new PosClient({ server: api.server, apiKey: saved }).listReaders();
@@ -101,21 +122,39 @@ async function ensureCounterKey(api: PosClient, ctx: CliContext, profileName: st
   }
   const made = (await api.createApiKey({ name: COUNTER_KEY_NAME, preset: 'counter' })).data;
   if (!made.secret) throw new CliError('the server made a counter key but did not show it');
-  await ctx.config.profiles.update(profileName, { counter_key: made.secret });
+  if (saving) await ctx.config.profiles.update(profileName, { counter_key: made.secret });
   return made.secret;
 }
 
 function keyLines(demo: Demo): string[] {
   if (!demo.keys) return [];
   return [
-    `Demo merchant "${DEMO_BUSINESS}" created. Its keys are shown once; the test secret key is saved to profile "${demo.profileName}", and the counter and its agent use the restricted counter key (no refunds, no keys).`,
+    demo.saved
+      ? `Demo merchant "${DEMO_BUSINESS}" created. Its keys are shown once; the test secret key is saved to profile "${demo.profileName}", and the counter and its agent use the restricted counter key (no refunds, no keys).`
+      : `Demo merchant "${DEMO_BUSINESS}" created. Its keys are shown once and not saved: profile "${demo.profileName}" belongs to another pos up that is still running. The counter and its agent use the restricted counter key (no refunds, no keys).`,
     ...Object.entries(demo.keys).map(([name, key]) => `  ${name.padEnd(8)} ${key}`),
   ];
 }
 
-export async function up(_args: [], options: { port?: string; host?: string; dataDir?: string; masterKeyFile?: string; tui: boolean; simulateLive?: boolean }, ctx: CliContext): Promise<void> {
+export async function up(
+  _args: [],
+  options: { port?: string; host?: string; dataDir?: string; masterKeyFile?: string; agentListen?: string; tui: boolean; simulateLive?: boolean },
+  ctx: CliContext,
+): Promise<void> {
   const interactive = options.tui && Boolean(ctx.io.stdout.isTTY) && Boolean(ctx.io.stdin.isTTY);
   const config = loadServerConfig({ port: options.port, host: options.host, dataDir: options.dataDir, masterKeyFile: options.masterKeyFile, simulateLive: options.simulateLive }, ctx.io.env);
+  const agentListen = loadUpAgentListen({ agentListen: options.agentListen }, ctx.io.env);
+  // Before any file of the data dir is touched: a second `pos up` on it stops here.
+  const lock = DataDirLock.acquire(config.dataDir, 'pos up');
+  try {
+    await upLocked(config, { interactive, agentListen, lock }, ctx);
+  } finally {
+    lock.release();
+  }
+}
+
+async function upLocked(config: ServerConfig, run: { interactive: boolean; agentListen: string | undefined; lock: DataDirLock }, ctx: CliContext): Promise<void> {
+  const { interactive } = run;
   // With the TUI on the terminal, server logs go to a file instead of over the screen: an
   // owner-only one in the owner-only data dir, since requests and their errors are logged there.
   const loose: LooseFile[] = [];
@@ -129,46 +168,81 @@ export async function up(_args: [], options: { port?: string; host?: string; dat
     logger = pino({ level: config.logLevel });
   }
   for (const found of loose) warnLooseFiles(logger)(found);
-  let stack: Stack;
-  try {
-    stack = await startStack(config, { logger });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw usageError(`port ${config.port} is in use: is another pos already running? (pos up --port 4343)`);
-    throw err;
-  }
+  // From here on a signal stops `pos up` as quitting does: the same orderly shutdown, logged, exit 0.
+  // SIGHUP is the terminal closing; SIGINT only without the TUI (the TUI reads Ctrl-C as a key).
+  const stopping = new AbortController();
+  let stopSignal: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopSignal) return;
+    stopSignal = signal;
+    stopping.abort();
+  };
+  const signals: NodeJS.Signals[] = interactive ? ['SIGTERM', 'SIGHUP'] : ['SIGTERM', 'SIGHUP', 'SIGINT'];
+  for (const signal of signals) process.on(signal, onSignal);
+  let stack: Stack | undefined;
   let agent: LocalAgent | undefined;
   try {
+    try {
+      stack = await startStack(config, { logger });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw usageError(`port ${config.port} is in use: is another pos already running? (pos up --port 4343)`);
+      throw err;
+    }
+    run.lock.listening(stack.server.port);
     const demo = await ensureDemo(stack, ctx);
-    agent = await startLocalAgent({ stack, apiKey: demo.counterKey, dataDir: config.dataDir, logger });
+    try {
+      agent = await startLocalAgent({ stack, apiKey: demo.counterKey, dataDir: config.dataDir, logger, listen: run.agentListen });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw usageError(`the agent's address ${run.agentListen ?? ''} is in use: choose another with --agent-listen or POS_AGENT_LISTEN`);
+      throw err;
+    }
     const write = (line: string) => ctx.io.stdout.write(`${line}\n`);
     if (interactive) {
-      // The keys get a screen of their own: printed above the counter they scroll off an 80×24 terminal.
-      const { runTui } = await import('../tui/run.js');
-      await runTui({
-        api: new PosClient({ server: stack.server.url, apiKey: demo.counterKey }),
-        agentUrl: agent?.url,
-        color: ctx.config.color,
-        notice: demo.created ? `Demo keys saved to profile "${demo.profileName}".` : undefined,
-        intro: keyLines(demo),
-        quitWarning: 'the server, the simulator and the agent',
-      });
-      // Shown once: they stay in the terminal after the counter closes.
-      for (const line of keyLines(demo)) write(line);
+      if (!stopping.signal.aborted) {
+        // The keys get a screen of their own: printed above the counter they scroll off an 80×24 terminal.
+        const { runTui } = await import('../tui/run.js');
+        await runTui({
+          api: new PosClient({ server: stack.server.url, apiKey: demo.counterKey }),
+          agentUrl: agent.url,
+          color: ctx.config.color,
+          notice: demo.created ? (demo.saved ? `Demo keys saved to profile "${demo.profileName}".` : `Demo keys not saved: profile "${demo.profileName}" belongs to another running pos up.`) : undefined,
+          intro: keyLines(demo),
+          quitWarning: 'the server, the simulator and the agent',
+          stop: stopping.signal,
+        });
+      }
+      // Shown once: they stay in the terminal after the counter closes (a hung-up one has none).
+      if (stopSignal !== 'SIGHUP') for (const line of keyLines(demo)) write(line);
       return;
     }
     for (const line of keyLines(demo)) write(line);
-    logger.info({ url: stack.server.url, profile: demo.profileName, agent: agent?.url ?? null }, 'pos up ready');
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', () => resolve());
-      process.once('SIGTERM', () => resolve());
-    });
+    logger.info({ url: stack.server.url, profile: demo.profileName, agent: agent.url }, 'pos up ready');
+    if (!stopping.signal.aborted) await new Promise<void>((resolve) => stopping.signal.addEventListener('abort', () => resolve(), { once: true }));
   } finally {
     // Staff pressed q: the counter's terminal must come back promptly. Shutdown is orderly (agent,
     // then server drain, then simulator), but if a drain or a close handshake stalls, exit anyway.
     setTimeout(() => process.exit(process.exitCode ?? 0), EXIT_DEADLINE_MS).unref();
-    await agent?.close();
-    await stack.close();
+    if (stack) logger.info({ signal: stopSignal ?? null, reason: stopSignal ? 'signal' : 'quit' }, 'pos up stopping');
+    try {
+      await agent?.close();
+      await stack?.close();
+      if (stack) logger.info('pos up stopped');
+    } finally {
+      for (const signal of signals) process.removeListener(signal, onSignal);
+      await flushLog(logger);
+    }
   }
+}
+
+/** The log file is written asynchronously: its last lines reach the disk before the process ends. */
+function flushLog(logger: Logger): Promise<void> {
+  return new Promise((resolve) => {
+    try {
+      logger.flush(() => resolve());
+    } catch {
+      resolve();
+    }
+  });
 }
 
 /** How long quitting `pos up` may take before it exits regardless of what is still closing. */

@@ -9,6 +9,7 @@ export function registerUpCommands(program: Command): void {
     .option('--host <host>', 'address to bind (env POS_HOST, default 127.0.0.1)')
     .option('--data-dir <dir>', 'where the database lives (env POS_DATA_DIR, default ./.pos)')
     .option('--master-key-file <path>', 'the main key secrets and customer details are encrypted under (env POS_MASTER_KEY or POS_MASTER_KEY_FILE; default <data dir>/master.key, made on first start)')
+    .option('--agent-listen <host:port>', 'where the agent serves the counter (env POS_AGENT_LISTEN; default 127.0.0.1:4848, or a free port when that one is taken)')
     .option('--no-tui', 'keep serving and log, even on a terminal')
     .option('--simulate-live', 'let live-mode keys take simulated payments too (env POS_SIMULATE_LIVE=1); pages and receipts say so')
     .addHelpText(

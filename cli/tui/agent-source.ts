@@ -203,9 +203,9 @@ export class AgentSource implements CounterSource {
     });
   }
 
-  async startPayment(reader: CounterReader, amount: number, currency: string, lineItems?: readonly LineItem[]): Promise<{ transactionId: string }> {
+  async startPayment(reader: CounterReader, amount: number, currency: string, lineItems?: readonly LineItem[], metadata?: Record<string, string>): Promise<{ transactionId: string }> {
     const cart = lineItems?.length ? { line_items: lineItems.map((l) => ({ description: l.description, quantity: l.quantity, amount: l.amount })) } : {};
-    const data = (await this.command({ type: 'start_payment', request_id: randomUUID(), reader: reader.processor_terminal_id, amount, currency, ...cart })) as
+    const data = (await this.command({ type: 'start_payment', request_id: randomUUID(), reader: reader.processor_terminal_id, amount, currency, ...cart, ...(metadata ? { metadata } : {}) })) as
       | { transaction_id?: string; id?: string; transaction?: { id?: string } }
       | undefined;
     const transactionId = data?.transaction_id ?? data?.transaction?.id ?? data?.id;
@@ -217,8 +217,8 @@ export class AgentSource implements CounterSource {
     await this.command({ type: 'cancel_payment', request_id: randomUUID(), transaction_id: transactionId, reason });
   }
 
-  async cashSale(amount: number, tendered: number, currency: string, reader?: CounterReader): Promise<CashSaleResult> {
-    const result = (await this.command({ type: 'cash_sale', request_id: randomUUID(), amount, amount_tendered: tendered, currency, ...(reader ? { reader: reader.processor_terminal_id } : {}) })) as CashSaleResult;
+  async cashSale(amount: number, tendered: number, currency: string, reader?: CounterReader, metadata?: Record<string, string>): Promise<CashSaleResult> {
+    const result = (await this.command({ type: 'cash_sale', request_id: randomUUID(), amount, amount_tendered: tendered, currency, ...(reader ? { reader: reader.processor_terminal_id } : {}), ...(metadata ? { metadata } : {}) })) as CashSaleResult;
     void this.loadRecent();
     return result;
   }

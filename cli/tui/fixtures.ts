@@ -88,9 +88,9 @@ export class FakeSource implements CounterSource {
   refresh() {
     this.calls.push('refresh');
   }
-  startPayment(r: CounterReader, amount: number, currency: string, lineItems?: readonly LineItem[]) {
+  startPayment(r: CounterReader, amount: number, currency: string, lineItems?: readonly LineItem[], metadata?: Record<string, string>) {
     const cart = lineItems?.length ? ` [${lineItems.map((l) => `${l.description}:${l.amount}x${l.quantity}`).join(', ')}]` : '';
-    this.calls.push(`start ${r.name} ${amount} ${currency}${cart}`);
+    this.calls.push(`start ${r.name} ${amount} ${currency}${cart}${metadata?.order ? ` order=${metadata.order}` : ''}`);
     return this.answers.startPayment?.() ?? Promise.resolve({ transactionId: 't-1' });
   }
   cancelPayment(id: string, reason = '') {
@@ -101,9 +101,9 @@ export class FakeSource implements CounterSource {
     this.calls.push(`tap ${r.name}`);
     return this.answers.simulateTap?.() ?? Promise.resolve();
   }
-  cashSale(amount: number, tendered: number, currency: string): Promise<CashSaleResult> {
-    this.calls.push(`cash ${amount} ${tendered} ${currency}`);
-    const transaction = txn({ id: 't-cash', status: 'succeeded', amount, payment_method_type: 'cash', amount_tendered: tendered, change_due: tendered - amount, currency });
+  cashSale(amount: number, tendered: number, currency: string, _reader?: CounterReader, metadata?: Record<string, string>): Promise<CashSaleResult> {
+    this.calls.push(`cash ${amount} ${tendered} ${currency}${metadata?.order ? ` order=${metadata.order}` : ''}`);
+    const transaction = txn({ id: 't-cash', status: 'succeeded', amount, payment_method_type: 'cash', amount_tendered: tendered, change_due: tendered - amount, currency, ...(metadata ? { metadata } : {}) });
     return Promise.resolve({ transaction, drawer_opened: true, receipt: 'queued' });
   }
   openDrawer(reason: string) {

@@ -54,7 +54,10 @@ export type Intent =
   | { kind: 'refund'; transactionId: string }
   | { kind: 'load_report' }
   | { kind: 'start_cash' }
-  | { kind: 'cash_submit' }
+  /** `/`: the amount typed (or the cart) is a sale to be paid in parts. */
+  | { kind: 'start_split' }
+  /** `part`: less cash than due is taken as part of the sale (split tender), not refused. */
+  | { kind: 'cash_submit'; part?: boolean }
   | { kind: 'open_drawer' }
   | { kind: 'reprint'; transactionId: string }
   /** Staff said yes to "Print receipt?" after a sale. */
@@ -77,6 +80,7 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
     const cash = state.cash;
     if (cash.phase === 'tendered') {
       if (key.return) return { kind: 'cash_submit' };
+      if (input === '/') return { kind: 'cash_submit', part: true };
       if (key.escape) return { kind: 'dispatch', action: { type: 'cash_close' } };
       if (key.backspace || key.delete) return { kind: 'dispatch', action: { type: 'cash_backspace' } };
       if (/^[0-9.,]+$/.test(input)) return { kind: 'dispatch', action: { type: 'cash_input', text: input } };
@@ -121,12 +125,14 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
       if (input === '-' && cart.lines.length > 0) return dispatchCart({ type: 'cart_remove_last' });
       if (cart.lines.length > 0 && /^[0-9.,cC]+$/.test(input)) return { kind: 'dispatch', action: { type: 'notice', text: 'The cart sets the amount: + adds a line, - takes the last off, Esc clears the cart.' } };
       if (key.return) return { kind: 'start_charge' };
+      if (key.escape && state.split && charge.amountText === '') return { kind: 'dispatch', action: { type: 'split_cancel' } };
       if (key.backspace || key.delete) return { kind: 'dispatch', action: { type: 'amount_backspace' } };
       if (key.escape || (key.ctrl && input === 'u')) return { kind: 'dispatch', action: { type: 'amount_clear' } };
       if (key.upArrow || key.leftArrow) return { kind: 'dispatch', action: { type: 'select_reader', delta: -1 } };
       if (key.downArrow || key.rightArrow) return { kind: 'dispatch', action: { type: 'select_reader', delta: 1 } };
       if (/^[0-9.,cC]+$/.test(input)) return { kind: 'dispatch', action: { type: 'amount_input', text: input } };
       if (input === '$') return { kind: 'start_cash' };
+      if (input === '/') return { kind: 'start_split' };
       if (input === 'o' && charge.amountText === '') return { kind: 'open_drawer' };
       const reader = selectedReader(state);
       if (input === 'x' && inFlight(reader)) return { kind: 'cancel_reader_payment', transactionId: reader.payment.id };
@@ -205,6 +211,7 @@ export function hintsFor(state: CounterState): string {
   if (state.view === 'charge') {
     if (c.phase === 'entry' && c.cart.draft) return `${c.cart.draft.step === 'quantity' ? 'Enter add the line (quantity 1 if empty)' : 'Enter next'} · Esc drop the line`;
     if (c.phase === 'entry' && c.cart.lines.length > 0) return `Enter charge the cart · + add item · - remove last · $ cash · Esc clear · ←→ reader · Tab views · q quit`;
+    if (c.phase === 'entry' && state.split) return 'Enter card · $ cash · Esc clear · ←→ reader · Tab views';
     if (c.phase === 'entry') return `Enter card${inFlight(selectedReader(state)) ? ' · x cancel' : ''} · + cart · $ cash · o no sale · Esc clear · ←→ reader · Tab views · q quit`;
     if (c.phase === 'waiting') return `${state.mode === 'test' && !c.tapSent ? 's simulate tap · ' : ''}x cancel payment`;
     if (c.phase === 'processing' || c.phase === 'starting' || c.phase === 'canceled_on_reader') return 'x cancel payment';

@@ -15,8 +15,11 @@ export interface CounterSource {
   readonly via: 'agent' | 'polling';
   start(dispatch: (action: Action) => void): void;
   stop(): void;
-  /** `lineItems`: a cart the reader shows before the tap; they add up to `amount`. */
-  startPayment(reader: CounterReader, amount: number, currency: string, lineItems?: readonly LineItem[]): Promise<{ transactionId: string }>;
+  /**
+   * `lineItems`: a cart the reader shows before the tap; they add up to `amount`. `metadata`: kept on
+   * the payment (a split sale's `order` reference links its parts).
+   */
+  startPayment(reader: CounterReader, amount: number, currency: string, lineItems?: readonly LineItem[], metadata?: Record<string, string>): Promise<{ transactionId: string }>;
   /** `reason` is kept as the payment's cancellation_reason (shared/declines.ts CANCEL_WORDS). */
   cancelPayment(transactionId: string, reason: string): Promise<void>;
   simulateTap(reader: CounterReader): Promise<void>;
@@ -28,7 +31,7 @@ export interface CounterSource {
    * A cash sale: recorded, the drawer opened and the receipt printed where the agent drives them;
    * `reader` is the till's, whose location's receipt policy applies.
    */
-  cashSale(amount: number, tendered: number, currency: string, reader?: CounterReader): Promise<CashSaleResult>;
+  cashSale(amount: number, tendered: number, currency: string, reader?: CounterReader, metadata?: Record<string, string>): Promise<CashSaleResult>;
   /** The "no sale" key: the drawer opens, logged with the staff action (agent only). */
   openDrawer(reason: 'no_sale' | 'refund'): Promise<void>;
   /** A receipt again, from the History (agent only). */
@@ -120,8 +123,8 @@ export class PollingSource implements CounterSource {
     }
   }
 
-  async startPayment(reader: CounterReader, amount: number, currency: string, lineItems?: readonly LineItem[]): Promise<{ transactionId: string }> {
-    const created = await this.api.createTerminalPayment({ amount, currency, terminal_id: reader.id, ...(lineItems?.length ? { line_items: [...lineItems] } : {}) });
+  async startPayment(reader: CounterReader, amount: number, currency: string, lineItems?: readonly LineItem[], metadata?: Record<string, string>): Promise<{ transactionId: string }> {
+    const created = await this.api.createTerminalPayment({ amount, currency, terminal_id: reader.id, ...(lineItems?.length ? { line_items: [...lineItems] } : {}), ...(metadata ? { metadata } : {}) });
     try {
       const intent = created.data.payment_intent_id;
       if (!intent) throw new Error(`payment ${created.data.reference} has no processor payment to send to the reader`);
@@ -141,8 +144,8 @@ export class PollingSource implements CounterSource {
     this.dispatch({ type: 'transaction', transaction: res.data });
   }
 
-  async cashSale(amount: number, tendered: number, currency: string): Promise<CashSaleResult> {
-    const res = await this.api.createTransaction({ amount, currency, payment_method_type: 'cash', amount_tendered: tendered }, { idempotencyKey: `tui_cash_${randomUUID()}` });
+  async cashSale(amount: number, tendered: number, currency: string, _reader?: CounterReader, metadata?: Record<string, string>): Promise<CashSaleResult> {
+    const res = await this.api.createTransaction({ amount, currency, payment_method_type: 'cash', amount_tendered: tendered, ...(metadata ? { metadata } : {}) }, { idempotencyKey: `tui_cash_${randomUUID()}` });
     this.refresh();
     return { transaction: res.data, drawer_opened: false, receipt: 'not_printed', warning: NEEDS_AGENT };
   }

@@ -73,6 +73,27 @@ export interface ChargeState {
   receiptPrompt: boolean;
 }
 
+/**
+ * One sale paid in parts: cash then a card, or two cards. Every part is its own payment carrying
+ * the sale's `order` reference (in metadata, so on webhooks and receipts too); the sale stays open,
+ * its paid parts kept, until the parts cover the total.
+ */
+export interface SplitState {
+  order: string;
+  /** Minor units the whole sale comes to. */
+  total: number;
+  parts: { transactionId: string; method: 'cash' | 'card'; amount: number }[];
+}
+
+export function splitPaid(split: SplitState): number {
+  return split.parts.reduce((sum, p) => sum + p.amount, 0);
+}
+
+/** What is still due on a split sale. */
+export function splitBalance(split: SplitState): number {
+  return Math.max(0, split.total - splitPaid(split));
+}
+
 export type HistoryFilter = 'all' | 'counter' | 'online';
 
 /**
@@ -125,6 +146,8 @@ export interface CounterState {
   devices: DeviceState[];
   /** The close-out's drawer count as staff typed it on the day view (drawer.ts). */
   drawer: DrawerState;
+  /** A sale being paid in parts, until its parts cover it. */
+  split: SplitState | null;
 }
 
 export type Action =
@@ -160,6 +183,12 @@ export type Action =
   | { type: 'intro_done' }
   /** Staff answered "Print receipt?" (y or n), on the charge or the cash screen. */
   | { type: 'receipt_answered' }
+  /** A sale is to be paid in parts: the total, and the order reference its parts will carry. */
+  | { type: 'split_start'; order: string; total: number }
+  /** A part of the split sale was paid (a card part is recorded by its approval). */
+  | { type: 'split_part'; transactionId: string; method: 'cash' | 'card'; amount: number }
+  /** Esc on a split sale: dropped while nothing is paid; with a paid part it stays open. */
+  | { type: 'split_cancel' }
   | CashAction
   | CartAction
   | DrawerAction;
@@ -229,6 +258,7 @@ export function initialState(init: CounterInit): CounterState {
     cash: null,
     devices: [],
     drawer: emptyDrawer(),
+    split: null,
   };
 }
 
@@ -306,6 +336,29 @@ function upsert(list: Transaction[], t: Transaction): Transaction[] {
 const clamp = (n: number, len: number) => (len === 0 ? 0 : Math.max(0, Math.min(len - 1, n)));
 
 export function reduce(state: CounterState, action: Action): CounterState {
+  return followSplit(state, reduceCounter(state, action), action);
+}
+
+/**
+ * A split sale follows the screens: a card approved while it is open is one of its parts, and once
+ * the parts cover the total, leaving the last part's screen closes the sale with a line saying so.
+ */
+function followSplit(before: CounterState, after: CounterState, action: Action): CounterState {
+  const split = after.split;
+  if (!split) return after;
+  const c = after.charge;
+  if (before.charge.phase !== 'approved' && c.phase === 'approved' && c.transactionId && c.amount !== null && !split.parts.some((p) => p.transactionId === c.transactionId)) {
+    return { ...after, split: { ...split, parts: [...split.parts, { transactionId: c.transactionId, method: 'card', amount: c.result?.amount ?? c.amount }] } };
+  }
+  const leaving = action.type === 'new_charge' || action.type === 'cash_close';
+  if (leaving && splitBalance(split) === 0 && split.parts.length > 0) {
+    const words = split.parts.map((p) => `${formatPlain(p.amount, after.currency)} ${p.method}`).join(' + ');
+    return { ...after, split: null, notice: `Sale ${split.order} paid in full: ${words}.` };
+  }
+  return after;
+}
+
+function reduceCounter(state: CounterState, action: Action): CounterState {
   if (isCashAction(action)) {
     const cash = reduceCash(state.cash, action);
     const devices = reduceDevices(state.devices, action);
@@ -439,6 +492,21 @@ export function reduce(state: CounterState, action: Action): CounterState {
       return { ...state, notice: action.message, history: { ...state.history, loading: false } };
     case 'intro_done':
       return { ...state, intro: null };
+    case 'split_start':
+      if (state.split) return state;
+      return { ...state, split: { order: action.order, total: action.total, parts: [] }, charge: { ...state.charge, amountText: '', cart: emptyCart(), error: null, errorCause: null } };
+    case 'split_cancel': {
+      const split = state.split;
+      if (!split) return state;
+      if (split.parts.length === 0) return { ...state, split: null, notice: null };
+      const paid = formatPlain(splitPaid(split), state.currency);
+      return { ...state, notice: `${paid} of sale ${split.order} is paid: take the ${formatPlain(splitBalance(split), state.currency)} still due, or refund the paid part from History.` };
+    }
+    case 'split_part': {
+      const split = state.split;
+      if (!split || split.parts.some((p) => p.transactionId === action.transactionId)) return state;
+      return { ...state, split: { ...split, parts: [...split.parts, { transactionId: action.transactionId, method: action.method, amount: action.amount }] } };
+    }
     case 'receipt_answered':
       return {
         ...state,

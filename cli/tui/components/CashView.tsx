@@ -1,6 +1,6 @@
 import { Box, Text } from 'ink';
 import { money } from '../../format.js';
-import type { CounterState } from '../state.js';
+import { splitBalance, type CounterState } from '../state.js';
 import type { Theme } from '../theme.js';
 
 /** A cash sale: the cash handed over is typed, then the change due is what staff read off. */
@@ -20,7 +20,8 @@ export function CashView({ state, theme }: { state: CounterState; theme: Theme }
         {cash.result.receipt === 'ask' && cash.askReceipt ? <Text bold>Print receipt? y/n</Text> : null}
         {cash.result.receipt === 'not_printed' ? <Text>No receipt printed.</Text> : null}
         {cash.result.warning ? <Text color={theme.warn}>{cash.result.warning}</Text> : null}
-        <Text dimColor={theme.dim}>{t.reference}</Text>
+        <Text dimColor={theme.dim}>{`${t.reference}${state.split ? `  sale ${state.split.order}` : ''}`}</Text>
+        {state.split && splitBalance(state.split) > 0 ? <Text bold color={theme.warn}>{`STILL DUE ${m(splitBalance(state.split))}: Enter, then a card or more cash.`}</Text> : null}
       </Box>
     );
   }
@@ -32,6 +33,7 @@ export function CashView({ state, theme }: { state: CounterState; theme: Theme }
         <Text bold>{`${cash.tenderedText}_`}</Text>
         <Text dimColor={theme.dim}>{cash.tenderedText === '' ? `  Enter alone: exact cash (${m(cash.amount)})` : ''}</Text>
       </Text>
+      <Text dimColor={theme.dim}>/ instead of Enter: less than due pays part of the sale, the rest on a card.</Text>
       {cash.phase === 'sending' ? <Text>Recording the sale…</Text> : null}
       {cash.error ? <Text color={theme.bad}>{cash.error}</Text> : null}
     </Box>

@@ -1,7 +1,7 @@
 import { qrText } from '../qr.js';
 import { Box, Text } from 'ink';
 import { ago, cardOf, money } from '../../format.js';
-import { inFlight, selectedReader, type CounterReader, type CounterState } from '../state.js';
+import { inFlight, selectedReader, splitBalance, type CounterReader, type CounterState } from '../state.js';
 import type { Theme } from '../theme.js';
 import { CartView } from './CartView.js';
 
@@ -13,6 +13,21 @@ export function presence(state: CounterState, r: CounterReader, theme: Theme): {
 
 const ACTIVITY_WORDS: Record<string, string> = { waiting_for_card: 'waiting for a card', processing: 'reading a card', canceled_on_reader: 'canceled on the reader' };
 
+/** A sale being paid in parts: its total, the parts paid and, in bold, what is still due. */
+function SplitLines({ state, theme }: { state: CounterState; theme: Theme }) {
+  const split = state.split;
+  if (!split) return null;
+  const m = (n: number) => money(n, state.currency);
+  const parts = split.parts.map((p) => `${m(p.amount)} ${p.method}`).join(' + ');
+  const due = splitBalance(split);
+  return (
+    <Box flexDirection="column">
+      <Text>{`Sale ${split.order}  ${m(split.total)}${parts ? `  paid ${parts}` : ''}`}</Text>
+      <Text bold color={due > 0 ? theme.warn : theme.ok}>{due > 0 ? `STILL DUE ${m(due)}` : 'PAID IN FULL'}</Text>
+    </Box>
+  );
+}
+
 export function ChargeView({ state, theme }: { state: CounterState; theme: Theme }) {
   const c = state.charge;
   const amount = c.amount !== null ? money(c.amount, state.currency) : 'amount being read…';
@@ -21,10 +36,12 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
     case 'entry': {
       const reader = selectedReader(state);
       const p = reader ? presence(state, reader, theme) : null;
-      const shortcut = c.amountText === '' && state.lastAmount ? `  Enter alone charges ${state.lastAmount}` : '';
+      const due = state.split ? splitBalance(state.split) : null;
+      const shortcut = due !== null ? (c.amountText === '' ? `  Enter alone: ${money(due, state.currency)} on card` : '') : c.amountText === '' && state.lastAmount ? `  Enter alone charges ${state.lastAmount}` : '';
       const hasCart = c.cart.lines.length > 0 || c.cart.draft !== null;
       return (
         <Box flexDirection="column">
+          <SplitLines state={state} theme={theme} />
           {hasCart ? (
             <CartView cart={c.cart} currency={state.currency} theme={theme} />
           ) : (
@@ -51,7 +68,15 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
           ) : null}
           {c.error ? <Text color={theme.bad}>{c.error}</Text> : null}
           <Text> </Text>
-          <Text>{c.cart.draft ? 'Press Enter after each part of the line.' : hasCart ? 'Press Enter to charge the cart.' : 'Press Enter to charge.'}</Text>
+          <Text>
+            {state.split
+              ? 'Type a part or not: Enter puts it on a card, $ takes it in cash.'
+              : c.cart.draft
+                ? 'Press Enter after each part of the line.'
+                : hasCart
+                  ? 'Press Enter to charge the cart.'
+                  : 'Press Enter to charge.'}
+          </Text>
         </Box>
       );
     }
@@ -90,6 +115,7 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
           {t ? <Text>{`${cardOf(t) || 'card'}${t.tip_amount ? ` · tip ${money(t.tip_amount, t.currency)}` : ' · no tip'} · ${t.reference}`}</Text> : null}
           {t?.receipt_url ? <Text>{`Receipt: ${t.receipt_url}`}</Text> : null}
           {c.receiptPrompt ? <Text bold>Print receipt? y/n</Text> : null}
+          <SplitLines state={state} theme={theme} />
         </Box>
       );
     }
@@ -98,6 +124,8 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
         <Box flexDirection="column">
           <Text bold color={theme.bad}>{`✘ DECLINED  ${amount}`}</Text>
           <Text>{`${c.reason ?? 'Declined: ask for another card'}.`}</Text>
+          {state.split ? <Text>{`The sale stays open with its paid parts kept: Enter, then another card or $ for cash.`}</Text> : null}
+          <SplitLines state={state} theme={theme} />
         </Box>
       );
     case 'canceled':

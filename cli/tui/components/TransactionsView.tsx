@@ -47,7 +47,7 @@ export function TransactionsView({ state, theme, width = 80 }: { state: CounterS
           <Text key={t.id}>
             {`${i === state.selectedTransaction ? '›' : ' '} ${new Date(t.created_at).toTimeString().slice(0, 8).padEnd(9)}${money(t.amount, t.currency).padEnd(12)}`}
             <Text color={color}>{t.status.padEnd(STATUS_WIDTH)}</Text>
-            {`${(isCounterPayment(t) ? 'counter' : 'online').padEnd(METHOD_WIDTH)}${cardOf(t).padEnd(14)}${t.reference.slice(0, refWidth)}`}
+            {`${(isCounterPayment(t) ? 'counter' : 'online').padEnd(METHOD_WIDTH)}${cardOf(t).padEnd(14)}${(t.metadata?.order ? `${t.metadata.order} (part)` : t.reference).slice(0, refWidth)}`}
           </Text>
         );
       })}

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { PosApi } from '../../../shared/api/client.js';
 import { ApiConnectionError, ApiRequestError } from '../../../shared/api/errors.js';
@@ -6,7 +7,7 @@ import { cartTotal } from '../cart.js';
 import { CONFLICT_WORDS, money, permissionWords } from '../../format.js';
 import { loadDayReport, localDate } from '../../report.js';
 import type { CounterSource } from '../source.js';
-import { inFlight, initialState, isBusy, RECENT_LIMIT, reduce, selectedReader, type Action, type CounterInit, type CounterState, type ErrorCause } from '../state.js';
+import { inFlight, initialState, isBusy, RECENT_LIMIT, reduce, selectedReader, splitBalance, type Action, type CounterInit, type CounterState, type ErrorCause } from '../state.js';
 import { intentFor, splitKeys, type Intent, type KeyInfo } from '../keys.js';
 
 /** Lost connections as Node reports them ("fetch failed", ECONNREFUSED, …): staff see one plain sentence instead. */
@@ -130,7 +131,9 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
             dispatch({ type: 'charge_error', message: err instanceof Error ? err.message.replace(/^amount/, 'Amount') : String(err), cause: 'input' });
             return;
           }
-          const lines = s.charge.cart.lines;
+          // A part of a split sale carries no cart: the cart, if any, was the whole sale's.
+          const lines = s.split ? [] : s.charge.cart.lines;
+          const metadata = s.split ? { order: s.split.order } : undefined;
           const reader = selectedReader(s);
           if (!reader) {
             dispatch({ type: 'charge_error', message: 'No reader yet: register one with `pos readers register`.', cause: 'other' });
@@ -147,7 +150,7 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
             return;
           }
           dispatch({ type: 'charge_starting', amount, readerName: reader.name });
-          source.startPayment(reader, amount, s.currency, lines.length > 0 ? lines : undefined).then(
+          source.startPayment(reader, amount, s.currency, lines.length > 0 ? lines : undefined, metadata).then(
             ({ transactionId }) => {
               dispatch({ type: 'charge_started', transactionId });
               source.follow(transactionId);
@@ -200,6 +203,18 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
           );
           return;
         }
+        case 'start_split': {
+          if (s.split) {
+            dispatch({ type: 'notice', text: `Sale ${s.split.order} is being paid in parts: ${money(splitBalance(s.split), s.currency)} still due.` });
+            return;
+          }
+          try {
+            dispatch({ type: 'split_start', order: newOrderReference(), total: amountToCharge(s) });
+          } catch (err) {
+            dispatch({ type: 'charge_error', message: err instanceof Error ? err.message.replace(/^amount/, 'Amount') : String(err), cause: 'input' });
+          }
+          return;
+        }
         case 'start_cash': {
           try {
             dispatch({ type: 'cash_start', amount: amountToCharge(s) });
@@ -220,13 +235,29 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
               return;
             }
           }
-          if (tendered < cash.amount) {
-            dispatch({ type: 'cash_error', message: `${money(tendered, s.currency)} is less than the ${money(cash.amount, s.currency)} due.` });
+          // With /, less cash than due pays part of the sale; the rest goes on a card (or more
+          // cash), as long as both parts are amounts a payment can be.
+          const part = Math.min(tendered, cash.amount);
+          const rest = cash.amount - part;
+          if (rest > 0 && !intent.part) {
+            // Asked for, never assumed: a slip of the finger ("10" for "100") must not split a sale.
+            dispatch({ type: 'cash_error', message: `${money(tendered, s.currency)} is less than the ${money(cash.amount, s.currency)} due. / takes it as part of the sale, the rest on a card.` });
             return;
           }
+          if (rest > 0) {
+            const tooSmall = chargeLimitError(part, s.currency) ?? chargeLimitError(rest, s.currency);
+            if (tooSmall) {
+              dispatch({ type: 'cash_error', message: `${money(tendered, s.currency)} is less than the ${money(cash.amount, s.currency)} due, and the rest cannot be paid apart (${tooSmall}).` });
+              return;
+            }
+          }
+          const order = s.split?.order ?? (rest > 0 ? newOrderReference() : undefined);
+          const total = s.split ? undefined : cash.amount;
           dispatch({ type: 'cash_sending' });
-          source.cashSale(cash.amount, tendered, s.currency, selectedReader(s)).then(
+          source.cashSale(part, tendered, s.currency, selectedReader(s), order ? { order } : undefined).then(
             (result) => {
+              if (order && total !== undefined) dispatch({ type: 'split_start', order, total });
+              if (order) dispatch({ type: 'split_part', transactionId: result.transaction.id, method: 'cash', amount: result.transaction.amount });
               dispatch({ type: 'cash_done', result });
               dispatch({ type: 'amount_clear' });
             },
@@ -285,8 +316,23 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
   return { state, run, press };
 }
 
-/** What Enter (or $) takes: the cart's total when there is a cart, else the amount typed (or the last one). */
+/** A split sale's reference, on each of its payments: short enough for a receipt line. */
+function newOrderReference(): string {
+  return `ord_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+}
+
+/**
+ * What Enter (or $) takes: on a split sale, the part typed or else what is still due; otherwise the
+ * cart's total when there is a cart, else the amount typed (or the last one).
+ */
 function amountToCharge(s: CounterState): number {
+  if (s.split) {
+    const due = splitBalance(s.split);
+    if (s.charge.amountText === '') return due;
+    const part = parseChargeAmount(s.charge.amountText, s.currency);
+    if (part > due) throw new Error(`${money(part, s.currency)} is more than the ${money(due, s.currency)} still due`);
+    return part;
+  }
   const lines = s.charge.cart.lines;
   if (lines.length > 0) {
     const total = cartTotal(lines);

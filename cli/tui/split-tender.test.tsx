@@ -1,0 +1,127 @@
+import { render } from 'ink-testing-library';
+import { describe, expect, it } from 'vitest';
+import { eventually } from '../../test/helpers/tmp.js';
+import { PosClient } from '../api.js';
+import { App } from './components/App.js';
+import { TransactionsView } from './components/TransactionsView.js';
+import { initialState, reduce } from './state.js';
+import { theme } from './theme.js';
+import { FakeSource, reader, txn } from './fixtures.js';
+
+/** A sale paid in parts at the counter: cash then a card, two cards, and a card part declined. */
+
+const api = new PosClient({ server: 'http://127.0.0.1:9', apiKey: 'sk_test_x', fetch: () => Promise.reject(new Error('offline')) });
+const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms));
+
+function frameWith(ui: { lastFrame(): string | undefined }, text: string): Promise<string> {
+  return eventually(
+    () => {
+      const f = ui.lastFrame() ?? '';
+      if (f.includes(text)) return f;
+      throw new Error(`frame never showed "${text}":\n${f}`);
+    },
+    3000,
+    10,
+  );
+}
+
+async function counter() {
+  const source = new FakeSource();
+  // Each card part is its own payment.
+  let n = 0;
+  source.answers.startPayment = () => Promise.resolve({ transactionId: `t-card-${++n}` });
+  const ui = render(<App source={source} api={api} color={false} />);
+  await tick();
+  source.emit({ type: 'merchant', name: 'Demo Shop', mode: 'test', currency: 'usd' });
+  source.emit({ type: 'connection', status: 'connected' });
+  source.emit({ type: 'readers', readers: [reader()] });
+  await frameWith(ui, 'Press Enter to charge.');
+  const type = async (...keys: string[]) => {
+    for (const k of keys) {
+      ui.stdin.write(k);
+      await tick();
+    }
+  };
+  const order = () => /order=(ord_\w+)/.exec(source.calls.join('\n'))?.[1];
+  return { source, ui, type, order };
+}
+
+describe('split tender at the counter', () => {
+  it('takes part in cash and the rest on a card, both under one order, and closes the sale when paid', async () => {
+    const { source, ui, type, order } = await counter();
+    await type('5', '0', '$');
+    await frameWith(ui, 'CASH SALE  $50.00 due');
+    await type('2', '0', '\r');
+    // Less than due is refused on Enter (a slip), and taken as a part with /.
+    await frameWith(ui, '$20.00 is less than the $50.00 due. / takes it as part of the sale');
+    expect(source.calls.filter((c) => c.startsWith('cash'))).toEqual([]);
+    await type('/');
+    // $20.00 handed over for $50.00: a cash part of $20.00, no change.
+    await frameWith(ui, 'STILL DUE $30.00: Enter, then a card or more cash.');
+    const ref = order();
+    expect(source.calls).toContain(`cash 2000 2000 usd order=${ref}`);
+    await type('\r');
+    const open = await frameWith(ui, 'STILL DUE $30.00');
+    expect(open).toContain(`Sale ${ref}  $50.00  paid $20.00 cash`);
+    expect(open).toContain('Enter alone: $30.00 on card');
+
+    await type('\r');
+    await frameWith(ui, 'WAITING FOR CARD on Till 1: $30.00');
+    expect(source.calls).toContain(`start Till 1 3000 usd order=${ref}`);
+    source.emit({ type: 'transaction', transaction: txn({ id: 't-card-1', status: 'succeeded', amount: 3000, metadata: { order: ref! } }) });
+    const paid = await frameWith(ui, 'PAID IN FULL');
+    expect(paid).toContain('APPROVED  $30.00');
+    expect(paid).toContain('paid $20.00 cash + $30.00 card');
+    await type('\r');
+    const done = await frameWith(ui, `Sale ${ref} paid in full: 20.00 cash + 30.00 card.`);
+    expect(done).not.toContain('STILL DUE');
+    expect(done).toContain('Enter alone charges');
+  });
+
+  it('keeps the cash part and the sale open when the card part is declined, and says what is still due', async () => {
+    const { source, ui, type, order } = await counter();
+    await type('5', '0', '$', '2', '0', '/');
+    await frameWith(ui, 'STILL DUE $30.00: Enter');
+    await type('\r', '\r');
+    await frameWith(ui, 'WAITING FOR CARD on Till 1: $30.00');
+    source.emit({ type: 'transaction', transaction: txn({ id: 't-card-1', status: 'failed', amount: 3000, failure_code: 'card_declined', decline_code: 'insufficient_funds' }) });
+    const declined = await frameWith(ui, 'DECLINED  $30.00');
+    expect(declined).toContain('The sale stays open with its paid parts kept');
+    expect(declined).toContain('STILL DUE $30.00');
+
+    await type('\r');
+    const open = await frameWith(ui, 'Enter alone: $30.00 on card');
+    expect(open).toContain(`Sale ${order()}  $50.00  paid $20.00 cash`);
+    // Esc does not drop a sale with a paid part.
+    await type('\u001b');
+    await frameWith(ui, `20.00 of sale ${order()} is paid: take the 30.00 still due`);
+    // The rest in cash this time: exact cash closes the sale.
+    await type('$', '\r');
+    await frameWith(ui, 'CASH SALE $30.00 PAID');
+    expect(source.calls.filter((c) => c.startsWith('cash'))).toEqual([`cash 2000 2000 usd order=${order()}`, `cash 3000 3000 usd order=${order()}`]);
+  });
+
+  it('splits a sale over two cards with /, and refuses a part larger than what is due', async () => {
+    const { source, ui, type, order } = await counter();
+    await type('5', '0', '/');
+    await frameWith(ui, 'STILL DUE $50.00');
+    await type('6', '0', '\r');
+    await frameWith(ui, '$60.00 is more than the $50.00 still due');
+    await type('\u001b', '2', '0', '\r');
+    await frameWith(ui, 'WAITING FOR CARD on Till 1: $20.00');
+    source.emit({ type: 'transaction', transaction: txn({ id: 't-card-1', status: 'succeeded', amount: 2000 }) });
+    await frameWith(ui, 'STILL DUE $30.00');
+    await type('\r', '\r');
+    await frameWith(ui, 'WAITING FOR CARD on Till 1: $30.00');
+    expect(source.calls.filter((c) => c.startsWith('start'))).toEqual([`start Till 1 2000 usd order=${order()}`, `start Till 1 3000 usd order=${order()}`]);
+  });
+
+  it('lists the parts in History under the sale’s order reference', () => {
+    const parts = [txn({ id: 'a', reference: 'txn_a', payment_method_type: 'cash', metadata: { order: 'ord_1234' } }), txn({ id: 'b', reference: 'txn_b', metadata: { order: 'ord_1234' } }), txn({ id: 'c', reference: 'txn_c' })];
+    const state = reduce(initialState({ via: 'polling' }), { type: 'transactions', transactions: parts });
+    const frame = render(<TransactionsView state={state} theme={theme(false)} />).lastFrame() ?? '';
+    expect(frame.match(/ord_1234 \(part\)/g)).toHaveLength(2);
+    expect(frame).toContain('txn_c');
+    expect(frame).not.toContain('txn_a');
+  });
+});
