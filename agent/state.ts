@@ -143,7 +143,8 @@ export class AgentState {
       drawer_openings: [],
       dropped_drawer_openings: 0,
     };
-    const stored = Object.fromEntries((db.prepare('SELECT key, value FROM state').all() as { key: string; value: string }[]).map((r) => [r.key, JSON.parse(r.value) as unknown]));
+    const rows = db.prepare('SELECT key, value FROM state').all() as { key: string; value: string }[];
+    const stored: Record<string, unknown> = Object.fromEntries(rows.map((r) => [r.key, JSON.parse(r.value) as unknown]));
     const legacy = join(dataDir, 'agent.json');
     let imported = false;
     if (!('agent_id' in stored) && existsSync(legacy)) {
@@ -158,7 +159,8 @@ export class AgentState {
       if (key in stored) (data as unknown as Record<string, unknown>)[key] = stored[key];
     }
     const state = new AgentState(db, data);
-    for (const [key, value] of Object.entries(stored)) state.#written.set(key, JSON.stringify(value));
+    // What the file holds already is not written again; what came from agent.json is.
+    for (const row of rows) state.#written.set(row.key, row.value);
     state.#commit();
     // Only once its contents are committed here does the old file go: a crash between leaves both, and the next start takes it over again.
     if (imported) unlinkSync(legacy);
