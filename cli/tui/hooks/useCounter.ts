@@ -132,6 +132,11 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
           }
           const lines = s.charge.cart.lines;
           const reader = selectedReader(s);
+          if (s.cashOnly) {
+            // A card needs the processor, through the server: refused here, before anything is sent.
+            dispatch({ type: 'charge_error', message: 'Offline: cash only. Cards need the server, which the till cannot reach: take cash (x), or wait until it is back.', cause: 'connection' });
+            return;
+          }
           if (!reader) {
             dispatch({ type: 'charge_error', message: 'No reader yet: register one with `pos readers register`.', cause: 'other' });
             return;
@@ -255,6 +260,10 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
           return;
         case 'refund': {
           dispatch({ type: 'confirm_refund', transactionId: null });
+          if (/^OFF-/.test(intent.transactionId)) {
+            dispatch({ type: 'notice', text: `Sale ${intent.transactionId} has not synced yet: refund it once it has (the server does not know it yet).` });
+            return;
+          }
           api.refund(intent.transactionId, {}).then(
             (res) => {
               const r = res.data as { amount: number; currency: string };
