@@ -170,7 +170,7 @@ describe('cash at the till through an outage', () => {
     }
     expect(new Set(refs).size).toBe(4);
     // A refund cannot name a sale the server has not seen.
-    expect((await api.getTransaction(refs[0]!).catch((err: { status: number }) => err)).status).toBe(404);
+    await expect(api.getTransaction(refs[0]!)).rejects.toMatchObject({ status: 404 });
 
     expect(kicks(mark)).toBe(5);
     const receipts = await eventually(() => {
