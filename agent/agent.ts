@@ -18,6 +18,7 @@ import { LocalServer, type Command } from './local-server.js';
 import { nodeSerialBinding, nodeTcpBinding, wsTransport, type AgentPorts } from './ports.js';
 import { ReaderBook, refOf } from './readers.js';
 import { AgentState } from './state.js';
+import { OfflineSales } from './offline-sales.js';
 import { ProcessorDriver } from './drivers/processor.js';
 import { SimulatedDriver } from './drivers/simulated.js';
 import type { DriverContext, ReaderDriver } from './drivers/types.js';
@@ -60,6 +61,11 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   let local: LocalServer | undefined;
   let link: UpstreamLink | undefined;
 
+  const offlineMessage = (): AgentMessage => ({ type: 'offline', ...offline.summary(), limit: offline.limitReached() });
+  const offline = new OfflineSales(state.db, agentId, ports.clock, api, logger, () => local?.broadcast(null, offlineMessage()));
+  const syncOffline = () => {
+    if (link?.connected && offline.summary().waiting > 0) void offline.sync();
+  };
   const counter = new CounterDevices(config, {
     api,
     state,
@@ -68,6 +74,23 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     serial: ports.serial,
     tcp: ports.tcp,
     agentId,
+    agentMode: mode,
+    offline,
+    online: () => link?.connected ?? false,
+    till: (reader) => {
+      const keys = reader === undefined ? book.keys() : [book.find(reader)].filter((k): k is string => k !== undefined);
+      if (reader !== undefined && !keys.length) throw fail(404, 'invalid_request_error', 'resource_missing', `This agent follows no reader ${reader}`);
+      const infos = keys.map((k) => book.info(k)).filter((i) => i !== undefined);
+      if (reader !== undefined) {
+        const info = infos[0];
+        if (info && /^[0-9a-f-]{36}$/.test(info.id ?? '')) return { terminal_id: info.id! };
+        return info?.location_id ? { location_id: info.location_id } : {};
+      }
+      // No reader named: a till whose readers all stand at one location sells there.
+      const locations = new Set(infos.map((i) => i.location_id ?? null));
+      const only = locations.size === 1 ? [...locations][0] : null;
+      return only ? { location_id: only } : {};
+    },
     changed: (device) => {
       local?.broadcast('devices', { type: 'device', device });
       deviceReports.changed();
@@ -142,6 +165,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         link?.send(heartbeat());
         deviceReports.welcome();
         sendDrawerOpenings();
+        syncOffline();
         return;
       }
       case 'reports_ack':
@@ -272,6 +296,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       }),
       readers: () => ({ type: 'readers', readers: book.states().map(shown) }),
       devices: () => ({ type: 'devices', devices: counter.devices() }),
+      offline: offlineMessage,
       command,
     },
     logger,
@@ -294,6 +319,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       status: (status) => {
         const message: AgentMessage = { type: 'upstream', status };
         local?.broadcast(null, message);
+        if (status === 'connected') syncOffline();
         logger.info({ status }, status === 'connected' ? 'upstream connected' : 'upstream disconnected');
       },
     },
@@ -321,7 +347,11 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const first = startDrivers();
   await Promise.race([first, new Promise((r) => setTimeout(r, Math.max(config.heartbeatMs, 1_000)))]);
   link.start();
-  const heartbeatTimer = setInterval(() => link?.send(heartbeat()), config.heartbeatMs);
+  const heartbeatTimer = setInterval(() => {
+    link?.send(heartbeat());
+    // A sync cut short (the server answered 503 while starting) is tried again on the next beat.
+    syncOffline();
+  }, config.heartbeatMs);
 
   logger.info({ url: local.url, agent_id: agentId, server: config.serverUrl, mode, data_dir: config.dataDir }, 'pos agent listening');
 
@@ -341,7 +371,8 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         await counter.stop();
         book.close();
         await local?.close();
-        await state.flush();
+        await offline.idle();
+        await state.close();
         logger.info('pos agent stopped');
       })();
       return closing;

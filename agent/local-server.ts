@@ -25,6 +25,8 @@ export interface LocalHandlers {
   welcome(): Extract<AgentMessage, { type: 'welcome' }>;
   readers(): Extract<AgentMessage, { type: 'readers' }>;
   devices(): Extract<AgentMessage, { type: 'devices' }>;
+  /** The offline sales queue, sent after welcome. */
+  offline(): AgentMessage;
   command(command: Command): Promise<unknown>;
 }
 
@@ -128,7 +130,8 @@ export class LocalServer {
         return;
       }
       client.hello = true;
-      return this.#send(client, this.handlers.welcome());
+      this.#send(client, this.handlers.welcome());
+      return this.#send(client, this.handlers.offline());
     }
     if (!client.hello) return this.#error(client, 'Say hello first: {"type":"hello","protocol":1}', 'hello_required');
     if (message.type === 'subscribe') {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { Low } from 'lowdb';
-import { checkPrivate, PrivateJsonFile, privateDir, type LooseFileReport } from '../shared/files.js';
+import Database from 'better-sqlite3';
+import { privateDir, privateSqliteFile, type LooseFileReport } from '../shared/files.js';
 import type { DrawerOpening, LocationPolicy } from '../shared/agent-upstream.js';
 
 /**
@@ -12,10 +13,13 @@ import type { DrawerOpening, LocationPolicy } from '../shared/agent-upstream.js'
 export const MAX_QUEUED_DRAWER_OPENINGS = 5_000;
 
 /**
- * Writes are coalesced for this long: a burst of changes on 200 readers is one file write, and a
- * SIGKILL loses at most this much of the queue.
+ * Changes that can be redone (the reader registry, the event cursor) are written after this long,
+ * so a burst of changes on 200 readers is one commit; queues are committed before the call returns.
  */
 const WRITE_COALESCE_MS = 100;
+
+/** A writer holding the file (a second agent on the same data dir) is waited for this long. */
+const BUSY_TIMEOUT_MS = 5_000;
 
 export interface RegistryEntry {
   /** How the agent names the reader: `tmr_…` or `serial:<serial number>`. */
@@ -61,20 +65,72 @@ export interface AgentData {
   dropped_drawer_openings: number;
 }
 
-/** The agent's own state in `<data dir>/agent.json` (lowdb): identity, reader registry, print and drawer queues. */
+/** A cash sale taken while the server was out of reach, in the order taken (agent/offline-sales.ts). */
+export interface OfflineSale {
+  /** Its place in the queue: sales sync in this order. */
+  seq: number;
+  /** Printed on its receipt until it syncs: OFF-<agent>-<seq>. */
+  local_reference: string;
+  /** The key it is recorded with on the server: a retry after a lost answer is the same sale. */
+  idempotency_key: string;
+  /** The POST /v1/transactions body, JSON. */
+  request: string;
+  taken_at: number;
+  status: 'queued' | 'synced' | 'refused';
+  transaction_id: string | null;
+  /** Why the server refused it for good (a refused sale is kept, and shown, not retried). */
+  error: string | null;
+}
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS offline_sales (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    local_reference TEXT NOT NULL UNIQUE,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    request TEXT NOT NULL,
+    taken_at INTEGER NOT NULL,
+    status TEXT NOT NULL DEFAULT 'queued',
+    transaction_id TEXT,
+    error TEXT,
+    synced_at INTEGER
+  );
+  CREATE INDEX IF NOT EXISTS offline_sales_status ON offline_sales (status, seq);
+`;
+
+/**
+ * The agent's own state in `<data dir>/agent.db` (SQLite, `synchronous=FULL`: a commit is on disk
+ * before the call returns, through a power cut): identity, reader registry, print and drawer
+ * queues as one row each, and the offline sales in their own table. A data dir of an older agent
+ * (`agent.json`, lowdb) is taken over once.
+ */
 export class AgentState {
   #timer: NodeJS.Timeout | undefined;
-  #writing: Promise<void> = Promise.resolve();
+  /** What each key held at its last commit: unchanged keys are not written again. */
+  readonly #written = new Map<string, string>();
+  readonly #writeRow: Database.Statement<[string, string]>;
 
-  private constructor(private readonly db: Low<AgentData>) {}
+  private constructor(
+    readonly db: Database.Database,
+    private readonly current: AgentData,
+  ) {
+    this.#writeRow = db.prepare('INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+  }
 
-  /** `onLooseFile` hears of the dir or state file found open to other users (tightened if ours). */
+  /** `onLooseFile` hears of the dir or state files found open to other users (tightened if ours). */
   static async open(dataDir: string, onLooseFile?: LooseFileReport): Promise<AgentState> {
     // The agent's key is not here, but its queues are: receipts waiting for the printer (amounts,
-    // card brand and last four) and drawer openings. Owner-only, every rewrite included.
-    const file = join(dataDir, 'agent.json');
+    // card brand and last four), drawer openings and offline sales. Owner-only, side files included.
     privateDir(dataDir, onLooseFile);
-    checkPrivate(file, onLooseFile);
+    const file = join(dataDir, 'agent.db');
+    privateSqliteFile(file, onLooseFile);
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    // The bundled build defaults to NORMAL in WAL mode, which can lose a commit on power loss: an
+    // offline cash sale is money in the drawer the books know of only here.
+    db.pragma('synchronous = FULL');
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.exec(SCHEMA);
     const defaults: AgentData = {
       agent_id: randomUUID(),
       cursor: null,
@@ -87,30 +143,56 @@ export class AgentState {
       drawer_openings: [],
       dropped_drawer_openings: 0,
     };
-    // Not JSONFilePreset, which keeps everything in memory when NODE_ENV is `test`, nor lowdb's
-    // JSONFile, whose every write makes the file anew with the umask's mode.
-    const db = new Low<AgentData>(new PrivateJsonFile<AgentData>(file), defaults);
-    await db.read();
-    // Fill fields a file written by an older agent lacks, and leave out the report queue it kept
-    // (the server no longer takes reports: it pushes each reader with its payment).
-    const { queue: _queue, next_report_seq: _next, dropped_reports: _dropped, ...kept } = db.data as AgentData & { queue?: unknown; next_report_seq?: unknown; dropped_reports?: unknown };
-    db.data = { ...defaults, ...kept };
-    await db.write();
-    return new AgentState(db);
+    const rows = db.prepare('SELECT key, value FROM state').all() as { key: string; value: string }[];
+    const stored: Record<string, unknown> = Object.fromEntries(rows.map((r) => [r.key, JSON.parse(r.value) as unknown]));
+    const legacy = join(dataDir, 'agent.json');
+    let imported = false;
+    if (!('agent_id' in stored) && existsSync(legacy)) {
+      // An older agent's lowdb file: its identity and queues carry over, and the report queue it kept
+      // (the server no longer takes reports) is left out.
+      const { queue: _queue, next_report_seq: _next, dropped_reports: _dropped, ...kept } = JSON.parse(readFileSync(legacy, 'utf8')) as Partial<AgentData> & Record<string, unknown>;
+      Object.assign(stored, kept);
+      imported = true;
+    }
+    const data = { ...defaults } as AgentData;
+    for (const key of Object.keys(defaults) as (keyof AgentData)[]) {
+      if (key in stored) (data as unknown as Record<string, unknown>)[key] = stored[key];
+    }
+    const state = new AgentState(db, data);
+    // What the file holds already is not written again; what came from agent.json is.
+    for (const row of rows) state.#written.set(row.key, row.value);
+    state.#commit();
+    // Only once its contents are committed here does the old file go: a crash between leaves both, and the next start takes it over again.
+    if (imported) unlinkSync(legacy);
+    return state;
   }
 
   get data(): AgentData {
-    return this.db.data;
+    return this.current;
+  }
+
+  /** Writes every changed key in one transaction. */
+  #commit(): void {
+    const changed: [string, string][] = [];
+    for (const [key, value] of Object.entries(this.current)) {
+      const json = JSON.stringify(value);
+      if (this.#written.get(key) !== json) changed.push([key, json]);
+    }
+    if (!changed.length) return;
+    this.db.transaction(() => {
+      for (const [key, json] of changed) this.#writeRow.run(key, json);
+    })();
+    for (const [key, json] of changed) this.#written.set(key, json);
   }
 
   /** Keeps a drawer opening until the server acknowledges it, written at once: an opening must survive a crash. */
   async enqueueDrawerOpening(opening: DrawerOpening): Promise<void> {
-    const queue = this.db.data.drawer_openings;
+    const queue = this.current.drawer_openings;
     queue.push(opening);
     const excess = queue.length - MAX_QUEUED_DRAWER_OPENINGS;
     if (excess > 0) {
       queue.splice(0, excess);
-      this.db.data.dropped_drawer_openings += excess;
+      this.current.dropped_drawer_openings += excess;
     }
     await this.persist();
   }
@@ -118,32 +200,33 @@ export class AgentState {
   /** The server has these openings in its audit trail. */
   acknowledgeDrawerOpenings(ids: readonly string[]): void {
     const done = new Set(ids);
-    const before = this.db.data.drawer_openings.length;
-    this.db.data.drawer_openings = this.db.data.drawer_openings.filter((o) => !done.has(o.id));
-    if (this.db.data.drawer_openings.length !== before) this.save();
+    const before = this.current.drawer_openings.length;
+    this.current.drawer_openings = this.current.drawer_openings.filter((o) => !done.has(o.id));
+    if (this.current.drawer_openings.length !== before) this.save();
   }
 
+  /** A change that can be redone: committed shortly, with whatever else changes meanwhile. */
   save(): void {
     this.#timer ??= setTimeout(() => {
       this.#timer = undefined;
-      this.#writing = this.#writing.then(() => this.db.write()).catch(() => undefined);
+      this.#commit();
     }, WRITE_COALESCE_MS);
   }
 
-  /** Writes the state now and waits for it: for changes that must survive a crash (the print queue). */
+  /** Commits the state now: for changes that must survive a crash (the print queue). */
   async persist(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    this.#writing = this.#writing.catch(() => undefined).then(() => this.db.write());
-    await this.#writing;
+    this.#commit();
   }
 
   async flush(): Promise<void> {
-    if (this.#timer) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
-      this.#writing = this.#writing.then(() => this.db.write());
-    }
-    await this.#writing;
+    await this.persist();
+  }
+
+  /** Commits what is pending and closes the file; the state is unusable after. */
+  async close(): Promise<void> {
+    await this.persist();
+    this.db.close();
   }
 }

@@ -81,6 +81,9 @@ function transactionRow(merchantId: string, mode: Mode, seq: number, createdAt: 
     change_due: null,
     ...NO_CARD_RECEIPT,
     terminal_options: null,
+    location_id: null,
+    created_by_key_id: null,
+    offline_reference: null,
   };
 }
 

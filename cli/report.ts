@@ -3,6 +3,7 @@ import { ApiRequestError } from '../shared/api/errors.js';
 import type { Location, Reader, Transaction, WebhookEvent } from '../shared/api/types.js';
 import { formatPlain } from './amount.js';
 import { money } from './format.js';
+import { COUNTER_PAYMENT_METHODS } from '../shared/channels.js';
 
 /**
  * The end-of-day close-out, computed from the day's payments: pure, shared by `pos report day` and
@@ -83,6 +84,9 @@ export const REPORT_EVENT_TYPES = ['dispute.created', 'dispute.closed', 'payout.
 
 const PAID = new Set(['succeeded', 'partially_refunded', 'refunded']);
 const ONLINE = 'Online (no reader)';
+/** A counter sale no till was recorded for (cash sales taken before sales named their till). */
+export const UNASSIGNED = 'Unassigned (counter)';
+const AT_COUNTER = new Set<string>(COUNTER_PAYMENT_METHODS);
 
 function empty(scope: Bucket['scope'], name: string): Bucket {
   const t = () => ({ count: 0, amount: 0 });
@@ -148,7 +152,11 @@ export function computeDayReport(input: {
 }): DayReport {
   const { start, end } = dayBounds(input.date);
   const readerOf = (t: Transaction) => input.readers.find((r) => r.id === t.terminal_id || r.processor_terminal_id === t.reader_id || r.id === t.reader_id);
-  const locationName = (id: string | undefined) => (id ? (input.locations.find((l) => l.id === id)?.display_name ?? id) : ONLINE);
+  // A till's sale belongs to its reader's location, or to the location it named (a till without a
+  // card reader); a counter sale naming neither is unassigned, never online.
+  const locationOf = (t: Transaction, reader: Reader | undefined) => reader?.location_id ?? t.location_id ?? undefined;
+  const unplaced = (t: Transaction) => (AT_COUNTER.has(t.payment_method_type) ? UNASSIGNED : ONLINE);
+  const locationName = (t: Transaction, id: string | undefined) => (id ? (input.locations.find((l) => l.id === id)?.display_name ?? id) : unplaced(t));
   const wantedLocation = input.location ? input.locations.find((l) => l.id === input.location || l.display_name === input.location) : undefined;
   if (input.location && !wantedLocation) throw new Error(`no location "${input.location}"`);
 
@@ -163,7 +171,8 @@ export function computeDayReport(input: {
     const at = Date.parse(t.created_at);
     if (at < start || at >= end) continue;
     const reader = readerOf(t);
-    if (wantedLocation && reader?.location_id !== wantedLocation.id) continue;
+    const locationId = locationOf(t, reader);
+    if (wantedLocation && locationId !== wantedLocation.id) continue;
     if (t.currency.toLowerCase() !== input.currency.toLowerCase()) {
       other += 1;
       continue;
@@ -175,10 +184,10 @@ export function computeDayReport(input: {
       tender.amount += typeof t.amount_captured === 'number' ? t.amount_captured : t.amount;
       tender.refunded += t.amount_refunded;
     }
-    const loc = locationName(reader?.location_id);
+    const loc = locationName(t, locationId);
     if (!byLocation.has(loc)) byLocation.set(loc, empty('location', loc));
     add(byLocation.get(loc)!, t);
-    const rName = reader?.name ?? (t.reader_id ? `${t.reader_id} (deleted)` : ONLINE);
+    const rName = reader?.name ?? (t.reader_id ? `${t.reader_id} (deleted)` : locationId ? `No reader at ${loc}` : unplaced(t));
     if (!byReader.has(rName)) byReader.set(rName, empty('reader', rName));
     add(byReader.get(rName)!, t);
   }

@@ -229,6 +229,17 @@ export const AgentMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('result'), request_id: z.string(), ok: z.boolean(), data: z.unknown().optional(), error: ErrorInfoSchema.optional() }),
   /** The agent's link to the server went down or came back. */
   z.object({ type: z.literal('upstream'), status: z.enum(['connected', 'disconnected']) }),
+  /**
+   * Cash sales taken while the server was out of reach (docs/agent.md, "Offline"): sent after
+   * welcome and whenever the queue changes. `limit` is the refusal, in words, once the bound is reached.
+   */
+  z.object({
+    type: z.literal('offline'),
+    waiting: z.number().int().min(0),
+    oldest_taken_at: z.string().nullable(),
+    refused: z.number().int().min(0),
+    limit: z.string().nullable(),
+  }),
   z.object({ type: z.literal('error'), error: ErrorInfoSchema }),
   z.object({ type: z.literal('pong') }),
 ]);

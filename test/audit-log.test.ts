@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -271,8 +271,13 @@ describe('drawer openings from the agent', () => {
 
     // Acknowledged, the agent forgets it: nothing is left to send again after a restart.
     await eventually(() => {
-      const state = JSON.parse(readFileSync(join(agentDir.path, 'agent.json'), 'utf8')) as { drawer_openings: unknown[] };
-      return state.drawer_openings.length === 0 ? true : undefined;
+      const db = new Database(join(agentDir.path, 'agent.db'), { readonly: true });
+      try {
+        const row = db.prepare("SELECT value FROM state WHERE key = 'drawer_openings'").get() as { value: string } | undefined;
+        return row && (JSON.parse(row.value) as unknown[]).length === 0 ? true : undefined;
+      } finally {
+        db.close();
+      }
     }, WAIT_MS);
   });
 

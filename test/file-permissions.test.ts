@@ -81,9 +81,9 @@ describe('pos server, its simulator, the admin commands and pos agent', () => {
       expect(running['simulator']).toBe('0700');
       for (const file of ['simulator/simulator.db', 'simulator/simulator.db-wal', 'simulator/simulator.db-shm', ...sqliteFiles]) expect(running[file], file).toBe('0600');
 
-      // A write in flight has its temporary file beside agent.json: owner-only as well.
+      // The agent's SQLite file and the -wal and -shm files SQLite makes beside it: owner-only as well.
       const agentFiles = modesUnder(agentDir());
-      expect(agentFiles).toMatchObject({ '.': '0700', 'agent.json': '0600' });
+      expect(agentFiles).toMatchObject({ '.': '0700', 'agent.db': '0600', 'agent.db-wal': '0600', 'agent.db-shm': '0600' });
       expect(openToOthers(agentFiles)).toEqual({});
     } finally {
       // Killed: its clean stop waits on the upstream, and nothing it writes then is new here.

@@ -187,7 +187,7 @@ describe.skipIf(!hasTmux)('pos up in a terminal (tmux, 80×24)', () => {
     };
     walk(join(dir.path, 'data'));
     walk(join(dir.path, 'config'));
-    expect(Object.keys(modes)).toEqual(expect.arrayContaining(['data/pos-up.log', 'data/pos.db', 'data/simulator/simulator.db', 'data/agent/agent.json', 'config/config.json']));
+    expect(Object.keys(modes)).toEqual(expect.arrayContaining(['data/pos-up.log', 'data/pos.db', 'data/simulator/simulator.db', 'data/agent/agent.db', 'config/config.json']));
     expect(Object.entries(modes).filter(([, mode]) => (mode & 0o077) !== 0)).toEqual([]);
   });
 });

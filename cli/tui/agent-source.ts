@@ -101,6 +101,8 @@ export class AgentSource implements CounterSource {
     socket.on('error', () => this.dispatch({ type: 'connection', status: 'lost', error: AGENT_UNREACHABLE }));
     socket.on('close', () => {
       if (this.socket === socket) this.socket = undefined;
+      // Without the agent nothing sells, cash included: the lost connection says so, not "cash only".
+      this.dispatch({ type: 'cash_only', on: false });
       for (const [id, p] of this.pending) {
         clearTimeout(p.timer);
         p.reject(new Error('connection to the agent lost'));
@@ -137,6 +139,7 @@ export class AgentSource implements CounterSource {
       case 'welcome':
         this.dispatch({ type: 'merchant', name: message.merchant.business_name, mode: message.mode, currency: this.currency ?? 'usd' });
         this.dispatch({ type: 'connection', status: message.upstream === 'connected' ? 'connected' : 'lost', ...(message.upstream === 'connected' ? {} : { error: SERVER_UNREACHABLE }) });
+        this.dispatch({ type: 'cash_only', on: message.upstream === 'disconnected' });
         this.upstream = message.upstream;
         break;
       case 'readers':
@@ -152,7 +155,11 @@ export class AgentSource implements CounterSource {
         this.dispatch(message.status === 'connected' ? { type: 'connection', status: 'connected' } : { type: 'connection', status: 'lost', error: SERVER_UNREACHABLE });
         // Back after a loss: what changed meanwhile was not pushed, so read it again.
         if (message.status === 'connected' && this.upstream === 'disconnected') void this.loadRecent();
+        this.dispatch({ type: 'cash_only', on: message.status === 'disconnected' });
         this.upstream = message.status;
+        break;
+      case 'offline':
+        this.dispatch({ type: 'offline_sales', waiting: message.waiting, refused: message.refused, limit: message.limit });
         break;
       case 'result': {
         const p = this.pending.get(message.request_id);

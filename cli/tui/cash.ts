@@ -8,7 +8,9 @@ import type { Transaction } from '../../shared/api/types.js';
  */
 
 export interface CashSaleResult {
-  transaction: Transaction;
+  /** Null for a sale the agent keeps offline until the server is back (then `offline` says what it took). */
+  transaction: Transaction | null;
+  offline?: { local_reference: string; amount: number; amount_tendered: number; change_due: number; waiting: number } | undefined;
   drawer_opened: boolean;
   /** `ask`: the location's receipts are asked for; the counter asks staff before printing. */
   receipt: 'queued' | 'not_printed' | 'ask';

@@ -87,7 +87,7 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
       return null;
     }
     if (cash.phase === 'done' && cash.askReceipt && cash.result) {
-      if (input === 'y' || input === 'Y') return { kind: 'print_sale_receipt', transactionId: cash.result.transaction.id };
+      if (input === 'y' || input === 'Y') return { kind: 'print_sale_receipt', transactionId: cash.result.transaction?.id ?? cash.result.offline?.local_reference ?? '' };
       if (input === 'n' || input === 'N') return { kind: 'dispatch', action: { type: 'receipt_answered' } };
     }
     if (cash.phase === 'done' && (key.return || key.escape)) return { kind: 'dispatch', action: { type: 'cash_close' } };

@@ -114,6 +114,13 @@ export interface CounterState {
   view: View;
   connection: 'connecting' | 'connected' | 'lost';
   connectionError: string | null;
+  /**
+   * The agent answers but cannot reach the server: it takes cash sales and keeps them until the
+   * server is back (docs/agent.md, "Offline"), and nothing else.
+   */
+  cashOnly: boolean;
+  /** Cash sales the agent keeps until they sync, and its refusal once its offline bound is reached. */
+  offlineSales: { waiting: number; refused: number; limit: string | null };
   /** How live state arrives: the agent's websocket or polling /v1. */
   via: 'agent' | 'polling';
   mode: 'test' | 'live' | null;
@@ -152,6 +159,8 @@ export interface CounterState {
 
 export type Action =
   | { type: 'connection'; status: 'connected' | 'lost'; error?: string }
+  | { type: 'cash_only'; on: boolean }
+  | { type: 'offline_sales'; waiting: number; refused: number; limit: string | null }
   | { type: 'merchant'; name: string; mode: 'test' | 'live'; currency: string }
   | { type: 'readers'; readers: CounterReader[] }
   | { type: 'reader'; reader: CounterReader }
@@ -236,6 +245,8 @@ export function initialState(init: CounterInit): CounterState {
     view: 'charge',
     connection: 'connecting',
     connectionError: null,
+    cashOnly: false,
+    offlineSales: { waiting: 0, refused: 0, limit: null },
     via: init.via,
     mode: null,
     merchantName: null,
@@ -374,6 +385,10 @@ function reduceCounter(state: CounterState, action: Action): CounterState {
     return cart === state.charge.cart ? state : { ...state, charge: { ...state.charge, cart, error: null, errorCause: null } };
   }
   switch (action.type) {
+    case 'cash_only':
+      return state.cashOnly === action.on ? state : { ...state, cashOnly: action.on };
+    case 'offline_sales':
+      return { ...state, offlineSales: { waiting: action.waiting, refused: action.refused, limit: action.limit } };
     case 'connection': {
       if (action.status === state.connection && action.status === 'connected') return state;
       if (action.status === 'lost') return { ...state, connection: 'lost', connectionError: action.error ?? 'no answer' };

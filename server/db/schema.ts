@@ -164,6 +164,12 @@ export interface TransactionsTable {
   processor_location_id: string | null;
   /** JSON `TerminalOptions` (server/terminal/options.ts) of a terminal payment; null otherwise. */
   terminal_options: string | null;
+  /** The terminal location (uuid) of the till that took a counter sale; null for online payments and unattributed old rows. */
+  location_id: string | null;
+  /** The API key (id) that recorded the payment: a till's own counter key names the till. */
+  created_by_key_id: string | null;
+  /** A cash sale the agent took offline: the local reference its receipt printed (docs/agent.md). */
+  offline_reference: string | null;
 }
 
 /** Stripe's dispute statuses; the `warning_*` ones are inquiries, which take no money. */

@@ -103,6 +103,14 @@ export async function findTransactionRow(db: Executor, scope: Scope, idOrReferen
 
 const merchantCurrency = new Prepared<{ id: string }, { default_currency: string; country: string }>((db, arg) => db.selectFrom('merchants').select(['default_currency', 'country']).where('id', '=', arg('id')));
 
+/** A counter PC's clock may run a little ahead of the server's: five minutes is NTP-less drift over weeks. */
+const TAKEN_AT_SKEW_MS = 5 * 60_000;
+/**
+ * How far back an offline sale may be dated: the agent holds sales for at most 72 hours (docs/agent.md),
+ * and a queue kept through a long closure still syncs; older than a month is a clock gone wrong.
+ */
+const TAKEN_AT_MAX_AGE_MS = 30 * 24 * 3_600_000;
+
 /** Receipt tokens: 32 base62 characters (≈190 bits) make a receipt URL unguessable. */
 const RECEIPT_TOKEN_LENGTH = 32;
 
@@ -175,12 +183,16 @@ export class TransactionService {
     }
     if ((method === 'ach' || method === 'bank_transfer') && currency !== 'usd') throw invalid('currency', 'ACH payments are in usd only');
     if ((method === 'ach' || method === 'bank_transfer') && scope.mode === 'live') await this.#requireAch(scope);
+    const till = await this.#till(scope, state.terminalId ?? input.terminal_id ?? null, input.location_id ?? null);
+    const takenAt = input.taken_at === undefined ? undefined : this.#takenAt(input.taken_at);
 
     return ctx.commit(async (trx) => {
       const now = this.clock.now();
       const { id, reference } = newIdentity('transaction');
       const seq = await nextSeq(trx, scope.merchantId, scope.mode, 'transactions');
       const cash = method === 'cash';
+      // A sale the counter took offline belongs to the moment and the day it was taken.
+      const createdAt = takenAt ?? now;
       const tendered = cash ? (input.amount_tendered ?? input.amount) : null;
       const row: TransactionsTable = {
         id,
@@ -215,11 +227,11 @@ export class TransactionService {
         cancellation_reason: null,
         receipt_url: null,
         receipt_token: null,
-        terminal_id: state.terminalId,
-        reader_id: null,
+        terminal_id: till.terminalId,
+        reader_id: till.readerId,
         link_id: state.linkId ?? null,
         checkout_session_id: state.checkoutSessionId ?? null,
-        created_at: now,
+        created_at: createdAt,
         updated_at: now,
         captured_at: null,
         failed_at: null,
@@ -233,7 +245,12 @@ export class TransactionService {
         change_due: tendered === null ? null : tendered - input.amount,
         ...NO_CARD_RECEIPT,
         terminal_options: state.terminal ? JSON.stringify(state.terminal) : null,
+        location_id: till.locationId,
+        created_by_key_id: scope.origin?.key.id ?? null,
+        offline_reference: input.offline_reference ?? null,
       };
+      // The shop's address heads a cash receipt as it heads a card one.
+      if (cash && till.processorLocationId) row.processor_location_id = till.processorLocationId;
       await insertRow(trx, 'transactions', row);
       await addToCounter(trx, scope.merchantId, scope.mode, 'transactions:pending', 1);
       if ((COUNTER_PAYMENT_METHODS as readonly PaymentMethodType[]).includes(method)) await addToCounter(trx, scope.merchantId, scope.mode, 'transactions:counter', 1);
@@ -245,7 +262,7 @@ export class TransactionService {
         const paid = await this.payments.update(trx,
           id,
           (current) => (current.status === 'pending'
-            ? { status: 'succeeded', amount_captured: current.amount, captured_at: now, receipt_token: token, receipt_url: `${this.publicUrl()}/receipts/${token}` }
+            ? { status: 'succeeded', amount_captured: current.amount, captured_at: createdAt, receipt_token: token, receipt_url: `${this.publicUrl()}/receipts/${token}` }
             : null),
           now,
         );
@@ -253,6 +270,36 @@ export class TransactionService {
       }
       return { next: 'transaction_created', state: { ...state, transactionId: id } };
     });
+  }
+
+  /**
+   * The till a counter sale belongs to: its reader and that reader's location, or a location alone
+   * (a till with a drawer and no card reader). Both named must agree.
+   */
+  async #till(scope: Scope, terminalId: string | null, locationId: string | null): Promise<{ terminalId: string | null; readerId: string | null; locationId: string | null; processorLocationId: string | null }> {
+    let readerId: string | null = null;
+    let readerLocation: string | null = null;
+    if (terminalId) {
+      const reader = await findScoped(this.store.db, 'terminal_readers', scope, 'id', terminalId);
+      if (!reader) throw invalid('terminal_id', 'No such reader in this mode: terminal_id takes a reader id from GET /v1/terminal/readers', 'resource_missing');
+      readerId = reader.processor_reader_id;
+      readerLocation = reader.location_id;
+      if (locationId && locationId !== readerLocation) throw invalid('location_id', `Reader ${reader.name} stands at another location than location_id`);
+    }
+    const wanted = locationId ?? readerLocation;
+    if (!wanted) return { terminalId, readerId, locationId: null, processorLocationId: null };
+    const location = await findScoped(this.store.db, 'terminal_locations', scope, 'id', wanted);
+    if (!location) throw invalid('location_id', 'No such location in this mode: location_id takes a location id from GET /v1/terminal/locations', 'resource_missing');
+    return { terminalId, readerId, locationId: location.id, processorLocationId: location.processor_location_id };
+  }
+
+  /** When an offline sale was taken: never ahead of the server's clock beyond skew, never further back than the agent keeps sales. */
+  #takenAt(value: string): number {
+    const at = Date.parse(value);
+    const now = this.clock.now();
+    if (at > now + TAKEN_AT_SKEW_MS) throw invalid('taken_at', 'is in the future: check the counter PC\'s clock');
+    if (at < now - TAKEN_AT_MAX_AGE_MS) throw invalid('taken_at', 'is more than 30 days ago: record the sale by hand (it is on its paper receipt)');
+    return at;
   }
 
   /** Live-mode ACH needs the connected account's ACH capability (spec §8); test mode never checks. */

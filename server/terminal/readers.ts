@@ -404,7 +404,7 @@ export class TerminalService {
     } catch (err) {
       throw readerConflict(err);
     }
-    await this.store.transaction((trx) => this.payments.update(trx, txn.id, () => ({ terminal_id: reader.id, reader_id: reader.processor_reader_id }), this.clock.now()));
+    await this.store.transaction((trx) => this.payments.update(trx, txn.id, () => ({ terminal_id: reader.id, reader_id: reader.processor_reader_id, location_id: reader.location_id }), this.clock.now()));
     await this.readerActions.onResponse(reader, result, startedAt);
     const status = result.action?.status;
     return {

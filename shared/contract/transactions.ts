@@ -49,10 +49,33 @@ export const CreateTransactionSchema = z
       .max(MAX_AMOUNT)
       .optional()
       .openapi({ description: 'Cash sales only (our extension, docs/api-choices.md): the cash the customer handed over, in minor units; at least `amount`, default `amount`', example: 5000 }),
+    terminal_id: z
+      .uuid()
+      .optional()
+      .openapi({ description: 'Cash sales only (our extension): the reader (uuid, GET /v1/terminal/readers) of the till that took it; its location is the sale\'s' }),
+    location_id: z
+      .uuid()
+      .optional()
+      .openapi({ description: 'Cash sales only (our extension): the terminal location of the till that took it, for a till without a card reader' }),
+    taken_at: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .openapi({ description: 'Cash sales only (our extension, docs/agent.md): when a sale the counter took offline was taken; it is the payment\'s created_at. At most 5 minutes ahead of the server and 30 days back' }),
+    offline_reference: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be 1-64 letters, digits and dashes')
+      .optional()
+      .openapi({ description: 'Cash sales only (our extension): the local reference the offline receipt printed', example: 'OFF-3F2A-0007' }),
     idempotency_key: IdempotencyKeySchema.optional(),
   })
   .strict()
   .superRefine((v, ctx) => {
+    if (v.payment_method_type !== 'cash') {
+      // Card payments at a till are attributed when sent to a reader (POST /v1/terminal/create-payment).
+      for (const field of ['terminal_id', 'location_id', 'taken_at', 'offline_reference'] as const) {
+        if (v[field] !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'is only for payment_method_type cash' });
+      }
+    }
     if (v.payment_method_type === 'cash') {
       // A cash sale is settled across the counter: nothing is sent to the processor, so nothing
       // about a card, a redirect or a later capture can apply to it.
@@ -111,6 +134,9 @@ export const TransactionSchema = z
     receipt_url: z.string().nullable(),
     terminal_id: z.string().nullable(),
     reader_id: z.string().nullable(),
+    location_id: z.string().nullable().openapi({ description: 'The terminal location of the till that took a counter sale; null for online payments and counter sales recorded before tills were named (shown as unassigned)' }),
+    created_by_key_id: z.string().nullable().openapi({ description: 'The API key that recorded the payment (a till\'s counter key names the till); null before keys were recorded' }),
+    offline_reference: z.string().nullable().openapi({ description: 'A cash sale taken while the counter was offline: the local reference on its receipt' }),
     checkout_session_id: z.string().nullable().openapi({ description: 'The hosted checkout session that took this payment' }),
     payment_link_id: z.string().nullable().openapi({ description: 'The payment link this payment was made through' }),
     created_at: TimestampSchema,

@@ -10,17 +10,20 @@ export function CashView({ state, theme }: { state: CounterState; theme: Theme }
   const m = (n: number) => money(n, state.currency);
   if (cash.phase === 'done' && cash.result) {
     const t = cash.result.transaction;
+    const off = cash.result.offline;
+    const amount = t?.amount ?? off?.amount ?? cash.amount;
     return (
       <Box flexDirection="column">
-        <Text bold color={theme.ok}>{`CASH SALE ${m(t.amount)} PAID`}</Text>
-        <Text>{`Cash handed over  ${m(t.amount_tendered ?? t.amount)}`}</Text>
-        <Text bold>{`CHANGE DUE        ${m(t.change_due ?? 0)}`}</Text>
+        <Text bold color={theme.ok}>{`CASH SALE ${m(amount)} PAID`}</Text>
+        <Text>{`Cash handed over  ${m(t ? (t.amount_tendered ?? t.amount) : (off?.amount_tendered ?? amount))}`}</Text>
+        <Text bold>{`CHANGE DUE        ${m(t ? (t.change_due ?? 0) : (off?.change_due ?? 0))}`}</Text>
+        {off ? <Text color={theme.warn}>{`Not yet synced: kept on this till as ${off.local_reference} (${off.waiting} waiting to sync).`}</Text> : null}
         <Text>{cash.result.drawer_opened ? 'Drawer opened.' : 'Drawer not opened.'}</Text>
         {cash.result.receipt === 'queued' ? <Text>Receipt printing.</Text> : null}
         {cash.result.receipt === 'ask' && cash.askReceipt ? <Text bold>Print receipt? y/n</Text> : null}
         {cash.result.receipt === 'not_printed' ? <Text>No receipt printed.</Text> : null}
         {cash.result.warning ? <Text color={theme.warn}>{cash.result.warning}</Text> : null}
-        <Text dimColor={theme.dim}>{`${t.reference}${state.split ? `  sale ${state.split.order}` : ''}`}</Text>
+        <Text dimColor={theme.dim}>{`${t?.reference ?? off?.local_reference ?? ''}${state.split ? `  sale ${state.split.order}` : ''}`}</Text>
         {state.split && splitBalance(state.split) > 0 ? <Text bold color={theme.warn}>{`STILL DUE ${m(splitBalance(state.split))}: Enter, then a card or more cash.`}</Text> : null}
       </Box>
     );

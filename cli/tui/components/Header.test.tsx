@@ -27,4 +27,16 @@ describe('Header', () => {
     expect(lastFrame()).not.toContain('TEST MODE');
     expect(lastFrame()).not.toMatch(/\u001b\[/);
   });
+
+  it('says plainly that the till sells cash only while the server is out of reach, with the sales waiting', () => {
+    let s = reduce(base, { type: 'connection', status: 'lost', error: 'the agent cannot reach the server' });
+    s = reduce(reduce(s, { type: 'cash_only', on: true }), { type: 'offline_sales', waiting: 3, refused: 0, limit: null });
+    const { lastFrame } = render(<Header state={s} theme={theme(false)} />);
+    expect(lastFrame()).toContain('Offline: cash only · 3 sales waiting to sync');
+    expect(lastFrame()).not.toContain('CONNECTION LOST');
+    const back = reduce(reduce(s, { type: 'cash_only', on: false }), { type: 'connection', status: 'connected' });
+    expect(render(<Header state={back} theme={theme(false)} />).lastFrame()).toContain('Syncing: 3 sales waiting to sync');
+    const full = reduce(s, { type: 'offline_sales', waiting: 500, refused: 0, limit: 'Offline limit reached: 500 cash sales are waiting to sync (at most 500). Reconnect the server before taking more sales' });
+    expect(render(<Header state={full} theme={theme(false)} width={200} />).lastFrame()).toContain('Offline limit reached: 500 cash sales are waiting to sync');
+  });
 });

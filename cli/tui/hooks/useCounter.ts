@@ -135,6 +135,11 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
           const lines = s.split ? [] : s.charge.cart.lines;
           const metadata = s.split ? { order: s.split.order } : undefined;
           const reader = selectedReader(s);
+          if (s.cashOnly) {
+            // A card needs the processor, through the server: refused here, before anything is sent.
+            dispatch({ type: 'charge_error', message: 'Offline: cash only. Cards need the server, which the till cannot reach: take cash (x), or wait until it is back.', cause: 'connection' });
+            return;
+          }
           if (!reader) {
             dispatch({ type: 'charge_error', message: 'No reader yet: register one with `pos readers register`.', cause: 'other' });
             return;
@@ -257,7 +262,8 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
           source.cashSale(part, tendered, s.currency, selectedReader(s), order ? { order } : undefined).then(
             (result) => {
               if (order && total !== undefined) dispatch({ type: 'split_start', order, total });
-              if (order) dispatch({ type: 'split_part', transactionId: result.transaction.id, method: 'cash', amount: result.transaction.amount });
+              // A part taken offline is known by its local reference until it syncs.
+              if (order) dispatch({ type: 'split_part', transactionId: result.transaction?.id ?? result.offline?.local_reference ?? '', method: 'cash', amount: result.transaction?.amount ?? result.offline?.amount ?? part });
               dispatch({ type: 'cash_done', result });
               dispatch({ type: 'amount_clear' });
             },
@@ -286,6 +292,10 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
           return;
         case 'refund': {
           dispatch({ type: 'confirm_refund', transactionId: null });
+          if (/^OFF-/.test(intent.transactionId)) {
+            dispatch({ type: 'notice', text: `Sale ${intent.transactionId} has not synced yet: refund it once it has (the server does not know it yet).` });
+            return;
+          }
           api.refund(intent.transactionId, {}).then(
             (res) => {
               const r = res.data as { amount: number; currency: string };
