@@ -14,9 +14,15 @@ export interface LocalAgent {
   close(): Promise<void>;
 }
 
-export async function startLocalAgent(deps: { stack: Stack; apiKey: string; dataDir: string; logger: Logger }): Promise<LocalAgent> {
+/** The till's printer and display (`pos up --printer/--display`): as `pos agent` takes them. */
+export interface LocalDevices {
+  printer?: string | undefined;
+  display?: string | undefined;
+}
+
+export async function startLocalAgent(deps: { stack: Stack; apiKey: string; dataDir: string; logger: Logger; devices?: LocalDevices }): Promise<LocalAgent> {
   const { startAgent } = await import('../agent/agent.js');
-  const settings = { server: deps.stack.server.url, apiKey: deps.apiKey, dataDir: join(deps.dataDir, 'agent') };
+  const settings = { server: deps.stack.server.url, apiKey: deps.apiKey, dataDir: join(deps.dataDir, 'agent'), printer: deps.devices?.printer, display: deps.devices?.display };
   try {
     // The environment is not consulted: this agent belongs to this `pos up` and its demo shop.
     return await startAgent(loadAgentConfig({ ...settings, listen: DEFAULT_AGENT_LISTEN }, {}), { logger: deps.logger });

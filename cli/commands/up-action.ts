@@ -113,7 +113,7 @@ function keyLines(demo: Demo): string[] {
   ];
 }
 
-export async function up(_args: [], options: { port?: string; host?: string; dataDir?: string; masterKeyFile?: string; tui: boolean; simulateLive?: boolean }, ctx: CliContext): Promise<void> {
+export async function up(_args: [], options: { port?: string; host?: string; dataDir?: string; masterKeyFile?: string; tui: boolean; simulateLive?: boolean; printer?: string; display?: string }, ctx: CliContext): Promise<void> {
   const interactive = options.tui && Boolean(ctx.io.stdout.isTTY) && Boolean(ctx.io.stdin.isTTY);
   const config = loadServerConfig({ port: options.port, host: options.host, dataDir: options.dataDir, masterKeyFile: options.masterKeyFile, simulateLive: options.simulateLive }, ctx.io.env);
   // With the TUI on the terminal, server logs go to a file instead of over the screen: an
@@ -139,7 +139,7 @@ export async function up(_args: [], options: { port?: string; host?: string; dat
   let agent: LocalAgent | undefined;
   try {
     const demo = await ensureDemo(stack, ctx);
-    agent = await startLocalAgent({ stack, apiKey: demo.counterKey, dataDir: config.dataDir, logger });
+    agent = await startLocalAgent({ stack, apiKey: demo.counterKey, dataDir: config.dataDir, logger, devices: { printer: options.printer, display: options.display } });
     const write = (line: string) => ctx.io.stdout.write(`${line}\n`);
     if (interactive) {
       // The keys get a screen of their own: printed above the counter they scroll off an 80×24 terminal.

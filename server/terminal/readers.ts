@@ -341,6 +341,10 @@ export class TerminalService {
     if (input.terminal_id) {
       const reader = await findScoped(this.store.db, 'terminal_readers', scope, 'id', input.terminal_id);
       if (!reader) throw invalid('terminal_id', 'No such reader in this mode: terminal_id takes a reader id from GET /v1/terminal/readers', 'resource_missing');
+      // A payment for a reader the processor reports offline would only be canceled again: refused
+      // before it exists, so a till retrying Enter leaves no trail of canceled payments. A retried
+      // request (same key) is answered from its stored response before this check counts.
+      if (!clientKey || !(await this.#replayable(scope, clientKey))) await this.#refuseOffline(reader);
     }
     return this.transactions.create(
       scope,
@@ -367,6 +371,26 @@ export class TerminalService {
       },
       clientKey,
     );
+  }
+
+  /** A request under this key already ran (or runs): it is answered as it was, whatever the reader does now. */
+  async #replayable(scope: Scope, clientKey: string): Promise<boolean> {
+    const row = await this.store.db
+      .selectFrom('idempotency_keys')
+      .select('id')
+      .where('merchant_id', '=', scope.merchantId)
+      .where('mode', '=', scope.mode)
+      .where('key', '=', clientKey)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Refuses a reader the processor reports offline; a processor that cannot be asked does not block the sale. */
+  async #refuseOffline(reader: TerminalReadersTable): Promise<void> {
+    const seen = await this.processor.retrieveReader(reader.mode, reader.processor_reader_id).catch(() => undefined);
+    if (!seen) return;
+    await this.readerActions.onPresence(reader, seen.status === 'offline' ? 'offline' : 'online');
+    if (seen.status === 'offline') throw conflict('reader_offline', 'The reader is offline: check its power and network, or take the payment by link');
   }
 
   async #terminalPayment(scope: Scope, paymentIntentId: string): Promise<TransactionsTable> {
@@ -402,6 +426,7 @@ export class TerminalService {
         ...(options?.tax ? { tipEligibleAmount: txn.amount - options.tax } : {}),
       });
     } catch (err) {
+      if (processorErrorCode(err) === 'terminal_reader_offline') await this.readerActions.onPresence(reader, 'offline');
       throw readerConflict(err);
     }
     await this.store.transaction((trx) => this.payments.update(trx, txn.id, () => ({ terminal_id: reader.id, reader_id: reader.processor_reader_id }), this.clock.now()));

@@ -1,6 +1,7 @@
 import { qrText } from '../qr.js';
 import { Box, Text } from 'ink';
 import { ago, cardOf, money } from '../../format.js';
+import { parseChargeAmount } from '../../amount.js';
 import { inFlight, selectedReader, type CounterReader, type CounterState } from '../state.js';
 import type { Theme } from '../theme.js';
 import { CartView } from './CartView.js';
@@ -9,6 +10,15 @@ import { CartView } from './CartView.js';
 export function presence(state: CounterState, r: CounterReader, theme: Theme): { text: string; color: string | undefined } {
   if (state.connection === 'lost') return { text: '? unknown (no connection)', color: theme.warn };
   return r.status === 'online' ? { text: '● online', color: theme.ok } : { text: '○ offline', color: theme.bad };
+}
+
+/** The last amount as the prompt shows it; it was formatted from minor units, so it parses back. */
+function parseLast(text: string, currency: string): number {
+  try {
+    return parseChargeAmount(text, currency);
+  } catch {
+    return 0;
+  }
 }
 
 const ACTIVITY_WORDS: Record<string, string> = { waiting_for_card: 'waiting for a card', processing: 'reading a card', canceled_on_reader: 'canceled on the reader' };
@@ -21,7 +31,7 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
     case 'entry': {
       const reader = selectedReader(state);
       const p = reader ? presence(state, reader, theme) : null;
-      const shortcut = c.amountText === '' && state.lastAmount ? `  Enter alone charges ${state.lastAmount}` : '';
+      const shortcut = c.amountText === '' && state.lastAmount ? `  Enter alone: ${state.lastAmount} again?` : '';
       const hasCart = c.cart.lines.length > 0 || c.cart.draft !== null;
       return (
         <Box flexDirection="column">
@@ -50,7 +60,7 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
             <Text color={theme.warn}>{`${reader.name} has a payment${` of ${money(reader.payment.amount, reader.payment.currency)}`} ${ACTIVITY_WORDS[reader.activity ?? ''] ?? 'under way'}: x cancels it.`}</Text>
           ) : null}
           {c.error ? <Text color={theme.bad}>{c.error}</Text> : null}
-          <Text> </Text>
+          {c.confirmRepeat && state.lastAmount ? <Text bold>{`Charge ${money(parseLast(state.lastAmount, state.currency), state.currency)} again? y/n`}</Text> : <Text> </Text>}
           <Text>{c.cart.draft ? 'Press Enter after each part of the line.' : hasCart ? 'Press Enter to charge the cart.' : 'Press Enter to charge.'}</Text>
         </Box>
       );
@@ -78,18 +88,21 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
       return (
         <Box flexDirection="column">
           <Text bold color={theme.warn}>{`CUSTOMER CANCELED ON THE READER: ${amount}`}</Text>
-          <Text>The customer pressed cancel. The payment is still open: press x to cancel it.</Text>
+          <Text>The customer pressed cancel. The payment is still open: press a to send it to the reader again, or x to cancel it.</Text>
           {lost}
         </Box>
       );
     case 'approved': {
       const t = c.result;
+      const printer = state.devices.find((d) => d.kind === 'receipt_printer');
+      const receiptTrouble = printer && (printer.status === 'offline' || printer.last_error) ? (printer.last_error ?? 'Printer offline: check the cable') : null;
       return (
         <Box flexDirection="column">
           <Text bold color={theme.ok}>{`✔ APPROVED  ${t ? money(t.amount, t.currency) : amount}`}</Text>
           {t ? <Text>{`${cardOf(t) || 'card'}${t.tip_amount ? ` · tip ${money(t.tip_amount, t.currency)}` : ' · no tip'} · ${t.reference}`}</Text> : null}
           {t?.receipt_url ? <Text>{`Receipt: ${t.receipt_url}`}</Text> : null}
           {c.receiptPrompt ? <Text bold>Print receipt? y/n</Text> : null}
+          {receiptTrouble ? <Text color={theme.bad}>{`Receipt not printed: ${receiptTrouble}. It prints when the printer is back; R prints it again.`}</Text> : null}
         </Box>
       );
     }
@@ -98,6 +111,7 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
         <Box flexDirection="column">
           <Text bold color={theme.bad}>{`✘ DECLINED  ${amount}`}</Text>
           <Text>{`${c.reason ?? 'Declined: ask for another card'}.`}</Text>
+          {c.transactionId ? <Text>Press a to send the same payment to the reader again, or Enter for a new sale.</Text> : null}
         </Box>
       );
     case 'canceled':
