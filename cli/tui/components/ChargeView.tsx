@@ -31,7 +31,7 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
     case 'entry': {
       const reader = selectedReader(state);
       const p = reader ? presence(state, reader, theme) : null;
-      const shortcut = c.amountText === '' && state.lastAmount ? `  Enter alone: ${state.lastAmount} again?` : '';
+      const shortcut = c.amountText === '' && state.lastAmount ? `  Enter alone asks to charge ${state.lastAmount}` : '';
       const hasCart = c.cart.lines.length > 0 || c.cart.draft !== null;
       return (
         <Box flexDirection="column">
@@ -88,7 +88,8 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
       return (
         <Box flexDirection="column">
           <Text bold color={theme.warn}>{`CUSTOMER CANCELED ON THE READER: ${amount}`}</Text>
-          <Text>The customer pressed cancel. The payment is still open: press a to send it to the reader again, or x to cancel it.</Text>
+          <Text>The customer pressed cancel. The payment is still open:</Text>
+          <Text>press a to send it to the reader again, or x to cancel it.</Text>
           {lost}
         </Box>
       );
@@ -102,7 +103,8 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
           {t ? <Text>{`${cardOf(t) || 'card'}${t.tip_amount ? ` · tip ${money(t.tip_amount, t.currency)}` : ' · no tip'} · ${t.reference}`}</Text> : null}
           {t?.receipt_url ? <Text>{`Receipt: ${t.receipt_url}`}</Text> : null}
           {c.receiptPrompt ? <Text bold>Print receipt? y/n</Text> : null}
-          {receiptTrouble ? <Text color={theme.bad}>{`Receipt not printed: ${receiptTrouble}. It prints when the printer is back; R prints it again.`}</Text> : null}
+          {receiptTrouble ? <Text color={theme.bad}>{`Receipt not printed: ${receiptTrouble}.`}</Text> : null}
+          {receiptTrouble ? <Text>It prints when the printer is back; R prints it again.</Text> : null}
         </Box>
       );
     }
@@ -111,7 +113,7 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
         <Box flexDirection="column">
           <Text bold color={theme.bad}>{`✘ DECLINED  ${amount}`}</Text>
           <Text>{`${c.reason ?? 'Declined: ask for another card'}.`}</Text>
-          {c.transactionId ? <Text>Press a to send the same payment to the reader again, or Enter for a new sale.</Text> : null}
+          {c.transactionId ? <Text>Press a to send it to the reader again, or Enter for a new sale.</Text> : null}
         </Box>
       );
     case 'canceled':
