@@ -57,6 +57,20 @@ describe('readers and locations (spec §2.4, §4.7 rules 1–3)', () => {
     expect((await client(t.url, m.keys.sk_live).get<{ data: Json[] }>('/v1/terminal/readers')).body.data).toEqual([]);
   });
 
+  it('keeps a location’s time zone and business day end, and refuses a zone that is not IANA with the spec’s error', async () => {
+    const made = await api.post<{ data: Json }>('/v1/terminal/locations', { display_name: 'Night bar', address: ADDRESS, time_zone: 'America/Los_Angeles', day_ends_at: '04:00' });
+    expect(made.status).toBe(201);
+    expect(made.body.data).toMatchObject({ time_zone: 'America/Los_Angeles', day_ends_at: '04:00' });
+    const bad = await api.post<{ error: Json }>('/v1/terminal/locations', { display_name: 'X', address: ADDRESS, time_zone: 'PST' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ type: 'invalid_request_error', param: 'time_zone' });
+    const late = await api.post<{ error: Json }>(`/v1/terminal/locations/${String(made.body.data.id)}`, { day_ends_at: '25:00' });
+    expect(late.status).toBe(400);
+    expect(late.body.error).toMatchObject({ param: 'day_ends_at' });
+    const moved = await api.post<{ data: Json }>(`/v1/terminal/locations/${String(made.body.data.id)}`, { time_zone: 'Europe/Paris' });
+    expect(moved.body.data).toMatchObject({ time_zone: 'Europe/Paris', day_ends_at: '04:00' });
+  });
+
   it('needs a location in the key’s mode to register a simulated reader', async () => {
     const fresh = await t.merchant('No location');
     const res = await client(t.url, fresh.keys.sk_test).post<{ error: Json }>('/v1/terminals', { name: 'Till', registration_code: 'simulated-wpe' });
