@@ -225,6 +225,8 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         if ((reader.activity === 'waiting_for_card' || reader.activity === 'processing' || reader.activity === 'canceled_on_reader') && reader.transaction_id) {
           throw fail(409, 'invalid_request_error', 'reader_busy', `The reader is busy with payment ${reader.transaction_id}: cancel it (cancel_payment) or wait for it`);
         }
+        // The processor last said the reader is offline: refused before a payment exists, so none is left behind.
+        if (reader.status === 'offline') throw fail(409, 'invalid_request_error', 'reader_offline', 'The reader is offline: check its power and network, or take the payment by link');
         const { data: created } = await api.createTerminalPayment(
           {
             amount: cmd.amount,
@@ -250,6 +252,16 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         }
         driverOf(key)?.paymentStarted(key, { transaction_id: created.id, amount: created.amount, currency: created.currency });
         return { transaction: created, reader_action: action };
+      }
+      case 'process_payment': {
+        const { key, reader } = resolveReader(cmd.reader);
+        const busy = (reader.activity === 'waiting_for_card' || reader.activity === 'processing') && reader.transaction_id && reader.transaction_id !== cmd.transaction_id;
+        if (busy) throw fail(409, 'invalid_request_error', 'reader_busy', `The reader is busy with payment ${reader.transaction_id}: cancel it (cancel_payment) or wait for it`);
+        const { data: txn } = await api.getTransaction(cmd.transaction_id);
+        if (!txn.payment_intent_id) throw fail(409, 'invalid_request_error', 'transaction_not_processable', `Payment ${txn.reference} is not a reader payment`);
+        const { data: action } = await api.processPayment(txn.payment_intent_id, reader.processor_terminal_id);
+        driverOf(key)?.paymentStarted(key, { transaction_id: txn.id, amount: txn.amount, currency: txn.currency });
+        return { transaction: txn, reader_action: action };
       }
       case 'cancel_payment': {
         const { data: canceled } = await api.cancelTransaction(cmd.transaction_id, { reason: cmd.reason ?? 'requested_by_customer' });

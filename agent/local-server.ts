@@ -17,7 +17,7 @@ const MAX_INVALID_MESSAGES = 50;
 /** How long local clients get to finish the close handshake when the agent stops. */
 const CLOSE_GRACE_MS = 500;
 
-export type Command = Extract<ClientMessage, { type: 'start_payment' | 'cancel_payment' | 'simulate_tap' | 'cash_sale' | 'print_receipt' | 'open_drawer' }>;
+export type Command = Extract<ClientMessage, { type: 'start_payment' | 'process_payment' | 'cancel_payment' | 'simulate_tap' | 'cash_sale' | 'print_receipt' | 'open_drawer' }>;
 
 export type Topic = 'readers' | 'transactions' | 'devices';
 

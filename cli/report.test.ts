@@ -9,8 +9,8 @@ const readers = [
   { id: 'r-2', name: 'Bar', processor_terminal_id: 'tmr_2', location_id: 'loc-2', status: 'online' as const, serial_number: 's', model: 'm', last_seen_at: null, is_test: true, action: null, object: 'terminal.reader' as const },
 ];
 const locations = [
-  { id: 'loc-1', display_name: 'Front', address: {}, is_test: true, object: 'terminal.location' as const, processor_location_id: 'tml_1', tipping: null, receipt_policy: 'always' as const, created_at: at(0) },
-  { id: 'loc-2', display_name: 'Patio', address: {}, is_test: true, object: 'terminal.location' as const, processor_location_id: 'tml_1', tipping: null, receipt_policy: 'always' as const, created_at: at(0) },
+  { id: 'loc-1', display_name: 'Front', address: {}, is_test: true, object: 'terminal.location' as const, processor_location_id: 'tml_1', tipping: null, receipt_policy: 'always' as const, time_zone: 'UTC', day_ends_at: '00:00', created_at: at(0) },
+  { id: 'loc-2', display_name: 'Patio', address: {}, is_test: true, object: 'terminal.location' as const, processor_location_id: 'tml_1', tipping: null, receipt_policy: 'always' as const, time_zone: 'UTC', day_ends_at: '00:00', created_at: at(0) },
 ];
 const transactions = [
   txn({ id: 'a', status: 'succeeded', amount: 1200, tip_amount: 200, platform_fee_cents: 36, created_at: at(9) }),

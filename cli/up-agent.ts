@@ -14,9 +14,15 @@ export interface LocalAgent {
   close(): Promise<void>;
 }
 
-export async function startLocalAgent(deps: { stack: Stack; apiKey: string; dataDir: string; logger: Logger; listen?: string | undefined }): Promise<LocalAgent> {
+/** The till's printer and display (`pos up --printer/--display`): as `pos agent` takes them. */
+export interface LocalDevices {
+  printer?: string | undefined;
+  display?: string | undefined;
+}
+
+export async function startLocalAgent(deps: { stack: Stack; apiKey: string; dataDir: string; logger: Logger; listen?: string | undefined; devices?: LocalDevices }): Promise<LocalAgent> {
   const { startAgent } = await import('../agent/agent.js');
-  const settings = { server: deps.stack.server.url, apiKey: deps.apiKey, dataDir: join(deps.dataDir, 'agent') };
+  const settings = { server: deps.stack.server.url, apiKey: deps.apiKey, dataDir: join(deps.dataDir, 'agent'), printer: deps.devices?.printer, display: deps.devices?.display };
   // A chosen address is kept or refused, never swapped for another: the caller reports it in use.
   if (deps.listen !== undefined) return startAgent(loadAgentConfig({ ...settings, listen: deps.listen }, {}), { logger: deps.logger });
   try {

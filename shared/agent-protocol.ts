@@ -148,6 +148,16 @@ export const ClientMessageSchema = z.discriminatedUnion('type', [
     }),
   z
     .object({
+      type: z.literal('process_payment'),
+      request_id: RequestId,
+      /** A payment already made (start_payment) that is still open or was declined: sent to the reader again, no new payment. */
+      transaction_id: z.string().min(1).max(100),
+      /** The reader's processor_terminal_id (tmr_…) or uuid. */
+      reader: z.string().min(1),
+    })
+    .strict(),
+  z
+    .object({
       type: z.literal('cancel_payment'),
       request_id: RequestId,
       transaction_id: z.string().min(1),

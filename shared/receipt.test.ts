@@ -12,6 +12,7 @@ const base: ReceiptInput = {
   tip: 150,
   refunded: 0,
   paidAt: Date.UTC(2026, 10, 25, 14, 3, 9),
+  timeZone: 'UTC',
   description: null,
   card: {
     brand: 'visa',
@@ -37,6 +38,10 @@ describe('receiptContent', () => {
     expect(r.status).toBe('APPROVED');
     expect(value(r.header, 'date')).toBe('2026-11-25');
     expect(value(r.header, 'time')).toBe('14:03:09 UTC');
+    // A San Francisco shop's receipt reads its own clock, and its date, with the zone named.
+    const local = receiptContent({ ...base, paidAt: Date.UTC(2026, 10, 26, 1, 24, 42), timeZone: 'America/Los_Angeles' });
+    expect(value(local.header, 'date')).toBe('2026-11-25');
+    expect(value(local.header, 'time')).toBe('17:24:42 PST');
     expect(value(r.header, 'reference')).toBe('txn_ABC123');
     expect(value(r.amounts, 'subtotal')).toBe('$12.00');
     expect(value(r.amounts, 'tip')).toBe('$1.50');

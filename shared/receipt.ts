@@ -1,4 +1,5 @@
 import { formatAmount } from './money.js';
+import { machineTimeZone, wallClock, zoneAbbreviation } from './time-zone.js';
 
 /**
  * What a card receipt says, computed once from plain data so the receipt page, the API's JSON and
@@ -54,6 +55,8 @@ export interface ReceiptInput {
   refunded: number;
   /** When the payment was approved (epoch ms), if it has been. */
   paidAt: number | null;
+  /** The IANA zone its time is printed in: the location's; left out, the machine's. */
+  timeZone?: string | null | undefined;
   description: string | null;
   card: ReceiptCard | null;
 }
@@ -153,14 +156,15 @@ function pad(n: number): string {
   return String(n).padStart(2, '0');
 }
 
-/** The receipt of a payment, from plain data. Times are printed in UTC and say so. */
+/** The receipt of a payment, from plain data. Times are the location's local time, and name its zone. */
 export function receiptContent(input: ReceiptInput): ReceiptContent {
   const money = (n: number) => formatAmount(n, input.currency);
   const header: ReceiptLine[] = [];
   if (input.paidAt !== null) {
-    const at = new Date(input.paidAt);
-    header.push({ key: 'date', label: 'Date', value: `${at.getUTCFullYear()}-${pad(at.getUTCMonth() + 1)}-${pad(at.getUTCDate())}` });
-    header.push({ key: 'time', label: 'Time', value: `${pad(at.getUTCHours())}:${pad(at.getUTCMinutes())}:${pad(at.getUTCSeconds())} UTC` });
+    const zone = input.timeZone ?? machineTimeZone();
+    const at = wallClock(input.paidAt, zone);
+    header.push({ key: 'date', label: 'Date', value: `${at.year}-${pad(at.month)}-${pad(at.day)}` });
+    header.push({ key: 'time', label: 'Time', value: `${pad(at.hour)}:${pad(at.minute)}:${pad(at.second)} ${zoneAbbreviation(input.paidAt, zone)}` });
   }
   header.push({ key: 'reference', label: 'Reference', value: input.reference });
   if (input.description) header.push({ key: 'description', label: 'Description', value: input.description });

@@ -57,6 +57,20 @@ describe('readers and locations (spec §2.4, §4.7 rules 1–3)', () => {
     expect((await client(t.url, m.keys.sk_live).get<{ data: Json[] }>('/v1/terminal/readers')).body.data).toEqual([]);
   });
 
+  it('keeps a location’s time zone and business day end, and refuses a zone that is not IANA with the spec’s error', async () => {
+    const made = await api.post<{ data: Json }>('/v1/terminal/locations', { display_name: 'Night bar', address: ADDRESS, time_zone: 'America/Los_Angeles', day_ends_at: '04:00' });
+    expect(made.status).toBe(201);
+    expect(made.body.data).toMatchObject({ time_zone: 'America/Los_Angeles', day_ends_at: '04:00' });
+    const bad = await api.post<{ error: Json }>('/v1/terminal/locations', { display_name: 'X', address: ADDRESS, time_zone: 'PST' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ type: 'invalid_request_error', param: 'time_zone' });
+    const late = await api.post<{ error: Json }>(`/v1/terminal/locations/${String(made.body.data.id)}`, { day_ends_at: '25:00' });
+    expect(late.status).toBe(400);
+    expect(late.body.error).toMatchObject({ param: 'day_ends_at' });
+    const moved = await api.post<{ data: Json }>(`/v1/terminal/locations/${String(made.body.data.id)}`, { time_zone: 'Europe/Paris' });
+    expect(moved.body.data).toMatchObject({ time_zone: 'Europe/Paris', day_ends_at: '04:00' });
+  });
+
   it('needs a location in the key’s mode to register a simulated reader', async () => {
     const fresh = await t.merchant('No location');
     const res = await client(t.url, fresh.keys.sk_test).post<{ error: Json }>('/v1/terminals', { name: 'Till', registration_code: 'simulated-wpe' });
@@ -187,6 +201,40 @@ describe('terminal payments (spec §4.7, §3 terminal rows)', () => {
     await api.post('/v1/terminal/simulate-payment', { reader_id: reader.processor_terminal_id, card_number: '4000000000009995' });
     expect(await settled(byCard.id)).toMatchObject({ status: 'failed', failure_code: 'card_declined', decline_code: 'insufficient_funds' });
     expect((await eventsOf(t.dataDir, byCard.id)).map((e) => e.type)).toEqual(['payment.created', 'payment.failed']);
+  });
+
+  it('a declined payment goes to the reader again as the same payment, and is paid by the next card', async () => {
+    const declined = await createAndProcess(2100);
+    await api.post('/v1/terminal/simulate-payment', { reader_id: reader.processor_terminal_id, card_number: '4000000000009995' });
+    expect(await settled(declined.id)).toMatchObject({ status: 'failed' });
+    const again = await api.post<{ data: Json }>('/v1/terminal/process-payment', { payment_intent_id: declined.payment_intent_id, reader_id: reader.processor_terminal_id });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    const tap = await api.post<{ data: Json }>('/v1/terminal/simulate-payment', { reader_id: reader.processor_terminal_id, card_number: '4242424242424242' });
+    expect(tap.body.data).toMatchObject({ transaction_id: declined.id });
+    await eventually(async () => ((await api.get<Txn>(`/v1/transactions/${declined.id}`)).body.data.status === 'succeeded' ? true : undefined));
+  });
+
+  it('refuses a payment for a reader the processor reports offline before making it, and says so on the reader', async () => {
+    const count = async () => (await api.get<{ total_count: number }>('/v1/transactions?size=1')).body.total_count;
+    const before = await count();
+    await t.stack.simulator?.control.setReaderOnline(reader.processor_terminal_id, false);
+    try {
+      const refused = await api.post<{ error: Json }>('/v1/terminal/create-payment', { amount: 1200, terminal_id: reader.id });
+      expect(refused.status).toBe(409);
+      expect(refused.body.error).toMatchObject({ type: 'invalid_request_error', code: 'reader_offline' });
+      expect(await count()).toBe(before);
+      // Without a reader named, the payment is made; sending it is refused in the same words.
+      const loose = await api.post<Created>('/v1/terminal/create-payment', { amount: 1200 });
+      const sent = await api.post<{ error: Json }>('/v1/terminal/process-payment', { payment_intent_id: loose.body.data.payment_intent_id, reader_id: reader.processor_terminal_id });
+      expect(sent.status).toBe(409);
+      expect(sent.body.error).toMatchObject({ code: 'reader_offline' });
+      await api.post(`/v1/transactions/${loose.body.data.id}/cancel`, {});
+    } finally {
+      await t.stack.simulator?.control.setReaderOnline(reader.processor_terminal_id, true);
+    }
+    const back = await api.post<Created>('/v1/terminal/create-payment', { amount: 1200, terminal_id: reader.id });
+    expect(back.status).toBe(201);
+    await api.post(`/v1/transactions/${back.body.data.id}/cancel`, {});
   });
 
   it('simulate-payment is test mode only', async () => {

@@ -85,12 +85,14 @@ describe.skipIf(!hasTmux)('pos up in a terminal (tmux, 80×24)', () => {
     keys('Space');
     await waitFor('Press Enter to charge.');
     const first = await waitFor(/TEST MODE: simulated cards, no real money moves[\s\S]*● online/);
-    expect(first).toContain('Amount  _  USD  Enter alone charges 10.00');
+    expect(first).toContain('Amount  _  USD  Enter alone asks to charge 10.00');
     save('charge-entry', first);
   });
 
   it('takes the first charge from key presses to "approved"', async () => {
     keys('Enter');
+    await waitFor('Charge $10.00 again? y/n');
+    keys('y');
     save('charge-waiting', await waitFor('WAITING FOR CARD on Till 1: $10.00'));
     keys('s');
     const approved = await waitFor('✔ APPROVED  $10.00');
@@ -103,6 +105,7 @@ describe.skipIf(!hasTmux)('pos up in a terminal (tmux, 80×24)', () => {
     keys('Enter');
     await waitFor('Press Enter to charge.');
     keys('Enter');
+    keys('y');
     await waitFor('WAITING FOR CARD');
     keys('x');
     const canceled = await waitFor('✘ CANCELED  $10.00');

@@ -72,6 +72,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** A cash sale at a till with no printer (so no drawer): recorded, and staff told what to do. */
+export const NO_DRAWER = 'No drawer connected: count the change by hand';
+
 function refusal(code: string, message: string): ApiRequestError {
   return new ApiRequestError(409, { type: 'invalid_request_error', code, message });
 }
@@ -187,11 +190,16 @@ export class CounterDevices {
     if (!txn) return this.#offlineSale(body, idempotencyKey, cmd.staff, policy);
     let warning: string | undefined;
     let opened = false;
-    try {
-      await this.#kick('cash_sale', cmd.staff, txn.id);
-      opened = true;
-    } catch (err) {
-      warning = err instanceof Error ? err.message : String(err);
+    if (!this.printer) {
+      // The sale is recorded all the same: only the drawer is missing, and staff say so in words.
+      warning = NO_DRAWER;
+    } else {
+      try {
+        await this.#kick('cash_sale', cmd.staff, txn.id);
+        opened = true;
+      } catch (err) {
+        warning = err instanceof ApiRequestError ? err.error.message : err instanceof Error ? err.message : String(err);
+      }
     }
     if (txn.amount_tendered !== null && txn.change_due !== null) this.display?.show(...cashLines(txn.amount_tendered, txn.change_due, txn.currency));
     let receipt: 'queued' | 'not_printed' | 'ask' = 'not_printed';
@@ -215,11 +223,15 @@ export class CounterDevices {
     }
     let warning: string | undefined;
     let opened = false;
-    try {
-      await this.#kick('cash_sale', staff, null);
-      opened = true;
-    } catch (err) {
-      warning = err instanceof Error ? err.message : String(err);
+    if (!this.printer) {
+      warning = NO_DRAWER;
+    } else {
+      try {
+        await this.#kick('cash_sale', staff, null);
+        opened = true;
+      } catch (err) {
+        warning = err instanceof ApiRequestError ? err.error.message : err instanceof Error ? err.message : String(err);
+      }
     }
     const tendered = body.amount_tendered ?? body.amount;
     this.display?.show(...cashLines(tendered, tendered - body.amount, body.currency ?? 'usd'));
@@ -292,7 +304,7 @@ export class CounterDevices {
 
   /** A receipt on request: the customer's (policy `ask`), the merchant's copy, or a reprint from the history. */
   async printReceipt(cmd: PrintReceipt): Promise<{ queued: boolean; transaction_id: string }> {
-    if (!this.printer) throw refusal('no_printer', 'This agent drives no receipt printer (pos agent --printer)');
+    if (!this.printer) throw refusal('no_printer', 'No receipt printer connected (pos up --printer, or pos agent --printer)');
     const offline = this.deps.offline.find(cmd.transaction_id);
     if (offline && offline.status !== 'synced') {
       const copy = cmd.copy ?? 'customer';
@@ -314,7 +326,7 @@ export class CounterDevices {
   }
 
   async #kick(reason: DrawerReason, staff: string | undefined, transactionId: string | null): Promise<void> {
-    if (!this.printer) throw refusal('no_printer', 'This agent drives no receipt printer, so no cash drawer (pos agent --printer)');
+    if (!this.printer) throw refusal('no_printer', 'No drawer connected (pos up --printer, or pos agent --printer)');
     try {
       await this.printer.kickDrawer();
     } catch (err) {

@@ -138,7 +138,8 @@ export class CustomerDisplay {
       target: describeTarget(this.#link.target),
       status: online ? 'online' : 'offline',
       last_seen_at: this.#lastSeen === null ? null : new Date(this.#lastSeen).toISOString(),
-      last_error: online ? null : (this.#link.lastError ?? 'Display not connected'),
+      // The link's errno text stays in the log: staff read what to do.
+      last_error: online ? null : 'Display offline: check the cable',
       paper: null,
       cover_open: null,
       drawer_open: null,

@@ -13,6 +13,13 @@ import { DeviceLink, describeTarget, type DeviceTarget, type LinkPorts } from '.
  */
 const STATUS_TIMEOUT_MS = 1_000;
 
+/**
+ * What staff read when the printer cannot be reached: the link's own error ("bad file descriptor",
+ * ENOENT, ECONNREFUSED) is for the log, never for a screen at the counter.
+ */
+export const PRINTER_UNPLUGGED = 'Printer offline: check the cable';
+export const PRINTER_SILENT = 'Printer not answering: check it is switched on';
+
 /** Receipts remembered as printed, so a repeated approval never prints one twice: days of a busy till. */
 const MAX_PRINTED_KEYS = 2_000;
 
@@ -93,7 +100,7 @@ export class ReceiptPrinter {
       target: describeTarget(this.#link.target),
       status: online ? 'online' : 'offline',
       last_seen_at: this.#lastSeen === null ? null : new Date(this.#lastSeen).toISOString(),
-      last_error: online ? this.#problem : (this.#link.lastError ?? 'Printer not answering'),
+      last_error: online ? this.#problem : this.#conn ? PRINTER_SILENT : PRINTER_UNPLUGGED,
       paper: online && s ? s.paper : null,
       cover_open: online && s ? s.coverOpen : null,
       drawer_open: online && s ? s.drawerOpen : null,
@@ -122,7 +129,7 @@ export class ReceiptPrinter {
     // on a cash sale: ask the printer once more, now, before saying it is offline.
     if (this.#conn && !this.online) await this.#query();
     const conn = this.#conn;
-    if (!conn || !this.online) throw new Error(`the cash drawer cannot open: ${this.device().last_error ?? 'printer offline'}`);
+    if (!conn || !this.online) throw new Error(`The drawer did not open (${this.device().last_error ?? PRINTER_UNPLUGGED}): count the change by hand`);
     conn.write(drawerKick(this.profile));
   }
 

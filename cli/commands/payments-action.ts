@@ -96,11 +96,36 @@ async function paymentOnReader(ctx: CliContext, reader: Reader): Promise<Transac
   return t.status === 'pending' ? t : null;
 }
 
+/**
+ * `pos pay --resend ID`: the same payment to a reader again, after the customer canceled on it, a
+ * decline or a reader timeout. No new payment is made, so nothing is charged twice.
+ */
+async function resend(id: string, options: { reader: string; wait?: boolean }, ctx: CliContext): Promise<void> {
+  const before = (await ctx.api.getTransaction(id)).data;
+  if (before.status !== 'pending' && before.status !== 'failed') {
+    throw new CliError(`payment ${before.reference} is ${before.status}: only an open or declined payment can go to a reader again (start a new one with pos pay AMOUNT)`, ExitCode.apiError);
+  }
+  const intent = before.payment_intent_id;
+  if (!intent) throw new CliError(`payment ${before.reference} is not a reader payment`, ExitCode.apiError);
+  const reader = await resolveReader(ctx, options.reader);
+  await ctx.api.processPayment(intent, reader.processor_terminal_id);
+  if (!options.wait) {
+    if (ctx.out.json) ctx.out.printJson({ data: (await ctx.api.getTransaction(before.id)).data });
+    else ctx.out.line(`${before.reference}: ${money(before.amount, before.currency)} sent to ${reader.name} again; follow it with \`pos transactions get ${before.reference}\``);
+    return;
+  }
+  await waitForOutcome(ctx, reader, before, intent, before.status === 'failed');
+}
+
 export async function pay(
   [amountText]: [string | undefined],
-  options: { reader: string; currency?: string; description?: string; wait?: boolean; cancelCurrent?: boolean; item?: string[]; tax?: string; tip?: boolean; customerCancel?: boolean },
+  options: { reader: string; currency?: string; description?: string; wait?: boolean; cancelCurrent?: boolean; item?: string[]; tax?: string; tip?: boolean; customerCancel?: boolean; resend?: string },
   ctx: CliContext,
 ): Promise<void> {
+  if (options.resend !== undefined) {
+    if (amountText !== undefined || options.item?.length) throw usageError('--resend sends an existing payment again: give no amount or --item');
+    return resend(options.resend, options, ctx);
+  }
   const currency = await currencyFor(ctx, options.currency);
   const lines = (options.item ?? []).map((item) => parseCartLine(item, currency));
   const tax = options.tax !== undefined ? parseAmount(options.tax, currency) : undefined;
@@ -146,7 +171,22 @@ export async function pay(
     return;
   }
 
-  const spinner = ctx.out.json ? undefined : startSpinner(`Waiting for the card on ${reader.name} (${money(amount, currency)})… Ctrl-C cancels`, ctx.io.stderr);
+  await waitForOutcome(ctx, reader, created.data, intent, false);
+}
+
+/** Whether the reader still works on this payment (a card not yet presented, or being read). */
+async function onReaderNow(ctx: CliContext, reader: Reader, intent: string): Promise<boolean> {
+  const action = (await ctx.api.listReaders()).data.find((r) => r.id === reader.id)?.action;
+  return action?.payment_intent_id === intent && action.status === 'in_progress';
+}
+
+/**
+ * `--wait`: until the payment ends or the customer cancels on the reader. A payment sent again after
+ * a decline stays `failed` while the reader waits, so then the reader's action says when it is over.
+ */
+async function waitForOutcome(ctx: CliContext, reader: Reader, payment: Pick<Transaction, 'id' | 'amount' | 'currency'>, intent: string, afterDecline: boolean): Promise<void> {
+  const created = { data: payment };
+  const spinner = ctx.out.json ? undefined : startSpinner(`Waiting for the card on ${reader.name} (${money(payment.amount, payment.currency)})… Ctrl-C cancels`, ctx.io.stderr);
   let canceling = false;
   const onInterrupt = () => {
     if (canceling) return;
@@ -164,6 +204,10 @@ export async function pay(
   try {
     for (;;) {
       t = (await ctx.api.getTransaction(created.data.id)).data;
+      if (t.status === 'failed' && afterDecline && (await onReaderNow(ctx, reader, intent))) {
+        await new Promise((r) => setTimeout(r, WAIT_POLL_MS));
+        continue;
+      }
       if (t.status !== 'pending') break;
       customerCanceled = await canceledOnReader(ctx, reader, intent);
       if (customerCanceled) break;
@@ -175,13 +219,13 @@ export async function pay(
   }
   if (customerCanceled) {
     if (ctx.out.json) ctx.out.printJson({ data: t, reader_failure: { code: 'customer_canceled', message: customerCanceled } });
-    else ctx.out.error(`Customer canceled on the reader: ${t.reference} is still open (send it again: pos transactions…, or cancel it: pos transactions cancel ${t.reference})`);
+    else ctx.out.error(`Customer canceled on the reader: ${t.reference} is still open (send it again: pos pay --resend ${t.reference} --reader "${reader.name}" --wait, or cancel it: pos transactions cancel ${t.reference})`);
     throw new CliError(`payment ${t.reference}: customer canceled on the reader`, ExitCode.paymentFailed);
   }
   if (ctx.out.json) ctx.out.printJson({ data: t });
   else if (t.status === 'succeeded') ctx.out.line(`Approved: ${money(t.amount, t.currency)}${t.tip_amount ? ` (tip ${money(t.tip_amount, t.currency)})` : ''} ${cardOf(t)}  ${t.reference}${t.receipt_url ? `\nReceipt: ${t.receipt_url}` : ''}`);
   if (t.status === 'failed') {
-    if (!ctx.out.json) ctx.out.error(`${declineWords(t)}  ${t.reference}`);
+    if (!ctx.out.json) ctx.out.error(`${declineWords(t)}  ${t.reference} (another card: pos pay --resend ${t.reference} --reader "${reader.name}" --wait)`);
     throw new CliError(`payment ${t.reference} failed (${t.decline_code ?? t.failure_code ?? 'unknown'})`, ExitCode.paymentFailed);
   }
   if (t.status === 'canceled') {

@@ -29,10 +29,11 @@ export function registerPaymentCommands(program: Command): void {
     .option('--no-tip', 'no tip screen for this payment')
     .option('--no-customer-cancel', 'no cancel button on the reader')
     .option('--wait', 'wait for the outcome; exit 3 if it fails, is canceled, or the customer cancels on the reader (Ctrl-C cancels the payment)')
+    .option('--resend <payment>', 'send an open or declined payment (id or reference) to the reader again instead of making a new one: after the customer canceled on the reader, a decline or a timeout')
     .option('--cancel-current', 'if the reader is busy with another payment, cancel that one first (without it, a busy reader is an error naming the payment)')
     .addHelpText(
       'after',
-      '\nExamples:\n  pos pay 12.00 --reader "Till 1" --wait\n  pos pay --item "Coffee:3.50x2" --item "Bagel:2.50" --tax 0.77 --reader "Till 1" --wait\n  pos simulate tap "Till 1"   # in another shell, test mode',
+      '\nExamples:\n  pos pay 12.00 --reader "Till 1" --wait\n  pos pay --resend txn_… --reader "Till 1" --wait   # the same payment again, after a cancel or a decline\n  pos pay --item "Coffee:3.50x2" --item "Bagel:2.50" --tax 0.77 --reader "Till 1" --wait\n  pos simulate tap "Till 1"   # in another shell, test mode',
     )
     .action(lazy(async () => (await import('./payments-action.js')).pay));
 

@@ -12,7 +12,7 @@ import { ExitCode } from '../exit-codes.js';
 import { DataDirLock } from '../data-dir-lock.js';
 import { DEFAULT_PROFILE } from '../profiles.js';
 import { startStack, type Stack } from '../stack.js';
-import { startLocalAgent, type LocalAgent } from '../up-agent.js';
+import { startLocalAgent, type LocalAgent, type LocalDevices } from '../up-agent.js';
 
 export const DEMO_BUSINESS = 'Demo Shop';
 export const DEMO_READER = 'Till 1';
@@ -138,7 +138,7 @@ function keyLines(demo: Demo): string[] {
 
 export async function up(
   _args: [],
-  options: { port?: string; host?: string; dataDir?: string; masterKeyFile?: string; agentListen?: string; tui: boolean; simulateLive?: boolean },
+  options: { port?: string; host?: string; dataDir?: string; masterKeyFile?: string; agentListen?: string; tui: boolean; simulateLive?: boolean; printer?: string; display?: string },
   ctx: CliContext,
 ): Promise<void> {
   const interactive = options.tui && Boolean(ctx.io.stdout.isTTY) && Boolean(ctx.io.stdin.isTTY);
@@ -147,13 +147,13 @@ export async function up(
   // Before any file of the data dir is touched: a second `pos up` on it stops here.
   const lock = DataDirLock.acquire(config.dataDir, 'pos up');
   try {
-    await upLocked(config, { interactive, agentListen, lock }, ctx);
+    await upLocked(config, { interactive, agentListen, lock, devices: { printer: options.printer, display: options.display } }, ctx);
   } finally {
     lock.release();
   }
 }
 
-async function upLocked(config: ServerConfig, run: { interactive: boolean; agentListen: string | undefined; lock: DataDirLock }, ctx: CliContext): Promise<void> {
+async function upLocked(config: ServerConfig, run: { interactive: boolean; agentListen: string | undefined; lock: DataDirLock; devices: LocalDevices }, ctx: CliContext): Promise<void> {
   const { interactive } = run;
   // With the TUI on the terminal, server logs go to a file instead of over the screen: an
   // owner-only one in the owner-only data dir, since requests and their errors are logged there.
@@ -191,7 +191,7 @@ async function upLocked(config: ServerConfig, run: { interactive: boolean; agent
     run.lock.listening(stack.server.port);
     const demo = await ensureDemo(stack, ctx);
     try {
-      agent = await startLocalAgent({ stack, apiKey: demo.counterKey, dataDir: config.dataDir, logger, listen: run.agentListen });
+      agent = await startLocalAgent({ stack, apiKey: demo.counterKey, dataDir: config.dataDir, logger, listen: run.agentListen, devices: run.devices });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw usageError(`the agent's address ${run.agentListen ?? ''} is in use: choose another with --agent-listen or POS_AGENT_LISTEN`);
       throw err;

@@ -11,6 +11,8 @@ export function registerUpCommands(program: Command): void {
     .option('--master-key-file <path>', 'the main key secrets and customer details are encrypted under (env POS_MASTER_KEY or POS_MASTER_KEY_FILE; default <data dir>/master.key, made on first start)')
     .option('--agent-listen <host:port>', 'where the agent serves the counter (env POS_AGENT_LISTEN; default 127.0.0.1:4848, or a free port when that one is taken)')
     .option('--no-tui', 'keep serving and log, even on a terminal')
+    .option('--printer <device>', "the till's ESC/POS receipt printer, its cash drawer wired to it: a device path, usb:VID:PID or tcp:HOST:PORT (docs/counter-hardware.md)")
+    .option('--display <device>', "the till's customer display: a device path or usb:VID:PID")
     .option('--simulate-live', 'let live-mode keys take simulated payments too (env POS_SIMULATE_LIVE=1); pages and receipts say so')
     .addHelpText(
       'after',

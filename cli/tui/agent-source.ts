@@ -220,6 +220,10 @@ export class AgentSource implements CounterSource {
     return { transactionId };
   }
 
+  async resendPayment(transactionId: string, reader: CounterReader): Promise<void> {
+    await this.command({ type: 'process_payment', request_id: randomUUID(), transaction_id: transactionId, reader: reader.processor_terminal_id });
+  }
+
   async cancelPayment(transactionId: string, reason: string): Promise<void> {
     await this.command({ type: 'cancel_payment', request_id: randomUUID(), transaction_id: transactionId, reason });
   }

@@ -77,7 +77,12 @@ export class FakeSource implements CounterSource {
   readonly via = 'polling' as const;
   dispatch: (action: Action) => void = () => {};
   calls: string[] = [];
-  answers: { startPayment?: () => Promise<{ transactionId: string }>; cancelPayment?: () => Promise<void>; simulateTap?: () => Promise<void> } = {};
+  answers: {
+    startPayment?: () => Promise<{ transactionId: string }>;
+    resendPayment?: () => Promise<void>;
+    cancelPayment?: () => Promise<void>;
+    simulateTap?: () => Promise<void>;
+  } = {};
   start(dispatch: (action: Action) => void) {
     this.dispatch = dispatch;
   }
@@ -95,6 +100,10 @@ export class FakeSource implements CounterSource {
     const cart = lineItems?.length ? ` [${lineItems.map((l) => `${l.description}:${l.amount}x${l.quantity}`).join(', ')}]` : '';
     this.calls.push(`start ${r.name} ${amount} ${currency}${cart}${metadata?.order ? ` order=${metadata.order}` : ''}`);
     return this.answers.startPayment?.() ?? Promise.resolve({ transactionId: 't-1' });
+  }
+  resendPayment(id: string, r: CounterReader) {
+    this.calls.push(`resend ${id} ${r.name}`);
+    return this.answers.resendPayment?.() ?? Promise.resolve();
   }
   cancelPayment(id: string, reason = '') {
     this.calls.push(`cancel ${id}${reason ? ` ${reason}` : ''}`);

@@ -10,7 +10,7 @@ describe('keys', () => {
   it('types amounts on the charge screen and charges on Enter', () => {
     expect(intentFor(state(), '4', {})).toEqual({ kind: 'dispatch', action: { type: 'amount_input', text: '4' } });
     expect(intentFor(state(), 'c', {})).toEqual({ kind: 'dispatch', action: { type: 'amount_input', text: 'c' } });
-    expect(intentFor(state(), '', { return: true })).toEqual({ kind: 'start_charge' });
+    expect(intentFor(state({ type: 'amount_input', text: '4' }), '', { return: true })).toEqual({ kind: 'start_charge' });
     expect(intentFor(state(), '', { backspace: true })).toEqual({ kind: 'dispatch', action: { type: 'amount_backspace' } });
     expect(intentFor(state(), '', { rightArrow: true })).toEqual({ kind: 'dispatch', action: { type: 'select_reader', delta: 1 } });
   });
@@ -132,5 +132,37 @@ describe('keys', () => {
     expect(intentFor(counting, '', { escape: true })).toEqual({ kind: 'dispatch', action: { type: 'drawer_close' } });
     expect(intentFor(counting, '', { tab: true })).toBeNull();
     expect(hintsFor(counting)).toMatch(/opening float/);
+  });
+
+  it('asks before charging the last amount again: Enter on an empty field starts nothing, y charges, Enter again does not', () => {
+    const empty = state();
+    const asked = intentFor(empty, '', { return: true });
+    expect(asked).toEqual({ kind: 'dispatch', action: { type: 'confirm_repeat', asking: true } });
+    const asking = reduce(empty, { type: 'confirm_repeat', asking: true });
+    expect(hintsFor(asking)).toBe('y charge it · any other key: no');
+    expect(intentFor(asking, 'y', {})).toEqual({ kind: 'start_charge' });
+    expect(intentFor(asking, '', { return: true })).toEqual({ kind: 'dispatch', action: { type: 'confirm_repeat', asking: false } });
+    expect(intentFor(asking, 'n', {})).toEqual({ kind: 'dispatch', action: { type: 'confirm_repeat', asking: false } });
+    // Typing an amount instead answers no and goes into the field.
+    expect(intentFor(asking, '7', {})).toEqual({ kind: 'dispatch', action: { type: 'amount_input', text: '7' } });
+    expect(reduce(asking, { type: 'amount_input', text: '7' }).charge.confirmRepeat).toBe(false);
+    // Nothing to repeat (live mode, no sale yet): Enter only says what to do.
+    const live = reduce(initialState({ via: 'polling' }), { type: 'merchant', name: 'Shop', mode: 'live', currency: 'usd' });
+    expect(intentFor(live, '', { return: true })).toMatchObject({ kind: 'dispatch', action: { type: 'notice' } });
+  });
+
+  it('sends the same payment to the reader again after a customer cancel or a decline, and reprints an approval with R', () => {
+    const started: Action[] = [{ type: 'charge_starting', amount: 1000, readerName: 'Till 1' }, { type: 'charge_started', transactionId: 't-1' }];
+    const canceled = state(...started, { type: 'reader', reader: reader({ activity: 'canceled_on_reader', payment: paying('t-1') }) });
+    expect(canceled.charge.phase).toBe('canceled_on_reader');
+    expect(intentFor(canceled, 'a', {})).toEqual({ kind: 'resend_payment' });
+    expect(hintsFor(canceled)).toBe('a send to the reader again · x cancel payment');
+    const declined = state(...started, { type: 'transaction', transaction: txn({ id: 't-1', status: 'failed', failure_code: 'card_declined', decline_code: 'insufficient_funds' }) });
+    expect(declined.charge.phase).toBe('declined');
+    expect(intentFor(declined, 'a', {})).toEqual({ kind: 'resend_payment' });
+    expect(hintsFor(declined)).toMatch(/^a send to the reader again · Enter next sale/);
+    expect(intentFor(declined, '', { return: true })).toEqual({ kind: 'dispatch', action: { type: 'new_charge' } });
+    const approved = state(...started, { type: 'transaction', transaction: txn({ id: 't-1', status: 'succeeded' }) });
+    expect(intentFor(approved, 'R', {})).toEqual({ kind: 'reprint', transactionId: 't-1' });
   });
 });

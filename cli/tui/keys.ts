@@ -47,6 +47,8 @@ export function splitKeys(input: string, key: KeyInfo): [string, KeyInfo][] {
 export type Intent =
   | { kind: 'dispatch'; action: Action }
   | { kind: 'start_charge' }
+  /** The payment on screen goes to its reader again (after a customer's cancel, a decline or a timeout). */
+  | { kind: 'resend_payment' }
   | { kind: 'cancel_payment' }
   | { kind: 'cancel_reader_payment'; transactionId: string }
   | { kind: 'simulate_tap' }
@@ -124,7 +126,16 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
       }
       if (input === '-' && cart.lines.length > 0) return dispatchCart({ type: 'cart_remove_last' });
       if (cart.lines.length > 0 && /^[0-9.,cC]+$/.test(input)) return { kind: 'dispatch', action: { type: 'notice', text: 'The cart sets the amount: + adds a line, - takes the last off, Esc clears the cart.' } };
-      if (key.return) return { kind: 'start_charge' };
+      if (charge.confirmRepeat) {
+        // "Charge $7.50 again? y/n": only y charges; Enter again is the accident this prompt is for.
+        if (input === 'y' || input === 'Y') return { kind: 'start_charge' };
+        if (!/^[0-9.,]+$/.test(input)) return { kind: 'dispatch', action: { type: 'confirm_repeat', asking: false } };
+      }
+      if (key.return) {
+        // On a split sale an empty field is what is still due, shown on the screen: nothing to repeat.
+        if (charge.amountText !== '' || cart.lines.length > 0 || state.split) return { kind: 'start_charge' };
+        return state.lastAmount ? { kind: 'dispatch', action: { type: 'confirm_repeat', asking: true } } : { kind: 'dispatch', action: { type: 'notice', text: 'Type an amount, then Enter.' } };
+      }
       if (key.escape && state.split && charge.amountText === '') return { kind: 'dispatch', action: { type: 'split_cancel' } };
       if (key.backspace || key.delete) return { kind: 'dispatch', action: { type: 'amount_backspace' } };
       if (key.escape || (key.ctrl && input === 'u')) return { kind: 'dispatch', action: { type: 'amount_clear' } };
@@ -139,10 +150,15 @@ export function intentFor(state: CounterState, input: string, key: KeyInfo): Int
       // A letter typed into a half-written amount is a slip, never a command (q must not quit).
       if (charge.amountText !== '' && input !== '') return { kind: 'dispatch', action: { type: 'notice', text: `"${input}" is not part of an amount: Esc clears the field.` } };
     } else if (isBusy(charge)) {
+      if (input === 'a' && charge.phase === 'canceled_on_reader' && !charge.canceling) return { kind: 'resend_payment' };
       if (input === 'x') return { kind: 'cancel_payment' };
       if (input === 's' && state.mode === 'test' && charge.phase === 'waiting' && !charge.tapSent) return { kind: 'simulate_tap' };
       if (input === 'q') return { kind: 'dispatch', action: { type: 'notice', text: 'A payment is under way: wait for it, or press x to cancel it, before quitting.' } };
       return null;
+    } else if (charge.phase === 'declined' && charge.transactionId && input === 'a') {
+      return { kind: 'resend_payment' };
+    } else if (charge.phase === 'approved' && !charge.receiptPrompt && charge.transactionId && input === 'R') {
+      return { kind: 'reprint', transactionId: charge.transactionId };
     } else if (charge.phase === 'offline') {
       if (input === 'l') return { kind: 'create_link' };
       if (key.escape || key.return) return { kind: 'dispatch', action: { type: 'new_charge' } };
@@ -209,14 +225,18 @@ export function hintsFor(state: CounterState): string {
     return 'Recording the cash sale…';
   }
   if (state.view === 'charge') {
+    if (c.phase === 'entry' && c.confirmRepeat) return 'y charge it · any other key: no';
     if (c.phase === 'entry' && c.cart.draft) return `${c.cart.draft.step === 'quantity' ? 'Enter add the line (quantity 1 if empty)' : 'Enter next'} · Esc drop the line`;
     if (c.phase === 'entry' && c.cart.lines.length > 0) return `Enter charge the cart · + add item · - remove last · $ cash · Esc clear · ←→ reader · Tab views · q quit`;
     if (c.phase === 'entry' && state.split) return 'Enter card · $ cash · Esc clear · ←→ reader · Tab views';
     if (c.phase === 'entry') return `Enter card${inFlight(selectedReader(state)) ? ' · x cancel' : ''} · + cart · $ cash · o no sale · Esc clear · ←→ reader · Tab views · q quit`;
     if (c.phase === 'waiting') return `${state.mode === 'test' && !c.tapSent ? 's simulate tap · ' : ''}x cancel payment`;
-    if (c.phase === 'processing' || c.phase === 'starting' || c.phase === 'canceled_on_reader') return 'x cancel payment';
+    if (c.phase === 'canceled_on_reader') return 'a send to the reader again · x cancel payment';
+    if (c.phase === 'processing' || c.phase === 'starting') return 'x cancel payment';
     if (c.phase === 'offline') return 'l payment link · Esc back';
     if (c.phase === 'approved' && c.receiptPrompt) return 'y print the receipt · n no receipt · Enter next sale · q quit';
+    if (c.phase === 'approved') return 'Enter next sale · R print the receipt again · Tab/r/h/d views · q quit';
+    if (c.phase === 'declined' && c.transactionId) return 'a send to the reader again · Enter next sale · Tab/r/h/d views · q quit';
     return 'Enter next sale · Tab/r/h/d views · q quit';
   }
   if (state.view === 'transactions') return state.confirmRefund ? 'y refund · any other key: keep' : '↑↓ select · f refund · R reprint · n/p pages · m counter/online · c charge · q quit';

@@ -20,6 +20,11 @@ export interface CounterSource {
    * the payment (a split sale's `order` reference links its parts).
    */
   startPayment(reader: CounterReader, amount: number, currency: string, lineItems?: readonly LineItem[], metadata?: Record<string, string>): Promise<{ transactionId: string }>;
+  /**
+   * The same payment to the reader again, after the customer canceled on it, a decline or a timeout:
+   * no second payment is made.
+   */
+  resendPayment(transactionId: string, reader: CounterReader): Promise<void>;
   /** `reason` is kept as the payment's cancellation_reason (shared/declines.ts CANCEL_WORDS). */
   cancelPayment(transactionId: string, reason: string): Promise<void>;
   simulateTap(reader: CounterReader): Promise<void>;
@@ -139,6 +144,14 @@ export class PollingSource implements CounterSource {
     return { transactionId: created.data.id };
   }
 
+  async resendPayment(transactionId: string, reader: CounterReader): Promise<void> {
+    const { data } = await this.api.getTransaction(transactionId);
+    if (!data.payment_intent_id) throw new Error(`payment ${data.reference} has no processor payment to send to the reader`);
+    await this.api.processPayment(data.payment_intent_id, reader.processor_terminal_id);
+    this.follow(transactionId);
+    this.schedule(0);
+  }
+
   async cancelPayment(transactionId: string, reason: string): Promise<void> {
     const res = await this.api.cancelTransaction(transactionId, { reason });
     this.dispatch({ type: 'transaction', transaction: res.data });
@@ -147,7 +160,8 @@ export class PollingSource implements CounterSource {
   async cashSale(amount: number, tendered: number, currency: string, _reader?: CounterReader, metadata?: Record<string, string>): Promise<CashSaleResult> {
     const res = await this.api.createTransaction({ amount, currency, payment_method_type: 'cash', amount_tendered: tendered, ...(metadata ? { metadata } : {}) }, { idempotencyKey: `tui_cash_${randomUUID()}` });
     this.refresh();
-    return { transaction: res.data, drawer_opened: false, receipt: 'not_printed', warning: NEEDS_AGENT };
+    // No agent, so no drawer: the sale is recorded and staff told what to do, in words.
+    return { transaction: res.data, drawer_opened: false, receipt: 'not_printed', warning: 'No drawer connected: count the change by hand' };
   }
 
   async openDrawer(): Promise<void> {

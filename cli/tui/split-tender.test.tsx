@@ -75,7 +75,7 @@ describe('split tender at the counter', () => {
     await type('\r');
     const done = await frameWith(ui, `Sale ${ref} paid in full: 20.00 cash + 30.00 card.`);
     expect(done).not.toContain('STILL DUE');
-    expect(done).toContain('Enter alone charges');
+    expect(done).toContain('Enter alone asks to charge');
   });
 
   it('keeps the cash part and the sale open when the card part is declined, and says what is still due', async () => {

@@ -171,4 +171,40 @@ describe('counter reducer', () => {
     const s = run([{ type: 'select_reader', delta: 1 }, { type: 'readers', readers: [reader({ id: 'r-0', name: 'Till 0' }), reader(), reader({ id: 'r-2', name: 'Till 2' })] }], ready());
     expect(s.readers[s.selectedReader]?.name).toBe('Till 2');
   });
+
+  it('after a decline, the payment sent again waits on the reader: the old failure does not end it, the next answer does', () => {
+    const declined = { id: 't-1', status: 'failed', failure_code: 'card_declined', decline_code: 'insufficient_funds', outcome: 'declined' as const };
+    const sent = run([
+      { type: 'charge_starting', amount: 1000, readerName: 'Till 1' },
+      { type: 'charge_started', transactionId: 't-1' },
+      { type: 'reader', reader: reader({ activity: 'declined', payment: paying('t-1', 1000, declined) }) },
+    ], ready());
+    expect(sent.charge.phase).toBe('declined');
+    const again = run([{ type: 'charge_resent' }], sent);
+    expect(again.charge).toMatchObject({ phase: 'waiting', reason: null, resent: 'sent' });
+    // The agent still shows the old decline, and the payment is still `failed`: neither ends the new attempt.
+    const stale = run([
+      { type: 'reader', reader: reader({ activity: 'declined', payment: paying('t-1', 1000, declined) }) },
+      { type: 'transaction', transaction: txn({ id: 't-1', status: 'failed', failure_code: 'card_declined' }) },
+      { type: 'reader', reader: reader({ activity: 'waiting_for_card', payment: paying('t-1', 1000, declined) }) },
+    ], again);
+    expect(stale.charge).toMatchObject({ phase: 'waiting', resent: 'on_reader' });
+    const approved = run([{ type: 'transaction', transaction: txn({ id: 't-1', status: 'succeeded' }) }], stale);
+    expect(approved.charge.phase).toBe('approved');
+    const declinedAgain = run([{ type: 'reader', reader: reader({ activity: 'declined', payment: paying('t-1', 1000, declined) }) }], stale);
+    expect(declinedAgain.charge.phase).toBe('declined');
+  });
+
+  it('a reader that gave up on a payment still open (a timeout) ends the wait with the way out, and a customer cancel can be sent again', () => {
+    const waiting = run([{ type: 'charge_starting', amount: 1000, readerName: 'Till 1' }, { type: 'charge_started', transactionId: 't-1' }], ready());
+    const timedOut = run([{ type: 'reader', reader: reader({ activity: 'declined', payment: paying('t-1') }) }], waiting);
+    expect(timedOut.charge).toMatchObject({ phase: 'declined', reason: expect.stringMatching(/stopped waiting/) });
+    expect(run([{ type: 'charge_resent' }], timedOut).charge.phase).toBe('waiting');
+    const canceled = run([{ type: 'reader', reader: reader({ activity: 'canceled_on_reader', payment: paying('t-1') }) }], waiting);
+    const resent = run([{ type: 'charge_resent' }], canceled);
+    expect(resent.charge).toMatchObject({ phase: 'waiting', resent: null });
+    // Nothing to send again on the entry screen.
+    const entry = ready();
+    expect(run([{ type: 'charge_resent' }], entry)).toBe(entry);
+  });
 });

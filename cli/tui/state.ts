@@ -71,6 +71,13 @@ export interface ChargeState {
   cart: CartState;
   /** Approved on a reader whose location's receipt policy is `ask`: "Print receipt? y/n" until answered. */
   receiptPrompt: boolean;
+  /** Enter on an empty field asks "Charge $7.50 again? y/n" instead of charging: y charges, any other key does not. */
+  confirmRepeat: boolean;
+  /**
+   * The payment was sent to the reader again after a decline: its status stays `failed` until a card
+   * is read, so a `failed` is taken as the answer only once the reader has shown it waiting again.
+   */
+  resent: 'sent' | 'on_reader' | null;
 }
 
 /**
@@ -198,6 +205,10 @@ export type Action =
   | { type: 'split_part'; transactionId: string; method: 'cash' | 'card'; amount: number }
   /** Esc on a split sale: dropped while nothing is paid; with a paid part it stays open. */
   | { type: 'split_cancel' }
+  /** Enter on an empty field: ask before charging the last amount again (or stop asking). */
+  | { type: 'confirm_repeat'; asking: boolean }
+  /** The same payment went to the reader again (after a customer's cancel, a decline or a timeout). */
+  | { type: 'charge_resent' }
   | CashAction
   | CartAction
   | DrawerAction;
@@ -219,6 +230,8 @@ export function newCharge(): ChargeState {
     adopted: false,
     cart: emptyCart(),
     receiptPrompt: false,
+    confirmRepeat: false,
+    resent: null,
   };
 }
 
@@ -289,6 +302,8 @@ function ended(charge: ChargeState, status: string, codes: { failure_code: strin
 
 function applyTransaction(charge: ChargeState, t: Transaction): ChargeState {
   if (t.id !== charge.transactionId) return charge;
+  // The decline before the payment was sent again is not this attempt's answer.
+  if (charge.resent === 'sent' && t.status === 'failed') return charge;
   // A payment picked up from the reader learns its amount from the payment itself.
   const known = charge.amount === null ? { ...charge, amount: t.amount } : charge;
   if (!FINAL.has(t.status)) return known;
@@ -305,8 +320,19 @@ const PHASE_OF: Record<string, ChargePhase> = { waiting_for_card: 'waiting', pro
 
 function applyReader(state: CounterState, charge: ChargeState, r: CounterReader): ChargeState {
   if (charge.transactionId && r.payment?.id === charge.transactionId) {
+    if (charge.resent === 'sent') {
+      // Sent again after a decline: the old `failed` stands until the reader shows the new attempt.
+      if (r.activity !== 'waiting_for_card' && r.activity !== 'processing') return charge;
+      charge = { ...charge, resent: 'on_reader' };
+    }
+    // A payment sent again keeps its old `failed` while the reader waits: only the reader's own decline ends it.
+    const oldDecline = charge.resent !== null && r.payment.status === 'failed' && r.activity !== 'declined';
     // The reader's view says how its payment ended; the payment's own push adds its details.
-    if (r.payment.outcome !== null) return ended(charge, r.payment.status, r.payment);
+    if (r.payment.outcome !== null && !oldDecline) return ended(charge, r.payment.status, r.payment);
+    // The reader gave up on a payment that is still open (it timed out, or the processor failed its action).
+    if (r.activity === 'declined' && r.payment.outcome === null && (charge.phase === 'waiting' || charge.phase === 'processing')) {
+      return { ...charge, phase: 'declined', canceling: false, tapSent: false, reason: 'The reader stopped waiting for a card: the payment is still open' };
+    }
     if (charge.phase !== 'waiting' && charge.phase !== 'processing' && charge.phase !== 'canceled_on_reader') return charge;
     const phase = r.activity ? PHASE_OF[r.activity] : undefined;
     // "Processing" comes only from the processor (the intent is processing): a key press never sets it.
@@ -431,7 +457,7 @@ function reduceCounter(state: CounterState, action: Action): CounterState {
     case 'amount_input': {
       if (state.charge.phase !== 'entry') return state;
       const text = (state.charge.amountText + action.text).replace(/[^0-9.,c]/gi, '').slice(0, 12);
-      return { ...state, charge: { ...state.charge, amountText: text, error: null, errorCause: null } };
+      return { ...state, charge: { ...state.charge, amountText: text, error: null, errorCause: null, confirmRepeat: false } };
     }
     case 'amount_backspace':
       if (state.charge.phase !== 'entry') return state;
@@ -447,8 +473,21 @@ function reduceCounter(state: CounterState, action: Action): CounterState {
       return {
         ...state,
         lastAmount: formatPlain(action.amount, state.currency),
-        charge: { ...state.charge, phase: 'starting', amount: action.amount, readerName: action.readerName, error: null, errorCause: null },
+        charge: { ...state.charge, phase: 'starting', amount: action.amount, readerName: action.readerName, error: null, errorCause: null, confirmRepeat: false },
       };
+    case 'confirm_repeat':
+      if (state.charge.phase !== 'entry' || state.charge.confirmRepeat === action.asking) return state;
+      return { ...state, charge: { ...state.charge, confirmRepeat: action.asking } };
+    case 'charge_resent': {
+      const c = state.charge;
+      if (c.phase !== 'declined' && c.phase !== 'canceled_on_reader') return state;
+      return {
+        ...state,
+        notice: null,
+        noticeCause: null,
+        charge: { ...c, phase: 'waiting', reason: null, result: null, tapSent: false, canceling: false, resent: c.phase === 'declined' ? 'sent' : c.resent },
+      };
+    }
     case 'charge_started':
       return { ...state, charge: { ...state.charge, phase: 'waiting', transactionId: action.transactionId } };
     case 'charge_error':

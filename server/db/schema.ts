@@ -314,6 +314,10 @@ export interface TerminalLocationsTable {
   processor_configuration_id: string | null;
   /** When the counter prints the customer's receipt by itself (shared/receipt-policy.ts). */
   receipt_policy: ReceiptPolicy;
+  /** IANA time zone of its receipts, Day view and close-out; null: the server machine's. */
+  time_zone: string | null;
+  /** When its business day ends, HH:MM local time ('00:00': at midnight). */
+  day_ends_at: string;
 }
 
 /** Reader status values: `online`, `offline` (see docs/terminal.md). */

@@ -26,6 +26,7 @@ export async function findReceipt(db: Executor, token: string, simulated: boolea
     .select([
       'merchants.business_name',
       'terminal_locations.address',
+      'terminal_locations.time_zone',
       'transactions.reference',
       'transactions.amount',
       'transactions.tip_amount',
@@ -60,6 +61,7 @@ export async function findReceipt(db: Executor, token: string, simulated: boolea
     tip: Number(row.tip_amount),
     refunded: Number(row.amount_refunded),
     paidAt: row.captured_at === null ? null : Number(row.captured_at),
+    timeZone: row.time_zone,
     description: row.description,
     // A cash sale was paid with no card: its receipt has no card lines.
     card: row.payment_method_type === 'cash' ? null : {

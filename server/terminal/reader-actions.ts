@@ -207,6 +207,21 @@ export class ReaderActions {
     );
   }
 
+  /**
+   * The processor said whether the reader is reachable (a read, or a request it refused as
+   * offline). Stripe sends no event when a reader drops off, so this is how the counter's header
+   * learns it: a change takes the next seq and agents are pushed the reader.
+   */
+  async onPresence(row: TerminalReadersTable, status: 'online' | 'offline'): Promise<void> {
+    await this.store.transaction(async (trx) => {
+      const current = await trx.selectFrom('terminal_readers').select(['processor_status']).where('id', '=', row.id).executeTakeFirst();
+      if (!current || current.processor_status === status) return;
+      const seq = await nextSeq(trx, row.merchant_id, row.mode, 'reader_actions');
+      await trx.updateTable('terminal_readers').set({ processor_status: status, action_seq: seq }).where('id', '=', row.id).execute();
+      notifyOnCommit(trx, { topic: 'readers', merchantId: row.merchant_id, mode: row.mode });
+    });
+  }
+
   /** A reader was registered: its first seq, so agents following the merchant learn of it. */
   async registered(trx: Trx, row: TerminalReadersTable): Promise<number> {
     const seq = await nextSeq(trx, row.merchant_id, row.mode, 'reader_actions');

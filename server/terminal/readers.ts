@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_DAY_ENDS_AT, machineTimeZone } from '../../shared/time-zone.js';
 import type { ReaderSnapshot } from '../processor/snapshots.js';
 import type { Logger } from 'pino';
 import { isUuid } from '../../shared/ids.js';
@@ -58,6 +59,8 @@ function presentLocation(row: TerminalLocationsTable): Location {
     processor_location_id: row.processor_location_id,
     tipping: row.tipping ? (JSON.parse(row.tipping) as TippingOut) : null,
     receipt_policy: row.receipt_policy,
+    time_zone: row.time_zone ?? machineTimeZone(),
+    day_ends_at: row.day_ends_at,
     is_test: row.mode === 'test',
     created_at: toIsoTimestamp(row.created_at),
   };
@@ -163,6 +166,8 @@ export class TerminalService {
       tipping: tipping ? JSON.stringify(tipping) : null,
       processor_configuration_id: configuration,
       receipt_policy: input.receipt_policy ?? DEFAULT_RECEIPT_POLICY,
+      time_zone: input.time_zone ?? null,
+      day_ends_at: input.day_ends_at ?? DEFAULT_DAY_ENDS_AT,
     };
     await this.store.transaction(async (trx) => {
       await trx.insertInto('terminal_locations').values(row).execute();
@@ -178,7 +183,7 @@ export class TerminalService {
   async updateLocation(scope: Scope, id: string, input: z.infer<typeof UpdateLocationSchema>): Promise<Location> {
     const row = await findScoped(this.store.db, 'terminal_locations', scope, 'id', id);
     if (!row) throw notFound('id', 'location');
-    const next: Partial<Pick<TerminalLocationsTable, 'tipping' | 'processor_configuration_id' | 'receipt_policy'>> = {};
+    const next: Partial<Pick<TerminalLocationsTable, 'tipping' | 'processor_configuration_id' | 'receipt_policy' | 'time_zone' | 'day_ends_at'>> = {};
     if (input.tipping !== undefined) {
       const tipping = input.tipping ? await this.#tippingOut(scope, input.tipping) : null;
       let configuration = row.processor_configuration_id;
@@ -187,6 +192,8 @@ export class TerminalService {
       next.processor_configuration_id = configuration;
     }
     if (input.receipt_policy !== undefined) next.receipt_policy = input.receipt_policy;
+    if (input.time_zone !== undefined) next.time_zone = input.time_zone;
+    if (input.day_ends_at !== undefined) next.day_ends_at = input.day_ends_at;
     await this.store.transaction(async (trx) => {
       await trx.updateTable('terminal_locations').set(next).where('id', '=', row.id).execute();
       if (next.receipt_policy !== undefined && next.receipt_policy !== row.receipt_policy) notifyOnCommit(trx, { topic: 'locations', merchantId: scope.merchantId, mode: scope.mode });
@@ -341,6 +348,10 @@ export class TerminalService {
     if (input.terminal_id) {
       const reader = await findScoped(this.store.db, 'terminal_readers', scope, 'id', input.terminal_id);
       if (!reader) throw invalid('terminal_id', 'No such reader in this mode: terminal_id takes a reader id from GET /v1/terminal/readers', 'resource_missing');
+      // A payment for a reader the processor reports offline would only be canceled again: refused
+      // before it exists, so a till retrying Enter leaves no trail of canceled payments. A retried
+      // request (same key) is answered from its stored response before this check counts.
+      if (!clientKey || !(await this.#replayable(scope, clientKey))) await this.#refuseOffline(reader);
     }
     return this.transactions.create(
       scope,
@@ -367,6 +378,26 @@ export class TerminalService {
       },
       clientKey,
     );
+  }
+
+  /** A request under this key already ran (or runs): it is answered as it was, whatever the reader does now. */
+  async #replayable(scope: Scope, clientKey: string): Promise<boolean> {
+    const row = await this.store.db
+      .selectFrom('idempotency_keys')
+      .select('id')
+      .where('merchant_id', '=', scope.merchantId)
+      .where('mode', '=', scope.mode)
+      .where('key', '=', clientKey)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Refuses a reader the processor reports offline; a processor that cannot be asked does not block the sale. */
+  async #refuseOffline(reader: TerminalReadersTable): Promise<void> {
+    const seen = await this.processor.retrieveReader(reader.mode, reader.processor_reader_id).catch(() => undefined);
+    if (!seen) return;
+    await this.readerActions.onPresence(reader, seen.status === 'offline' ? 'offline' : 'online');
+    if (seen.status === 'offline') throw conflict('reader_offline', 'The reader is offline: check its power and network, or take the payment by link');
   }
 
   async #terminalPayment(scope: Scope, paymentIntentId: string): Promise<TransactionsTable> {
@@ -402,6 +433,7 @@ export class TerminalService {
         ...(options?.tax ? { tipEligibleAmount: txn.amount - options.tax } : {}),
       });
     } catch (err) {
+      if (processorErrorCode(err) === 'terminal_reader_offline') await this.readerActions.onPresence(reader, 'offline');
       throw readerConflict(err);
     }
     await this.store.transaction((trx) => this.payments.update(trx, txn.id, () => ({ terminal_id: reader.id, reader_id: reader.processor_reader_id, location_id: reader.location_id }), this.clock.now()));

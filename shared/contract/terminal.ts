@@ -3,6 +3,7 @@ import { AmountSchema, CurrencySchema, IdempotencyKeySchema, MAX_AMOUNT } from '
 import { z } from './zod.js';
 import { MAX_TIP_OPTIONS, MAX_TIP_PERCENTAGE } from '../tipping.js';
 import { MAX_LINE_DESCRIPTION, MAX_LINE_ITEMS, MAX_LINE_QUANTITY } from '../cart.js';
+import { DAY_END_PATTERN, isTimeZone } from '../time-zone.js';
 import { RECEIPT_POLICIES } from '../receipt-policy.js';
 
 export { MAX_LINE_DESCRIPTION, MAX_LINE_ITEMS, MAX_LINE_QUANTITY };
@@ -55,12 +56,25 @@ export const ReceiptPolicySchema = z.enum(RECEIPT_POLICIES).openapi({
   description: "When the location's counter prints the customer's receipt by itself: `always` on every approved payment and cash sale, `ask` when staff say yes, `never` (reprints from the history still print)",
 });
 
+const TimeZoneSchema = z
+  .string()
+  .max(64)
+  .refine(isTimeZone, { message: 'must be an IANA time zone such as America/Los_Angeles or Europe/Paris' })
+  .openapi({ description: "IANA time zone of the location's receipts, Day view and close-out; default the server machine's", example: 'America/Los_Angeles' });
+
+const DayEndsAtSchema = z
+  .string()
+  .regex(DAY_END_PATTERN, 'must be a time of day HH:MM, 00:00 to 23:59')
+  .openapi({ description: 'When the business day ends for the close-out, local time: a bar open past midnight counts its night with the day it began (04:00). Default 00:00', example: '04:00' });
+
 export const CreateLocationSchema = z
   .object({
     display_name: z.string().min(1).max(100),
     address: AddressSchema,
     tipping: TippingSchema.nullable().optional(),
     receipt_policy: ReceiptPolicySchema.optional().openapi({ description: 'Default `always`' }),
+    time_zone: TimeZoneSchema.optional(),
+    day_ends_at: DayEndsAtSchema.optional(),
   })
   .strict()
   .openapi('CreateTerminalLocation');
@@ -69,9 +83,14 @@ export const UpdateLocationSchema = z
   .object({
     tipping: TippingSchema.nullable().optional().openapi({ description: 'null turns on-reader tipping off; left out, it stays as it is' }),
     receipt_policy: ReceiptPolicySchema.optional(),
+    time_zone: TimeZoneSchema.optional(),
+    day_ends_at: DayEndsAtSchema.optional(),
   })
   .strict()
-  .refine((u) => u.tipping !== undefined || u.receipt_policy !== undefined, { path: ['tipping'], message: 'give tipping and/or receipt_policy to change' })
+  .refine((u) => u.tipping !== undefined || u.receipt_policy !== undefined || u.time_zone !== undefined || u.day_ends_at !== undefined, {
+    path: ['tipping'],
+    message: 'give tipping, receipt_policy, time_zone and/or day_ends_at to change',
+  })
   .openapi('UpdateTerminalLocation');
 
 export const LocationSchema = z
@@ -83,6 +102,8 @@ export const LocationSchema = z
     processor_location_id: z.string().openapi({ example: 'tml_FvB2aQx…' }),
     tipping: TippingOutSchema.nullable().openapi({ description: 'On-reader tipping; null: off' }),
     receipt_policy: ReceiptPolicySchema,
+    time_zone: z.string().openapi({ description: "IANA time zone (the server machine's when none was set)" }),
+    day_ends_at: z.string().openapi({ description: 'When its business day ends, HH:MM local time' }),
     is_test: z.boolean(),
     created_at: TimestampSchema,
   })

@@ -46,14 +46,14 @@ async function ready(client: PosClient = api, props: { quitWarning?: string; int
   source.emit({ type: 'merchant', name: 'Demo Shop', mode: 'test', currency: 'usd' });
   source.emit({ type: 'connection', status: 'connected' });
   source.emit({ type: 'readers', readers: [reader()] });
-  if (!props.intro) await frameWith(ui, 'Amount  _  USD  Enter alone charges 10.00');
+  if (!props.intro) await frameWith(ui, 'Amount  _  USD  Enter alone asks to charge 10.00');
   return { source, ui };
 }
 
 describe('App', () => {
   it('charges with Enter, taps with s, and shows the approval', async () => {
     const { source, ui } = await ready();
-    ui.stdin.write('\r');
+    ui.stdin.write('\ry');
     await frameWith(ui, 'WAITING FOR CARD on Till 1: $10.00');
     expect(source.calls).toContain('start Till 1 1000 usd');
     ui.stdin.write('s');
@@ -93,7 +93,7 @@ describe('App', () => {
   it('explains the 409 when the customer already tapped', async () => {
     const { source, ui } = await ready();
     source.answers.cancelPayment = () => Promise.reject(new ApiRequestError(409, { type: 'invalid_request_error', code: 'authorization_in_progress', message: 'x' }));
-    ui.stdin.write('\r');
+    ui.stdin.write('\ry');
     await frameWith(ui, 'WAITING FOR CARD');
     ui.stdin.write('x');
     await frameWith(ui, 'Customer already tapped: wait for the result.');
@@ -193,7 +193,7 @@ describe('App', () => {
     const { source, ui } = await ready(linkApi);
     source.emit({ type: 'readers', readers: [reader({ status: 'offline' })] });
     await frameWith(ui, '○ offline');
-    ui.stdin.write('\r');
+    ui.stdin.write('\ry');
     save('charge-offline', await frameWith(ui, 'Press l to take $10.00 by payment link instead'));
     expect(source.calls.some((c) => c.startsWith('start'))).toBe(false);
     ui.stdin.write('l');
@@ -201,6 +201,69 @@ describe('App', () => {
     expect(f).toContain('Payment link for $10.00 (pl_7Hq2)');
     expect(requests[0]).toMatchObject({ method: 'POST', url: 'http://127.0.0.1:4242/v1/payment-links', body: { amount: 1000, currency: 'usd' } });
     save('charge-payment-link', f);
+    ui.unmount();
+  });
+
+  it('does not start a payment on Enter alone: it asks, and only y charges', async () => {
+    const { source, ui } = await ready();
+    ui.stdin.write('\r');
+    await frameWith(ui, 'Charge $10.00 again? y/n');
+    ui.stdin.write('\r');
+    await frameWithout(ui, 'again? y/n');
+    await tick(100);
+    expect(source.calls.some((c) => c.startsWith('start'))).toBe(false);
+    ui.unmount();
+  });
+
+  it('keeps the keys typed while the payment is being sent: "12.50 Enter s" taps once it waits', async () => {
+    const { source, ui } = await ready();
+    let send!: () => void;
+    source.answers.startPayment = () => new Promise((resolve) => (send = () => resolve({ transactionId: 't-1' })));
+    ui.stdin.write('12.50\rs');
+    await frameWith(ui, 'Sending $12.50 to Till 1');
+    expect(source.calls.filter((c) => c.startsWith('tap'))).toEqual([]);
+    send();
+    await frameWith(ui, 'Simulated tap sent');
+    expect(source.calls.filter((c) => c.startsWith('start'))).toEqual(['start Till 1 1250 usd']);
+    expect(source.calls.filter((c) => c.startsWith('tap'))).toEqual(['tap Till 1']);
+    ui.unmount();
+  });
+
+  it('sends the same payment to the reader again after the customer cancels on it', async () => {
+    const { source, ui } = await ready();
+    ui.stdin.write('\ry');
+    await frameWith(ui, 'WAITING FOR CARD');
+    source.emit({ type: 'reader', reader: reader({ activity: 'canceled_on_reader', payment: paying('t-1') }) });
+    await frameWith(ui, 'press a to send it to the reader again');
+    ui.stdin.write('a');
+    await frameWith(ui, 'WAITING FOR CARD on Till 1: $10.00');
+    expect(source.calls).toContain('resend t-1 Till 1');
+    expect(source.calls.filter((c) => c.startsWith('start'))).toHaveLength(1);
+    ui.unmount();
+  });
+
+  it('takes the payment by link when the processor refuses the reader as offline', async () => {
+    const { source, ui } = await ready();
+    source.answers.startPayment = () => Promise.reject(new ApiRequestError(409, { type: 'invalid_request_error', code: 'reader_offline', message: 'The reader is offline' }));
+    ui.stdin.write('12\r');
+    await frameWith(ui, 'Press l to take $12.00 by payment link instead');
+    ui.unmount();
+  });
+
+  it('says when the approval’s receipt did not print, in words, and R prints it again', async () => {
+    const { source, ui } = await ready();
+    source.emit({
+      type: 'devices',
+      devices: [{ id: 'printer', kind: 'receipt_printer', target: '/dev/ttyUSB0', status: 'offline', last_seen_at: null, last_error: 'Printer offline: check the cable', paper: null, cover_open: null, drawer_open: null, queued: 1 }],
+    });
+    ui.stdin.write('\ry');
+    await frameWith(ui, 'WAITING FOR CARD');
+    source.emit({ type: 'transaction', transaction: txn({ status: 'succeeded', card_brand: 'visa', card_last_four: '4242' }) });
+    const f = await frameWith(ui, 'Receipt not printed: Printer offline: check the cable');
+    expect(f).toContain('R prints it again');
+    ui.stdin.write('R');
+    await frameWith(ui, 'Receipt sent to the printer.');
+    expect(source.calls).toContain('print t-1 customer');
     ui.unmount();
   });
 });

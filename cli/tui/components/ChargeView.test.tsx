@@ -14,7 +14,7 @@ const started: Action[] = [{ type: 'charge_starting', amount: 1000, readerName: 
 describe('ChargeView', () => {
   it('shows the amount entry with the reader and its presence', () => {
     const f = frame(state());
-    expect(f).toContain('Amount  _  USD  Enter alone charges 10.00');
+    expect(f).toContain('Amount  _  USD  Enter alone asks to charge 10.00');
     expect(f).toContain('Reader  ‹ Till 1 ›  ● online');
     expect(f).toContain('Press Enter to charge.');
   });
@@ -64,7 +64,7 @@ describe('ChargeView', () => {
   it('explains a cancel on the reader with the one-key way out', () => {
     const f = frame(state(...started, { type: 'reader', reader: reader({ activity: 'canceled_on_reader', payment: paying('t-1') }) }));
     expect(f).toContain('CANCELED ON THE READER');
-    expect(f).toContain('press x to cancel it');
+    expect(f).toContain('press a to send it to the reader again, or x to cancel it');
   });
 
   it('offers and then shows a payment link when the reader is offline', () => {

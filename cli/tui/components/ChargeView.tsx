@@ -1,6 +1,7 @@
 import { qrText } from '../qr.js';
 import { Box, Text } from 'ink';
 import { ago, cardOf, money } from '../../format.js';
+import { parseChargeAmount } from '../../amount.js';
 import { inFlight, selectedReader, splitBalance, type CounterReader, type CounterState } from '../state.js';
 import type { Theme } from '../theme.js';
 import { CartView } from './CartView.js';
@@ -9,6 +10,15 @@ import { CartView } from './CartView.js';
 export function presence(state: CounterState, r: CounterReader, theme: Theme): { text: string; color: string | undefined } {
   if (state.connection === 'lost') return { text: '? unknown (no connection)', color: theme.warn };
   return r.status === 'online' ? { text: '● online', color: theme.ok } : { text: '○ offline', color: theme.bad };
+}
+
+/** The last amount as the prompt shows it; it was formatted from minor units, so it parses back. */
+function parseLast(text: string, currency: string): number {
+  try {
+    return parseChargeAmount(text, currency);
+  } catch {
+    return 0;
+  }
 }
 
 const ACTIVITY_WORDS: Record<string, string> = { waiting_for_card: 'waiting for a card', processing: 'reading a card', canceled_on_reader: 'canceled on the reader' };
@@ -37,7 +47,7 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
       const reader = selectedReader(state);
       const p = reader ? presence(state, reader, theme) : null;
       const due = state.split ? splitBalance(state.split) : null;
-      const shortcut = due !== null ? (c.amountText === '' ? `  Enter alone: ${money(due, state.currency)} on card` : '') : c.amountText === '' && state.lastAmount ? `  Enter alone charges ${state.lastAmount}` : '';
+      const shortcut = due !== null ? (c.amountText === '' ? `  Enter alone: ${money(due, state.currency)} on card` : '') : c.amountText === '' && state.lastAmount ? `  Enter alone asks to charge ${state.lastAmount}` : '';
       const hasCart = c.cart.lines.length > 0 || c.cart.draft !== null;
       return (
         <Box flexDirection="column">
@@ -67,7 +77,7 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
             <Text color={theme.warn}>{`${reader.name} has a payment${` of ${money(reader.payment.amount, reader.payment.currency)}`} ${ACTIVITY_WORDS[reader.activity ?? ''] ?? 'under way'}: x cancels it.`}</Text>
           ) : null}
           {c.error ? <Text color={theme.bad}>{c.error}</Text> : null}
-          <Text> </Text>
+          {c.confirmRepeat && state.lastAmount ? <Text bold>{`Charge ${money(parseLast(state.lastAmount, state.currency), state.currency)} again? y/n`}</Text> : <Text> </Text>}
           <Text>
             {state.split
               ? 'Type a part or not: Enter puts it on a card, $ takes it in cash.'
@@ -103,12 +113,15 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
       return (
         <Box flexDirection="column">
           <Text bold color={theme.warn}>{`CUSTOMER CANCELED ON THE READER: ${amount}`}</Text>
-          <Text>The customer pressed cancel. The payment is still open: press x to cancel it.</Text>
+          <Text>The customer pressed cancel. The payment is still open:</Text>
+          <Text>press a to send it to the reader again, or x to cancel it.</Text>
           {lost}
         </Box>
       );
     case 'approved': {
       const t = c.result;
+      const printer = state.devices.find((d) => d.kind === 'receipt_printer');
+      const receiptTrouble = printer && (printer.status === 'offline' || printer.last_error) ? (printer.last_error ?? 'Printer offline: check the cable') : null;
       return (
         <Box flexDirection="column">
           <Text bold color={theme.ok}>{`✔ APPROVED  ${t ? money(t.amount, t.currency) : amount}`}</Text>
@@ -116,6 +129,8 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
           {t?.receipt_url ? <Text>{`Receipt: ${t.receipt_url}`}</Text> : null}
           {c.receiptPrompt ? <Text bold>Print receipt? y/n</Text> : null}
           <SplitLines state={state} theme={theme} />
+          {receiptTrouble ? <Text color={theme.bad}>{`Receipt not printed: ${receiptTrouble}.`}</Text> : null}
+          {receiptTrouble ? <Text>It prints when the printer is back; R prints it again.</Text> : null}
         </Box>
       );
     }
@@ -126,6 +141,7 @@ export function ChargeView({ state, theme }: { state: CounterState; theme: Theme
           <Text>{`${c.reason ?? 'Declined: ask for another card'}.`}</Text>
           {state.split ? <Text>{`The sale stays open with its paid parts kept: Enter, then another card or $ for cash.`}</Text> : null}
           <SplitLines state={state} theme={theme} />
+          {c.transactionId ? <Text>Press a to send it to the reader again, or Enter for a new sale.</Text> : null}
         </Box>
       );
     case 'canceled':

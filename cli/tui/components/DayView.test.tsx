@@ -13,7 +13,7 @@ describe('DayView', () => {
       currency: 'usd',
       transactions: [txn({ status: 'succeeded', amount: 1200, tip_amount: 200, platform_fee_cents: 36, created_at: at }), txn({ id: 't-2', status: 'failed', created_at: at })],
       readers: [{ id: 'r-1', name: 'Till 1', processor_terminal_id: 'tmr_Till1', location_id: 'loc-1', status: 'online', serial_number: 's', model: 'm', last_seen_at: null, is_test: true, action: null, object: 'terminal.reader' }],
-      locations: [{ id: 'loc-1', display_name: 'Front', address: {}, is_test: true, object: 'terminal.location', processor_location_id: 'tml_1', tipping: null, receipt_policy: 'always', created_at: at }],
+      locations: [{ id: 'loc-1', display_name: 'Front', address: {}, is_test: true, object: 'terminal.location', processor_location_id: 'tml_1', tipping: null, receipt_policy: 'always', time_zone: 'UTC', day_ends_at: '00:00', created_at: at }],
       events: [
         { id: 'evt_1', type: 'dispute.created', mode: 'test', created_at: at, request: { id: null, idempotency_key: null }, data: { amount: 1200, currency: 'usd', is_test: true } },
         { id: 'evt_2', type: 'payout.created', mode: 'test', created_at: at, request: { id: null, idempotency_key: null }, data: { amount: 5000, currency: 'usd', is_test: true } },

@@ -32,6 +32,11 @@ export function errorWords(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** The processor (or the agent, from the processor's view) refused the reader as offline. */
+function isReaderOffline(err: unknown): boolean {
+  return err instanceof ApiRequestError && err.error.code === 'reader_offline';
+}
+
 function causeOf(err: unknown): ErrorCause {
   if (isConnectionError(err)) return 'connection';
   if (err instanceof ApiRequestError && err.error.code === 'reader_busy') return 'reader_busy';
@@ -69,6 +74,20 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
     rerender((n) => n + 1);
   }, []);
   const state = store.current;
+  // Keys pressed while a payment is being sent wait here and are replayed once it is on the reader
+  // (or refused): "12.50 Enter s" taps once the payment waits, instead of losing the s.
+  const queued = useRef<[string, KeyInfo][]>([]);
+  const handleKey = useRef<(input: string, key: KeyInfo, replayed?: boolean) => void>(() => undefined);
+  const dispatchQueued = useCallback(
+    (action: Action) => {
+      dispatch(action);
+      while (queued.current.length > 0 && store.current!.charge.phase !== 'starting') {
+        const [input, key] = queued.current.shift()!;
+        handleKey.current(input, key, true);
+      }
+    },
+    [dispatch],
+  );
 
   useEffect(() => {
     source.start(dispatch);
@@ -157,10 +176,33 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
           dispatch({ type: 'charge_starting', amount, readerName: reader.name });
           source.startPayment(reader, amount, s.currency, lines.length > 0 ? lines : undefined, metadata).then(
             ({ transactionId }) => {
-              dispatch({ type: 'charge_started', transactionId });
+              dispatchQueued({ type: 'charge_started', transactionId });
               source.follow(transactionId);
             },
-            (err: unknown) => dispatch({ type: 'charge_error', message: errorWords(err), cause: causeOf(err) }),
+            (err: unknown) => {
+              // The processor says the reader is offline (whatever the agent saw): the link fallback, no payment left behind.
+              if (isReaderOffline(err)) dispatchQueued({ type: 'charge_offline', amount, readerName: reader.name });
+              else dispatchQueued({ type: 'charge_error', message: errorWords(err), cause: causeOf(err) });
+            },
+          );
+          return;
+        }
+        case 'resend_payment': {
+          const id = s.charge.transactionId;
+          const reader = s.readers.find((r) => r.name === s.charge.readerName) ?? selectedReader(s);
+          if (!id || !reader) return;
+          source.resendPayment(id, reader).then(
+            () => {
+              dispatch({ type: 'charge_resent' });
+              source.follow(id);
+            },
+            (err: unknown) => {
+              if (isReaderOffline(err) && s.charge.amount !== null) {
+                dispatch({ type: 'charge_offline', amount: s.charge.amount, readerName: reader.name });
+                return;
+              }
+              dispatch({ type: 'notice', text: `Not sent again: ${errorWords(err)}`, ...(isConnectionError(err) ? { cause: 'connection' as const } : {}) });
+            },
           );
           return;
         }
@@ -202,8 +244,13 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
         case 'create_link': {
           const amount = s.charge.amount;
           if (amount === null) return;
+          // A payment that reached the reader before it went offline is replaced by the link: it must not stay open beside it.
+          const replaced = s.charge.transactionId;
           api.createPaymentLink({ amount, currency: s.currency, description: `${s.merchantName ?? 'Counter'} sale` }).then(
-            (res) => dispatch({ type: 'link_created', url: res.data.url, reference: res.data.reference }),
+            (res) => {
+              dispatch({ type: 'link_created', url: res.data.url, reference: res.data.reference });
+              if (replaced) source.cancelPayment(replaced, 'abandoned').catch(() => undefined);
+            },
             (err: unknown) => dispatch({ type: 'notice', text: `No payment link: ${errorWords(err)}` }),
           );
           return;
@@ -310,18 +357,20 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
         }
       }
     },
-    [api, source, loadReport, options, dispatch],
+    [api, source, loadReport, options, dispatch, dispatchQueued],
   );
 
-  const press = useCallback(
-    (input: string, key: KeyInfo) => {
-      for (const [one, info] of splitKeys(input, key)) {
-        const intent = intentFor(store.current!, one, info);
-        if (intent) run(intent);
-      }
-    },
-    [run],
-  );
+  handleKey.current = (input: string, key: KeyInfo, replayed = false) => {
+    if (store.current!.charge.phase === 'starting' || (!replayed && queued.current.length > 0)) {
+      queued.current.push([input, key]);
+      return;
+    }
+    const intent = intentFor(store.current!, input, key);
+    if (intent) run(intent);
+  };
+  const press = useCallback((input: string, key: KeyInfo) => {
+    for (const [one, info] of splitKeys(input, key)) handleKey.current(one, info);
+  }, []);
 
   return { state, run, press };
 }
