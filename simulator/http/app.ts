@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { SimError } from '../errors.js';
 import type { SimulatorControl } from '../control.js';
-import { type PlatformKeys, assignRequestId, authenticate, requestId } from './endpoint.js';
+import { DEFAULT_API_VERSION, type PlatformKeys, assignRequestId, authenticate, requestId } from './endpoint.js';
 import type { Services } from './services.js';
 import { accountsRouter } from './routes/accounts.js';
 import { paymentIntentsRouter } from './routes/paymentIntents.js';
@@ -41,6 +41,18 @@ function cors(req: Request, res: Response, next: NextFunction): void {
   res.status(204).end();
 }
 
+/**
+ * Stripe answers every request with the API version it used (the requested `Stripe-Version`, else
+ * the account's default: here the version the stripe package pins) and echoes the idempotency key,
+ * which the SDKs expose as `lastResponse.apiVersion` and `lastResponse.idempotencyKey`.
+ */
+function versionHeaders(req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('Stripe-Version', req.header('stripe-version') ?? DEFAULT_API_VERSION);
+  const key = req.header('idempotency-key');
+  if (key !== undefined && req.method === 'POST') res.setHeader('Idempotency-Key', key);
+  next();
+}
+
 export function createApp(services: Services, keys: PlatformKeys, control: SimulatorControl): express.Express {
   const app = express();
   app.set('query parser', 'extended');
@@ -51,7 +63,7 @@ export function createApp(services: Services, keys: PlatformKeys, control: Simul
     next();
   });
   app.use('/_sim', express.urlencoded({ extended: true, limit: BODY_LIMIT }), express.json({ limit: BODY_LIMIT }), simRouter(services, control), onboardingRouter(services));
-  app.use('/v1', cors);
+  app.use('/v1', cors, versionHeaders);
   app.use(
     '/v1',
     express.urlencoded({ extended: true, limit: BODY_LIMIT }),

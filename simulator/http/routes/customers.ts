@@ -1,7 +1,11 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { DEFAULT_LIST_LIMIT, expand, listParams, metadata, optionalText, parse, str, stringList } from '../params.js';
+import { DEFAULT_LIST_LIMIT, expand, searchSchema, listParams, metadata, optionalText, parse, str, stringList } from '../params.js';
 import { type Services, handle, page } from '../services.js';
+import { search } from '../../engine/search.js';
+
+/** Stripe's searchable customer fields (docs.stripe.com/search#query-fields-for-customers). */
+const CUSTOMER_SEARCH_FIELDS = ['created', 'email', 'metadata', 'name', 'phone'] as const;
 
 const address = z.union([z.literal(''), z.record(z.string(), z.string())]);
 const fields = {
@@ -25,6 +29,7 @@ export function customersRouter(s: Services): Router {
     const p = parse(listSchema, params);
     return s.customers.list(ctx.scope, { email: p.email }, page(p, DEFAULT_LIST_LIMIT));
   }));
+  r.get('/v1/customers/search', handle(s, ({ ctx, params }) => search(s.kernel, 'customer', ctx.scope, 'customers', CUSTOMER_SEARCH_FIELDS, parse(searchSchema, params))));
   r.get('/v1/customers/:id', handle(s, ({ ctx, params, path }) => {
     parse(expandOnly, params);
     return s.customers.retrieve(ctx.scope, String(path.id));
