@@ -33,6 +33,7 @@ import { WebhookDispatcher } from './engine/events/dispatcher.js';
 import { Timers } from './engine/timers.js';
 import { type SimulatorControl, createControl } from './control.js';
 import type { PlatformKeys } from './http/endpoint.js';
+import { AccountAdmin } from './engine/connect/accountAdmin.js';
 import type { Services } from './http/services.js';
 import { createApp } from './http/app.js';
 import { RateLimits } from './http/rate-limits.js';
@@ -169,6 +170,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const verification = new AccountVerification(kernel);
   const accounts = new Accounts(kernel, bankAccounts, verification);
   const capabilities = new Capabilities(kernel, accounts, verification);
+  const accountAdmin = new AccountAdmin(kernel, accounts, verification);
   const accountLinks = new AccountLinks(kernel, accounts);
   const customers = new Customers(kernel);
   const paymentMethods = new PaymentMethods(kernel);
@@ -198,6 +200,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const services: Services = {
     kernel,
     accounts,
+    accountAdmin,
     capabilities,
     accountLinks,
     paymentMethods,

@@ -4,6 +4,7 @@ import type { SimulatorControl } from '../control.js';
 import { DEFAULT_API_VERSION, type PlatformKeys, assignRequestId, authenticate, requestId } from './endpoint.js';
 import type { Services } from './services.js';
 import { accountsRouter } from './routes/accounts.js';
+import { connectRouter } from './routes/connect.js';
 import { paymentIntentsRouter } from './routes/paymentIntents.js';
 import { paymentMethodsRouter } from './routes/paymentMethods.js';
 import { refundsRouter } from './routes/refunds.js';
@@ -70,6 +71,7 @@ export function createApp(services: Services, keys: PlatformKeys, control: Simul
     authenticate({ keys, accountExists: (livemode, id) => services.accounts.findConnected(livemode, id) !== undefined }),
   );
   app.use(accountsRouter(services));
+  app.use(connectRouter(services));
   app.use(paymentIntentsRouter(services));
   app.use(paymentMethodsRouter(services));
   app.use(refundsRouter(services));

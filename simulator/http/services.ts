@@ -1,6 +1,7 @@
 import type { Kernel } from '../engine/kernel.js';
 import type { Ledger } from '../engine/ledger.js';
 import type { Accounts } from '../engine/connect/accounts.js';
+import type { AccountAdmin } from '../engine/connect/accountAdmin.js';
 import type { AccountLinks } from '../engine/connect/accountLinks.js';
 import type { BankAccounts } from '../engine/connect/bankAccounts.js';
 import type { Capabilities } from '../engine/connect/capabilities.js';
@@ -25,6 +26,7 @@ import { RateLimitError, type RateLimits } from './rate-limits.js';
 export interface Services {
   kernel: Kernel;
   accounts: Accounts;
+  accountAdmin: AccountAdmin;
   capabilities: Capabilities;
   accountLinks: AccountLinks;
   paymentMethods: PaymentMethods;

@@ -48,6 +48,8 @@ export interface AccountInternal {
   payoutRunTimerId?: string | null;
   /** Absent on accounts stored before requirements were modelled: they stay as they were (active). */
   onboarding?: Onboarding;
+  /** Rejected by the platform (`POST /v1/accounts/:id/reject`): charges and payouts stay off. */
+  rejected?: 'fraud' | 'terms_of_service' | 'other';
 }
 
 export type AccountRow = StoredObject<Stripe.Account, AccountInternal>;
