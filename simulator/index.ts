@@ -34,6 +34,7 @@ import { Timers } from './engine/timers.js';
 import { type SimulatorControl, createControl } from './control.js';
 import type { PlatformKeys } from './http/endpoint.js';
 import { AccountAdmin } from './engine/connect/accountAdmin.js';
+import { PaymentMethodAttachments } from './engine/payments/paymentMethodAttachments.js';
 import type { Services } from './http/services.js';
 import { createApp } from './http/app.js';
 import { RateLimits } from './http/rate-limits.js';
@@ -174,6 +175,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const accountLinks = new AccountLinks(kernel, accounts);
   const customers = new Customers(kernel);
   const paymentMethods = new PaymentMethods(kernel);
+  const savedPaymentMethods = new PaymentMethodAttachments(kernel, customers);
   const charges = new Charges(kernel, ledger, transfers);
   const captures = new Captures(kernel, charges);
   const attempts = new PaymentAttempts(kernel, accounts, paymentMethods, charges, captures);
@@ -204,6 +206,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     capabilities,
     accountLinks,
     paymentMethods,
+    savedPaymentMethods,
     payments,
     captures,
     charges,

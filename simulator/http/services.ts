@@ -12,6 +12,7 @@ import type { Captures } from '../engine/payments/captures.js';
 import type { Charges } from '../engine/payments/charges.js';
 import type { PaymentIntents } from '../engine/payments/paymentIntents.js';
 import type { PaymentMethods } from '../engine/payments/paymentMethods.js';
+import type { PaymentMethodAttachments } from '../engine/payments/paymentMethodAttachments.js';
 import type { Refunds } from '../engine/payments/refunds.js';
 import type { Payouts } from '../engine/payouts/payouts.js';
 import type { Configurations } from '../engine/terminal/configurations.js';
@@ -30,6 +31,7 @@ export interface Services {
   capabilities: Capabilities;
   accountLinks: AccountLinks;
   paymentMethods: PaymentMethods;
+  savedPaymentMethods: PaymentMethodAttachments;
   payments: PaymentIntents;
   captures: Captures;
   charges: Charges;

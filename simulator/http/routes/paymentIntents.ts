@@ -15,7 +15,7 @@ const address = z.record(z.string(), z.string());
 export const paymentMethodData = z
   .object({
     type: str,
-    card: z.object({ number: str.optional(), exp_month: int.optional(), exp_year: int.optional(), cvc: str.optional() }).strict().optional(),
+    card: z.object({ token: str.optional(), number: str.optional(), exp_month: int.optional(), exp_year: int.optional(), cvc: str.optional() }).strict().optional(),
     us_bank_account: z
       .object({
         account_number: str.optional(),
