@@ -35,6 +35,8 @@ import { type SimulatorControl, createControl } from './control.js';
 import type { PlatformKeys } from './http/endpoint.js';
 import { AccountAdmin } from './engine/connect/accountAdmin.js';
 import { PaymentMethodAttachments } from './engine/payments/paymentMethodAttachments.js';
+import { Adjustments } from './engine/payments/adjustments.js';
+import { PlatformMoney } from './engine/connect/platformMoney.js';
 import type { Services } from './http/services.js';
 import { createApp } from './http/app.js';
 import { RateLimits } from './http/rate-limits.js';
@@ -181,6 +183,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const attempts = new PaymentAttempts(kernel, accounts, paymentMethods, charges, captures);
   const payments = new PaymentIntents(kernel, accounts, paymentMethods, customers, attempts);
   const refunds = new Refunds(kernel, charges, ledger, transfers);
+  const adjustments = new Adjustments(kernel, charges, captures);
+  const platformMoney = new PlatformMoney(kernel, ledger, transfers, accounts);
   const terminalConfigurations = new Configurations(kernel);
   const locations = new Locations(kernel, terminalConfigurations);
   const readers = new Readers(kernel);
@@ -211,6 +215,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     captures,
     charges,
     refunds,
+    adjustments,
+    platformMoney,
     locations,
     terminalConfigurations,
     readers,

@@ -8,6 +8,7 @@ import { connectRouter } from './routes/connect.js';
 import { paymentIntentsRouter } from './routes/paymentIntents.js';
 import { paymentMethodsRouter } from './routes/paymentMethods.js';
 import { refundsRouter } from './routes/refunds.js';
+import { moneyRouter } from './routes/money.js';
 import { terminalRouter } from './routes/terminal.js';
 import { webhooksRouter } from './routes/webhooks.js';
 import { simRouter } from './routes/sim.js';
@@ -75,6 +76,7 @@ export function createApp(services: Services, keys: PlatformKeys, control: Simul
   app.use(paymentIntentsRouter(services));
   app.use(paymentMethodsRouter(services));
   app.use(refundsRouter(services));
+  app.use(moneyRouter(services));
   app.use(terminalRouter(services));
   app.use(webhooksRouter(services));
   app.use(disputesRouter(services));

@@ -14,6 +14,8 @@ import type { PaymentIntents } from '../engine/payments/paymentIntents.js';
 import type { PaymentMethods } from '../engine/payments/paymentMethods.js';
 import type { PaymentMethodAttachments } from '../engine/payments/paymentMethodAttachments.js';
 import type { Refunds } from '../engine/payments/refunds.js';
+import type { Adjustments } from '../engine/payments/adjustments.js';
+import type { PlatformMoney } from '../engine/connect/platformMoney.js';
 import type { Payouts } from '../engine/payouts/payouts.js';
 import type { Configurations } from '../engine/terminal/configurations.js';
 import type { Locations } from '../engine/terminal/locations.js';
@@ -36,6 +38,8 @@ export interface Services {
   captures: Captures;
   charges: Charges;
   refunds: Refunds;
+  adjustments: Adjustments;
+  platformMoney: PlatformMoney;
   locations: Locations;
   terminalConfigurations: Configurations;
   readers: Readers;
