@@ -37,6 +37,7 @@ import { AccountAdmin } from './engine/connect/accountAdmin.js';
 import { PaymentMethodAttachments } from './engine/payments/paymentMethodAttachments.js';
 import { Adjustments } from './engine/payments/adjustments.js';
 import { PlatformMoney } from './engine/connect/platformMoney.js';
+import { PayoutReversals } from './engine/payouts/payoutReversals.js';
 import type { Services } from './http/services.js';
 import { createApp } from './http/app.js';
 import { RateLimits } from './http/rate-limits.js';
@@ -191,6 +192,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const readerActions = new ReaderActions(kernel, attempts, paymentMethods, terminalConfigurations);
   const disputes = new Disputes(kernel, ledger, transfers);
   const payouts = new Payouts(kernel, ledger, bankAccounts);
+  const payoutReversals = new PayoutReversals(kernel, ledger);
   const endpoints = new WebhookEndpoints(kernel);
   ledger.onFundsAvailable = (origin) => payouts.scheduleRun(origin);
   timers.on('ach_settlement', (payload) => attempts.settleAch(payload as { paymentIntent: string; apiVersion: string }));
@@ -224,6 +226,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     ledger,
     disputes,
     payouts,
+    payoutReversals,
     bankAccounts,
     customers,
     endpoints,

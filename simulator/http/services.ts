@@ -17,6 +17,7 @@ import type { Refunds } from '../engine/payments/refunds.js';
 import type { Adjustments } from '../engine/payments/adjustments.js';
 import type { PlatformMoney } from '../engine/connect/platformMoney.js';
 import type { Payouts } from '../engine/payouts/payouts.js';
+import type { PayoutReversals } from '../engine/payouts/payoutReversals.js';
 import type { Configurations } from '../engine/terminal/configurations.js';
 import type { Locations } from '../engine/terminal/locations.js';
 import type { ReaderActions } from '../engine/terminal/readerActions.js';
@@ -47,6 +48,7 @@ export interface Services {
   ledger: Ledger;
   disputes: Disputes;
   payouts: Payouts;
+  payoutReversals: PayoutReversals;
   bankAccounts: BankAccounts;
   customers: Customers;
   endpoints: WebhookEndpoints;

@@ -5,7 +5,7 @@ import type { Scope, StoredObject } from '../../store.js';
 import { type Kernel, type Origin, getScoped, unixSeconds } from '../kernel.js';
 import { emptyAddress, emptyRequirements, list, type ListEnvelope, type Metadata, mergeMetadata } from '../shapes.js';
 import type { Accounts } from './accounts.js';
-import type { AccountRow } from './accountTypes.js';
+import { type AccountRow, platformAccountId } from './accountTypes.js';
 import { capabilityStatuses } from './capabilityState.js';
 import type { AccountVerification } from './verification.js';
 
@@ -29,8 +29,6 @@ export interface PersonInput {
   metadata?: Metadata | '' | undefined;
 }
 
-const PLATFORM_ID_KEY = 'platform_account_id';
-
 function blankDocument(): Stripe.Person.Verification.Document {
   return { back: null, details: null, details_code: null, front: null };
 }
@@ -49,11 +47,7 @@ export class AccountAdmin {
   /** `GET /v1/account`: the connected account of `Stripe-Account`, else the platform itself. */
   current(scope: Scope): Stripe.Account {
     if (scope.account !== null) return this.accounts.retrieve(scope, scope.account).body;
-    let id = this.kernel.store.getMeta(PLATFORM_ID_KEY);
-    if (id === undefined) {
-      id = newAccountId();
-      this.kernel.store.setMeta(PLATFORM_ID_KEY, id);
-    }
+    const id = platformAccountId(this.kernel.store, newAccountId);
     return {
       id,
       object: 'account',

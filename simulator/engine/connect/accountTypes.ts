@@ -169,3 +169,15 @@ export function requirementsOf(body: Stripe.Account): Requirements {
 export function collectedByStripe(row: AccountRow): boolean {
   return (row.body.controller as { requirement_collection?: string } | undefined)?.requirement_collection === 'stripe';
 }
+
+const PLATFORM_ID_KEY = 'platform_account_id';
+
+/** The platform's own account id, made on first use and kept: `GET /v1/account` answers it, its bank account is filed under it. */
+export function platformAccountId(store: { getMeta(key: string): string | undefined; setMeta(key: string, value: string): void }, mint: () => string): string {
+  let id = store.getMeta(PLATFORM_ID_KEY);
+  if (id === undefined) {
+    id = mint();
+    store.setMeta(PLATFORM_ID_KEY, id);
+  }
+  return id;
+}
