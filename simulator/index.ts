@@ -38,6 +38,7 @@ import { PaymentMethodAttachments } from './engine/payments/paymentMethodAttachm
 import { Adjustments } from './engine/payments/adjustments.js';
 import { PlatformMoney } from './engine/connect/platformMoney.js';
 import { PayoutReversals } from './engine/payouts/payoutReversals.js';
+import { CustomerObjects } from './engine/customers/customerObjects.js';
 import type { Services } from './http/services.js';
 import { createApp } from './http/app.js';
 import { RateLimits } from './http/rate-limits.js';
@@ -177,6 +178,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const accountAdmin = new AccountAdmin(kernel, accounts, verification);
   const accountLinks = new AccountLinks(kernel, accounts);
   const customers = new Customers(kernel);
+  const customerObjects = new CustomerObjects(kernel);
   const paymentMethods = new PaymentMethods(kernel);
   const savedPaymentMethods = new PaymentMethodAttachments(kernel, customers);
   const charges = new Charges(kernel, ledger, transfers);
@@ -229,6 +231,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     payoutReversals,
     bankAccounts,
     customers,
+    customerObjects,
     endpoints,
     events,
     afterCommit: () => dispatcher.poke(),

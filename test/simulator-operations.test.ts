@@ -119,12 +119,31 @@ describe('charges, refunds and PaymentMethods', () => {
   });
 });
 
+describe('customer objects', () => {
+  it('keeps tax ids, balance transactions and sources', async () => {
+    const customer = await t.stripe.customers.create({ email: 'objects@example.com' });
+    const taxId = await t.stripe.customers.createTaxId(customer.id, { type: 'eu_vat', value: 'DE123456789' });
+    expect((await t.stripe.customers.listTaxIds(customer.id)).data.map((x) => x.id)).toEqual([taxId.id]);
+    expect((await t.stripe.customers.deleteTaxId(customer.id, taxId.id)).deleted).toBe(true);
+    const credit = await t.stripe.customers.createBalanceTransaction(customer.id, { amount: -500, currency: 'usd' });
+    expect(credit.ending_balance).toBe(-500);
+    expect((await t.stripe.customers.retrieve(customer.id)) as Stripe.Customer).toMatchObject({ balance: -500 });
+    const card = await t.stripe.customers.createSource(customer.id, { source: 'tok_visa' });
+    expect(card.object).toBe('card');
+    const bank = await t.stripe.customers.createSource(customer.id, { source: 'btok_us_verified' });
+    await rejected(t.stripe.customers.verifySource(customer.id, bank.id, { amounts: [1, 2] }));
+    expect((await t.stripe.customers.verifySource(customer.id, bank.id, { amounts: [32, 45] })).status).toBe('verified');
+    expect((await t.stripe.customers.listSources(customer.id, { object: 'card' })).data.map((x) => x.id)).toEqual([card.id]);
+    expect((await t.stripe.customers.deleteSource(customer.id, card.id)) as { deleted?: boolean }).toMatchObject({ deleted: true });
+  });
+});
+
 describe('Connect', () => {
   it('answers the platform account, or the connected one with Stripe-Account', async () => {
-    const platform = await t.stripe.accounts.retrieve();
+    const platform = await t.stripe.accounts.retrieveCurrent();
     expect(platform.object).toBe('account');
     expect(platform.id).not.toBe(account.id);
-    expect((await t.stripe.accounts.retrieve()).id).toBe(platform.id);
+    expect((await t.stripe.accounts.retrieveCurrent()).id).toBe(platform.id);
     const connected = await t.stripe.rawRequest('GET', '/v1/account', {}, { stripeAccount: account.id });
     expect((connected as unknown as { id: string }).id).toBe(account.id);
   });

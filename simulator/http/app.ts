@@ -14,7 +14,7 @@ import { webhooksRouter } from './routes/webhooks.js';
 import { simRouter } from './routes/sim.js';
 import { onboardingRouter } from './routes/onboarding.js';
 import { balanceRouter } from './routes/balance.js';
-import { customersRouter } from './routes/customers.js';
+import { customerObjectsRouter, customersRouter } from './routes/customers.js';
 import { disputesRouter } from './routes/disputes.js';
 import { payoutsRouter } from './routes/payouts.js';
 
@@ -83,6 +83,7 @@ export function createApp(services: Services, keys: PlatformKeys, control: Simul
   app.use(balanceRouter(services));
   app.use(payoutsRouter(services));
   app.use(customersRouter(services));
+  app.use(customerObjectsRouter(services));
   app.use((req: Request) => {
     throw new SimError(
       404,

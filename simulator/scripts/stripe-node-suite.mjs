@@ -118,6 +118,13 @@ async function fixtures(body) {
     if (/update|detach/.test(body)) await stripe.paymentMethods.attach(pm.id, { customer: customer.id });
     ids.pm_xxxxxxxxxxxxx = pm.id;
   }
+  if (/stripe\.customers\.\w+Source/.test(body)) {
+    ids.ba_xxxxxxxxxxxxx = (await stripe.customers.createSource(customer.id, { source: 'btok_us_verified' })).id;
+    ids.card_xxxxxxxxxxxxx = (await stripe.customers.createSource(customer.id, { source: 'tok_visa' })).id;
+    ids.card_123 = ids.card_xxxxxxxxxxxxx;
+  }
+  if (need('txi_xxxxxxxxxxxxx')) ids.txi_xxxxxxxxxxxxx = (await stripe.customers.createTaxId(customer.id, { type: 'eu_vat', value: 'DE123456789' })).id;
+  if (need('cbtxn_xxxxxxxxxxxxx')) ids.cbtxn_xxxxxxxxxxxxx = (await stripe.customers.createBalanceTransaction(customer.id, { amount: -500, currency: 'usd' })).id;
   if (need('person_xxxxxxxxxxxxx')) ids.person_xxxxxxxxxxxxx = (await stripe.accounts.createPerson(account.id, { first_name: 'Jane' })).id;
   if (need('po_xxxxxxxxxxxxx')) {
     await stripe.paymentIntents.create({ amount: 5000, currency: 'usd', payment_method: 'pm_card_bypassPending', confirm: true, transfer_data: { destination: account.id } });
