@@ -33,6 +33,12 @@ import { WebhookDispatcher } from './engine/events/dispatcher.js';
 import { Timers } from './engine/timers.js';
 import { type SimulatorControl, createControl } from './control.js';
 import type { PlatformKeys } from './http/endpoint.js';
+import { AccountAdmin } from './engine/connect/accountAdmin.js';
+import { PaymentMethodAttachments } from './engine/payments/paymentMethodAttachments.js';
+import { Adjustments } from './engine/payments/adjustments.js';
+import { PlatformMoney } from './engine/connect/platformMoney.js';
+import { PayoutReversals } from './engine/payouts/payoutReversals.js';
+import { CustomerObjects } from './engine/customers/customerObjects.js';
 import type { Services } from './http/services.js';
 import { createApp } from './http/app.js';
 import { RateLimits } from './http/rate-limits.js';
@@ -169,20 +175,26 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const verification = new AccountVerification(kernel);
   const accounts = new Accounts(kernel, bankAccounts, verification);
   const capabilities = new Capabilities(kernel, accounts, verification);
+  const accountAdmin = new AccountAdmin(kernel, accounts, verification);
   const accountLinks = new AccountLinks(kernel, accounts);
   const customers = new Customers(kernel);
+  const customerObjects = new CustomerObjects(kernel);
   const paymentMethods = new PaymentMethods(kernel);
+  const savedPaymentMethods = new PaymentMethodAttachments(kernel, customers);
   const charges = new Charges(kernel, ledger, transfers);
   const captures = new Captures(kernel, charges);
   const attempts = new PaymentAttempts(kernel, accounts, paymentMethods, charges, captures);
   const payments = new PaymentIntents(kernel, accounts, paymentMethods, customers, attempts);
   const refunds = new Refunds(kernel, charges, ledger, transfers);
+  const adjustments = new Adjustments(kernel, charges, captures);
+  const platformMoney = new PlatformMoney(kernel, ledger, transfers, accounts);
   const terminalConfigurations = new Configurations(kernel);
   const locations = new Locations(kernel, terminalConfigurations);
   const readers = new Readers(kernel);
   const readerActions = new ReaderActions(kernel, attempts, paymentMethods, terminalConfigurations);
   const disputes = new Disputes(kernel, ledger, transfers);
   const payouts = new Payouts(kernel, ledger, bankAccounts);
+  const payoutReversals = new PayoutReversals(kernel, ledger);
   const endpoints = new WebhookEndpoints(kernel);
   ledger.onFundsAvailable = (origin) => payouts.scheduleRun(origin);
   timers.on('ach_settlement', (payload) => attempts.settleAch(payload as { paymentIntent: string; apiVersion: string }));
@@ -198,13 +210,17 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const services: Services = {
     kernel,
     accounts,
+    accountAdmin,
     capabilities,
     accountLinks,
     paymentMethods,
+    savedPaymentMethods,
     payments,
     captures,
     charges,
     refunds,
+    adjustments,
+    platformMoney,
     locations,
     terminalConfigurations,
     readers,
@@ -212,8 +228,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     ledger,
     disputes,
     payouts,
+    payoutReversals,
     bankAccounts,
     customers,
+    customerObjects,
     endpoints,
     events,
     afterCommit: () => dispatcher.poke(),

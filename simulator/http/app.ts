@@ -1,18 +1,20 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { SimError } from '../errors.js';
 import type { SimulatorControl } from '../control.js';
-import { type PlatformKeys, assignRequestId, authenticate, requestId } from './endpoint.js';
+import { DEFAULT_API_VERSION, type PlatformKeys, assignRequestId, authenticate, requestId } from './endpoint.js';
 import type { Services } from './services.js';
 import { accountsRouter } from './routes/accounts.js';
+import { connectRouter } from './routes/connect.js';
 import { paymentIntentsRouter } from './routes/paymentIntents.js';
 import { paymentMethodsRouter } from './routes/paymentMethods.js';
 import { refundsRouter } from './routes/refunds.js';
+import { moneyRouter } from './routes/money.js';
 import { terminalRouter } from './routes/terminal.js';
 import { webhooksRouter } from './routes/webhooks.js';
 import { simRouter } from './routes/sim.js';
 import { onboardingRouter } from './routes/onboarding.js';
 import { balanceRouter } from './routes/balance.js';
-import { customersRouter } from './routes/customers.js';
+import { customerObjectsRouter, customersRouter } from './routes/customers.js';
 import { disputesRouter } from './routes/disputes.js';
 import { payoutsRouter } from './routes/payouts.js';
 
@@ -41,6 +43,18 @@ function cors(req: Request, res: Response, next: NextFunction): void {
   res.status(204).end();
 }
 
+/**
+ * Stripe answers every request with the API version it used (the requested `Stripe-Version`, else
+ * the account's default: here the version the stripe package pins) and echoes the idempotency key,
+ * which the SDKs expose as `lastResponse.apiVersion` and `lastResponse.idempotencyKey`.
+ */
+function versionHeaders(req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('Stripe-Version', req.header('stripe-version') ?? DEFAULT_API_VERSION);
+  const key = req.header('idempotency-key');
+  if (key !== undefined && req.method === 'POST') res.setHeader('Idempotency-Key', key);
+  next();
+}
+
 export function createApp(services: Services, keys: PlatformKeys, control: SimulatorControl): express.Express {
   const app = express();
   app.set('query parser', 'extended');
@@ -51,22 +65,25 @@ export function createApp(services: Services, keys: PlatformKeys, control: Simul
     next();
   });
   app.use('/_sim', express.urlencoded({ extended: true, limit: BODY_LIMIT }), express.json({ limit: BODY_LIMIT }), simRouter(services, control), onboardingRouter(services));
-  app.use('/v1', cors);
+  app.use('/v1', cors, versionHeaders);
   app.use(
     '/v1',
     express.urlencoded({ extended: true, limit: BODY_LIMIT }),
     authenticate({ keys, accountExists: (livemode, id) => services.accounts.findConnected(livemode, id) !== undefined }),
   );
   app.use(accountsRouter(services));
+  app.use(connectRouter(services));
   app.use(paymentIntentsRouter(services));
   app.use(paymentMethodsRouter(services));
   app.use(refundsRouter(services));
+  app.use(moneyRouter(services));
   app.use(terminalRouter(services));
   app.use(webhooksRouter(services));
   app.use(disputesRouter(services));
   app.use(balanceRouter(services));
   app.use(payoutsRouter(services));
   app.use(customersRouter(services));
+  app.use(customerObjectsRouter(services));
   app.use((req: Request) => {
     throw new SimError(
       404,

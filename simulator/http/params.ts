@@ -83,3 +83,13 @@ export function parse<S extends z.ZodType>(schema: S, params: RawParams): z.infe
   if (!result.success) throw toSimError(result.error, params);
   return result.data;
 }
+
+/** `GET /v1/<resource>/search`: Stripe's query language, page size and the `next_page` token. */
+export const searchSchema = z
+  .object({
+    query: str,
+    limit: int.refine((n) => n >= 1 && n <= 100, 'This value must be between 1 and 100.').optional(),
+    page: str.optional(),
+    expand,
+  })
+  .strict();

@@ -48,6 +48,8 @@ export interface AccountInternal {
   payoutRunTimerId?: string | null;
   /** Absent on accounts stored before requirements were modelled: they stay as they were (active). */
   onboarding?: Onboarding;
+  /** Rejected by the platform (`POST /v1/accounts/:id/reject`): charges and payouts stay off. */
+  rejected?: 'fraud' | 'terms_of_service' | 'other';
 }
 
 export type AccountRow = StoredObject<Stripe.Account, AccountInternal>;
@@ -166,4 +168,16 @@ export function requirementsOf(body: Stripe.Account): Requirements {
 /** Whether the platform or Stripe collects this account's requirements (`controller.requirement_collection`). */
 export function collectedByStripe(row: AccountRow): boolean {
   return (row.body.controller as { requirement_collection?: string } | undefined)?.requirement_collection === 'stripe';
+}
+
+const PLATFORM_ID_KEY = 'platform_account_id';
+
+/** The platform's own account id, made on first use and kept: `GET /v1/account` answers it, its bank account is filed under it. */
+export function platformAccountId(store: { getMeta(key: string): string | undefined; setMeta(key: string, value: string): void }, mint: () => string): string {
+  let id = store.getMeta(PLATFORM_ID_KEY);
+  if (id === undefined) {
+    id = mint();
+    store.setMeta(PLATFORM_ID_KEY, id);
+  }
+  return id;
 }

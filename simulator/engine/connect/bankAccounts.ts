@@ -34,6 +34,13 @@ export interface ExternalAccountInput {
   metadata?: Metadata | '' | undefined;
 }
 
+export interface BankAccountUpdateInput {
+  account_holder_name?: string | undefined;
+  account_holder_type?: 'individual' | 'company' | undefined;
+  default_for_currency?: boolean | undefined;
+  metadata?: Metadata | '' | undefined;
+}
+
 function accountScope(livemode: boolean, account: string): Scope {
   return { livemode, account };
 }
@@ -129,6 +136,41 @@ export class BankAccounts {
   /** The account payouts in `currency` go to when none is named. */
   defaultFor(livemode: boolean, account: string, currency: string): BankAccountRow | undefined {
     return this.all(livemode, account).find((row) => row.body.currency === currency && row.body.default_for_currency);
+  }
+
+  /** `POST /v1/accounts/:id/external_accounts/:ba`: holder details, metadata, or make it the currency's default. */
+  update(origin: Origin, account: string, id: string, input: BankAccountUpdateInput): Stripe.BankAccount {
+    const row = this.get(origin.scope.livemode, account, id);
+    if (input.default_for_currency === true && !row.body.default_for_currency) {
+      for (const other of this.all(row.livemode, account)) {
+        if (other.id === row.id || other.body.currency !== row.body.currency || !other.body.default_for_currency) continue;
+        other.body.default_for_currency = false;
+        this.kernel.store.save(other);
+      }
+      row.body.default_for_currency = true;
+    }
+    if (input.account_holder_name !== undefined) row.body.account_holder_name = input.account_holder_name;
+    if (input.account_holder_type !== undefined) row.body.account_holder_type = input.account_holder_type;
+    row.body.metadata = mergeMetadata(row.body.metadata ?? {}, input.metadata);
+    this.kernel.store.save(row);
+    this.sync(row.livemode, account);
+    this.kernel.events.emit({ ...origin, scope: accountScope(row.livemode, account) }, 'account.external_account.updated', row.body);
+    return row.body;
+  }
+
+  /** Stripe keeps a default per currency: that one can only go once another took its place. */
+  remove(origin: Origin, account: string, id: string): Stripe.DeletedBankAccount {
+    const row = this.get(origin.scope.livemode, account, id);
+    if (row.body.default_for_currency) {
+      throw invalidRequest(
+        'You cannot delete the default bank account for your default currency. Please make another bank account the default using the `default_for_currency` param, and then delete this one.',
+        'id',
+      );
+    }
+    this.kernel.store.remove(row.id);
+    this.sync(row.livemode, account);
+    this.kernel.events.emit({ ...origin, scope: accountScope(row.livemode, account) }, 'account.external_account.deleted', row.body);
+    return { id: row.id, object: 'bank_account', currency: row.body.currency, deleted: true };
   }
 
   /** A payout to it failed: Stripe marks it `errored` and sends no more automatic payouts to it. */

@@ -182,6 +182,7 @@ export class AccountVerification {
       body.requirements = requirements;
       this.renderPerson(row, fields);
     }
+    if (row.internal.rejected) requirements.disabled_reason = `rejected.${row.internal.rejected}`;
     const blocked = requirements.disabled_reason !== null;
     const pendingOnly = requirements.disabled_reason === 'requirements.pending_verification';
     const capabilities: Record<string, CapabilityStatus> = {};

@@ -24,7 +24,41 @@ const MAXIMUM_AMOUNT = 99_999_999;
 
 export const CANCELABLE: Stripe.PaymentIntent.Status[] = ['requires_payment_method', 'requires_capture', 'requires_confirmation', 'requires_action'];
 export const CONFIRMABLE: Stripe.PaymentIntent.Status[] = ['requires_payment_method', 'requires_confirmation', 'requires_action'];
-export const UPDATABLE: Stripe.PaymentIntent.Status[] = ['requires_payment_method', 'requires_confirmation', 'requires_action', 'requires_capture'];
+/** Before confirmation: what the payment is, how it is paid and captured. */
+const BEFORE_CONFIRMATION: Stripe.PaymentIntent.Status[] = ['requires_payment_method', 'requires_confirmation', 'requires_action'];
+/** Until the money moved: what the platform keeps and how the transfer is grouped can still change at capture. */
+const BEFORE_CAPTURE: Stripe.PaymentIntent.Status[] = [...BEFORE_CONFIRMATION, 'requires_capture'];
+
+/**
+ * Stripe refuses an update per parameter, by the intent's status: metadata, description and the
+ * receipt email are always updatable (succeeded and canceled intents included); the amount, the
+ * payment method and everything that shapes the authorisation only before confirmation; the
+ * application fee and transfer group until capture. Parameters not listed here are always allowed.
+ */
+const UPDATABLE_IN: Record<string, Stripe.PaymentIntent.Status[]> = {
+  amount: BEFORE_CONFIRMATION,
+  currency: BEFORE_CONFIRMATION,
+  payment_method: BEFORE_CONFIRMATION,
+  payment_method_types: BEFORE_CONFIRMATION,
+  capture_method: BEFORE_CONFIRMATION,
+  setup_future_usage: BEFORE_CONFIRMATION,
+  statement_descriptor: BEFORE_CONFIRMATION,
+  statement_descriptor_suffix: BEFORE_CONFIRMATION,
+  application_fee_amount: BEFORE_CAPTURE,
+  transfer_group: BEFORE_CAPTURE,
+};
+
+/** The first parameter of `input` the intent's status does not allow to change, refused in Stripe's words. */
+export function assertUpdatable(pi: Stripe.PaymentIntent, input: object): void {
+  for (const [param, value] of Object.entries(input)) {
+    const allowed = Object.hasOwn(UPDATABLE_IN, param) ? UPDATABLE_IN[param] : undefined;
+    if (value === undefined || !allowed || allowed.includes(pi.status)) continue;
+    throw unexpectedState(
+      `This PaymentIntent's ${param} could not be updated because it has a status of ${pi.status}. You may only update the ${param} of a PaymentIntent with one of the following statuses: ${statusList(allowed)}.`,
+      { payment_intent: pi },
+    );
+  }
+}
 
 const ZERO_DECIMAL = new Set(['jpy', 'krw', 'vnd', 'clp', 'pyg', 'xof', 'xaf', 'ugx', 'rwf', 'kmf', 'gnf', 'djf', 'bif', 'mga', 'vuv', 'xpf']);
 

@@ -10,7 +10,7 @@ import type { PaymentMethodRow, PaymentMethods } from './paymentMethods.js';
 import type { PaymentAttempts } from './paymentAttempts.js';
 import {
   CONFIRMABLE,
-  UPDATABLE,
+  assertUpdatable,
   assertClientSecret,
   assertTypeAllowed,
   checkAchCapability,
@@ -192,15 +192,7 @@ export class PaymentIntents {
   update(origin: Origin, id: string, input: PaymentIntentUpdateInput): Stripe.PaymentIntent {
     const row = this.get(origin.scope, id);
     const pi = row.body;
-    if (!UPDATABLE.includes(pi.status)) {
-      throw unexpectedState(
-        `This PaymentIntent could not be updated because it has a status of ${pi.status}. You may only update a PaymentIntent with one of the following statuses: ${statusList(UPDATABLE)}.`,
-      );
-    }
-    const money = input.amount !== undefined || input.currency !== undefined || input.payment_method !== undefined || input.capture_method !== undefined;
-    if (pi.status === 'requires_capture' && money) {
-      throw unexpectedState('This PaymentIntent has already been authorized; only metadata, description and similar fields may be updated before capture.');
-    }
+    assertUpdatable(pi, input);
     if (input.currency !== undefined) pi.currency = validateCurrency(input.currency);
     if (input.amount !== undefined) pi.amount = input.amount;
     if (input.amount !== undefined || input.currency !== undefined) validateAmount(pi.amount, pi.currency);

@@ -23,6 +23,7 @@ export interface PaymentMethodInternal {
 export type PaymentMethodRow = StoredObject<PaymentMethodBody, PaymentMethodInternal>;
 
 export interface CardInput {
+  token?: string | undefined;
   number?: string | undefined;
   exp_month?: number | undefined;
   exp_year?: number | undefined;
@@ -167,6 +168,16 @@ export class PaymentMethods {
   /** `payment_method_data[…]` on an intent, or `POST /v1/payment_methods`; `prefix` names the params in errors. */
   create(origin: Origin, data: PaymentMethodDataInput, prefix: string): PaymentMethodRow {
     const p = (name: string): string => (prefix ? `${prefix}[${name}]` : name);
+    if (data.type === 'card' && data.card?.token !== undefined) {
+      // `card[token]`: a card token (`tok_visa`, …) becomes the PaymentMethod's card.
+      const token = data.card.token;
+      const number = cardTokenNumber(token.replace(/^tok_/, 'pm_card_'));
+      if (!number) throw resourceMissing('token', token, `${p('card')}[token]`);
+      const { month, year } = this.tokenExpiry();
+      const body = this.base(origin.scope, 'card', data.billing_details, data.metadata);
+      body.card = cardDetails(number, month, year, true);
+      return this.kernel.store.insert('payment_method', origin.scope, body, { cardNumber: number });
+    }
     if (data.type === 'card') {
       const card = data.card;
       if (!card?.number) throw missingParam(`${p('card')}[number]`);

@@ -1,12 +1,12 @@
 import type Stripe from 'stripe';
-import { newId } from '../../ids.js';
+import { newAccountId, newId } from '../../ids.js';
 import { SimError, invalidRequest } from '../../errors.js';
 import type { Scope, StoredObject } from '../../store.js';
 import { type Kernel, type Origin, getAny, getScoped, systemOrigin, unixSeconds } from '../kernel.js';
 import { list, type ListEnvelope, type Metadata, mergeMetadata } from '../shapes.js';
 import { DAY_MS, type Ledger } from '../ledger.js';
 import type { BankAccountRow, BankAccounts } from '../connect/bankAccounts.js';
-import type { AccountInternal } from '../connect/accountTypes.js';
+import { type AccountInternal, platformAccountId } from '../connect/accountTypes.js';
 import { payoutOutcome } from '../payments/instruments.js';
 
 /**
@@ -78,15 +78,20 @@ export class Payouts {
     return getScoped<Stripe.Payout, PayoutInternal>(this.kernel, 'payout', scope, id, 'payout', 'payout');
   }
 
-  private connected(scope: Scope): string {
-    if (scope.account === null) {
-      throw invalidRequest('The simulator pays out connected accounts only: send this request with the Stripe-Account header of the account to pay out.');
-    }
-    return scope.account;
+  /**
+   * Whose bank account a payout goes to: the connected account's, or for the platform (no
+   * `Stripe-Account`) its own, which the simulator files under the platform's account id with
+   * Stripe's test account that pays (`000123456789`), made on the first platform payout.
+   */
+  private owner(origin: Origin): string {
+    if (origin.scope.account !== null) return origin.scope.account;
+    const id = platformAccountId(this.kernel.store, newAccountId);
+    if (this.bankAccounts.all(origin.scope.livemode, id).length === 0) this.bankAccounts.create(origin, id, { external_account: 'btok_us_verified' });
+    return id;
   }
 
   create(origin: Origin, input: PayoutCreateInput): Stripe.Payout {
-    const account = this.connected(origin.scope);
+    const account = this.owner(origin);
     const currency = input.currency.toLowerCase();
     if (input.amount <= 0) throw invalidRequest('Invalid positive integer', 'amount', 'parameter_invalid');
     if (input.method !== undefined && input.method !== 'standard') {
@@ -103,11 +108,10 @@ export class Payouts {
       if (!bank) throw invalidRequest(`This account has no bank account for ${currency}; add one with POST /v1/accounts/${account}/external_accounts.`, 'currency');
     }
     if (this.ledger.available(origin.scope, currency) < input.amount) throw balanceInsufficient();
-    return this.start(origin, bank, input, false);
+    return this.start(origin, bank, input, false, origin.scope);
   }
 
-  private start(origin: Origin, bank: BankAccountRow, input: PayoutCreateInput, automatic: boolean): Stripe.Payout {
-    const scope: Scope = { livemode: bank.livemode, account: String(bank.body.account) };
+  private start(origin: Origin, bank: BankAccountRow, input: PayoutCreateInput, automatic: boolean, scope: Scope): Stripe.Payout {
     const nowMs = this.kernel.now();
     const id = newId('po');
     const txn = this.ledger.record(origin, scope, {
@@ -275,7 +279,7 @@ export class Payouts {
       if (entry.amount <= 0) continue;
       const bank = this.bankAccounts.defaultFor(scope.livemode, payload.account, entry.currency);
       if (!bank || bank.body.status === 'errored') continue;
-      this.start(origin, bank, { amount: entry.amount, currency: entry.currency }, true);
+      this.start(origin, bank, { amount: entry.amount, currency: entry.currency }, true, scope);
     }
   }
 

@@ -166,6 +166,35 @@ export class Readers {
     return reader.body;
   }
 
+  /**
+   * `refund_payment`: an in-person refund (Interac's rule, allowed for any card-present payment);
+   * `refund` makes the refund once the simulated reader has the card, which it has at once.
+   */
+  refundPayment(origin: Origin, readerId: string, input: { payment_intent?: string | undefined; charge?: string | undefined; amount?: number | undefined; metadata?: Record<string, string> | undefined }, refund: () => Stripe.Refund): Stripe.Terminal.Reader {
+    const reader = findReader(this.kernel, origin.scope, readerId);
+    if (!reader.internal.online) throw offline();
+    if (reader.body.action?.status === 'in_progress') throw busy();
+    if (input.payment_intent === undefined && input.charge === undefined) throw missingParam('payment_intent');
+    const made = refund();
+    reader.body.action = {
+      failure_code: null,
+      failure_message: null,
+      refund_payment: {
+        amount: made.amount,
+        charge: typeof made.charge === 'string' ? made.charge : (made.charge?.id ?? undefined),
+        metadata: input.metadata ?? {},
+        payment_intent: typeof made.payment_intent === 'string' ? made.payment_intent : (made.payment_intent?.id ?? undefined),
+        refund: made.id,
+      },
+      status: 'succeeded',
+      type: 'refund_payment',
+    } as Stripe.Terminal.Reader.Action;
+    reader.body.last_seen_at = this.kernel.now();
+    this.kernel.store.save(reader);
+    this.kernel.events.emit({ ...origin, scope: { livemode: reader.livemode, account: reader.account } }, 'terminal.reader.action_succeeded', reader.body);
+    return reader.body;
+  }
+
   /** What the reader's screen shows now. */
   display(readerId: string): ReaderDisplay & { reader: string; lines: string[] } {
     const reader = anyReader(this.kernel, readerId);

@@ -1,16 +1,21 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { Reply, errorReply } from '../endpoint.js';
-import { bool, DEFAULT_LIST_LIMIT, expand, int, listParams, metadata, optionalText, parse, str, stringList } from '../params.js';
+import { bool, DEFAULT_LIST_LIMIT, expand, int, listParams, metadata, optionalText, parse, searchSchema, str, stringList } from '../params.js';
 import { type Services, handle, page } from '../services.js';
 import type { IntentResult } from '../../engine/payments/types.js';
+import { search } from '../../engine/search.js';
+
+/** Stripe's searchable fields (docs.stripe.com/search#query-fields-for-payment-intents, …-charges), cut to what the simulator keeps. */
+const PAYMENT_INTENT_SEARCH_FIELDS = ['amount', 'created', 'currency', 'customer', 'metadata', 'status'] as const;
+const CHARGE_SEARCH_FIELDS = ['amount', 'created', 'currency', 'customer', 'disputed', 'metadata', 'payment_intent', 'refunded', 'status'] as const;
 
 const address = z.record(z.string(), z.string());
 
 export const paymentMethodData = z
   .object({
     type: str,
-    card: z.object({ number: str.optional(), exp_month: int.optional(), exp_year: int.optional(), cvc: str.optional() }).strict().optional(),
+    card: z.object({ token: str.optional(), number: str.optional(), exp_month: int.optional(), exp_year: int.optional(), cvc: str.optional() }).strict().optional(),
     us_bank_account: z
       .object({
         account_number: str.optional(),
@@ -149,6 +154,7 @@ export function paymentIntentsRouter(s: Services): Router {
     const p = parse(listSchema, params);
     return s.payments.list(ctx.scope, { customer: p.customer }, page(p, DEFAULT_LIST_LIMIT));
   }));
+  r.get('/v1/payment_intents/search', handle(s, ({ ctx, params }) => search(s.kernel, 'payment_intent', ctx.scope, 'payment_intents', PAYMENT_INTENT_SEARCH_FIELDS, parse(searchSchema, params))));
   r.get('/v1/payment_intents/:id', handle(s, ({ ctx, params, path }) => {
     const p = parse(retrieveSchema, params);
     return s.payments.retrieve(ctx.scope, String(path.id), ctx.keyKind === 'publishable' ? p.client_secret : undefined);
@@ -169,6 +175,7 @@ export function paymentIntentsRouter(s: Services): Router {
     const found = s.kernel.store.list('charge', ctx.scope, { payment_intent: p.payment_intent, customer: p.customer }, page(p, DEFAULT_LIST_LIMIT));
     return { object: 'list', data: found.data.map((row) => row.body), has_more: found.hasMore, url: '/v1/charges' };
   }));
+  r.get('/v1/charges/search', handle(s, ({ ctx, params }) => search(s.kernel, 'charge', ctx.scope, 'charges', CHARGE_SEARCH_FIELDS, parse(searchSchema, params))));
   r.get('/v1/charges/:id', handle(s, ({ ctx, params, path }) => {
     parse(expandOnly, params);
     return s.charges.get(ctx.scope, String(path.id)).body;

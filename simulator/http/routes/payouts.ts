@@ -22,6 +22,8 @@ const listSchema = z
   .strict();
 const expandOnly = z.object({ expand }).strict();
 
+const reverseSchema = z.object({ metadata: metadata.optional(), expand }).strict();
+
 export function payoutsRouter(s: Services): Router {
   const r = Router();
   r.post('/v1/payouts', handle(s, ({ ctx, params }) => {
@@ -41,5 +43,6 @@ export function payoutsRouter(s: Services): Router {
     parse(expandOnly, params);
     return s.payouts.cancel(ctx, String(path.id));
   }));
+  r.post('/v1/payouts/:id/reverse', handle(s, ({ ctx, params, path }) => s.payoutReversals.reverse(ctx, String(path.id), parse(reverseSchema, params).metadata)));
   return r;
 }

@@ -48,6 +48,19 @@ const tokenSchema = z.object({ location: str.optional(), expand }).strict();
 const listSchema = z.object(listParams).strict();
 const expandOnly = z.object({ expand }).strict();
 
+const refundPaymentSchema = z
+  .object({
+    payment_intent: str.optional(),
+    charge: str.optional(),
+    amount: int.optional(),
+    metadata: metadata.optional(),
+    reverse_transfer: bool.optional(),
+    refund_application_fee: bool.optional(),
+    refund_payment_config: z.unknown().optional(),
+    expand,
+  })
+  .strict();
+
 export function terminalRouter(s: Services): Router {
   const r = Router();
   r.post('/v1/terminal/locations', handle(s, ({ ctx, params }) => s.locations.createLocation(ctx.scope, parse(locationCreate, params))));
@@ -84,6 +97,11 @@ export function terminalRouter(s: Services): Router {
     return s.readerActions.processPaymentIntent(ctx, String(path.id), p.payment_intent, p.process_config);
   }));
   r.post('/v1/terminal/readers/:id/set_reader_display', handle(s, ({ ctx, params, path }) => s.readers.setReaderDisplay(ctx, String(path.id), parse(displaySchema, params))));
+  r.post('/v1/terminal/readers/:id/refund_payment', handle(s, ({ ctx, params, path }) => {
+    const p = parse(refundPaymentSchema, params);
+    const target = { payment_intent: p.payment_intent, charge: p.charge, amount: p.amount, metadata: p.metadata === '' ? undefined : p.metadata };
+    return s.readers.refundPayment(ctx, String(path.id), target, () => s.refunds.create(ctx, { payment_intent: p.payment_intent, charge: p.charge, amount: p.amount, metadata: p.metadata, reverse_transfer: p.reverse_transfer, refund_application_fee: p.refund_application_fee }));
+  }));
   r.post('/v1/terminal/readers/:id/cancel_action', handle(s, ({ ctx, params, path }) => {
     parse(expandOnly, params);
     return s.readerActions.cancelAction(ctx, String(path.id));
