@@ -27,7 +27,7 @@ describe('retention', () => {
     for (const e of events) {
       await d.store.db
         .insertInto('webhook_deliveries')
-        .values({ ...newDelivery(e.id, endpointId, e.object_id, e.seq, false, d.clock.now()), status: 'succeeded', attempts: 1, completed_at: d.clock.now() })
+        .values({ ...newDelivery(e.id, endpointId, e.object_id, e.seq, false, d.clock.now()), status: 'delivered', attempts: 1, completed_at: d.clock.now() })
         .execute();
     }
     await d.store.db.insertInto('processor_events').values({ id: `evt_proc_${keys}`, mode: 'test', type: 'payment_intent.succeeded', object_id: null, received_at: d.clock.now() }).execute();
