@@ -86,10 +86,10 @@ module.exports = {
       severity: 'error',
       comment:
         'The CLI talks to the server through the /v1 client; only the commands that run the server in their own process ' +
-        '(`pos server` and `pos up` through cli/stack.ts, `pos admin` on the data directory) import it. Tests may start it.',
+        '(`pos server` and `pos up` through cli/stack.ts, `pos admin`, `pos migrate`, `pos backup` and `pos restore` on the data directory) import it. Tests may start it.',
       from: {
         path: '^cli/',
-        pathNot: ['^cli/commands/(server|up|admin|rotate-key)-action[.]ts$', '^cli/stack[.]ts$', '[.]test[.]tsx?$'],
+        pathNot: ['^cli/commands/(server|up|admin|rotate-key|migrate|backup)-action[.]ts$', '^cli/stack[.]ts$', '[.]test[.]tsx?$'],
       },
       to: { path: '^server/' },
     },

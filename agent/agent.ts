@@ -17,6 +17,7 @@ import { systemClock } from '../shared/time.js';
 import { LocalServer, type Command } from './local-server.js';
 import { nodeSerialBinding, nodeTcpBinding, wsTransport, type AgentPorts } from './ports.js';
 import { ReaderBook, refOf } from './readers.js';
+import { POS_VERSION } from '../shared/version.js';
 import { AgentState } from './state.js';
 import { OfflineSales } from './offline-sales.js';
 import { ProcessorDriver } from './drivers/processor.js';
@@ -27,7 +28,8 @@ import { CounterDevices } from './devices/counter.js';
 import { DeviceReports } from './devices/upstream-report.js';
 import { ReceiptPolicies } from './receipt-policy.js';
 
-export const AGENT_VERSION = '0.1.0';
+/** The agent is released with pos: its hello names the version of the package it runs from. */
+export const AGENT_VERSION = POS_VERSION;
 
 /** While the server is unreachable at start-up, the drivers' first pass is retried this often. */
 const DRIVER_RETRY_MS = 2_000;

@@ -1,9 +1,11 @@
 import { Command, CommanderError, Option } from 'commander';
 import { debugEnabled } from '../shared/config.js';
+import { POS_VERSION } from '../shared/version.js';
 import { reportError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 import { attachIo, type CliIo, processIo } from './io.js';
 import { registerAdminCommands } from './commands/admin.js';
+import { registerOperateCommands } from './commands/operate.js';
 import { registerAgentCommands } from './commands/agent.js';
 import { registerServerCommands } from './commands/server.js';
 import { registerSimulatorCommands } from './commands/simulator.js';
@@ -40,7 +42,7 @@ Exit codes: 0 ok, 1 API error, 2 usage or configuration, 3 payment failed or can
 export function buildProgram(io: CliIo = processIo()): Command {
   const program = new Command('pos')
     .description('Payments and point-of-sale: the /v1 API server, processor simulator, reader agent and counter tools')
-    .version('0.1.0')
+    .version(POS_VERSION)
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     // Before any command is added: each copies its parent's output settings when it is made.
@@ -66,6 +68,7 @@ export function buildProgram(io: CliIo = processIo()): Command {
   registerServerCommands(program);
   registerSimulatorCommands(program);
   registerAdminCommands(program);
+  registerOperateCommands(program);
   registerListenCommands(program);
   registerEventsCommands(program);
   registerTriggerCommands(program);

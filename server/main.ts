@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import pino, { type Logger } from 'pino';
 import type { ServerConfig } from '../shared/config.js';
@@ -24,6 +25,9 @@ import { Keyring } from '../shared/crypto/keyring.js';
 import { keySourceOf } from '../shared/crypto/key-source.js';
 import { openStoreWithKeys, type StoreKeyring } from './db/encryption.js';
 import { sealLegacyValues } from './db/reseal.js';
+import { POS_VERSION } from '../shared/version.js';
+import { BackupSchedule } from './db/backup.js';
+import { retentionOf } from './retention.js';
 
 /**
  * How long SIGTERM waits for in-flight requests before cutting connections. Orchestrators
@@ -45,6 +49,8 @@ export interface RunningServer {
   services: Services;
   reconciler: Reconciler;
   webhooks: WebhookWorker;
+  /** Scheduled backups of the embedded store, when `--backup-every` asks for them. */
+  backups?: BackupSchedule;
   /** The on-premise agents' websocket endpoint on this server. */
   agentUpstream: AgentUpstream;
   /** The start-up work left running in the background (sealing legacy plaintext, provisioning accounts) has ended. */
@@ -94,6 +100,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     recoveryRetryScale: config.recoveryRetryScale,
     ...(config.presenceTtlMs !== undefined ? { presenceTtlMs: config.presenceTtlMs } : {}),
     readerCheckMs: config.readerCheckMs,
+    retention: retentionOf(config),
   });
   const reconciler = new Reconciler(services, logger, {
     intervalMs: config.reconcileIntervalMs,
@@ -131,6 +138,13 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   await reconciler.start();
   const webhooks = new WebhookWorker(services.webhookQueue, clock, logger, store.notifications, { timeoutMs: config.webhookTimeoutMs, egress });
   await webhooks.start();
+  services.retention.start();
+  // Checked in the configuration: scheduled backups are of the embedded store only.
+  const backups =
+    config.backupEveryMs !== undefined && store.dialect === 'sqlite'
+      ? new BackupSchedule({ dataDir: config.dataDir, dir: config.backupDir ?? join(config.dataDir, 'backups'), everyMs: config.backupEveryMs, keep: config.backupKeep, logger })
+      : undefined;
+  backups?.start();
   cipher.follow();
   // Values stored in plaintext before encryption at rest are sealed in the background, in batches.
   let closingDown = false;
@@ -143,7 +157,9 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const liveMoney = liveMoneyOf(processor.kind, config.simulateLive);
   if (liveMoney === 'simulated') logger.warn('live mode is SIMULATED (--simulate-live): live keys take simulated payments and no money moves');
   if (liveMoney === 'unavailable') logger.info('live mode takes no payments on the simulator: run with --processor stripe for real ones, or --simulate-live to try them');
-  logger.info({ url, data_dir: config.dataDir, processor: processor.name, live_mode: liveMoney }, 'pos server listening');
+  // Which migrations the database holds, and which this start applied: what `pos migrate status` says in full.
+  const migrations = store.migrations ? { applied: store.migrations.applied, applied_now: store.migrations.appliedNow, pending: 0 } : undefined;
+  logger.info({ url, version: POS_VERSION, data_dir: config.dataDir, processor: processor.name, live_mode: liveMoney, ...(migrations ? { migrations } : {}) }, 'pos server listening');
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -165,6 +181,8 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
       clearInterval(sweeper);
       clearTimeout(timer);
       await reconciler.stop();
+      await services.retention.stop();
+      await backups?.stop();
       await sharedCounts?.destroy();
       await webhooks.stop();
       await legacy;
@@ -174,5 +192,5 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     })();
     return closing;
   };
-  return { url, port, store, cipher, logger, processor, services, reconciler, webhooks, agentUpstream, settled, close };
+  return { url, port, store, cipher, logger, processor, services, reconciler, webhooks, agentUpstream, ...(backups ? { backups } : {}), settled, close };
 }

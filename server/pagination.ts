@@ -64,11 +64,13 @@ export async function seqPage<T extends SeqTable, R>(
   scope: Scope,
   request: PageRequest,
   present: (row: Selectable<Tables[T]>) => R,
-  ...[knownTotal]: T extends CountedSeqTable ? [] : [total: number]
+  ...[knownTotal, pruned = 0]: T extends CountedSeqTable ? [total?: undefined, pruned?: number] : [total: number]
 ): Promise<Page<R>> {
-  const total = knownTotal ?? (await readCount(db, scope.merchantId, scope.mode, table as CountedSeqTable));
-  const range = newestFirstSeqRange(total, request);
-  if (!range) return toPage([], total, request);
+  // `pruned`: the oldest rows 1…pruned are gone (server/retention.ts); the list numbers the rest.
+  const total = (knownTotal ?? (await readCount(db, scope.merchantId, scope.mode, table as CountedSeqTable))) - pruned;
+  const page = newestFirstSeqRange(total, request);
+  if (!page) return toPage([], total, request);
+  const range = { from: page.from + pruned, to: page.to + pruned };
   const rows = await (db as Executor)
     .selectFrom(table as SeqTable)
     .selectAll()

@@ -38,6 +38,7 @@ import { EventService, EventStreams } from './webhooks/events.js';
 import { WebhookQueue } from './webhooks/queue.js';
 import type { FieldCipher } from './db/encryption.js';
 import { AuditLog } from './audit/log.js';
+import { DEFAULT_RETENTION, Retention, type RetentionPeriods } from './retention.js';
 
 export interface Services {
   customers: CustomerService;
@@ -80,6 +81,8 @@ export interface Services {
   webhookQueue: WebhookQueue;
   /** The audit trail: who changed what, with which key, through which request. */
   audit: AuditLog;
+  /** Prunes what is past its retention period (server/retention.ts); started by the server. */
+  retention: Retention;
 }
 
 export interface ServiceDeps {
@@ -103,6 +106,8 @@ export interface ServiceDeps {
   presenceTtlMs?: number;
   /** How long an in-progress reader action may go without news before it is read (server/terminal/reader-actions.ts). */
   readerCheckMs?: number;
+  /** How long events, webhook deliveries and the processor's events are kept (server/retention.ts). */
+  retention?: RetentionPeriods;
 }
 
 /**
@@ -131,6 +136,7 @@ export function buildServices(deps: ServiceDeps): Services {
   const onboarding = new OnboardingService(store, clock, processor, connectedAccounts, logger, publicUrl);
   const agents = new AgentService(store, clock, cipher, deps.presenceTtlMs);
   const readerActions = new ReaderActions(store, clock, processor, logger, deps.readerCheckMs);
+  const retention = deps.retention ?? DEFAULT_RETENTION;
   return {
     customers: new CustomerService(store, clock, processor, cipher),
     connectedAccounts,
@@ -155,7 +161,8 @@ export function buildServices(deps: ServiceDeps): Services {
     readerReconciler: new ReaderReconciler(readerActions, store.notifications, clock, logger),
     processorEventHandlers: [(event, mode) => readerActions.onEvent(event, mode), paymentEventHandler(transactions, refunds), disputeEventHandler(disputes), payoutEventHandler(payouts), accountEventHandler(onboarding)],
     webhookEndpoints: new WebhookEndpointService(store, clock, deps.webhookEgress ?? DEFAULT_EGRESS, cipher),
-    events: new EventService(store, clock, cipher),
+    events: new EventService(store, clock, cipher, retention),
+    retention: new Retention(store, clock, logger, idempotency, retention, deps.leases),
     eventStreams: new EventStreams(),
     audit: new AuditLog(store, clock),
     webhookQueue: new WebhookQueue(store, clock, deps.webhookRetryScale ?? 1, cipher),

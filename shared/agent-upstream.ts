@@ -8,7 +8,17 @@ import { RECEIPT_POLICIES } from './receipt-policy.js';
  * object per message, validated on both ends. Written down in docs/agent-protocol.md.
  */
 
-export const UPSTREAM_PROTOCOL_VERSION = 1;
+/**
+ * The protocol agents of this version speak. 2 (pos 0.2.0): the welcome names the protocol and the
+ * server's version and no longer carries `last_report_seq`, and `reports` are no longer accepted.
+ */
+export const UPSTREAM_PROTOCOL_VERSION = 2;
+
+/**
+ * What a server accepts: its own protocol and the one before, so agents can be upgraded after the
+ * servers, shop by shop, rather than in lockstep with them (docs/agent-protocol.md, "Versions").
+ */
+export const UPSTREAM_PROTOCOLS_ACCEPTED: readonly number[] = [UPSTREAM_PROTOCOL_VERSION - 1, UPSTREAM_PROTOCOL_VERSION];
 export const UPSTREAM_PATH = '/v1/agent/connect';
 
 /**
@@ -120,7 +130,8 @@ export const AgentUpMessageSchema = z.discriminatedUnion('type', [
   z
     .object({
       type: z.literal('hello'),
-      protocol: z.literal(UPSTREAM_PROTOCOL_VERSION),
+      /** Checked against UPSTREAM_PROTOCOLS_ACCEPTED by the server, which names them when it refuses one. */
+      protocol: z.number().int(),
       agent_id: z.uuid(),
       name: z.string().min(1).max(200),
       version: z.string().min(1).max(50),
@@ -239,10 +250,13 @@ export const ServerDownMessageSchema = z.discriminatedUnion('type', [
     /** Where transaction pushes start: the agent's cursor, or the newest event on a first connection. */
     cursor: z.number().int().nonnegative(),
     /**
-     * For older agents, which drop the reports queued at or below it: the server keeps no report, so
-     * it covers every seq. Agents today ignore it.
+     * Protocol 1 only: agents of that protocol drop the reports queued at or below it; the server
+     * keeps no report, so it covers every seq.
      */
-    last_report_seq: z.number().int().nonnegative(),
+    last_report_seq: z.number().int().nonnegative().optional(),
+    /** Protocol 2 on: the protocol the server speaks with this agent, and the server's version. */
+    protocol: z.number().int().optional(),
+    server_version: z.string().optional(),
   }),
   /** The server's view of the readers of the last heartbeat; `unknown` are references it has no reader for. */
   z.object({ type: z.literal('presence'), readers: z.array(PresenceReaderSchema), unknown: z.array(ReaderRefSchema) }),

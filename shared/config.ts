@@ -20,6 +20,28 @@ const positiveInt = z.coerce.number().int().positive();
 
 const dataDirSchema = z.string().min(1).transform((dir) => resolve(dir));
 
+const DURATION_UNITS_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/**
+ * `90s`, `30m`, `1h`, `1d` in milliseconds. At least a minute: a backup or a pass more often than
+ * that is a loop, not a schedule.
+ */
+const durationSchema = z.string().transform((text, ctx): number => {
+  const match = /^(\d+)([smhd])$/.exec(text.trim());
+  const ms = match ? Number(match[1]) * DURATION_UNITS_MS[match[2] as keyof typeof DURATION_UNITS_MS] : Number.NaN;
+  if (!(ms >= 60_000)) {
+    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(text)} is not a duration of at least a minute (90s, 30m, 1h, 1d)` });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+/**
+ * Days a kind of row is kept. At least 4: webhooks and the processor's events are retried for 3 days,
+ * so a shorter period could drop a row still being delivered or still to be recognised as a repeat.
+ */
+const retentionDays = z.coerce.number().int().min(4).max(3_650);
+
 /**
  * POS_MASTER_KEY: the main key that encrypts secrets and customers' details at rest, 32 bytes in
  * base64 or hex; during a rotation, several separated by commas, newest first (docs/keys.md).
@@ -181,6 +203,16 @@ export const serverConfigSchema = z.object({
   presenceTtlMs: z.coerce.number().int().min(100).max(24 * 60 * 60 * 1000).optional(),
   /** An in-progress reader action with no event for this long is read from the processor (server/terminal/reader-actions.ts). */
   readerCheckMs: z.coerce.number().int().min(100).max(24 * 60 * 60 * 1000).default(30_000),
+  /** How often the embedded store is backed up (`1h`, `30m`, `1d`); unset, never (docs/operations.md, "Backups"). */
+  backupEveryMs: durationSchema.optional(),
+  /** How many scheduled backups are kept, the oldest removed first: 24 hourly ones are a day back. */
+  backupKeep: z.coerce.number().int().min(1).max(10_000).default(24),
+  /** Where scheduled backups go; default `<data dir>/backups`. Another disk is better. */
+  backupDir: dataDirSchema.optional(),
+  /** Retention in days (docs/operations.md, "Retention"): events 30 as Stripe; each above the 3-day retry windows. */
+  retainEventsDays: retentionDays.default(30),
+  retainDeliveriesDays: retentionDays.default(30),
+  retainProcessorEventsDays: retentionDays.default(30),
 });
 
 export type ServerConfig = z.infer<typeof serverConfigSchema>;
@@ -212,6 +244,12 @@ export interface ServerFlags {
   accountType?: string | undefined;
   simulatedLiveAccounts?: string | undefined;
   readerCheckMs?: string | number | undefined;
+  backupEvery?: string | undefined;
+  backupKeep?: string | number | undefined;
+  backupDir?: string | undefined;
+  retainEventsDays?: string | number | undefined;
+  retainDeliveriesDays?: string | number | undefined;
+  retainProcessorEventsDays?: string | number | undefined;
 }
 
 function pick<T>(...values: (T | undefined)[]): T | undefined {
@@ -260,6 +298,12 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
     accountType: pick(flags.accountType, env.POS_ACCOUNT_TYPE),
     simulatedLiveAccounts: pick(flags.simulatedLiveAccounts, env.POS_SIMULATED_LIVE_ACCOUNTS),
     readerCheckMs: pick(flags.readerCheckMs, env.POS_READER_CHECK_MS),
+    backupEveryMs: pick(flags.backupEvery, env.POS_BACKUP_EVERY),
+    backupKeep: pick(flags.backupKeep, env.POS_BACKUP_KEEP),
+    backupDir: pick(flags.backupDir, env.POS_BACKUP_DIR),
+    retainEventsDays: pick(flags.retainEventsDays, env.POS_RETAIN_EVENTS_DAYS),
+    retainDeliveriesDays: pick(flags.retainDeliveriesDays, env.POS_RETAIN_DELIVERIES_DAYS),
+    retainProcessorEventsDays: pick(flags.retainProcessorEventsDays, env.POS_RETAIN_PROCESSOR_EVENTS_DAYS),
     stripe: {
       apiBase: pick(env.STRIPE_API_BASE),
       secretKeyTest: pick(env.STRIPE_SECRET_KEY_TEST),
@@ -285,6 +329,12 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
   // Only simulated live accounts can be made ready with test values; saying so elsewhere would mislead.
   if (pick(flags.simulatedLiveAccounts, env.POS_SIMULATED_LIVE_ACCOUNTS) !== undefined && !config.simulateLive) {
     throw new ConfigError('--simulated-live-accounts needs --simulate-live: real live accounts always walk onboarding');
+  }
+  if (config.backupEveryMs !== undefined && config.databaseUrl) {
+    throw new ConfigError('--backup-every backs up the embedded SQLite store; on PostgreSQL use pg_dump or continuous archiving (docs/operations.md, "Backups")');
+  }
+  if (config.backupEveryMs === undefined && (pick(flags.backupKeep, env.POS_BACKUP_KEEP) ?? pick(flags.backupDir, env.POS_BACKUP_DIR)) !== undefined) {
+    throw new ConfigError('--backup-keep and --backup-dir need --backup-every: say how often to back up');
   }
   return config;
 }

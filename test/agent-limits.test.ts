@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { UPSTREAM_CLOSE, UPSTREAM_PATH, UPSTREAM_PROTOCOL_VERSION, type Report } from '../shared/agent-upstream.js';
+import { UPSTREAM_CLOSE, UPSTREAM_PATH, type Report } from '../shared/agent-upstream.js';
 import { MAX_AGENTS_PER_KEY } from '../server/terminal/agent-limits.js';
 import { client, type Json } from './helpers/api.js';
 import { openTestDb } from './helpers/db.js';
@@ -70,7 +70,8 @@ function open(url: string, key: string): Promise<Opened> {
   });
 }
 
-const hello = (agentId: string, heartbeatMs = 60_000): Json => ({ type: 'hello', protocol: UPSTREAM_PROTOCOL_VERSION, agent_id: agentId, name: 'Till', version: 'test', heartbeat_ms: heartbeatMs, cursor: null });
+// Protocol 1, the previous one: the limits hold for it as for the current one, and only it still sends reports.
+const hello = (agentId: string, heartbeatMs = 60_000): Json => ({ type: 'hello', protocol: 1, agent_id: agentId, name: 'Till', version: 'test', heartbeat_ms: heartbeatMs, cursor: null });
 
 /** An agent that said hello and was welcomed. */
 async function welcomed(url: string, key: string, agentId = randomUUID(), heartbeatMs = 60_000): Promise<RawAgent> {

@@ -2,7 +2,9 @@ import { ConfigError, loadAdminServerUrl, loadStoreConfig } from '../../shared/c
 import { PosApi } from '../../shared/api/client.js';
 import { hashKey as hashOf, issueKey, keysChanged } from '../../server/accounts/api-keys.js';
 import { getMerchant } from '../../server/accounts/merchants.js';
-import { toIsoTimestamp, systemClock } from '../../shared/time.js';
+import { toIsoOrNull, toIsoTimestamp, systemClock } from '../../shared/time.js';
+import { compareVersions, POS_VERSION } from '../../shared/version.js';
+import { UPSTREAM_PROTOCOL_VERSION } from '../../shared/agent-upstream.js';
 import { openStore, type Store } from '../../server/db/store.js';
 import { createMerchant, listMerchants, rollMerchantKeys } from '../../server/accounts/merchants.js';
 import { COUNTRIES, isCountry, isCurrency } from '../../shared/money.js';
@@ -53,6 +55,47 @@ export async function listMerchantsAction(options: { dataDir?: string; databaseU
   const rows = merchants.map((m) => ({ id: m.id, business_name: m.businessName, country: m.country, currency: m.defaultCurrency, created_at: toIsoTimestamp(m.createdAt) }));
   if (out.json) out.printJson({ data: rows });
   else out.table(rows);
+}
+
+/**
+ * Every agent of every merchant, oldest version first, with a line per version saying how many run
+ * it and whether they speak the previous protocol (accepted now, refused once the server moves on).
+ */
+export async function listAgentsAction(options: { dataDir?: string; databaseUrl?: string; json?: boolean }, io: CliIo): Promise<void> {
+  const out = createOutput(Boolean(options.json), io);
+  const rows = await withStore(options, io, (store) =>
+    store.db
+      .selectFrom('agents as a')
+      .innerJoin('merchants as m', 'm.id', 'a.merchant_id')
+      .select(['a.id', 'a.name', 'a.version', 'a.protocol', 'a.mode', 'a.connected_at', 'a.last_heartbeat_at', 'm.id as merchant_id', 'm.business_name'])
+      .execute(),
+  );
+  const agents = rows
+    .map((r) => ({
+      id: r.id,
+      name: r.name,
+      merchant_id: r.merchant_id,
+      business_name: r.business_name,
+      mode: r.mode,
+      version: r.version,
+      protocol: r.protocol,
+      last_seen_at: toIsoOrNull(Math.max(r.connected_at ?? 0, r.last_heartbeat_at ?? 0) || null),
+      needs_upgrade: r.protocol < UPSTREAM_PROTOCOL_VERSION,
+    }))
+    .sort((a, b) => compareVersions(a.version, b.version) || a.business_name.localeCompare(b.business_name));
+  const versions = [...new Set(agents.map((a) => `${a.version}\u0000${a.protocol}`))].map((key) => {
+    const [version = '', protocol = ''] = key.split('\u0000');
+    return { version, protocol: Number(protocol), agents: agents.filter((a) => a.version === version && a.protocol === Number(protocol)).length };
+  });
+  if (out.json) {
+    out.printJson({ server_version: POS_VERSION, protocol: UPSTREAM_PROTOCOL_VERSION, versions, data: agents });
+    return;
+  }
+  out.table(agents.map((a) => ({ version: a.version, protocol: a.protocol, business_name: a.business_name, mode: a.mode, agent: a.name, last_seen_at: a.last_seen_at, upgrade: a.needs_upgrade ? 'needed' : '' })));
+  out.line();
+  for (const v of versions) {
+    out.line(`${v.version}, protocol ${v.protocol}: ${v.agents} agent${v.agents === 1 ? '' : 's'}${v.protocol < UPSTREAM_PROTOCOL_VERSION ? ` (the previous protocol: accepted by pos ${POS_VERSION}, upgrade them before the next server version)` : ''}`);
+  }
 }
 
 /** Longest grace a roll may give the old key: a week, Stripe's own maximum. */

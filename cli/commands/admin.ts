@@ -50,6 +50,16 @@ export function registerAdminCommands(program: Command): void {
       await listMerchantsAction(withJson(options, command), ioOf(command));
     });
 
+  admin
+    .command('agents')
+    .description("Every merchant's on-premise agents with the version and protocol each last spoke: who still needs upgrading (docs/operations.md)")
+    .addOption(dataDir())
+    .addOption(databaseUrl())
+    .action(async (options: { dataDir?: string; databaseUrl?: string }, command: Command) => {
+      const { listAgentsAction } = await import('./admin-action.js');
+      await listAgentsAction(withJson(options, command), ioOf(command));
+    });
+
   const keys = admin.command('keys').description('Manage API keys');
   keys
     .command('roll')

@@ -28,8 +28,14 @@ export function registerServerCommands(program: Command): void {
     .option('--recovery-retry-scale <factor>', 'compress the backoff and age limit of retried half-done requests, for tests only (env POS_RECOVERY_RETRY_SCALE, default 1)')
     .option('--presence-ttl-ms <ms>', 'mark agent-reported readers offline after this long without a heartbeat (env POS_PRESENCE_TTL_MS, default 3 agent heartbeats)')
     .option('--reader-check-ms <ms>', 'read a reader from the processor when its payment had no event for this long (env POS_READER_CHECK_MS, default 30000)')
+    .option('--backup-every <duration>', 'back up the embedded store this often (90s, 30m, 1h, 1d; env POS_BACKUP_EVERY; docs/operations.md, "Backups")')
+    .option('--backup-keep <n>', 'scheduled backups kept, the oldest removed first (env POS_BACKUP_KEEP, default 24)')
+    .option('--backup-dir <dir>', 'where scheduled backups go (env POS_BACKUP_DIR, default <data dir>/backups; better on another disk)')
+    .option('--retain-events-days <days>', 'delete events older than this, with their webhook deliveries, 4–3650 (env POS_RETAIN_EVENTS_DAYS, default 30 as Stripe)')
+    .option('--retain-deliveries-days <days>', 'delete finished webhook deliveries older than this, 4–3650 (env POS_RETAIN_DELIVERIES_DAYS, default 30)')
+    .option('--retain-processor-events-days <days>', "delete the log of the processor's events older than this, 4–3650 (env POS_RETAIN_PROCESSOR_EVENTS_DAYS, default 30)")
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env POS_LOG_LEVEL)')
-    .addHelpText('after', '\nExamples:\n  pos server\n  pos server --port 8080 --data-dir /var/lib/pos')
+    .addHelpText('after', '\nExamples:\n  pos server\n  pos server --port 8080 --data-dir /var/lib/pos\n  pos server --backup-every 1h --backup-keep 24 --backup-dir /mnt/backup/pos')
     .action(async (options: Record<string, string | boolean | undefined>) => {
       const { runServer } = await import('./server-action.js');
       await runServer(options);

@@ -4,6 +4,7 @@ import type { Executor } from './store.js';
 
 /**
  * `reader_actions` numbers reader action changes per scope (pushes to agents resume after one).
+ * `events:pruned` how many of a scope's oldest events retention deleted (server/retention.ts).
  * `transactions:<status>` counts per status, so filtered lists also answer totalCount without
  * COUNT(*); `transactions:counter` how many of the `transactions` were taken at the till (the
  * online ones are the rest); `customers:deleted` how many of the `customers` were deleted.
@@ -14,6 +15,7 @@ export type CounterName =
   | 'transactions'
   | 'transactions:counter'
   | 'events'
+  | 'events:pruned'
   | 'reader_actions'
   | `transactions:${TransactionStatus}`;
 

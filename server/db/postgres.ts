@@ -43,6 +43,8 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value))
 export interface PostgresStoreOptions {
   /** Schema to live in (created if missing): lets tests and tenants share one database. */
   schema?: string;
+  /** False: open the database as it is (`pos migrate status`); default true. */
+  migrate?: boolean;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -80,12 +82,13 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     };
   });
   const db = new Kysely<Tables>({ dialect: new ScopedPostgresDialect({ pool }, schema ?? 'public') });
-  await migrateToLatest(db, schema ?? 'public');
+  const migrations = options.migrate === false ? undefined : await migrateToLatest(db, schema ?? 'public');
   const channel = channelOf(schema ?? 'public');
   const listener = new PostgresListener(url, channel, () => void sent++);
   return {
     dialect: 'postgres',
     db,
+    ...(migrations ? { migrations } : {}),
     transaction: (work) =>
       db.transaction().execute(async (trx) => {
         openNotices(trx);

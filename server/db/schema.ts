@@ -379,6 +379,16 @@ export interface AgentsTable {
   created_at: number;
   /** The key it last connected with (null: not since keys were counted); it counts against that key's agent limit. */
   api_key_id: string | null;
+  /** The upstream protocol it last spoke (shared/agent-upstream.ts). */
+  protocol: number;
+}
+
+/** A version of pos that migrated the database (server/db/store.ts). */
+export interface StoreVersionsTable {
+  version: string;
+  migrated_at: number;
+  /** The newest migration that version knew. */
+  last_migration: string;
 }
 
 export type CounterDeviceKind = 'receipt_printer' | 'customer_display';
@@ -531,6 +541,7 @@ export interface Tables {
   encryption_settings: EncryptionSettingsTable;
   audit_log: AuditLogTable;
   audit_heads: AuditHeadsTable;
+  store_versions: StoreVersionsTable;
 }
 
 /** One change in the audit trail (server/audit/log.ts), chained to the one before by `prev_hash`. */

@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { seedSqliteDataDir } from '../../test/helpers/db.js';
 import { tempDir } from '../../test/helpers/tmp.js';
+import { POS_VERSION } from '../../shared/version.js';
 import { Prepared } from './prepared.js';
 import { openSqliteStore, type BatchReport } from './sqlite.js';
 import type { Executor, Store } from './store.js';
@@ -65,10 +66,11 @@ describe('SQLite store group commit', () => {
     expect(rows.map((r) => r.name)).toContain('0004_payments');
   });
 
-  it('refuses to open a database a newer version migrated', async () => {
+  it('refuses to open a database a newer version migrated, naming both versions', async () => {
     await sql`insert into kysely_migration (name, timestamp) values ('9999_from_a_newer_version', '2030-01-01T00:00:00.000Z')`.execute(store.db);
+    await sql`insert into store_versions (version, migrated_at, last_migration) values ('9.1.0', 0, '9999_from_a_newer_version')`.execute(store.db);
     await store.close();
-    await expect(open()).rejects.toThrow(/database migration .*failed/);
+    await expect(open()).rejects.toThrow(new RegExp(`migrated by pos 9\\.1\\.0, newer than this pos ${POS_VERSION.replace(/\./g, '\\.')}.*9999_from_a_newer_version`));
   });
 
   it('rolls back a throwing unit alone; its neighbours in the same batch persist', async () => {

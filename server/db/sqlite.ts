@@ -127,6 +127,8 @@ export interface SqliteStoreOptions {
   checkNesting?: boolean;
   /** Told of the data dir or a database file found open to other users (and tightened if ours). */
   onLooseFile?: LooseFileReport;
+  /** False: open the database as it is (`pos migrate status`); default true. */
+  migrate?: boolean;
 }
 
 /**
@@ -340,7 +342,7 @@ export async function openSqliteStore(dataDir: string, options: SqliteStoreOptio
   let sent = 0;
   const statements = cachingDatabase(raw, () => void sent++);
   const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect(statements) });
-  await migrateToLatest(db);
+  const migrations = options.migrate === false ? undefined : await migrateToLatest(db);
   registerDirectReads(db, (text, parameters) => (raw.inTransaction ? undefined : (statements.prepare(text).all(parameters) as unknown[])));
   // SQLite bumps data_version when a commit by another connection becomes visible to this one.
   // Read at most once a millisecond: at thousands of requests a second the pragma showed up.
@@ -374,6 +376,7 @@ export async function openSqliteStore(dataDir: string, options: SqliteStoreOptio
   return {
     dialect: 'sqlite',
     db,
+    ...(migrations ? { migrations } : {}),
     transaction: (work) => committer.transaction(work),
     externalChanges,
     readNow: (text, parameters) => statements.prepare(text).all(parameters) as unknown[],

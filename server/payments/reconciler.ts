@@ -6,7 +6,8 @@ import type { Notifications } from '../db/notify.js';
 /**
  * The background pass that makes the server converge without help: it finishes idempotent
  * requests left half-done, asks the processor about payments, refunds, disputes and payouts no
- * event has settled (the polling fallback), and purges expired idempotency keys.
+ * event has settled (the polling fallback), and sweeps. Expired idempotency keys are pruned with
+ * the rest of what is past its retention (server/retention.ts).
  */
 export interface ReconcilerOptions {
   /**
@@ -30,9 +31,6 @@ const LEASE = 'reconciler';
  */
 const PRESENCE_MIN_TTL_MS = 30_000;
 
-/** Expired keys are purged at most this often: retention is a day, so hourly is plenty. */
-const PURGE_EVERY_MS = 60 * 60 * 1000;
-
 /**
  * On the embedded store, passes that find nothing to do stretch the interval, doubling up to this
  * many intervals (a minute at the default 5 s): a shop's server with nothing open then asks its
@@ -48,7 +46,6 @@ const QUIET_MAX_MS = 60_000;
 export class Reconciler {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
-  #lastPurge = 0;
   #stopped = false;
   /** The wait before the next pass; longer than the interval only while passes find nothing. */
   #delayMs: number;
@@ -111,7 +108,7 @@ export class Reconciler {
   }
 
   /** One pass; answers how many things it found to recover, poll, sweep or expire (0: all quiet). */
-  async runOnce(now = Date.now()): Promise<number> {
+  async runOnce(): Promise<number> {
     // Three intervals: a holder that missed two passes (stuck, or gone) hands the sweeps over.
     if (!(await this.options.leases.acquire(LEASE, 3 * this.options.intervalMs))) return 0;
     let found = 0;
@@ -122,10 +119,6 @@ export class Reconciler {
     found += await this.services.payouts.pollOpen();
     found += await this.services.terminal.sweep();
     found += await this.services.checkout.expireDue();
-    if (now - this.#lastPurge > PURGE_EVERY_MS) {
-      this.#lastPurge = now;
-      await this.services.idempotency.purgeExpired();
-    }
     return found;
   }
 

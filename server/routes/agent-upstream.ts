@@ -2,7 +2,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { AgentUpMessageSchema, UPSTREAM_CLOSE, UPSTREAM_PATH, type AgentUpMessage, type ServerDownMessage, type UpstreamDevice } from '../../shared/agent-upstream.js';
+import { AgentUpMessageSchema, UPSTREAM_CLOSE, UPSTREAM_PATH, UPSTREAM_PROTOCOLS_ACCEPTED, type AgentUpMessage, type ServerDownMessage, type UpstreamDevice } from '../../shared/agent-upstream.js';
 import type { Clock } from '../../shared/time.js';
 import { ApiError, forbidden, keyRequired, limitReached, missing, missingScope, unavailable } from '../errors.js';
 import type { KeyAuthenticator, Principal } from '../accounts/api-keys.js';
@@ -16,6 +16,7 @@ import { AgentInbox, KeyGate, Lanes, MESSAGE_BURST, MESSAGES_PER_SECOND, message
 import { AGENT_LIMIT_REACHED } from '../terminal/agents.js';
 import type { ActingKey } from '../audit/origin.js';
 import { newReference } from '../../shared/ids.js';
+import { POS_VERSION } from '../../shared/version.js';
 
 /**
  * How often connections are checked for silence (in memory, no database). Silence is counted in
@@ -69,6 +70,8 @@ interface Connection {
   /** The key as the audit trail names what the agent reports (drawer openings). */
   actor: ActingKey;
   agentId?: string;
+  /** The upstream protocol its hello named (one of UPSTREAM_PROTOCOLS_ACCEPTED). */
+  protocol?: number;
   heartbeatMs: number;
   /** Stops following the merchant's payment events (set once the agent said hello). */
   stopPush?: () => void;
@@ -255,6 +258,12 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       return;
     }
     if (message.type === 'hello') {
+      if (!UPSTREAM_PROTOCOLS_ACCEPTED.includes(message.protocol)) {
+        const accepted = UPSTREAM_PROTOCOLS_ACCEPTED.join(' and ');
+        sendError(conn, 'invalid_request_error', `This server (pos ${POS_VERSION}) speaks agent protocols ${accepted}, not ${message.protocol}: run an agent of a version that speaks one of them (docs/agent-protocol.md, "Versions")`, 'protocol_unsupported');
+        conn.ws.close(1008, 'protocol unsupported');
+        return;
+      }
       let connected: Awaited<ReturnType<typeof services.agents.connect>>;
       try {
         connected = await services.agents.connect(conn.scope, message, conn.principal.keyId);
@@ -267,18 +276,17 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
       const { agent, cursor } = connected;
       const merchant = await services.merchants.identity(conn.scope);
       conn.agentId = agent.id;
+      conn.protocol = message.protocol;
       conn.heartbeatMs = message.heartbeat_ms;
-      send(conn, {
-        type: 'welcome',
-        agent_id: agent.id,
-        mode: conn.scope.mode,
-        merchant,
-        presence_ttl_ms: services.agents.ttlFor(message.heartbeat_ms),
-        cursor,
-        // No report is stored (the `reports` case below): an older agent may drop its whole queue.
-        last_report_seq: Number.MAX_SAFE_INTEGER,
-      });
-      logger.info({ agent_id: agent.id, merchant_id: conn.scope.merchantId, mode: conn.scope.mode }, 'agent connected');
+      const welcome = { type: 'welcome', agent_id: agent.id, mode: conn.scope.mode, merchant, presence_ttl_ms: services.agents.ttlFor(message.heartbeat_ms), cursor } as const;
+      send(
+        conn,
+        message.protocol === 1
+          ? // No report is stored (the `reports` case below): a protocol-1 agent may drop its whole queue.
+            { ...welcome, last_report_seq: Number.MAX_SAFE_INTEGER }
+          : { ...welcome, protocol: message.protocol, server_version: POS_VERSION },
+      );
+      logger.info({ agent_id: agent.id, merchant_id: conn.scope.merchantId, mode: conn.scope.mode, protocol: message.protocol, version: message.version }, 'agent connected');
       // Payment events are pushed as their commits announce them; an idle agent costs no reads. A
       // socket that closed while the hello was handled has nobody left to stop a follower.
       conn.stopPush?.();
@@ -328,6 +336,10 @@ export function attachAgentUpstream(server: Server, deps: AgentUpstreamDeps): Ag
         return;
       }
       case 'reports':
+        if (conn.protocol !== 1) {
+          sendError(conn, 'invalid_request_error', 'Invalid message (reports are not part of agent protocol 2); see docs/agent-protocol.md', 'invalid_message');
+          return;
+        }
         // Agents that predate reader views report what they derived from them; the server pushed
         // those views itself and nothing reads reports back. Acknowledged so their queue drains,
         // stored nowhere.

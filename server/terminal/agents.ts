@@ -1,4 +1,4 @@
-import type { PresenceReader, ReaderRef } from '../../shared/agent-upstream.js';
+import { type PresenceReader, type ReaderRef, UPSTREAM_PROTOCOL_VERSION } from '../../shared/agent-upstream.js';
 import { toIsoOrNull, type Clock } from '../../shared/time.js';
 import { followNotices, notifyOnCommit } from '../db/notify.js';
 import type { AgentsTable, TerminalReadersTable } from '../db/schema.js';
@@ -31,6 +31,8 @@ export interface AgentHello {
   agent_id: string;
   name: string;
   version: string;
+  /** The upstream protocol it speaks (one of UPSTREAM_PROTOCOLS; default the current one). */
+  protocol?: number;
   heartbeat_ms: number;
   cursor: number | null;
 }
@@ -81,7 +83,7 @@ export class AgentService {
         throw conflict('agent_id_in_use', 'This agent id belongs to another merchant or mode: start the agent with a fresh data dir');
       }
       if (existing?.api_key_id !== keyId) await this.#admitToKey(trx, keyId, hello.agent_id, now);
-      const fields = { name: hello.name, version: hello.version, heartbeat_ms: hello.heartbeat_ms, connected_at: now, api_key_id: keyId };
+      const fields = { name: hello.name, version: hello.version, protocol: hello.protocol ?? UPSTREAM_PROTOCOL_VERSION, heartbeat_ms: hello.heartbeat_ms, connected_at: now, api_key_id: keyId };
       let agent: AgentsTable;
       if (existing) {
         await trx.updateTable('agents').set(fields).where('id', '=', existing.id).execute();

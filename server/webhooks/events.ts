@@ -20,6 +20,9 @@ export function presentEvent(row: Pick<EventsTable, (typeof EVENT_COLUMNS)[numbe
   return { id: row.id, type: row.type, mode: eventMode(data), created_at: toIsoTimestamp(row.created_at), request: eventRequest(row), data };
 }
 
+/** A page of the event log, with how far back the log reaches (docs/webhooks.md, "Retention"). */
+export type EventPage = Page<WebhookEvent> & { retention_days: number; available_since: string };
+
 /** Events written per read while a stream catches up. */
 const STREAM_BATCH = 100;
 
@@ -32,6 +35,8 @@ export class EventService {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly cipher: FieldCipher,
+    /** How long events are kept: the list says how far back it reaches (server/retention.ts). */
+    private readonly retention: { eventsMs: number } = { eventsMs: 30 * 86_400_000 },
   ) {}
 
   #present = (row: Pick<EventsTable, (typeof EVENT_COLUMNS)[number]>): WebhookEvent => presentEvent(row, this.cipher);
@@ -40,9 +45,18 @@ export class EventService {
    * `visible` is the event types the caller may see (server/accounts/visibility.ts), or `all`. The
    * filter is in the query, so pages and counts are of visible events only.
    */
-  async list(scope: Scope, request: PageRequest, type?: string, visible: readonly string[] | 'all' = 'all'): Promise<Page<WebhookEvent>> {
+  async list(scope: Scope, request: PageRequest, type?: string, visible: readonly string[] | 'all' = 'all'): Promise<EventPage> {
+    const reach = { retention_days: Math.round(this.retention.eventsMs / 86_400_000), available_since: toIsoTimestamp(this.clock.now() - this.retention.eventsMs) };
+    return { ...(await this.#list(scope, request, type, visible)), ...reach };
+  }
+
+  async #list(scope: Scope, request: PageRequest, type: string | undefined, visible: readonly string[] | 'all'): Promise<Page<WebhookEvent>> {
     const db = this.store.db;
-    if (type === undefined && visible === 'all') return seqPage(db, 'events', scope, request, this.#present);
+    if (type === undefined && visible === 'all') {
+      // Retention deletes each scope's oldest events, 1…pruned: the list is of the rest.
+      const pruned = await readCount(db, scope.merchantId, scope.mode, 'events:pruned');
+      return seqPage(db, 'events', scope, request, this.#present, undefined, pruned);
+    }
     const types = type === undefined ? visible : visible === 'all' || visible.includes(type) ? [type] : [];
     if (types === 'all' || types.length === 0) return toPage([], 0, request);
     const base = db.selectFrom('events').where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).where('type', 'in', types);

@@ -8,7 +8,7 @@ import { buildServices, type Services } from '../../server/services.js';
 import { openStoreKeyring, type StoreKeyring } from '../../server/db/encryption.js';
 import { Keyring } from '../../shared/crypto/keyring.js';
 import { keySourceOf } from '../../shared/crypto/key-source.js';
-import { backendFlags, releaseDataDir, seedDataDir } from './db.js';
+import { backendFlags, releaseDataDir, seedDataDir, seedSqliteDataDir } from './db.js';
 import { tempDir } from './tmp.js';
 
 /** A clock the test moves by hand. */
@@ -42,11 +42,13 @@ export interface Domain {
  * Each starts migrated and empty: on SQLite a copy of the run's migrated database, on PostgreSQL a
  * schema of its own, new or emptied.
  */
-export async function openDomain(options: { recoveryRetryScale?: number } = {}): Promise<Domain> {
+export async function openDomain(options: { recoveryRetryScale?: number; clock?: ManualClock; sqlite?: boolean } = {}): Promise<Domain> {
   const dir = tempDir('pos-domain-');
-  seedDataDir(dir.path);
-  const store = await openStore({ dataDir: dir.path, ...backendFlags(dir.path) });
-  const clock = new ManualClock();
+  // `sqlite`: the embedded store whichever backend the suite runs on, for what only it has (backups).
+  if (options.sqlite) seedSqliteDataDir(dir.path);
+  else seedDataDir(dir.path);
+  const store = await openStore({ dataDir: dir.path, ...(options.sqlite ? {} : backendFlags(dir.path)) });
+  const clock = options.clock ?? new ManualClock();
   const cipher = await openStoreKeyring(store, new Keyring(keySourceOf({ dataDir: dir.path })), { now: clock.now() });
   const processor = new InMemoryProcessor();
   const logger = pino({ level: 'silent' });
@@ -62,7 +64,7 @@ export async function openDomain(options: { recoveryRetryScale?: number } = {}):
     scope: { merchantId: merchant.id, mode: 'test' },
     async close() {
       await store.close();
-      await releaseDataDir(dir.path);
+      if (!options.sqlite) await releaseDataDir(dir.path);
       dir.cleanup();
     },
   };
