@@ -38,6 +38,7 @@ import { EventService, EventStreams } from './webhooks/events.js';
 import { WebhookQueue } from './webhooks/queue.js';
 import type { FieldCipher } from './db/encryption.js';
 import { AuditLog } from './audit/log.js';
+import { noTelemetry, type Telemetry } from './operations/observe.js';
 
 export interface Services {
   customers: CustomerService;
@@ -103,6 +104,8 @@ export interface ServiceDeps {
   presenceTtlMs?: number;
   /** How long an in-progress reader action may go without news before it is read (server/terminal/reader-actions.ts). */
   readerCheckMs?: number;
+  /** Metrics and spans (server/operations/); none by default. */
+  telemetry?: Pick<Telemetry, 'metrics' | 'tracer'>;
 }
 
 /**
@@ -112,7 +115,8 @@ export interface ServiceDeps {
  */
 export function buildServices(deps: ServiceDeps): Services {
   const { store, cipher, clock, logger, processor, publicUrl } = deps;
-  const idempotency = new IdempotencyService(store, clock, logger, deps.idempotencyTtlMs ?? DEFAULT_KEY_TTL_MS, deps.leases, deps.recoveryRetryScale ?? 1, cipher);
+  const telemetry = deps.telemetry ?? noTelemetry;
+  const idempotency = new IdempotencyService(store, clock, logger, deps.idempotencyTtlMs ?? DEFAULT_KEY_TTL_MS, deps.leases, deps.recoveryRetryScale ?? 1, cipher, telemetry);
   // Inside the transaction of every payment move: its event, then a checkout session it completes.
   const payments = new PaymentState([paymentEventRecorder(cipher), completeCheckoutSession]);
   const connectedAccounts = new ConnectedAccounts(store, clock, processor);
@@ -158,6 +162,6 @@ export function buildServices(deps: ServiceDeps): Services {
     events: new EventService(store, clock, cipher),
     eventStreams: new EventStreams(),
     audit: new AuditLog(store, clock),
-    webhookQueue: new WebhookQueue(store, clock, deps.webhookRetryScale ?? 1, cipher),
+    webhookQueue: new WebhookQueue(store, clock, deps.webhookRetryScale ?? 1, cipher, { logger, metrics: telemetry.metrics }),
   };
 }

@@ -28,6 +28,7 @@ export function registerServerCommands(program: Command): void {
     .option('--recovery-retry-scale <factor>', 'compress the backoff and age limit of retried half-done requests, for tests only (env POS_RECOVERY_RETRY_SCALE, default 1)')
     .option('--presence-ttl-ms <ms>', 'mark agent-reported readers offline after this long without a heartbeat (env POS_PRESENCE_TTL_MS, default 3 agent heartbeats)')
     .option('--reader-check-ms <ms>', 'read a reader from the processor when its payment had no event for this long (env POS_READER_CHECK_MS, default 30000)')
+    .option('--metrics-listen <host:port>', 'serve /metrics (Prometheus), /readyz and /healthz on this address of their own, e.g. 127.0.0.1:9464 (env POS_METRICS_LISTEN; docs/operations.md)')
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env POS_LOG_LEVEL)')
     .addHelpText('after', '\nExamples:\n  pos server\n  pos server --port 8080 --data-dir /var/lib/pos')
     .action(async (options: Record<string, string | boolean | undefined>) => {

@@ -61,7 +61,7 @@ export async function migrateToLatest(db: Kysely<Tables>, schema?: string): Prom
  * store took to open). Anything else (no bookkeeping yet, one pending, one this version does not
  * know) goes through the migrator, which applies or refuses as before.
  */
-async function upToDate(db: Kysely<Tables>, schema?: string): Promise<boolean> {
+export async function upToDate(db: Kysely<Tables>, schema?: string): Promise<boolean> {
   const table = schema ? sql`${sql.id(schema)}.${sql.id('kysely_migration')}` : sql.id('kysely_migration');
   let applied: string[];
   try {
