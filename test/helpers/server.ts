@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import pino from 'pino';
-import { loadServerConfig, type ServerFlags } from '../../shared/config.js';
+import { loadServerConfig, type Env, type ServerFlags } from '../../shared/config.js';
 import type { RunningServer } from '../../server/main.js';
 import { startStack, type Stack, type StackOptions } from '../../cli/stack.js';
 import { createMerchant, type CreatedMerchant } from '../../server/accounts/merchants.js';
@@ -19,10 +19,10 @@ export interface TestServer {
 }
 
 /** An in-process server on a real port and a temporary data dir. */
-export async function startTestServer(flags: ServerFlags = {}, options: StackOptions = {}): Promise<TestServer> {
+export async function startTestServer(flags: ServerFlags = {}, options: StackOptions = {}, env: Env = {}): Promise<TestServer> {
   const dir = tempDir();
   seedDataDir(dir.path);
-  const config = loadServerConfig({ port: 0, dataDir: dir.path, logLevel: 'silent', ...backendFlags(dir.path), ...flags }, {});
+  const config = loadServerConfig({ port: 0, dataDir: dir.path, logLevel: 'silent', ...backendFlags(dir.path), ...flags }, env);
   const stack = await startStack(config, { logger: pino({ level: 'silent' }), ...options });
   const server = stack.server;
   return {
