@@ -83,6 +83,9 @@ export class Metrics {
       advice: { explicitBucketBoundaries: DELIVERY_BUCKETS_S },
     });
     this.#endpointsDisabled = meter.createCounter('pos.webhook.endpoints_disabled', { description: 'Webhook endpoints disabled for failing, by reason' });
+    // The counters alerts watch are exported from the start, at zero: an alert on a series that does
+    // not exist yet cannot tell "none happened" from "not scraped".
+    for (const counter of [this.#rateLimited, this.#budgetExhausted, this.#recoveries, this.#givenUp, this.#endpointsDisabled]) counter.add(0);
     this.#transactions = meter.createHistogram('pos.db.transaction.duration', {
       description: 'Database transaction time, by dialect and outcome',
       unit: 's',
