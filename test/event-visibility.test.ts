@@ -29,6 +29,7 @@ const READ_ROUTE: Record<string, string> = {
   customer: '/v1/customers/x',
   merchant: '/v1/merchant',
   terminal: '/v1/terminal/readers',
+  webhook_endpoint: '/v1/webhook-endpoints/x',
 };
 
 const routes = routeMatcher(apiRoutes);
