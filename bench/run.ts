@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -269,6 +271,37 @@ async function main(): Promise<void> {
         };
       });
     }
+
+    // The cost of instrumentation, in the same run: the same create and GET on a server that
+    // records every metric (scraped off its own listener) and exports a span tree per request by
+    // OTLP to a collector that accepts and drops them. Reported as the change in requests per second.
+    await pos.stop();
+    pos = undefined;
+    const collector = await startSink();
+    try {
+      pos = await startPos(dataDir, SERVER_CPU, cores, { POS_METRICS_LISTEN: '127.0.0.1:0', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
+      const instrumented = `${pos.url}/v1/${options.resource}`;
+      const plain = (name: string) => results.find((r) => r.name === name)?.requestsPerSecond;
+      const overhead = (name: string, result: ScenarioResult): ScenarioResult => {
+        const without = plain(name);
+        if (without === undefined || result.requestsPerSecond === undefined) return result;
+        return { ...result, note: appendNote(result.note, `instrumentation overhead: ${round((1 - result.requestsPerSecond / without) * 100, 1)} % fewer requests/s than "${name}"`) };
+      };
+      const tracedCreate = `${createName} with metrics and OTLP traces`;
+      await attempt(tracedCreate, { kind: 'none' }, async () => {
+        await preflight(instrumented, { method: 'POST', headers: { ...auth(payer), ...json }, body: createBody }, [201]);
+        return overhead(createName, scenarioFrom(tracedCreate, await load(instrumented, 'POST', { ...auth(payer), ...json }, createBody), { kind: 'none' }));
+      });
+      const tracedGet = `${getName} with metrics and OTLP traces`;
+      await attempt(tracedGet, { kind: 'none' }, async () => {
+        if (!createdId) throw new PreflightError('no id to fetch: the create scenario failed', 'error');
+        const url = `${instrumented}/${createdId}`;
+        await preflight(url, { method: 'GET', headers: auth(payer) }, [200]);
+        return overhead(getName, scenarioFrom(tracedGet, await load(url, 'GET', auth(payer)), { kind: 'none' }));
+      });
+    } finally {
+      await collector.close();
+    }
   } finally {
     await pos?.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -305,6 +338,19 @@ async function main(): Promise<void> {
 function appendNote(note: string | undefined, extra: string | undefined): string | undefined {
   if (!extra) return note;
   return note ? `${note}; ${extra}` : extra;
+}
+
+/** An OTLP/HTTP collector that takes everything and keeps nothing: export costs the server, not the sink. */
+async function startSink(): Promise<{ url: string; close(): Promise<void> }> {
+  const sink = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => sink.close(() => resolve())),
+  };
 }
 
 function scenarioFrom(name: string, result: WrkResult, target: Target): ScenarioResult {

@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/time.js';
-import { ping, type Store } from './db/store.js';
+import type { Store } from './db/store.js';
 import { apiEntry, errorHandler, gate, hideCustomerData, notFoundHandler, requestContext, timeResponses } from './http/middleware.js';
 import { checkTable, openApiDocument, routeMatcher, routerOf, type Route } from './http/route-table.js';
 import { auditTrail } from './http/audit.js';
@@ -29,6 +29,10 @@ import { keyAuthenticator } from './accounts/api-keys.js';
 import { processorEventsRouter, type ProcessorEventHandler } from './processor/events-route.js';
 import type { PaymentProcessor } from './processor/port.js';
 import { ProcessorEventLog } from './processor/event-log.js';
+import { operationsRouter, type OperationsRoutesDeps } from './http/operations.js';
+import { requestTelemetry } from './http/telemetry.js';
+import { Readiness } from './operations/readiness.js';
+import { noTelemetry } from './operations/observe.js';
 
 /**
  * Largest accepted request body. The biggest legitimate body is a create with 50 metadata pairs of
@@ -59,6 +63,8 @@ export interface AppDeps {
   rateLimiter?: RateLimiter;
   /** Extra consumers of processor events (tests observe with these). */
   processorEventHandlers?: readonly ProcessorEventHandler[];
+  /** What /healthz, /readyz and /metrics answer; default: ready when the database is, no metrics. */
+  operations?: OperationsRoutesDeps;
 }
 
 /** Every /v1 operation: what the router mounts, `GET /v1/openapi.json` documents and the gate grants. */
@@ -98,6 +104,11 @@ export function createApp(deps: AppDeps): Express {
   hideCustomerData(app);
 
   app.use(requestContext(logger));
+  // Probes and scrapes first: neither rate limited nor counted as API traffic.
+  const operations = deps.operations ?? { readiness: new Readiness({ db: store.db, processor: null, logger }), telemetry: noTelemetry, metrics: 'none' };
+  app.use(operationsRouter(operations));
+  const routes = routeMatcher(apiRoutes);
+  app.use(requestTelemetry(operations.telemetry, routes));
   // Processor events are authenticated by their signature, not an API key, and are not rate
   // limited: throttling the processor would only delay outcomes it retries anyway.
   app.use(
@@ -112,7 +123,6 @@ export function createApp(deps: AppDeps): Express {
     openApi ??= openApiDocument(apiRoutes);
     res.json(openApi);
   });
-  const routes = routeMatcher(apiRoutes);
   // Before the key's permissions are checked, so a restricted key refused a write is on the trail too.
   v1.use(auditTrail(services.audit, routes, logger));
   v1.use(apiEntry(express.json({ limit: BODY_LIMIT }), routes));
@@ -123,10 +133,6 @@ export function createApp(deps: AppDeps): Express {
   v1.use(routerOf(apiRoutes, services));
   app.use('/v1', v1);
 
-  app.get('/healthz', async (_req, res) => {
-    await ping(store.db);
-    res.json({ status: 'ok' });
-  });
   app.use('/receipts', receiptsRouter((token) => findReceipt(store.db, token, deps.processor.kind === 'simulator')));
   // Hosted checkout and payment-link pages: public, outside /v1.
   app.use(pagesRouter(services.pages, deps.processor, liveMoney));

@@ -28,6 +28,10 @@ import { sealLegacyValues } from './db/reseal.js';
 import { POS_VERSION } from '../shared/version.js';
 import { BackupSchedule } from './db/backup.js';
 import { retentionOf } from './retention.js';
+import { Readiness } from './operations/readiness.js';
+import { startTelemetry, type Telemetry } from './operations/telemetry.js';
+import { instrumentTransactions } from './operations/store-telemetry.js';
+import { listenForOperators, readersOnline } from './operations/listener.js';
 
 /**
  * How long SIGTERM waits for in-flight requests before cutting connections. Orchestrators
@@ -55,6 +59,11 @@ export interface RunningServer {
   agentUpstream: AgentUpstream;
   /** The start-up work left running in the background (sealing legacy plaintext, provisioning accounts) has ended. */
   settled: Promise<void>;
+  /** Whether this instance should get traffic (`/readyz`). */
+  readiness: Readiness;
+  telemetry: Telemetry;
+  /** The operator's listener for /metrics, /readyz and /healthz (`--metrics-listen`), when there is one. */
+  metricsUrl: string | undefined;
   /** Stops accepting, lets in-flight requests finish, closes the database. */
   close(): Promise<void>;
 }
@@ -64,6 +73,8 @@ export interface StartOptions {
   clock?: Clock;
   logger?: Logger;
   processorEventHandlers?: readonly ProcessorEventHandler[];
+  /** Telemetry already started (tests); default: as `config.telemetry` says. */
+  telemetry?: Telemetry;
   /**
    * The store, already opened with its keyring checked (`openStoreWithKeys`): the stack opens it
    * before the embedded simulator, so the database's key decides. The server closes it.
@@ -76,9 +87,11 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const clock = options.clock ?? systemClock;
   // The right main key or no start at all: a wrong or missing one is a ConfigError naming it.
   const { store, cipher } = options.opened ?? (await openStoreWithKeys(config, new Keyring(keySourceOf(config)), { now: clock.now(), logger }, { onLooseFile: warnLooseFiles(logger) }));
+  const telemetry = options.telemetry ?? startTelemetry(config.telemetry);
+  instrumentTransactions(store, telemetry);
   const processor = new StripeProcessor(
     { timeoutMs: config.processorTimeoutMs, ...options.processor },
-    { ledger: sharedBudgetLedger(store), endpoints: new StoredEndpointSettings(store, cipher) },
+    { ledger: sharedBudgetLedger(store), endpoints: new StoredEndpointSettings(store, cipher), telemetry },
   );
   // Page and receipt URLs default to the address the server is about to listen on; no request arrives before it does.
   let url = '';
@@ -101,7 +114,9 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     ...(config.presenceTtlMs !== undefined ? { presenceTtlMs: config.presenceTtlMs } : {}),
     readerCheckMs: config.readerCheckMs,
     retention: retentionOf(config),
+    telemetry,
   });
+  const readiness = new Readiness({ db: store.db, schema: config.databaseSchema, processor, logger });
   const reconciler = new Reconciler(services, logger, {
     intervalMs: config.reconcileIntervalMs,
     leases,
@@ -121,6 +136,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     processor,
     services,
     ...(options.processorEventHandlers ? { processorEventHandlers: options.processorEventHandlers } : {}),
+    operations: { readiness, telemetry, metrics: config.telemetry.metricsToken ? { token: config.telemetry.metricsToken } : 'none' },
   });
   const server: Server = createServer(app);
   const agentUpstream = attachAgentUpstream(server, { keys: { authenticate: (presented, now) => authenticateKey(store.db, presented, now) }, clock, logger, services });
@@ -134,9 +150,10 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   url = `http://${host}:${port}`;
   if (processor.kind === 'simulator') await processor.registerWebhookEndpoint(`${url}/processor/webhooks`);
+  const metricsListener = config.telemetry.metricsListen ? await listenForOperators(config.telemetry.metricsListen, { readiness, telemetry, metrics: 'open' }) : undefined;
   // Merchants made by the admin CLI get their connected accounts now rather than on first use.
   await reconciler.start();
-  const webhooks = new WebhookWorker(services.webhookQueue, clock, logger, store.notifications, { timeoutMs: config.webhookTimeoutMs, egress });
+  const webhooks = new WebhookWorker(services.webhookQueue, clock, logger, store.notifications, { timeoutMs: config.webhookTimeoutMs, egress, metrics: telemetry.metrics });
   await webhooks.start();
   services.retention.start();
   // Checked in the configuration: scheduled backups are of the embedded store only.
@@ -145,6 +162,15 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
       ? new BackupSchedule({ dataDir: config.dataDir, dir: config.backupDir ?? join(config.dataDir, 'backups'), everyMs: config.backupEveryMs, keep: config.backupKeep, logger })
       : undefined;
   backups?.start();
+  // The processor's first check runs in the background: an outage of Stripe must not stop a start.
+  void readiness.start();
+  const stopObserving = telemetry.metrics.observe({
+    webhookBacklog: () => services.webhookQueue.backlog(),
+    readersOnline: () => readersOnline(store.db),
+    eventStreams: () => services.eventStreams.size,
+    agentConnections: () => agentUpstream.connected(),
+    now: () => clock.now(),
+  });
   cipher.follow();
   // Values stored in plaintext before encryption at rest are sealed in the background, in batches.
   let closingDown = false;
@@ -159,12 +185,15 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   if (liveMoney === 'unavailable') logger.info('live mode takes no payments on the simulator: run with --processor stripe for real ones, or --simulate-live to try them');
   // Which migrations the database holds, and which this start applied: what `pos migrate status` says in full.
   const migrations = store.migrations ? { applied: store.migrations.applied, applied_now: store.migrations.appliedNow, pending: 0 } : undefined;
-  logger.info({ url, version: POS_VERSION, data_dir: config.dataDir, processor: processor.name, live_mode: liveMoney, ...(migrations ? { migrations } : {}) }, 'pos server listening');
+  logger.info({ url, version: POS_VERSION, data_dir: config.dataDir, processor: processor.name, live_mode: liveMoney, ...(migrations ? { migrations } : {}), ...(metricsListener ? { metrics_url: metricsListener.url } : {}) }, 'pos server listening');
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
       closingDown = true;
+      // Not ready from the first moment: a load balancer still probing sees 503 and sends no more.
+      readiness.drain();
+      readiness.stop();
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       // Event streams never go idle by themselves: end them so the drain is not held up.
       services.eventStreams.closeAll();
@@ -187,10 +216,14 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
       await webhooks.stop();
       await legacy;
       cipher.stop();
+      stopObserving();
+      await metricsListener?.close();
+      // Spans and metrics still buffered go out before the process ends.
+      await telemetry.shutdown().catch((err: unknown) => logger.warn({ err }, 'telemetry could not be flushed'));
       await store.close();
       logger.info('pos server stopped');
     })();
     return closing;
   };
-  return { url, port, store, cipher, logger, processor, services, reconciler, webhooks, agentUpstream, ...(backups ? { backups } : {}), settled, close };
+  return { url, port, store, cipher, logger, processor, services, reconciler, webhooks, agentUpstream, ...(backups ? { backups } : {}), settled, readiness, telemetry, metricsUrl: metricsListener?.url, close };
 }

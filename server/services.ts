@@ -39,6 +39,7 @@ import { WebhookQueue } from './webhooks/queue.js';
 import type { FieldCipher } from './db/encryption.js';
 import { AuditLog } from './audit/log.js';
 import { DEFAULT_RETENTION, Retention, type RetentionPeriods } from './retention.js';
+import { noTelemetry, type Telemetry } from './operations/observe.js';
 
 export interface Services {
   customers: CustomerService;
@@ -108,6 +109,8 @@ export interface ServiceDeps {
   readerCheckMs?: number;
   /** How long events, webhook deliveries and the processor's events are kept (server/retention.ts). */
   retention?: RetentionPeriods;
+  /** Metrics and spans (server/operations/); none by default. */
+  telemetry?: Pick<Telemetry, 'metrics' | 'tracer'>;
 }
 
 /**
@@ -117,7 +120,8 @@ export interface ServiceDeps {
  */
 export function buildServices(deps: ServiceDeps): Services {
   const { store, cipher, clock, logger, processor, publicUrl } = deps;
-  const idempotency = new IdempotencyService(store, clock, logger, deps.idempotencyTtlMs ?? DEFAULT_KEY_TTL_MS, deps.leases, deps.recoveryRetryScale ?? 1, cipher);
+  const telemetry = deps.telemetry ?? noTelemetry;
+  const idempotency = new IdempotencyService(store, clock, logger, deps.idempotencyTtlMs ?? DEFAULT_KEY_TTL_MS, deps.leases, deps.recoveryRetryScale ?? 1, cipher, telemetry);
   // Inside the transaction of every payment move: its event, then a checkout session it completes.
   const payments = new PaymentState([paymentEventRecorder(cipher), completeCheckoutSession]);
   const connectedAccounts = new ConnectedAccounts(store, clock, processor);
@@ -165,6 +169,6 @@ export function buildServices(deps: ServiceDeps): Services {
     retention: new Retention(store, clock, logger, idempotency, retention, deps.leases),
     eventStreams: new EventStreams(),
     audit: new AuditLog(store, clock),
-    webhookQueue: new WebhookQueue(store, clock, deps.webhookRetryScale ?? 1, cipher),
+    webhookQueue: new WebhookQueue(store, clock, deps.webhookRetryScale ?? 1, cipher, { logger, metrics: telemetry.metrics }),
   };
 }

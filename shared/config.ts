@@ -107,6 +107,15 @@ const trustProxySchema = z.string().transform((value, ctx): number | string[] =>
  */
 const simulatorRateLimits = z.enum(['on', 'off']).default('on').transform((v) => v === 'on');
 
+const listenSchema = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, 'must be host:port, e.g. 127.0.0.1:4848')
+  .transform((value) => {
+    const at = value.lastIndexOf(':');
+    return { host: value.slice(0, at).replace(/^\[|\]$/g, ''), port: Number(value.slice(at + 1)) };
+  })
+  .refine((l) => l.port <= 65_535, 'port must be at most 65535');
+
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 /**
@@ -127,6 +136,43 @@ const stripeSettings = z.object({
 });
 
 export type StripeSettings = z.infer<typeof stripeSettings>;
+
+
+/**
+ * `OTEL_EXPORTER_OTLP_HEADERS`: `name=value` pairs separated by commas, as the OpenTelemetry
+ * specification spells them (values percent-encoded): how a collector's token is passed.
+ */
+const otlpHeadersSchema = z.string().transform((text, ctx): Record<string, string> => {
+  const headers: Record<string, string> = {};
+  for (const pair of text.split(',')) {
+    if (pair.trim() === '') continue;
+    const at = pair.indexOf('=');
+    if (at <= 0) {
+      ctx.addIssue({ code: 'custom', message: 'must be name=value pairs separated by commas' });
+      return z.NEVER;
+    }
+    headers[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
+  }
+  return headers;
+});
+
+/**
+ * Metrics and traces (docs/operations.md). Prometheus text is served on a listener of its own
+ * (`metricsListen`, never the public one), or on the public listener to holders of `metricsToken`;
+ * with neither, `/metrics` is not served. Traces and metrics go by OTLP/HTTP when `otlpEndpoint`
+ * is set. `enabled: false` records nothing at all (the benchmark's baseline).
+ */
+const telemetrySchema = z.object({
+  /** POS_TELEMETRY=off: nothing recorded, for measuring what recording costs. */
+  enabled: z.enum(['on', 'off']).default('on').transform((v) => v === 'on'),
+  metricsListen: listenSchema.optional(),
+  metricsToken: z.string().min(16, 'must be at least 16 characters').optional(),
+  otlpEndpoint: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, '')).optional(),
+  otlpHeaders: otlpHeadersSchema.optional(),
+  serviceName: z.string().min(1).max(200).default('pos'),
+});
+
+export type TelemetryConfig = z.infer<typeof telemetrySchema>;
 
 export const serverConfigSchema = z.object({
   processor: z.enum(['simulator', 'stripe']).default('simulator'),
@@ -213,6 +259,7 @@ export const serverConfigSchema = z.object({
   retainEventsDays: retentionDays.default(30),
   retainDeliveriesDays: retentionDays.default(30),
   retainProcessorEventsDays: retentionDays.default(30),
+  telemetry: telemetrySchema.prefault({}),
 });
 
 export type ServerConfig = z.infer<typeof serverConfigSchema>;
@@ -250,6 +297,7 @@ export interface ServerFlags {
   retainEventsDays?: string | number | undefined;
   retainDeliveriesDays?: string | number | undefined;
   retainProcessorEventsDays?: string | number | undefined;
+  metricsListen?: string | undefined;
 }
 
 function pick<T>(...values: (T | undefined)[]): T | undefined {
@@ -304,6 +352,14 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
     retainEventsDays: pick(flags.retainEventsDays, env.POS_RETAIN_EVENTS_DAYS),
     retainDeliveriesDays: pick(flags.retainDeliveriesDays, env.POS_RETAIN_DELIVERIES_DAYS),
     retainProcessorEventsDays: pick(flags.retainProcessorEventsDays, env.POS_RETAIN_PROCESSOR_EVENTS_DAYS),
+    telemetry: {
+      enabled: pick(env.POS_TELEMETRY),
+      metricsListen: pick(flags.metricsListen, env.POS_METRICS_LISTEN),
+      metricsToken: pick(env.POS_METRICS_TOKEN),
+      otlpEndpoint: pick(env.OTEL_EXPORTER_OTLP_ENDPOINT),
+      otlpHeaders: pick(env.OTEL_EXPORTER_OTLP_HEADERS),
+      serviceName: pick(env.OTEL_SERVICE_NAME),
+    },
     stripe: {
       apiBase: pick(env.STRIPE_API_BASE),
       secretKeyTest: pick(env.STRIPE_SECRET_KEY_TEST),
@@ -377,14 +433,7 @@ export function loadSimulatorKeySettings(flags: { dataDir?: string | undefined; 
 export const DEFAULT_AGENT_HEARTBEAT_MS = 5_000;
 export const DEFAULT_AGENT_LISTEN = '127.0.0.1:4848';
 
-const listenSchema = z
-  .string()
-  .regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, 'must be host:port, e.g. 127.0.0.1:4848')
-  .transform((value) => {
-    const at = value.lastIndexOf(':');
-    return { host: value.slice(0, at).replace(/^\[|\]$/g, ''), port: Number(value.slice(at + 1)) };
-  })
-  .refine((l) => l.port <= 65_535, 'port must be at most 65535');
+
 
 /** Loopback binds need no token; anything reachable from the LAN does. */
 export function isLoopbackHost(host: string): boolean {

@@ -19,9 +19,12 @@ async function server(flags: { trustProxy?: string } = {}, lines?: string[]): Pr
   return t;
 }
 
-/** What is left of the rate-limit window after one request without a key, from a forwarded client address. */
+/**
+ * What is left of the rate-limit window after one request without a key, from a forwarded client
+ * address (the OpenAPI document: keyless and rate limited, unlike the probes).
+ */
 async function remainingFor(url: string, forwardedFor: string): Promise<number> {
-  const res = await call(url, 'GET', '/healthz', { headers: { 'x-forwarded-for': forwardedFor } });
+  const res = await call(url, 'GET', '/v1/openapi.json', { headers: { 'x-forwarded-for': forwardedFor } });
   expect(res.status).toBe(200);
   return Number(res.headers.get('x-ratelimit-remaining'));
 }

@@ -34,6 +34,7 @@ export function registerServerCommands(program: Command): void {
     .option('--retain-events-days <days>', 'delete events older than this, with their webhook deliveries, 4–3650 (env POS_RETAIN_EVENTS_DAYS, default 30 as Stripe)')
     .option('--retain-deliveries-days <days>', 'delete finished webhook deliveries older than this, 4–3650 (env POS_RETAIN_DELIVERIES_DAYS, default 30)')
     .option('--retain-processor-events-days <days>', "delete the log of the processor's events older than this, 4–3650 (env POS_RETAIN_PROCESSOR_EVENTS_DAYS, default 30)")
+    .option('--metrics-listen <host:port>', 'serve /metrics (Prometheus), /readyz and /healthz on this address of their own, e.g. 127.0.0.1:9464 (env POS_METRICS_LISTEN; docs/operations.md)')
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env POS_LOG_LEVEL)')
     .addHelpText('after', '\nExamples:\n  pos server\n  pos server --port 8080 --data-dir /var/lib/pos\n  pos server --backup-every 1h --backup-keep 24 --backup-dir /mnt/backup/pos')
     .action(async (options: Record<string, string | boolean | undefined>) => {

@@ -31,6 +31,7 @@ const FAMILY_PERMISSION: Record<EventFamily, Permission> = {
   customer: 'customers:read',
   merchant: 'merchant:read',
   terminal: 'terminal:read',
+  webhook_endpoint: 'webhooks:read',
 };
 
 /** The permission a restricted key needs to see events of `type` (besides `events:read` for the event routes themselves). */

@@ -121,6 +121,11 @@ export async function migrationState(db: Kysely<Tables>, schema?: string): Promi
   };
 }
 
+/** Whether the database holds exactly this version's migrations, in one read (what /readyz asks). */
+export async function migrationsCurrent(db: Kysely<Tables>, schema?: string): Promise<boolean> {
+  return upToDate(db, Object.keys(await migrationProvider.getMigrations()), schema);
+}
+
 /**
  * `schema` names the PostgreSQL schema explicitly: Kysely looks its bookkeeping tables up across
  * every schema, so another schema's would otherwise be taken for ours.

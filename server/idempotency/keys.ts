@@ -1,3 +1,4 @@
+import { noTelemetry, traced, type Telemetry } from '../operations/observe.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/time.js';
@@ -176,6 +177,8 @@ export class IdempotencyService {
     private readonly recoveryScale: number = 1,
     /** Seals the state and answer of requests that name a customer's details; required by operations that can. */
     private readonly cipher?: FieldCipher,
+    /** Spans for each operation and step; counts of recoveries and give-ups. */
+    private readonly telemetry: Pick<Telemetry, 'metrics' | 'tracer'> = noTelemetry,
   ) {}
 
   /** Stored text of a key row's column, sealed when the request is personal. */
@@ -337,7 +340,7 @@ export class IdempotencyService {
   async #drive(row: IdempotencyKeysTable, unsaved = false, origin: RequestOrigin | undefined = parseStoredOrigin(row.origin)): Promise<ExecuteResult> {
     const operation = this.#operations.get(row.operation);
     if (!operation) throw new Error(`no idempotent operation named ${row.operation}`);
-    const run = this.#run(operation, row, unsaved, origin);
+    const run = traced(this.telemetry.tracer, `idempotency ${row.operation}`, () => this.#run(operation, row, unsaved, origin), { attributes: { 'pos.operation': row.operation, 'pos.recovery_point': row.recovery_point } });
     this.#inflight.set(row.id, run);
     try {
       return await run;
@@ -395,7 +398,7 @@ export class IdempotencyService {
       };
       let result: StepResult<unknown, unknown>;
       try {
-        result = await step(stepState, ctx);
+        result = await traced(this.telemetry.tracer, `step ${point}`, () => step(stepState, ctx));
       } catch (err) {
         if (err instanceof LostClaim) throw err;
         if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429) {
@@ -462,6 +465,7 @@ export class IdempotencyService {
         this.logger.error({ ...context, err: giveUpErr, cause: err }, 'giving up an idempotent request failed');
         throw giveUpErr;
       });
+    this.telemetry.metrics.givenUp(operation.name);
     this.logger.error({ ...context, err, status: given.response.status }, 'an idempotent request was given up after its retries; its key keeps the final answer');
     return given;
   }
@@ -526,6 +530,7 @@ export class IdempotencyService {
       try {
         await this.#drive({ ...row, locked_at: now });
         finished += 1;
+        this.telemetry.metrics.recovered(row.operation);
       } catch (err) {
         // A failed attempt was logged, and scheduled or given up, where it failed.
         this.logger.debug({ err, key_id: row.id, operation: row.operation, point: row.recovery_point }, 'recovery of an idempotent request failed');

@@ -272,6 +272,10 @@ export class InMemoryProcessor implements PaymentProcessor {
     return null;
   }
 
+  async ping(): Promise<void> {
+    this.#enter('ping', null);
+  }
+
   async createAccount(mode: Mode, _request: AccountRequest, idempotencyKey: string): Promise<AccountSnapshot> {
     this.#enter('createAccount', mode);
     const id = this.#once(idempotencyKey, () => this.#id('acct'));

@@ -191,6 +191,8 @@ export interface ProcessorIdentity {
   publishableKey(mode: Mode): string | null;
   /** Where a browser reaches the processor's client-side API; null means Stripe.js's default. */
   browserUrl(): string | null;
+  /** One cheap read proving the processor answers (readiness, server/operations/readiness.ts); throws a ProcessorFailure otherwise. */
+  ping(): Promise<void>;
 }
 
 /** What a new connected account is made from (the merchant, as the accounts domain knows it). */

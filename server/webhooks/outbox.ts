@@ -41,6 +41,8 @@ export const EVENT_TYPES = [
   // Reader presence as the on-premise agent reports it (docs/agent-protocol.md).
   'terminal.reader.online',
   'terminal.reader.offline',
+  // An endpoint disabled for failing, told to the merchant's other endpoints (server/webhooks/queue.ts).
+  'webhook_endpoint.disabled',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -3,8 +3,10 @@ import { toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { Mode, WebhookDeliveriesTable } from '../db/schema.js';
 import type { Store, Trx } from '../db/store.js';
 import { notifyOnCommit } from '../db/notify.js';
-import { filterMatches } from './endpoints.js';
-import { eventData, eventMode, eventRequest } from './outbox.js';
+import { filterMatches, presentEndpoint } from './endpoints.js';
+import { eventData, eventMode, eventRequest, recordEvent } from './outbox.js';
+import type { Logger } from 'pino';
+import { noMetrics, type Metrics } from '../operations/metrics.js';
 import type { FieldCipher } from '../db/encryption.js';
 import { nextAttemptAt, retryWindow } from './schedule.js';
 
@@ -66,12 +68,24 @@ export function eventBody(row: { id: string; type: string; created_at: number; d
   return JSON.stringify({ id: row.id, type: row.type, created_at: toIsoTimestamp(row.created_at), request: eventRequest(row), data: eventData(cipher, row) });
 }
 
+/** An endpoint this batch disabled, told to the operator once its transaction committed. */
+interface Disabled {
+  endpointId: string;
+  merchantId: string;
+  mode: Mode;
+  url: string;
+  reason: 'gone' | 'failing';
+  words: string;
+}
+
 export class WebhookQueue {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly scale: number,
     private readonly cipher: FieldCipher,
+    /** Where a disabled endpoint is told besides its merchant's other endpoints; none in unit tests. */
+    private readonly operator: { logger?: Logger; metrics: Metrics } = { metrics: noMetrics },
   ) {}
 
   /** Turns new events into deliveries; returns how many deliveries it made. */
@@ -290,13 +304,29 @@ export class WebhookQueue {
   /** Stores a batch of attempt outcomes in one transaction. */
   async record(outcomes: readonly AttemptOutcome[]): Promise<void> {
     if (outcomes.length === 0) return;
+    const disabled: Disabled[] = [];
     await this.store.transaction(async (trx) => {
       const now = this.clock.now();
-      for (const o of outcomes) await this.#recordOne(trx, o, now);
+      for (const o of outcomes) await this.#recordOne(trx, o, now, disabled);
     });
+    for (const d of disabled) {
+      this.operator.metrics.endpointDisabled(d.reason);
+      this.operator.logger?.warn({ endpoint_id: d.endpointId, merchant_id: d.merchantId, mode: d.mode, url: d.url, reason: d.words }, 'webhook endpoint disabled: its deliveries failed');
+    }
   }
 
-  async #recordOne(trx: Trx, o: AttemptOutcome, now: number): Promise<void> {
+  /** Pending deliveries and when the oldest of them came due: the backlog an operator watches. */
+  async backlog(): Promise<{ depth: number; oldestDueAt: number | null }> {
+    const row = await this.store.db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => [eb.fn.countAll<number | string | bigint>().as('depth'), eb.fn.min('next_attempt_at').as('oldest')])
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    const oldest = row?.oldest;
+    return { depth: Number(row?.depth ?? 0), oldestDueAt: oldest === null || oldest === undefined ? null : Number(oldest) };
+  }
+
+  async #recordOne(trx: Trx, o: AttemptOutcome, now: number, disabled: Disabled[]): Promise<void> {
     const d = o.delivery;
     await trx
       .insertInto('webhook_attempts')
@@ -325,12 +355,12 @@ export class WebhookQueue {
     const what = o.statusCode !== null ? `HTTP ${o.statusCode}${o.error ? ` (${o.error})` : ''}` : (o.error ?? 'no answer');
     if (o.statusCode === 410) {
       // 410 Gone: the receiver says this endpoint no longer exists.
-      await this.#disable(trx, d.endpointId, `the endpoint answered 410 Gone at ${toIsoTimestamp(o.attemptedAt)}`, now);
+      await this.#disable(trx, d.endpointId, `the endpoint answered 410 Gone at ${toIsoTimestamp(o.attemptedAt)}`, now, 'gone', disabled);
     } else if (endpoint && endpoint.status === 'active') {
       const since = endpoint.failing_since === null ? o.attemptedAt : endpoint.failing_since;
       if (endpoint.failing_since === null) await trx.updateTable('webhook_endpoints').set({ failing_since: since }).where('id', '=', d.endpointId).execute();
       if (o.attemptedAt - since >= retryWindow(this.scale)) {
-        await this.#disable(trx, d.endpointId, `every delivery failed since ${toIsoTimestamp(since)}; last attempt: ${what}`, now);
+        await this.#disable(trx, d.endpointId, `every delivery failed since ${toIsoTimestamp(since)}; last attempt: ${what}`, now, 'failing', disabled);
       }
     }
 
@@ -343,7 +373,7 @@ export class WebhookQueue {
         // delivery's first: the endpoint has been failing for the window too.
         const first = await trx.selectFrom('webhook_attempts').select((eb) => eb.fn.min('attempted_at').as('at')).where('delivery_id', '=', d.deliveryId).executeTakeFirst();
         if (first?.at !== null && first?.at !== undefined && endpoint.failing_since <= first.at) {
-          await this.#disable(trx, d.endpointId, `every delivery failed since ${toIsoTimestamp(endpoint.failing_since)}; last attempt: ${what}`, now);
+          await this.#disable(trx, d.endpointId, `every delivery failed since ${toIsoTimestamp(endpoint.failing_since)}; last attempt: ${what}`, now, 'failing', disabled);
         }
       }
     } else {
@@ -353,13 +383,23 @@ export class WebhookQueue {
     }
   }
 
-  async #disable(trx: Trx, endpointId: string, reason: string, now: number): Promise<void> {
-    await trx
+  /**
+   * Disables an endpoint still active and tells its merchant's other endpoints, as Svix's operational
+   * webhooks and Stripe's emails do: `webhook_endpoint.disabled`, in the same transaction, reaches
+   * every other active endpoint of the merchant and mode whose filter takes it (this one is no longer
+   * active, so it is not sent its own notice).
+   */
+  async #disable(trx: Trx, endpointId: string, reason: string, now: number, kind: Disabled['reason'], disabled: Disabled[]): Promise<void> {
+    const result = await trx
       .updateTable('webhook_endpoints')
       .set({ status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now })
       .where('id', '=', endpointId)
       .where('status', '=', 'active')
-      .execute();
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) return;
+    const row = await trx.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).executeTakeFirstOrThrow();
+    await recordEvent(trx, { merchantId: row.merchant_id, mode: row.mode }, 'webhook_endpoint.disabled', row.id, { ...presentEndpoint(row) }, now);
+    disabled.push({ endpointId, merchantId: row.merchant_id, mode: row.mode, url: row.url, reason: kind, words: reason });
   }
 
   /** Deliveries that waited for this one (same endpoint and object, later events) may go now. */

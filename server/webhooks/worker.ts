@@ -1,3 +1,4 @@
+import type { Metrics } from '../operations/metrics.js';
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/time.js';
@@ -15,6 +16,8 @@ export interface WebhookWorkerOptions {
   maxInFlight?: number;
   /** Requests in flight to one endpoint: a dead or slow endpoint ties up only these. */
   perEndpoint?: number;
+  /** Each attempt's latency and outcome; none by default. */
+  metrics?: Metrics;
 }
 
 /**
@@ -170,8 +173,10 @@ export class WebhookWorker {
       else this.#perEndpoint.set(delivery.endpointId, n);
       // Cut short by our own shutdown: not the receiver's failure; the lease is released at the next start.
       if (this.#abort.signal.aborted && result.statusCode === null) return;
-      if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) this.stats.delivered += 1;
+      const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+      if (delivered) this.stats.delivered += 1;
       else this.stats.failed += 1;
+      this.options.metrics?.webhookAttempt(delivered ? 'delivered' : result.statusCode === null ? 'no_answer' : 'failed', result.latencyMs / 1000);
       this.#outcomes.push({
         delivery,
         attemptedAt,

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { loadServerConfig, type ServerFlags } from '../../shared/config.js';
+import { loadServerConfig, type Env, type ServerFlags } from '../../shared/config.js';
 import type { RunningServer } from '../../server/main.js';
 import { startStack, type Stack, type StackOptions } from '../../cli/stack.js';
 import { createMerchant, type CreatedMerchant } from '../../server/accounts/merchants.js';
@@ -21,7 +21,7 @@ export interface TestServer {
    * with `flags` instead of this one's: a restart without leaving the process. The new server owns
    * the data dir from then on; this one must not be used again.
    */
-  restart(flags?: ServerFlags, options?: StackOptions, env?: Record<string, string>): Promise<TestServer>;
+  restart(flags?: ServerFlags, options?: StackOptions, env?: Env): Promise<TestServer>;
   stop(): Promise<void>;
 }
 
@@ -29,13 +29,13 @@ export interface TestServer {
  * An in-process server on a real port and a temporary data dir, configured from flags and `env` as
  * `pos server` is (never from this process's own environment).
  */
-export async function startTestServer(flags: ServerFlags = {}, options: StackOptions = {}, env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(flags: ServerFlags = {}, options: StackOptions = {}, env: Env = {}): Promise<TestServer> {
   const dir = tempDir();
   seedDataDir(dir.path);
   return startOn(dir, flags, options, env);
 }
 
-async function startOn(dir: { path: string; cleanup(): void }, flags: ServerFlags, options: StackOptions, env: Record<string, string>): Promise<TestServer> {
+async function startOn(dir: { path: string; cleanup(): void }, flags: ServerFlags, options: StackOptions, env: Env): Promise<TestServer> {
   const config = loadServerConfig({ port: 0, dataDir: dir.path, logLevel: 'silent', ...backendFlags(dir.path), ...flags }, env);
   const stack = await startStack(config, { logger: pino({ level: 'silent' }), ...options });
   const server = stack.server;

@@ -1,4 +1,7 @@
 import Stripe from 'stripe';
+import { SpanKind } from '@opentelemetry/api';
+import { noMetrics, type Metrics, type ProcessorOutcome } from '../../operations/metrics.js';
+import { traced, type Telemetry } from '../../operations/observe.js';
 import { type BudgetLedger, BudgetTimeoutError, MemoryLedger, type Priority, ProcessorBudget, accountKey, stripeLimits } from '../budget.js';
 
 /**
@@ -62,6 +65,7 @@ export class BudgetedHttpClient implements Stripe.HttpClient {
     private readonly inner: Stripe.HttpClient,
     readonly budget: ProcessorBudget,
     private readonly wait: (ms: number) => Promise<void> = sleep,
+    private readonly metrics: Metrics = noMetrics,
   ) {}
 
   getClientName(): string {
@@ -84,14 +88,21 @@ export class BudgetedHttpClient implements Stripe.HttpClient {
     // backoff between them, so a processor that keeps refusing answers within it, never later.
     const deadline = performance.now() + timeout;
     for (let attempt = 0; ; attempt++) {
+      const waitStarted = performance.now();
       try {
         await this.budget.acquire(endpoint, priority, Math.max(1, deadline - performance.now()));
       } catch (error) {
-        if (error instanceof BudgetTimeoutError) return budgetRefusal(endpoint);
+        if (error instanceof BudgetTimeoutError) {
+          this.metrics.budgetExhausted(endpoint);
+          return budgetRefusal(endpoint);
+        }
         throw error;
       }
+      this.metrics.budgetWaited(priority, (performance.now() - waitStarted) / 1000);
       const response = await this.inner.makeRequest(host, port, path, method, headers, requestData, protocol, Math.max(1, deadline - performance.now()));
-      if (response.getStatusCode() !== 429 || attempt >= RATE_LIMIT_RETRIES) return response;
+      if (response.getStatusCode() !== 429) return response;
+      this.metrics.processorRateLimited(endpoint);
+      if (attempt >= RATE_LIMIT_RETRIES) return response;
       // A limit on one object's updates in the hour is not lifted by waiting seconds.
       if (response.getHeaders()['stripe-rate-limited-reason'] === 'resource-specific') return response;
       const backoff = backoffMs(attempt);
@@ -151,7 +162,7 @@ const memory = new MemoryLedger();
  * The HTTP client to give the stripe package for a platform key: on a shared ledger (every
  * instance's, `sharedBudgetLedger`), or this process's when there is none.
  */
-export function budgetedHttpClient(secretKey: string, ledger?: BudgetLedger): Stripe.HttpClient {
+export function budgetedHttpClient(secretKey: string, ledger?: BudgetLedger, metrics: Metrics = noMetrics): Stripe.HttpClient {
   const { account, mode } = accountKey(secretKey);
   let budget: ProcessorBudget | undefined;
   if (ledger) {
@@ -163,5 +174,57 @@ export function budgetedHttpClient(secretKey: string, ledger?: BudgetLedger): St
       inProcess.set(account, budget);
     }
   }
-  return new BudgetedHttpClient(Stripe.createNodeHttpClient(), budget);
+  return new BudgetedHttpClient(Stripe.createNodeHttpClient(), budget, sleep, metrics);
+}
+
+/** What a processor answer's status says happened, as the calls metric labels it. */
+function outcomeOf(status: number): ProcessorOutcome {
+  if (status < 400) return 'ok';
+  if (status === 402) return 'declined';
+  if (status === 429) return 'rate_limited';
+  return status >= 500 ? 'server_error' : 'client_error';
+}
+
+/**
+ * Every processor call as one client span (its endpoint, status and the processor's `Request-Id`,
+ * which Stripe's support asks for) and counted and timed by endpoint and outcome. Outermost, so the
+ * budget wait and the retries of 429s are inside the call's time, as the caller waited them.
+ */
+export class InstrumentedHttpClient implements Stripe.HttpClient {
+  constructor(
+    private readonly inner: Stripe.HttpClient,
+    private readonly telemetry: Pick<Telemetry, 'metrics' | 'tracer'>,
+  ) {}
+
+  getClientName(): string {
+    return this.inner.getClientName();
+  }
+
+  makeRequest(...args: Parameters<Stripe.HttpClient['makeRequest']>): Promise<Stripe.HttpClientResponse> {
+    const [, , path, method] = args;
+    const endpoint = endpointOf(method, path);
+    const { metrics, tracer } = this.telemetry;
+    const started = performance.now();
+    return traced(
+      tracer,
+      `processor ${endpoint}`,
+      async (span) => {
+        let response: Stripe.HttpClientResponse;
+        try {
+          response = await this.inner.makeRequest(...args);
+        } catch (err) {
+          metrics.processorCall(endpoint, 'network_error', (performance.now() - started) / 1000);
+          throw err;
+        }
+        const status = response.getStatusCode();
+        metrics.processorCall(endpoint, outcomeOf(status), (performance.now() - started) / 1000);
+        if (span) {
+          const requestId = response.getHeaders()['request-id'];
+          span.setAttributes({ 'http.response.status_code': status, ...(typeof requestId === 'string' ? { 'pos.processor.request_id': requestId } : {}) });
+        }
+        return response;
+      },
+      { kind: SpanKind.CLIENT, attributes: { 'pos.processor.endpoint': endpoint, 'http.request.method': method } },
+    );
+  }
 }

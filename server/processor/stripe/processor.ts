@@ -3,7 +3,9 @@ import type { Mode } from '../../db/schema.js';
 import { ApiError, invalid, unavailable } from '../../errors.js';
 import type { BudgetLedger } from '../budget.js';
 import { ProcessorFailure, type ProcessorFailureDetails, type ProcessorFailureKind } from '../errors.js';
-import { budgetedHttpClient } from './budget-client.js';
+import { budgetedHttpClient, InstrumentedHttpClient } from './budget-client.js';
+import { noMetrics } from '../../operations/metrics.js';
+import type { Telemetry } from '../../operations/observe.js';
 import type { ProcessorConnection } from '../connection.js';
 import type { EndpointSettings } from '../endpoint-settings.js';
 import { prefilledAccountParams } from './test-accounts.js';
@@ -111,12 +113,29 @@ export const DEFAULT_ACCOUNT_POLICY: AccountPolicy = { type: 'express', prefill:
 export interface StripeProcessorDeps {
   ledger?: BudgetLedger;
   endpoints: EndpointSettings;
+  /** Spans and metrics of every call (server/operations/); none by default. */
+  telemetry?: Pick<Telemetry, 'metrics' | 'tracer'>;
 }
 
 /**
  * The processor ports on the `stripe` package, against Stripe or the simulator: Stripe's calls
  * here, Stripe's objects mapped to pos's snapshots in transformers.ts.
  */
+/**
+ * The SDK's HTTP client: the rate budget in front unless the simulator's limits are off, and the
+ * telemetry wrapper around both when telemetry is on (none at all when it is off: not a frame).
+ */
+function httpClientOf(key: string, connection: ProcessorConnection, deps: StripeProcessorDeps): { httpClient?: Stripe.HttpClient } {
+  const telemetry = deps.telemetry;
+  const observed = telemetry && (telemetry.tracer || telemetry.metrics !== noMetrics) ? telemetry : undefined;
+  const budgeted = connection.unlimited ? undefined : budgetedHttpClient(key, deps.ledger, observed?.metrics);
+  if (!observed) return budgeted ? { httpClient: budgeted } : {};
+  return { httpClient: new InstrumentedHttpClient(budgeted ?? Stripe.createNodeHttpClient(), observed) };
+}
+
+/** The readiness check's read waits this long; the check itself gives up soon after (server/operations/readiness.ts). */
+const PING_TIMEOUT_MS = 3_000;
+
 export class StripeProcessor implements PaymentProcessor {
   readonly name: string;
   readonly kind: ProcessorConnection['kind'];
@@ -143,7 +162,7 @@ export class StripeProcessor implements PaymentProcessor {
         appInfo: { name: 'pos' },
         // The SDK's request-latency reports to Stripe: nothing we use, and its buffer warns under load.
         telemetry: false,
-        ...(connection.unlimited ? {} : { httpClient: budgetedHttpClient(key, deps.ledger) }),
+        ...httpClientOf(key, connection, deps),
         ...(connection.endpoint ?? {}),
       });
     }
@@ -164,6 +183,14 @@ export class StripeProcessor implements PaymentProcessor {
 
   browserUrl(): string | null {
     return this.#connection.browserUrl ?? null;
+  }
+
+  async ping(): Promise<void> {
+    const mode = this.modes[0];
+    if (!mode) return;
+    // The platform's own balance: a read every account has. Not retried, and quicker than a
+    // payment's timeout: a check that waits 20 s tells a probe nothing it can use.
+    await call(() => this.#client(mode).balance.retrieve({}, { timeout: PING_TIMEOUT_MS, maxNetworkRetries: 0 }));
   }
 
   /** Creation is keyed by the caller (merchant and mode), so a retry reuses the account the processor already made. */

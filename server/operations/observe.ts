@@ -1,0 +1,48 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SpanStatusCode, type Attributes, type Span, type SpanKind, type Tracer } from '@opentelemetry/api';
+import { noMetrics, type Metrics } from './metrics.js';
+
+/**
+ * Metrics and traces with the OpenTelemetry SDK, one `Telemetry` per server (tests run several in
+ * one process, so nothing is registered as the global meter or tracer provider): the instruments
+ * (`metrics`), a tracer when traces are exported, the Prometheus text when it is served, and the
+ * shutdown that flushes what is still buffered. docs/operations.md says what is recorded.
+ */
+export interface Telemetry {
+  readonly metrics: Metrics;
+  /** Set only when spans go somewhere (OTLP): otherwise no span is made at all. */
+  readonly tracer: Tracer | undefined;
+  /** Writes the Prometheus text of the current metrics; undefined when no listener serves it. */
+  readonly prometheus: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  /** Sends what is buffered (spans, metrics) now. */
+  flush(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** Nothing recorded, nothing served: unit tests and POS_TELEMETRY=off. */
+export const noTelemetry: Telemetry = {
+  metrics: noMetrics,
+  tracer: undefined,
+  prometheus: undefined,
+  flush: () => Promise.resolve(),
+  shutdown: () => Promise.resolve(),
+};
+
+/**
+ * Runs `work` inside a span of `tracer` (a child of the active one), ending it when the work ends
+ * and marking it failed when it throws; with no tracer it only runs the work.
+ */
+export async function traced<T>(tracer: Tracer | undefined, name: string, work: (span: Span | undefined) => Promise<T>, options: { kind?: SpanKind; attributes?: Attributes } = {}): Promise<T> {
+  if (!tracer) return work(undefined);
+  return tracer.startActiveSpan(name, options, async (span) => {
+    try {
+      return await work(span);
+    } catch (err) {
+      span.recordException(err instanceof Error ? err : String(err));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}

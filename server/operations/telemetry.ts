@@ -1,0 +1,74 @@
+import { context, createNoopMeter } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
+import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { TelemetryConfig } from '../../shared/config.js';
+import { Metrics } from './metrics.js';
+import { noTelemetry, type Telemetry } from './observe.js';
+
+export { noTelemetry, traced, type Telemetry } from './observe.js';
+
+/**
+ * Metrics go to the collector once a minute: OTLP's own default, and a Prometheus scrape interval
+ * operators commonly use, so both views move at the same pace.
+ */
+const OTLP_METRICS_INTERVAL_MS = 60_000;
+
+/** Span context follows async work through AsyncLocalStorage; one manager serves every server in the process. */
+let contextManager: AsyncLocalStorageContextManager | undefined;
+function enableContext(): void {
+  if (contextManager) return;
+  contextManager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contextManager);
+}
+
+/** The SDK set up as `config` says (shared/config.ts, parsed once with the server's configuration). */
+export function startTelemetry(config: TelemetryConfig): Telemetry {
+  if (!config.enabled) return noTelemetry;
+  const resource = resourceFromAttributes({ 'service.name': config.serviceName });
+  const headers = config.otlpHeaders ?? {};
+  const readers: MetricReader[] = [];
+  let prometheus: PrometheusExporter | undefined;
+  if (config.metricsListen || config.metricsToken) {
+    // Served by our own listeners (operationsRouter), never by the exporter's own HTTP server.
+    prometheus = new PrometheusExporter({ preventServerStart: true });
+    readers.push(prometheus);
+  }
+  if (config.otlpEndpoint) {
+    readers.push(
+      new PeriodicExportingMetricReader({
+        exporter: new OTLPMetricExporter({ url: `${config.otlpEndpoint}/v1/metrics`, headers }),
+        exportIntervalMillis: OTLP_METRICS_INTERVAL_MS,
+      }),
+    );
+  }
+  const meterProvider = readers.length > 0 ? new MeterProvider({ resource, readers }) : undefined;
+  const metrics = meterProvider ? new Metrics(meterProvider.getMeter('pos')) : new Metrics(createNoopMeter());
+
+  let tracerProvider: NodeTracerProvider | undefined;
+  if (config.otlpEndpoint) {
+    enableContext();
+    tracerProvider = new NodeTracerProvider({
+      resource,
+      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${config.otlpEndpoint}/v1/traces`, headers }))],
+    });
+  }
+  const exporter = prometheus;
+  return {
+    metrics,
+    tracer: tracerProvider?.getTracer('pos'),
+    prometheus: exporter ? (req, res) => exporter.getMetricsRequestHandler(req, res) : undefined,
+    flush: async () => {
+      await Promise.all([tracerProvider?.forceFlush(), meterProvider?.forceFlush()]);
+    },
+    shutdown: async () => {
+      await Promise.all([tracerProvider?.shutdown(), meterProvider?.shutdown()]);
+    },
+  };
+}
+
