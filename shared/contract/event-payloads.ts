@@ -17,7 +17,7 @@ const MerchantUpdatedSchema = AccountStateSchema.extend({
   country: z.string(),
   connected_account_id: z.string(),
   previous_attributes: z.record(z.string(), z.unknown()).openapi({ description: 'The fields that changed, as they were before' }),
-}).openapi('MerchantUpdated');
+});
 
 /** What an event of each family carries as its `data`: the object as it was, with `is_test`. */
 function dataOf(type: EventType): z.ZodType {
