@@ -49,7 +49,7 @@ describe('the /v1 OpenAPI document', () => {
   it("declares each operation's refusal codes, and a bodiless POST takes no body or {}", () => {
     const responses = document.paths?.['/v1/transactions/{id}/refunds']?.post?.responses as Record<string, { content: Record<string, { schema: { allOf: { properties?: { error: { properties: { code: { enum: string[] } } } } }[] } }> }>;
     const codes = (status: string) => responses[status]?.content['application/json']?.schema.allOf[1]?.properties?.error.properties.code.enum;
-    expect(codes('409')?.sort()).toEqual(['already_refunded', 'idempotency_key_in_use', 'transaction_disputed', 'transaction_not_refundable']);
+    expect([...(codes('409') ?? [])].sort()).toEqual(['already_refunded', 'idempotency_key_in_use', 'transaction_disputed', 'transaction_not_refundable']);
     expect(codes('404')).toEqual(['resource_missing']);
     const revoke = document.paths?.['/v1/api-keys/{id}/revoke']?.post?.requestBody as { required: boolean; content: Record<string, { schema: unknown }> };
     expect(revoke.required).toBe(false);
