@@ -17,7 +17,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Nested store transactions throw instead of hanging (server/db/sqlite.ts); children inherit it.
-    env: { POS_CHECK_UNITS: '1' },
+    env: { POS_CHECK_UNITS: '1', POS_CHECK_REFUSALS: '1' },
     experimental: {
       // Compiled test and source modules are kept under node_modules and reused by the next run:
       // compiling them again took a third of a unit-test run's time.

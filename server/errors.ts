@@ -21,6 +21,117 @@ export interface ErrorBody {
   required_scope?: string;
 }
 
+/**
+ * Every error code the API answers, by status: the one catalogue the constructors below take their
+ * codes from (a code not listed here does not compile) and the OpenAPI document's code enums come
+ * from (server/http/route-table.ts). A route declares which of its statuses' codes it can raise.
+ * Codes a processor passes through (a card decline, a refused request) are kept when listed here and
+ * otherwise answered as the generic one (`card_declined`, `processor_invalid_request`).
+ */
+export const ERROR_CODES = {
+  400: [
+    'parameter_invalid',
+    'parameter_missing',
+    'parameter_unknown',
+    'resource_missing',
+    'invalid_json',
+    'invalid_url',
+    'invalid_characters',
+    'signature_invalid',
+    'signature_missing',
+    'ach_unavailable',
+    'webhook_endpoint_limit',
+    'url_invalid',
+    'country_unsupported',
+    'currency_unsupported',
+    'charges_not_enabled',
+    'payouts_not_enabled',
+    'ach_not_enabled',
+    'live_mode_unavailable',
+    'livemode_not_allowed',
+    'location_required',
+    'api_key_not_rollable',
+    'api_key_not_revocable',
+    'processor_idempotency_error',
+    'processor_request_unsendable',
+    'processor_invalid_request',
+    // Stripe's codes for a request it refused, passed through as the processor gave them.
+    'amount_too_small',
+    'amount_too_large',
+    'invalid_currency',
+    'parameter_invalid_integer',
+    'parameter_invalid_empty',
+    'payment_intent_unexpected_state',
+    'payment_intent_canceled',
+    'balance_insufficient',
+    'account_invalid',
+    'terminal_reader_offline',
+    'terminal_reader_busy',
+  ],
+  401: ['api_key_invalid'],
+  402: [
+    'card_declined',
+    'expired_card',
+    'incorrect_cvc',
+    'incorrect_number',
+    'incorrect_zip',
+    'invalid_cvc',
+    'invalid_expiry_month',
+    'invalid_expiry_year',
+    'invalid_number',
+    'insufficient_funds',
+    'processing_error',
+    'authentication_required',
+    'card_decline_rate_limit_exceeded',
+    'payment_intent_authentication_failure',
+    'customer_canceled',
+    'debit_not_authorized',
+    'account_closed',
+    'no_account',
+    'processor_invalid_request',
+  ],
+  403: ['missing_scope', 'secret_key_required'],
+  404: ['resource_missing'],
+  409: [
+    'idempotency_key_in_use',
+    'already_refunded',
+    'already_captured',
+    'transaction_not_refundable',
+    'transaction_not_capturable',
+    'transaction_not_processable',
+    'transaction_being_created',
+    'transaction_disputed',
+    'authorization_in_progress',
+    'dispute_closed',
+    'dispute_under_review',
+    'reader_busy',
+    'reader_offline',
+    'reader_idle',
+    'agent_id_in_use',
+    'agent_limit_reached',
+    'checkout_session_complete',
+    'endpoint_disabled',
+    'event_mode_unknown',
+    'api_key_limit',
+    'api_key_inactive',
+  ],
+  410: ['checkout_session_expired', 'payment_link_deactivated', 'payment_link_expired'],
+  413: ['body_too_large'],
+  415: ['unsupported_media_type'],
+  426: ['upgrade_required'],
+  429: ['rate_limit', 'rate_limited'],
+  502: ['processor_unavailable', 'processor_misconfigured'],
+  503: ['processor_not_configured', 'retries_exhausted'],
+} as const satisfies Record<number, readonly string[]>;
+
+export type CodedStatus = keyof typeof ERROR_CODES;
+export type ErrorCode<S extends CodedStatus> = (typeof ERROR_CODES)[S][number];
+
+/** A code a processor passed through, as the catalogue knows it: itself when listed, else the status's generic one. */
+export function knownCode<S extends CodedStatus>(status: S, code: string | undefined, generic: ErrorCode<S>): ErrorCode<S> {
+  return code !== undefined && (ERROR_CODES[status] as readonly string[]).includes(code) ? (code as ErrorCode<S>) : generic;
+}
+
 export class ApiError extends Error {
   override readonly name = 'ApiError';
   readonly status: number;
@@ -73,7 +184,7 @@ export function routeNotFound(method: string, path: string): ApiError {
   });
 }
 
-export function invalid(param: string | undefined, message: string, code = 'parameter_invalid'): ApiError {
+export function invalid(param: string | undefined, message: string, code: ErrorCode<400> = 'parameter_invalid'): ApiError {
   return new ApiError(400, 'invalid_request_error', message, param === undefined ? { code } : { code, param });
 }
 
@@ -82,12 +193,12 @@ export function badRequest(status: number, message: string): ApiError {
   return new ApiError(status, 'invalid_request_error', message);
 }
 
-export function conflict(code: string, message: string): ApiError {
+export function conflict(code: ErrorCode<409>, message: string): ApiError {
   return new ApiError(409, 'invalid_request_error', message, { code });
 }
 
 /** A resource that existed and is over for good (an expired session, a deactivated link). */
-export function gone(code: string, message: string): ApiError {
+export function gone(code: ErrorCode<410>, message: string): ApiError {
   return new ApiError(410, 'invalid_request_error', message, { code });
 }
 
@@ -107,7 +218,8 @@ export function upgradeRequired(message: string): ApiError {
  * A payment the card or the processor refused (Stripe's `card_error`): `code` says why
  * (`card_declined`, `processing_error`, …), `declineCode` the issuer's reason when it gave one.
  */
-export function cardError(code: string, message: string, declineCode?: string): ApiError {
+export function cardError(given: string, message: string, declineCode?: string): ApiError {
+  const code = knownCode(402, given, 'card_declined');
   return new ApiError(402, 'card_error', message, declineCode === undefined ? { code } : { code, declineCode });
 }
 
@@ -120,7 +232,7 @@ export function keyRequired(message: string): ApiError {
   return new ApiError(401, 'authentication_error', message);
 }
 
-export function forbidden(code: string, message: string): ApiError {
+export function forbidden(code: ErrorCode<403>, message: string): ApiError {
   return new ApiError(403, 'permission_error', message, { code });
 }
 
@@ -140,7 +252,7 @@ export function rateLimited(retryAfterSeconds: number): ApiError {
 }
 
 /** A 429 of another limit than the request rate (agent connections): its message names the limit. */
-export function limitReached(code: string, message: string): ApiError {
+export function limitReached(code: ErrorCode<429>, message: string): ApiError {
   return new ApiError(429, 'rate_limit_error', message, { code });
 }
 
@@ -149,11 +261,11 @@ export function internal(): ApiError {
 }
 
 /** The processor failed or refused the platform itself (502): nothing the caller sent is wrong. */
-export function upstreamFailure(code: string, message: string): ApiError {
+export function upstreamFailure(code: ErrorCode<502>, message: string): ApiError {
   return new ApiError(502, 'api_error', message, { code });
 }
 
 /** This server cannot serve the request now (503): shutting down, or missing configuration. */
-export function unavailable(message: string, code?: string): ApiError {
+export function unavailable(message: string, code?: ErrorCode<503>): ApiError {
   return new ApiError(503, 'api_error', message, code === undefined ? {} : { code });
 }

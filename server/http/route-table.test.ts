@@ -70,13 +70,14 @@ describe('the OpenAPI document of the route table', () => {
     expect(paths['/v1/api-keys']?.get?.['x-required-scope']).toBe('secret_key');
   });
 
-  it('lists the statuses an operation answers: a replayed create 200 beside 201, a declined payment 402, conflicts 409, a body not JSON 415', () => {
+  it('lists the statuses an operation answers: a replayed create 200 beside 201, a declined payment 402, conflicts 409, a body not JSON 415 (any method that sends one)', () => {
     const statuses = (path: string, method: string) => Object.keys(paths[path]?.[method]?.responses ?? {});
     expect(statuses('/v1/transactions', 'post')).toEqual(expect.arrayContaining(['200', '201', '402', '409', '415']));
     expect(statuses('/v1/terminal/create-payment', 'post')).toEqual(expect.arrayContaining(['200', '201', '402', '409']));
     expect(statuses('/v1/transactions/{id}/refunds', 'post')).toEqual(expect.arrayContaining(['200', '201', '409']));
     expect(statuses('/v1/transactions/{id}/refunds', 'post')).not.toContain('402');
-    expect(statuses('/v1/transactions', 'get')).not.toContain('415');
+    expect(statuses('/v1/transactions', 'get')).not.toContain('409');
+    expect(statuses('/v1/transactions', 'get')).not.toContain('402');
     expect(statuses('/v1/agent/connect', 'get')).toContain('426');
   });
 });

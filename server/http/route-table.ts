@@ -1,8 +1,14 @@
-import { OpenApiGeneratorV31, OpenAPIRegistry, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
+import { OpenApiGeneratorV31, OpenAPIRegistry, type ResponseConfig, type ZodMediaTypeObject } from '@asteasolutions/zod-to-openapi';
+
+/** A schema written as OpenAPI rather than zod (the document's own shapes). */
+type SchemaObject = Exclude<ZodMediaTypeObject['schema'], { _zod: unknown } | { $ref: string }>;
 import { type Request, type Response, Router } from 'express';
 import type { z } from 'zod';
 import type { RouteScope } from '../accounts/permissions.js';
 import { ErrorBodySchema } from '../../shared/contract/common.js';
+import { EVENT_TYPES } from '../../shared/contract/event-types.js';
+import { EVENT_PAYLOADS } from '../../shared/contract/event-payloads.js';
+import { ApiError, ERROR_CODES, type CodedStatus, type ErrorCode } from '../errors.js';
 import { z as zo } from '../../shared/contract/zod.js';
 import type { Services } from '../services.js';
 import { parseInput } from './validate.js';
@@ -20,11 +26,12 @@ export type SuccessStatus = 200 | 201 | 202 | 426;
 
 /**
  * The refusals an operation can answer beyond those every /v1 operation can (400, 401, 403, 404,
- * 429, listed for all): a declined payment (402), a conflict with the object's state or another
- * request (409), a body too large or not JSON (413, 415: added for every operation that takes a
- * body), the processor failing (502) or given up on (503).
+ * 429, listed for all): a declined payment (402), a body too large or not JSON (413, 415: added for
+ * every operation that takes a body), the processor failing (502) or given up on (503). A conflict
+ * (409) is declared by its codes (`conflicts`), and an idempotent operation can answer
+ * `idempotency_key_in_use`.
  */
-export type ErrorStatus = 402 | 409 | 502 | 503;
+export type ErrorStatus = 402 | 410 | 502 | 503;
 
 type Parsed<S> = [S] extends [z.ZodType] ? z.output<S> : undefined;
 
@@ -55,6 +62,8 @@ export interface Declaration<B extends z.ZodType | undefined = undefined, Q exte
   /** Each success status with the schema of its body (an idempotent create: 201, and 200 for its replay). */
   responses: Partial<Record<SuccessStatus, z.ZodType>>;
   errors?: readonly ErrorStatus[];
+  /** The 409 codes the operation can raise (besides `idempotency_key_in_use` of an idempotent one). */
+  conflicts?: readonly ErrorCode<409>[];
   /** Honours Idempotency-Key (spec §8). */
   idempotent?: boolean;
   /** Writes the answer; errors it throws go to the one error handler. */
@@ -73,6 +82,7 @@ export interface Route {
   readonly params: z.ZodObject | undefined;
   readonly responses: Partial<Record<SuccessStatus, z.ZodType>>;
   readonly errors: readonly ErrorStatus[];
+  readonly conflicts: readonly ErrorCode<409>[];
   readonly idempotent: boolean;
   /** Parses the declared inputs in order (path, query, body; the first problem is the 400) and runs the handler. */
   run(services: Services, req: Request, res: Response): Promise<void> | void;
@@ -93,14 +103,66 @@ export function route<B extends z.ZodType | undefined = undefined, Q extends z.Z
     params,
     responses: declaration.responses,
     errors: declaration.errors ?? [],
+    conflicts: declaration.conflicts ?? [],
     idempotent: declaration.idempotent ?? false,
     run(services, req, res) {
       const parsedParams = (params ? parseInput(params, req.params) : undefined) as Parsed<P>;
       const parsedQuery = (query ? parseInput(query, req.query) : undefined) as Parsed<Q>;
+      if (!body && declaration.method === 'post') parseInput(EmptyBody, req.body ?? {});
       const parsedBody = (body ? parseInput(body, req.body ?? {}) : undefined) as Parsed<B>;
-      return declaration.handle(services, { req, res, body: parsedBody, query: parsedQuery, params: parsedParams });
+      if (!CHECK_REFUSALS) return declaration.handle(services, { req, res, body: parsedBody, query: parsedQuery, params: parsedParams });
+      try {
+        const done = declaration.handle(services, { req, res, body: parsedBody, query: parsedQuery, params: parsedParams });
+        return done instanceof Promise ? done.catch((err: unknown) => Promise.reject(undeclared(this, err))) : done;
+      } catch (err) {
+        throw undeclared(this, err);
+      }
     },
   };
+}
+
+/** What an operation without a body accepts: nothing, or an empty JSON object (as Stripe does). */
+const EmptyBody = zo.object({}).strict();
+
+/**
+ * With POS_CHECK_REFUSALS=1 (the test suite), a refusal an operation does not declare is a bug of
+ * the declaration, not an answer: it becomes an error (500) naming it, so the document cannot
+ * silently fall behind what a handler raises.
+ */
+const CHECK_REFUSALS = process.env.POS_CHECK_REFUSALS === '1';
+
+function undeclared(r: Route, err: unknown): unknown {
+  if (!(err instanceof ApiError) || declaresRefusal(r, err.status, err.code)) return err;
+  return new Error(`${r.operationId} raised ${err.status} ${err.code ?? '(no code)'}, which its declaration in the route table does not list`);
+}
+
+/** The codes an operation can answer with a refusal status, or undefined when it cannot answer that status. */
+export function refusalCodes(r: Route, status: number): readonly string[] | undefined {
+  switch (status) {
+    case 400:
+    case 401:
+    case 403:
+    case 404:
+    case 429:
+      return ERROR_CODES[status];
+    case 413:
+    case 415:
+      // A body is checked before any route: any method that sends one can get these.
+      return ERROR_CODES[status];
+    case 426:
+      return r.responses[426] ? ERROR_CODES[426] : undefined;
+    case 409: {
+      const codes = [...(r.idempotent ? (['idempotency_key_in_use'] as const) : []), ...r.conflicts];
+      return codes.length > 0 ? [...new Set(codes)] : undefined;
+    }
+    default:
+      return (r.errors as readonly number[]).includes(status) ? ERROR_CODES[status as CodedStatus] : undefined;
+  }
+}
+
+export function declaresRefusal(r: Route, status: number, code: string | undefined): boolean {
+  const codes = refusalCodes(r, status);
+  return codes !== undefined && (code === undefined || codes.includes(code));
 }
 
 /** Where the table is mounted: declared paths start with it, Express sees the rest. */
@@ -196,7 +258,9 @@ function scopeList(scope: RouteScope): string[] {
 
 const SUCCESS_DESCRIPTION: Record<SuccessStatus, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 426: 'Upgrade required: this endpoint is a websocket' };
 
-type RefusalStatus = ErrorStatus | 400 | 401 | 403 | 404 | 413 | 415 | 429;
+type RefusalStatus = ErrorStatus | 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429;
+
+const REFUSAL_STATUSES: readonly RefusalStatus[] = [400, 401, 402, 403, 404, 409, 410, 413, 415, 429, 502, 503];
 
 const ERROR_DESCRIPTION: Record<RefusalStatus, string> = {
   400: 'Invalid request: a parameter is missing or invalid (param names it), or the account or mode cannot do this',
@@ -205,6 +269,7 @@ const ERROR_DESCRIPTION: Record<RefusalStatus, string> = {
   403: 'The key may not do this: a restricted key without the permission (missing_scope, required_scope), or not a secret key',
   404: 'No such object, or no such route',
   409: "Conflict with the object's state or with a request still being processed (code says which)",
+  410: 'The object is over for good (expired, deactivated)',
   413: 'Request body is too large',
   415: 'Request bodies must be JSON',
   429: 'Too many requests: retry after Retry-After',
@@ -217,7 +282,26 @@ function successDescription(r: Route, status: SuccessStatus): string {
   return SUCCESS_DESCRIPTION[status];
 }
 
-/** The OpenAPI 3.1 document of the operations. */
+/** The error body of a refusal, its `code` one of those the operation declares for the status. */
+function errorSchema(codes: readonly string[]): SchemaObject {
+  return {
+    allOf: [
+      { $ref: '#/components/schemas/Error' },
+      { type: 'object', properties: { error: { type: 'object', properties: { code: { type: 'string', enum: [...codes] } } } } },
+    ],
+  };
+}
+
+/** A POST that takes no parameters: no body, or an empty JSON object. */
+const EMPTY_BODY: SchemaObject = { type: 'object', additionalProperties: false, maxProperties: 0 };
+
+/** `payment.succeeded` → `paymentSucceededEvent`: the webhook's name among the document's operations. */
+export function webhookOperationId(type: string): string {
+  const words = type.split(/[._]/);
+  return words.map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('') + 'Event';
+}
+
+/** The OpenAPI 3.1 document of the operations, and the events sent to webhook endpoints as its `webhooks`. */
 export function openApiDocument(routes: readonly Route[]): ReturnType<OpenApiGeneratorV31['generateDocument']> {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'apiKey', {
@@ -227,14 +311,15 @@ export function openApiDocument(routes: readonly Route[]): ReturnType<OpenApiGen
       'sk_test_… or sk_live_… secret key, or an rk_test_…/rk_live_… restricted key holding the permissions an operation lists (none listed: secret keys only; see docs/api-choices.md)',
   });
   registry.register('Error', ErrorBodySchema);
-  const error = (status: RefusalStatus): ResponseConfig => ({ description: ERROR_DESCRIPTION[status], content: { 'application/json': { schema: ErrorBodySchema } } });
   for (const r of routes) {
     const responses: Record<string, ResponseConfig> = {};
     for (const [status, schema] of Object.entries(r.responses)) {
       if (schema) responses[status] = { description: successDescription(r, Number(status) as SuccessStatus), content: { 'application/json': { schema } } };
     }
-    const refusals: RefusalStatus[] = [400, 401, 403, 404, ...(r.body ? ([413, 415] as const) : []), 429, ...r.errors];
-    for (const status of [...new Set(refusals)].sort((a, b) => a - b)) responses[String(status)] = error(status);
+    for (const status of REFUSAL_STATUSES) {
+      const codes = refusalCodes(r, status);
+      if (codes) responses[String(status)] = { description: ERROR_DESCRIPTION[status], content: { 'application/json': { schema: errorSchema(codes) } } };
+    }
     registry.registerPath({
       operationId: r.operationId,
       method: r.method,
@@ -244,6 +329,7 @@ export function openApiDocument(routes: readonly Route[]): ReturnType<OpenApiGen
       'x-required-scope': r.scope === 'secret' ? 'secret_key' : scopeList(r.scope).join(' '),
       request: {
         ...(r.body ? { body: { content: { 'application/json': { schema: r.body } } } } : {}),
+        ...(!r.body && r.method === 'post' ? { body: { required: false, description: 'Takes no parameters: send no body or `{}`', content: { 'application/json': { schema: EMPTY_BODY } } } } : {}),
         ...(r.query ? { query: r.query } : {}),
         ...(r.params ? { params: r.params } : {}),
         ...(r.idempotent ? { headers: IdempotencyHeaders } : {}),
@@ -251,9 +337,44 @@ export function openApiDocument(routes: readonly Route[]): ReturnType<OpenApiGen
       responses,
     });
   }
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  for (const type of EVENT_TYPES) {
+    registry.registerWebhook({
+      operationId: webhookOperationId(type),
+      method: 'post',
+      path: type,
+      summary: `The ${type} event, POSTed to each webhook endpoint whose events match it`,
+      description: 'Signed as Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature headers; docs/webhooks.md). Answer 2xx to acknowledge; anything else is retried.',
+      request: { body: { required: true, content: { 'application/json': { schema: EVENT_PAYLOADS[type] } } } },
+      responses: { 200: { description: 'Acknowledged (any 2xx)' } },
+    });
+  }
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: { title: 'pos payments API', version: '1', description: 'Card, ACH, terminal, hosted checkout and payment links. See docs/ for the choices made where the spec is silent.' },
     servers: [{ url: '/' }],
   });
+  return withCrossReplays(document, routes);
+}
+
+type Document = ReturnType<OpenApiGeneratorV31['generateDocument']>;
+
+/**
+ * An Idempotency-Key is the merchant's, not the endpoint's (spec §8): a key reused on another
+ * idempotent create replays what the first request created there. So each idempotent operation's
+ * 200 can carry any idempotent create's object, and the document says so.
+ */
+function withCrossReplays(document: Document, routes: readonly Route[]): Document {
+  type Media = { schema?: unknown };
+  const content = (r: Route, status: number): Media | undefined =>
+    (document.paths?.[r.path]?.[r.method]?.responses?.[String(status)] as { content?: Record<string, Media> } | undefined)?.content?.['application/json'];
+  const idempotent = routes.filter((r) => r.idempotent && r.responses[201]);
+  const created = idempotent.map((r) => content(r, 201)?.schema).filter((schema) => schema !== undefined);
+  const distinct = [...new Map(created.map((schema) => [JSON.stringify(schema), schema])).values()];
+  for (const r of idempotent) {
+    const replay = content(r, 200);
+    if (!replay?.schema || distinct.length < 2) continue;
+    const own = JSON.stringify(replay.schema);
+    replay.schema = { anyOf: [replay.schema, ...distinct.filter((schema) => JSON.stringify(schema) !== own)] };
+  }
+  return document;
 }

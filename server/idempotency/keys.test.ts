@@ -31,7 +31,7 @@ describe('the idempotency engine', () => {
       },
       counted: async (state, ctx) => {
         runs.counted += 1;
-        if (state.fail === 'refusal') throw conflict('refused', 'refused');
+        if (state.fail === 'refusal') throw conflict('already_refunded', 'refused');
         if (state.fail === 'transient' && failures > 0) {
           failures -= 1;
           throw new Error('the processor is away');
@@ -40,7 +40,7 @@ describe('the idempotency engine', () => {
       },
     },
     present: (outcome) => ({ status: 201, body: { n: outcome.n } }),
-    giveUp: async () => ({ refusal: unavailable('given up', 'given_up') }),
+    giveUp: async () => ({ refusal: unavailable('given up', 'retries_exhausted') }),
   };
 
   beforeEach(async () => {
@@ -74,9 +74,9 @@ describe('the idempotency engine', () => {
 
   it('keeps a business refusal as the answer: the request ends in it, a retry replays its body', async () => {
     const refused = await engine.execute(d.scope, operation, 'r', { n: 0, fail: 'refusal' });
-    expect(refused).toMatchObject({ replayed: false, ending: { refusal: { status: 409, code: 'refused' } } });
+    expect(refused).toMatchObject({ replayed: false, ending: { refusal: { status: 409, code: 'already_refunded' } } });
     const replay = await engine.execute(d.scope, operation, 'r', { n: 0 });
-    expect(replay.response).toMatchObject({ status: 409, body: { error: { type: 'invalid_request_error', code: 'refused' } } });
+    expect(replay.response).toMatchObject({ status: 409, body: { error: { type: 'invalid_request_error', code: 'already_refunded' } } });
     expect(runs.counted).toBe(1);
   });
 
@@ -102,7 +102,7 @@ describe('the idempotency engine', () => {
       await engine.recover();
     }
     const given = await engine.execute(d.scope, operation, 'b', { n: 0 });
-    expect(given.response).toMatchObject({ status: 503, body: { error: { type: 'api_error', message: 'given up', code: 'given_up' } } });
+    expect(given.response).toMatchObject({ status: 503, body: { error: { type: 'api_error', message: 'given up', code: 'retries_exhausted' } } });
   });
 
   it('lets one of many racing requests with one key run the operation', async () => {

@@ -1,4 +1,4 @@
-import { ApiError, cardError, invalid, upstreamFailure } from '../errors.js';
+import { ApiError, cardError, invalid, knownCode, upstreamFailure } from '../errors.js';
 
 /** What kind of refusal or failure a processor call ended in. */
 export type ProcessorFailureKind =
@@ -77,7 +77,7 @@ export function fromProcessorError(err: unknown): ApiError {
     case 'credentials':
       return upstreamFailure('processor_misconfigured', 'The platform is misconfigured: the processor refused its credentials');
     case 'invalid_request':
-      return invalid(err.param || undefined, err.message, err.code ?? 'processor_invalid_request');
+      return invalid(err.param || undefined, err.message, knownCode(400, err.code, 'processor_invalid_request'));
     default:
       throw err;
   }
@@ -103,7 +103,7 @@ export function permanentProcessorRefusal(err: unknown): ApiError | undefined {
     case 'other': {
       const status = err.status;
       if (status === undefined || status < 400 || status >= 500 || [401, 403, 409, 429].includes(status)) return undefined;
-      return invalid(err.param || undefined, err.message, err.code ?? 'processor_invalid_request');
+      return invalid(err.param || undefined, err.message, knownCode(400, err.code, 'processor_invalid_request'));
     }
     default:
       return undefined;

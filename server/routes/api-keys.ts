@@ -18,7 +18,7 @@ export const apiKeyRoutes = [
     summary: 'Create a restricted key (rk_) of this mode with the permissions given; the key is in this answer only',
     body: CreateApiKeySchema,
     responses: { 201: dataEnvelope(ApiKeySchema) },
-    errors: [409],
+    conflicts: ['api_key_limit'],
     async handle({ apiKeys }, { req, res, body }) {
       res.status(201).json({ data: await apiKeys.create(scopeOf(req), body) });
     },
@@ -43,7 +43,7 @@ export const apiKeyRoutes = [
     params: IdParams,
     body: RollApiKeySchema,
     responses: { 201: dataEnvelope(ApiKeySchema) },
-    errors: [409],
+    conflicts: ['api_key_inactive'],
     async handle({ apiKeys }, { req, res, params, body }) {
       res.status(201).json({ data: await apiKeys.roll(scopeOf(req), params.id, body.grace_hours === undefined ? undefined : body.grace_hours * HOUR_MS) });
     },

@@ -127,7 +127,7 @@ export const eventRoutes = [
     params: IdParams,
     body: ResendEventSchema,
     responses: { 202: dataEnvelope(EventDetailSchema) },
-    errors: [409],
+    conflicts: ['endpoint_disabled', 'event_mode_unknown'],
     async handle({ events }, { req, res, params, body }) {
       res.status(202).json({ data: await events.resend(scopeOf(req), params.id, body.endpoint_id) });
     },

@@ -11,6 +11,7 @@ export const merchantRoutes = [
     scope: 'merchant:read',
     summary: "The key's merchant, with the processor details a front-end needs and its connected account's standing (charges and payouts enabled, requirements, onboarding status)",
     responses: { 200: dataEnvelope(MerchantSchema) },
+    errors: [502],
     async handle({ merchants }, { req, res }) {
       res.json({ data: await merchants.describe(scopeOf(req)) });
     },

@@ -16,7 +16,7 @@ export const paymentLinkRoutes = [
     summary: 'Create a payment link',
     body: CreatePaymentLinkSchema,
     responses: { 201: dataEnvelope(PaymentLinkSchema), 200: dataEnvelope(PaymentLinkSchema) },
-    errors: [409, 503],
+    errors: [503],
     idempotent: true,
     async handle({ paymentLinks }, { req, res, body }) {
       const clientKey = idempotencyKeyOf(req);

@@ -29,7 +29,7 @@ export const payoutRoutes = [
     summary: 'Pay out to the bank account: an amount, or all that is available',
     body: CreatePayoutSchema,
     responses: { 201: dataEnvelope(PayoutSchema), 200: dataEnvelope(PayoutSchema) },
-    errors: [409, 502, 503],
+    errors: [502, 503],
     idempotent: true,
     async handle({ payouts }, { req, res, body }) {
       const clientKey = idempotencyKeyOf(req);

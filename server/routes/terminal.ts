@@ -131,7 +131,8 @@ export const terminalRoutes = [
     summary: 'Create an in-person payment',
     body: CreateTerminalPaymentSchema,
     responses: { 201: dataEnvelope(TerminalPaymentSchema), 200: dataEnvelope(TerminalPaymentSchema) },
-    errors: [402, 409, 502, 503],
+    errors: [402, 502, 503],
+    conflicts: ['reader_busy', 'reader_offline'],
     idempotent: true,
     async handle({ terminal }, { req, res, body }) {
       const { idempotency_key: bodyKey, ...input } = body;
@@ -147,7 +148,8 @@ export const terminalRoutes = [
     summary: 'Send a payment to a reader',
     body: ProcessPaymentSchema,
     responses: { 200: dataEnvelope(ReaderActionSchema) },
-    errors: [409, 502],
+    errors: [502],
+    conflicts: ['transaction_not_processable', 'reader_busy', 'reader_offline'],
     async handle({ terminal }, { req, res, body }) {
       res.json({ data: await terminal.processPayment(scopeOf(req), body.payment_intent_id, body.reader_id) });
     },
@@ -160,7 +162,8 @@ export const terminalRoutes = [
     summary: 'Test mode: tap a test card on a reader',
     body: SimulatePaymentSchema,
     responses: { 200: dataEnvelope(SimulateResultSchema) },
-    errors: [409, 502],
+    errors: [502],
+    conflicts: ['reader_idle', 'reader_offline'],
     async handle({ terminal }, { req, res, body }) {
       res.json({
         data: await terminal.simulatePayment(scopeOf(req), body.reader_id, {
@@ -178,7 +181,8 @@ export const terminalRoutes = [
     summary: "Clear the reader's screen (the payment stays pending)",
     body: CancelActionSchema,
     responses: { 200: dataEnvelope(CancelActionResultSchema) },
-    errors: [409, 502],
+    errors: [502],
+    conflicts: ['authorization_in_progress', 'reader_offline'],
     async handle({ terminal }, { req, res, body }) {
       res.json({ data: await terminal.cancelAction(scopeOf(req), body.reader_id) });
     },

@@ -33,7 +33,7 @@ function createPayment(operationId: string, path: string, summary: string) {
     summary,
     body: CreateTransactionSchema,
     responses: { 201: CreateTransactionResponseSchema, 200: CreateTransactionResponseSchema },
-    errors: [402, 409, 502, 503],
+    errors: [402, 502, 503],
     idempotent: true,
     async handle({ transactions }: Services, { req, res, body }) {
       const { idempotency_key: bodyKey, ...rest } = body;
@@ -93,7 +93,8 @@ export const transactionRoutes = [
     params: IdParams,
     body: CaptureSchema,
     responses: { 200: dataEnvelope(TransactionSchema) },
-    errors: [409, 502],
+    errors: [502],
+    conflicts: ['transaction_not_capturable', 'transaction_being_created'],
     async handle({ transactions }, { req, res, params, body }) {
       res.json({ data: transactions.present(await transactions.capture(scopeOf(req), params.id, body.amount_to_capture)) });
     },
@@ -107,7 +108,8 @@ export const transactionRoutes = [
     params: IdParams,
     body: CancelSchema,
     responses: { 200: CancelResponseSchema },
-    errors: [409, 502],
+    errors: [502],
+    conflicts: ['transaction_being_created', 'authorization_in_progress', 'already_captured'],
     async handle({ transactions }, { req, res, params, body }) {
       const { row, readerReset } = await transactions.cancel(scopeOf(req), params.id, body.reason);
       res.json({
@@ -125,7 +127,8 @@ export const transactionRoutes = [
     params: IdParams,
     body: CreateRefundSchema,
     responses: { 201: dataEnvelope(RefundSchema), 200: dataEnvelope(RefundSchema) },
-    errors: [409, 502, 503],
+    errors: [502, 503],
+    conflicts: ['already_refunded', 'transaction_not_refundable', 'transaction_disputed'],
     idempotent: true,
     async handle({ refunds }, { req, res, params, body }) {
       const clientKey = idempotencyKeyOf(req);

@@ -7,7 +7,7 @@ import { toIsoOrNull, toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { TerminalLocationsTable, TerminalReadersTable, TransactionsTable } from '../db/schema.js';
 import { findScoped } from '../db/prepared.js';
 import type { Executor, Store } from '../db/store.js';
-import { ApiError, conflict, invalid, missing, notFound } from '../errors.js';
+import { ApiError, conflict, invalid, knownCode, missing, notFound } from '../errors.js';
 import { fromProcessorError, processorErrorCode } from '../processor/errors.js';
 import { type TerminalPort, processorIdempotencyKey, type TippingRequest } from '../processor/port.js';
 import type { CreateTerminalPaymentInput } from '../../shared/contract/terminal.js';
@@ -257,7 +257,7 @@ export class TerminalService {
       );
     } catch (err) {
       const mapped = fromProcessorError(err);
-      if (mapped.status === 400 && mapped.param === 'registration_code') throw invalid('registration_code', mapped.message, mapped.code);
+      if (mapped.status === 400 && mapped.param === 'registration_code') throw invalid('registration_code', mapped.message, knownCode(400, mapped.code, 'parameter_invalid'));
       throw mapped;
     }
     const row: TerminalReadersTable = {

@@ -7,45 +7,9 @@ import type { FieldCipher } from '../db/encryption.js';
 import type { Scope } from '../accounts/scope.js';
 import { originOf } from '../audit/origin.js';
 
-/**
- * Event kinds we emit: spec §6.2's payment events and its `payout.*`, `customer.*` and `dispute.*`
- * families (their names follow Stripe's), plus the refund family. Every event's data carries
- * `is_test`. `payment.authorized` marks a manual-capture payment ready to capture.
- */
-export const EVENT_TYPES = [
-  'payment.created',
-  'payment.authorized',
-  'payment.succeeded',
-  'payment.failed',
-  'payment.canceled',
-  'payment.refunded',
-  'payment.partially_refunded',
-  'refund.created',
-  'refund.succeeded',
-  'refund.failed',
-  'dispute.created',
-  'dispute.updated',
-  'dispute.closed',
-  'dispute.funds_withdrawn',
-  'dispute.funds_reinstated',
-  'payout.created',
-  'payout.updated',
-  'payout.paid',
-  'payout.failed',
-  'payout.canceled',
-  'customer.created',
-  'customer.updated',
-  'customer.deleted',
-  // The merchant's connected account changed what it can do or needs (server/accounts/onboarding.ts).
-  'merchant.updated',
-  // Reader presence as the on-premise agent reports it (docs/agent-protocol.md).
-  'terminal.reader.online',
-  'terminal.reader.offline',
-  // An endpoint disabled for failing, told to the merchant's other endpoints (server/webhooks/queue.ts).
-  'webhook_endpoint.disabled',
-] as const;
+import type { EventType } from '../../shared/contract/event-types.js';
 
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES, type EventType } from '../../shared/contract/event-types.js';
 
 /**
  * An event's mode is what its data says (spec §6.6): `is_test` true or false. Events stored

@@ -1,8 +1,10 @@
 import { Transport } from '../../shared/api/transport.js';
+import { checkAnswer } from './contract.js';
 
 /**
  * The tests' view of the /v1 API: real HTTP through the shared client's transport, every answer
- * returned as it came (status, headers, body) so tests can assert on errors as well as successes.
+ * returned as it came (status, headers, body) so tests can assert on errors as well as successes, and
+ * checked against the OpenAPI document on the way (a status or body it does not declare fails the test).
  */
 export interface ApiResponse<T = unknown> {
   status: number;
@@ -27,6 +29,8 @@ export async function call<T = Json>(
   });
   // Non-JSON answers are returned as text so a test can say what it got.
   const body = res.isJson ? res.json : res.text || undefined;
+  // Every answer the tests see is also checked against the OpenAPI document (helpers/contract.ts).
+  checkAnswer(method, path, res.status, res.headers.get('content-type'), body);
   return { status: res.status, headers: res.headers, body: body as T };
 }
 

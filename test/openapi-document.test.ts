@@ -1,0 +1,97 @@
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import createClient from 'openapi-fetch';
+import openapiTS, { astToString } from 'openapi-typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CreatedMerchant } from '../server/accounts/merchants.js';
+import { apiRoutes } from '../server/app.js';
+import { openApiDocument } from '../server/http/route-table.js';
+import { EVENT_TYPES } from '../shared/contract/event-types.js';
+import type { paths } from './generated/pos-api.js';
+import { client } from './helpers/api.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+import { tempDir } from './helpers/tmp.js';
+
+const run = promisify(execFile);
+const document = openApiDocument(apiRoutes);
+
+describe('the /v1 OpenAPI document', () => {
+  it('passes Redocly lint with no operation-operationId, operation-2xx-response, struct or unresolved-ref problem', async () => {
+    const dir = tempDir();
+    try {
+      const file = join(dir.path, 'openapi.json');
+      writeFileSync(file, JSON.stringify(document));
+      const bin = join(process.cwd(), 'node_modules', '.bin', 'redocly');
+      const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
+      // Lint exits non-zero on any error; the report on stdout is what is judged.
+      const out = await run(bin, ['lint', file, '--format=json'], { env, maxBuffer: 64 << 20 }).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
+      const report = JSON.parse(out.stdout) as { problems: { ruleId: string; message: string; location: { pointer?: string }[] }[] };
+      // The agent's websocket succeeds with 101 Switching Protocols, which no 2xx can describe: the one exception.
+      const websocket = '#/paths/~1v1~1agent~1connect/get/responses';
+      const ours = report.problems.filter(
+        (p) => ['operation-operationId', 'operation-2xx-response', 'struct', 'no-unresolved-refs'].includes(p.ruleId) && p.location[0]?.pointer !== websocket,
+      );
+      expect(ours.map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer ?? ''}`)).toEqual([]);
+    } finally {
+      dir.cleanup();
+    }
+  }, 60_000);
+
+  it('lists every event type as a webhook with its payload schema', () => {
+    expect(Object.keys(document.webhooks ?? {}).sort()).toEqual([...EVENT_TYPES].sort());
+    const body = document.webhooks?.['payment.succeeded']?.post?.requestBody as { content: Record<string, { schema: { properties: Record<string, unknown> } }> };
+    expect(body.content['application/json']?.schema.properties).toMatchObject({ type: { type: 'string', enum: ['payment.succeeded'] }, data: expect.anything() });
+    expect(document.webhooks?.['payment.succeeded']?.post?.operationId).toBe('paymentSucceededEvent');
+  });
+
+  it("declares each operation's refusal codes, and a bodiless POST takes no body or {}", () => {
+    const responses = document.paths?.['/v1/transactions/{id}/refunds']?.post?.responses as Record<string, { content: Record<string, { schema: { allOf: { properties?: { error: { properties: { code: { enum: string[] } } } } }[] } }> }>;
+    const codes = (status: string) => responses[status]?.content['application/json']?.schema.allOf[1]?.properties?.error.properties.code.enum;
+    expect([...(codes('409') ?? [])].sort()).toEqual(['already_refunded', 'idempotency_key_in_use', 'transaction_disputed', 'transaction_not_refundable']);
+    expect(codes('404')).toEqual(['resource_missing']);
+    const revoke = document.paths?.['/v1/api-keys/{id}/revoke']?.post?.requestBody as { required: boolean; content: Record<string, { schema: unknown }> };
+    expect(revoke.required).toBe(false);
+    expect(revoke.content['application/json']?.schema).toEqual({ type: 'object', additionalProperties: false, maxProperties: 0 });
+  });
+});
+
+describe('a client generated from the document (openapi-typescript + openapi-fetch)', () => {
+  let t: TestServer;
+  let m: CreatedMerchant;
+  beforeAll(async () => {
+    t = await startTestServer();
+    m = await t.merchant('Generated Client Shop');
+  });
+  afterAll(() => t.stop());
+
+  it('is the one `npm run build` generated from this document', async () => {
+    const generated = readFileSync(new URL('./generated/pos-api.d.ts', import.meta.url), 'utf8');
+    const fresh = astToString(await openapiTS(JSON.parse(JSON.stringify(document)) as never));
+    if (process.env.POS_DUMP_CLIENT) writeFileSync(process.env.POS_DUMP_CLIENT, fresh);
+    expect(generated === fresh, 'test/generated/pos-api.d.ts is stale: run npm run build').toBe(true);
+  }, 60_000);
+
+  it('takes a payment, refunds it and registers a webhook endpoint', async () => {
+    const pos = createClient<paths>({ baseUrl: t.url, headers: { Authorization: `Bearer ${m.keys.sk_test}` } });
+    const paid = await pos.POST('/v1/transactions', { body: { amount: 1200, currency: 'usd', payment_method: 'pm_card_visa', payment_method_type: 'card', capture_method: 'automatic', confirm: true }, params: { header: { 'Idempotency-Key': 'generated-1' } } });
+    expect(paid.response.status, JSON.stringify(paid.error)).toBe(201);
+    const payment = paid.data?.data;
+    expect(payment?.status).toBe('succeeded');
+    const refund = await pos.POST('/v1/transactions/{id}/refunds', { params: { path: { id: payment?.id ?? '' } }, body: { amount: 200 } });
+    expect(refund.response.status, JSON.stringify(refund.error)).toBe(201);
+    expect(refund.data?.data.amount).toBe(200);
+    const endpoint = await pos.POST('/v1/webhook-endpoints', { body: { url: 'https://shop.example.com/hooks', events: ['payment.*', 'refund.succeeded'] } });
+    expect(endpoint.response.status, JSON.stringify(endpoint.error)).toBe(201);
+    expect(endpoint.data?.data.events).toEqual(['payment.*', 'refund.succeeded']);
+    const refused = await pos.POST('/v1/webhook-endpoints', { body: { url: 'https://shop.example.com/hooks', events: ['no.such.event'] } });
+    expect(refused.response.status).toBe(400);
+    expect(refused.error?.error.message).toContain('no.such.event');
+    // The same refusal through the tests' own client, whose answers are checked against the document.
+    const update = await client(t.url, m.keys.sk_test).post(`/v1/webhook-endpoints/${endpoint.data?.data.id ?? ''}`, { events: ['payment.*', 'payment.sucseeded'] });
+    expect(update.status).toBe(400);
+    expect(update.body).toMatchObject({ error: { code: 'parameter_invalid', param: 'events[1]' } });
+    expect(JSON.stringify(update.body)).toContain('payment.sucseeded');
+  }, 60_000);
+});
