@@ -1,7 +1,8 @@
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/time.js';
-import { ping, type Store } from './db/store.js';
+import type { Store } from './db/store.js';
+import { healthRouter } from './http/health.js';
 import { apiEntry, errorHandler, gate, hideCustomerData, notFoundHandler, requestContext, timeResponses } from './http/middleware.js';
 import { checkTable, openApiDocument, routeMatcher, routerOf, type Route } from './http/route-table.js';
 import { auditTrail } from './http/audit.js';
@@ -123,10 +124,7 @@ export function createApp(deps: AppDeps): Express {
   v1.use(routerOf(apiRoutes, services));
   app.use('/v1', v1);
 
-  app.get('/healthz', async (_req, res) => {
-    await ping(store.db);
-    res.json({ status: 'ok' });
-  });
+  app.use(healthRouter(store));
   app.use('/receipts', receiptsRouter((token) => findReceipt(store.db, token, deps.processor.kind === 'simulator')));
   // Hosted checkout and payment-link pages: public, outside /v1.
   app.use(pagesRouter(services.pages, deps.processor, liveMoney));

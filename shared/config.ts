@@ -107,6 +107,12 @@ const stripeSettings = z.object({
 export type StripeSettings = z.infer<typeof stripeSettings>;
 
 export const serverConfigSchema = z.object({
+  /**
+   * What this instance runs: `api` (the /v1 API, hosted pages, processor events, agents; no
+   * background loop), `worker` (webhook delivery, the reconciler, sweeps and expiry; serves only
+   * the operational endpoints), or `all` (both, the default). docs/postgres.md, "Roles".
+   */
+  role: z.enum(['api', 'worker', 'all']).default('all'),
   processor: z.enum(['simulator', 'stripe']).default('simulator'),
   /** Whether the embedded simulator enforces Stripe's rate limits (env POS_SIMULATOR_RATE_LIMITS=on|off). */
   simulatorRateLimits,
@@ -186,6 +192,7 @@ export const serverConfigSchema = z.object({
 export type ServerConfig = z.infer<typeof serverConfigSchema>;
 
 export interface ServerFlags {
+  role?: string | undefined;
   host?: string | undefined;
   port?: string | number | undefined;
   dataDir?: string | undefined;
@@ -231,6 +238,7 @@ function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown): z.infer<S
 export function loadServerConfig(flags: ServerFlags, env: Env = process.env): ServerConfig {
   const simulateLive = flags.simulateLive ?? (env.POS_SIMULATE_LIVE === '1' || env.POS_SIMULATE_LIVE === 'true');
   const config = parseOrThrow(serverConfigSchema, {
+    role: pick(flags.role, env.POS_ROLE),
     host: pick(flags.host, env.POS_HOST),
     port: pick(flags.port, env.POS_PORT, env.PORT),
     dataDir: pick(flags.dataDir, env.POS_DATA_DIR),
@@ -280,6 +288,11 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
       ),
     },
   });
+  // On the embedded store commit notices stay inside one process, so a worker in another would
+  // not hear of new webhooks and the reconciler counts on being the only process.
+  if (config.role !== 'all' && !config.databaseUrl) throw new ConfigError(`--role ${config.role} needs PostgreSQL (--database-url): on the embedded SQLite store one process runs everything (--role all)`);
+  // Each instance's embedded simulator would be a processor of its own: the worker would poll payments its API never made.
+  if (config.role !== 'all' && config.processor !== 'stripe') throw new ConfigError(`--role ${config.role} needs one processor shared by every instance: --processor stripe (Stripe, or a standalone pos simulator through STRIPE_API_BASE)`);
   // With Stripe, live payments are real: a flag saying they are simulated would mislead whoever set it.
   if (config.simulateLive && config.processor === 'stripe') throw new ConfigError('--simulate-live needs the simulator: with --processor stripe, live payments are real');
   // Only simulated live accounts can be made ready with test values; saying so elsewhere would mislead.

@@ -4,6 +4,7 @@ export function registerServerCommands(program: Command): void {
   program
     .command('server')
     .description('Run the /v1 API server on the embedded database')
+    .option('--role <role>', 'all (default): everything; api: the /v1 API, pages, processor events and agents, no background loops; worker: webhook delivery, reconciler, sweeps and expiry, serving only /healthz (both need PostgreSQL and a shared processor; env POS_ROLE)')
     .option('--port <port>', 'port to listen on (env POS_PORT)', undefined)
     .option('--host <host>', 'address to bind (env POS_HOST)', undefined)
     .option('--data-dir <dir>', 'where the database lives (env POS_DATA_DIR, default ./.pos)')

@@ -5,7 +5,7 @@ import { insertRow, Prepared, updateRows } from '../db/prepared.js';
 import type { IdempotencyKeysTable, Mode } from '../db/schema.js';
 import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, conflict, unavailable } from '../errors.js';
-import type { Leases } from '../db/leases.js';
+import type { Leases, Presence } from '../db/leases.js';
 import type { Scope } from '../accounts/scope.js';
 import { bindOrigin, parseStoredOrigin, type RequestOrigin, storedOrigin } from '../audit/origin.js';
 import { answeredObjectId, factsOf, recordAudit } from '../audit/log.js';
@@ -176,6 +176,8 @@ export class IdempotencyService {
     private readonly recoveryScale: number = 1,
     /** Seals the state and answer of requests that name a customer's details; required by operations that can. */
     private readonly cipher?: FieldCipher,
+    /** Keeps this instance counted alive while it holds locks, where no background loop does (the api role). */
+    private readonly presence?: Presence,
   ) {}
 
   /** Stored text of a key row's column, sealed when the request is personal. */
@@ -203,6 +205,16 @@ export class IdempotencyService {
   }
 
   async execute<S, O>(scope: Scope, operation: Operation<S, O>, clientKey: string | undefined, initialState: S): Promise<ExecuteResult<S, O>> {
+    if (!this.presence) return this.#execute(scope, operation, clientKey, initialState);
+    const release = await this.presence.hold();
+    try {
+      return await this.#execute(scope, operation, clientKey, initialState);
+    } finally {
+      release();
+    }
+  }
+
+  async #execute<S, O>(scope: Scope, operation: Operation<S, O>, clientKey: string | undefined, initialState: S): Promise<ExecuteResult<S, O>> {
     const key = clientKey ?? `auto_${randomUUID()}`;
     // From here the engine writes this request's audit entry (or none, for a replay): not the edge.
     if (scope.origin && !scope.origin.nested) scope.origin.engine = true;

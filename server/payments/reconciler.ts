@@ -30,6 +30,11 @@ const LEASE = 'reconciler';
  */
 const PRESENCE_MIN_TTL_MS = 30_000;
 
+/** How long an instance's presence lease lasts: three reconciler intervals, at least PRESENCE_MIN_TTL_MS. */
+export function presenceTtlMs(intervalMs: number): number {
+  return Math.max(PRESENCE_MIN_TTL_MS, 3 * intervalMs);
+}
+
 /** Expired keys are purged at most this often: retention is a day, so hourly is plenty. */
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 
@@ -130,7 +135,7 @@ export class Reconciler {
   }
 
   #renewPresence(): Promise<boolean> {
-    return this.options.leases.renewPresence(Math.max(PRESENCE_MIN_TTL_MS, 3 * this.options.intervalMs));
+    return this.options.leases.renewPresence(presenceTtlMs(this.options.intervalMs));
   }
 
   async stop(): Promise<void> {
