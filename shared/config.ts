@@ -324,10 +324,16 @@ export function loadStoreConfig(
   });
 }
 
+/**
+ * Where `pos simulator` on its own keeps its state unless told: a directory of its own, not the
+ * `.pos` whose `simulator/` is the embedded processor of `pos server` and `pos up`.
+ */
+export const DEFAULT_SIMULATOR_DATA_DIR = '.pos-simulator';
+
 /** The main key settings of `pos simulator` on its own: its data dir's key file unless a key is given. */
 export function loadSimulatorKeySettings(flags: { dataDir?: string | undefined; masterKeyFile?: string | undefined }, env: Env = process.env): { dataDir: string; masterKey?: Buffer[] | undefined; masterKeyFile?: string | undefined } {
   return parseOrThrow(serverConfigSchema.pick({ dataDir: true, masterKey: true, masterKeyFile: true }), {
-    dataDir: pick(flags.dataDir, env.POS_DATA_DIR),
+    dataDir: pick(flags.dataDir, env.POS_DATA_DIR) ?? DEFAULT_SIMULATOR_DATA_DIR,
     masterKey: pick(env.POS_MASTER_KEY),
     masterKeyFile: pick(flags.masterKeyFile, env.POS_MASTER_KEY_FILE),
   });
