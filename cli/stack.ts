@@ -34,10 +34,6 @@ export function stripeConnection(config: ServerConfig): ProcessorConnection {
   if (!s.secretKeyTest && !s.secretKeyLive) {
     throw new ConfigError('--processor stripe needs STRIPE_SECRET_KEY_TEST and/or STRIPE_SECRET_KEY_LIVE (see docs/processor.md)');
   }
-  // Hosted checkout and payment-link pages load Stripe.js with the publishable key: without it
-  // every customer would meet a broken page, so the server does not start.
-  if (s.secretKeyTest && !s.publishableKeyTest) throw new ConfigError('--processor stripe with STRIPE_SECRET_KEY_TEST needs STRIPE_PUBLISHABLE_KEY_TEST (pk_test_…) for the checkout pages (`pos simulator env` prints both for the simulator)');
-  if (s.secretKeyLive && !s.publishableKeyLive) throw new ConfigError('--processor stripe with STRIPE_SECRET_KEY_LIVE needs STRIPE_PUBLISHABLE_KEY_LIVE (pk_live_…) for the checkout pages');
   if (s.webhookSecrets.length === 0) {
     throw new ConfigError('--processor stripe needs STRIPE_WEBHOOK_SECRET (the signing secret of the endpoint pointed at /processor/webhooks)');
   }

@@ -293,6 +293,10 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
   if (config.role !== 'all' && !config.databaseUrl) throw new ConfigError(`--role ${config.role} needs PostgreSQL (--database-url): on the embedded SQLite store one process runs everything (--role all)`);
   // Each instance's embedded simulator would be a processor of its own: the worker would poll payments its API never made.
   if (config.role !== 'all' && config.processor !== 'stripe') throw new ConfigError(`--role ${config.role} needs one processor shared by every instance: --processor stripe (Stripe, or a standalone pos simulator through STRIPE_API_BASE)`);
+  // Hosted checkout and payment-link pages load Stripe.js with the publishable key: without it
+  // every customer would meet a broken page, so the server does not start.
+  if (config.processor === 'stripe' && config.stripe.secretKeyTest && !config.stripe.publishableKeyTest) throw new ConfigError('--processor stripe with STRIPE_SECRET_KEY_TEST needs STRIPE_PUBLISHABLE_KEY_TEST (pk_test_…) for the checkout pages (`pos simulator env` prints both for the simulator)');
+  if (config.processor === 'stripe' && config.stripe.secretKeyLive && !config.stripe.publishableKeyLive) throw new ConfigError('--processor stripe with STRIPE_SECRET_KEY_LIVE needs STRIPE_PUBLISHABLE_KEY_LIVE (pk_live_…) for the checkout pages');
   // With Stripe, live payments are real: a flag saying they are simulated would mislead whoever set it.
   if (config.simulateLive && config.processor === 'stripe') throw new ConfigError('--simulate-live needs the simulator: with --processor stripe, live payments are real');
   // Only simulated live accounts can be made ready with test values; saying so elsewhere would mislead.

@@ -37,10 +37,6 @@ export async function installServerService(given: ServerServiceOptions, io: CliI
   const flags: ServerFlags = { dataDir: STATE_DIR, port: given.port, host: given.host, role: given.role };
   // Refused now, with the reason, rather than in the journal when the service first starts.
   const config = loadServerConfig(flags, Object.fromEntries(carried));
-  if (config.processor === 'stripe') {
-    const { stripeConnection } = await import('../stack.js');
-    stripeConnection(config);
-  }
   const args = ['server', '--data-dir', STATE_DIR, '--port', String(config.port), '--host', config.host, ...(config.role !== 'all' ? ['--role', config.role] : [])];
   const unit = renderUnit({
     description: `pos server${config.role !== 'all' ? ` (${config.role})` : ''}`,
