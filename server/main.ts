@@ -16,8 +16,9 @@ import { StoredEndpointSettings } from './processor/endpoint-settings.js';
 import type { PaymentProcessor } from './processor/port.js';
 import { buildServices, type Services } from './services.js';
 import { DatabaseRateLimiter } from './http/rate-limit.js';
-import { Leases } from './db/leases.js';
-import { Reconciler } from './payments/reconciler.js';
+import { Leases, PresenceOnDemand } from './db/leases.js';
+import { presenceTtlMs, Reconciler } from './payments/reconciler.js';
+import { createOperationsApp } from './operations-app.js';
 import { WebhookWorker } from './webhooks/worker.js';
 import { attachAgentUpstream, type AgentUpstream } from './routes/agent-upstream.js';
 import { authenticateKey } from './accounts/api-keys.js';
@@ -97,9 +98,14 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   let url = '';
   const publicUrl = (): string => config.publicUrl ?? url;
   const leases = new Leases(store, clock);
+  // The api role runs no background loop, so nothing renews its presence on a timer: its requests
+  // do, while they hold locks. The others' reconciler renews it on every pass.
+  const runsApi = config.role !== 'worker';
+  const runsLoops = config.role !== 'api';
   const egress = { egress: config.webhookEgress, liveEndpointsFollowTestRule: config.liveEndpointsFollowTestRule };
   const services = buildServices({
     leases,
+    ...(runsLoops ? {} : { presence: new PresenceOnDemand(leases, clock, presenceTtlMs(config.reconcileIntervalMs)) }),
     store,
     cipher,
     clock,
@@ -117,6 +123,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     telemetry,
   });
   const readiness = new Readiness({ db: store.db, schema: config.databaseSchema, processor, logger });
+  const operations = { readiness, telemetry, metrics: config.telemetry.metricsToken ? { token: config.telemetry.metricsToken } : ('none' as const) };
   const reconciler = new Reconciler(services, logger, {
     intervalMs: config.reconcileIntervalMs,
     leases,
@@ -124,10 +131,10 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     notifications: store.notifications,
   });
   // Several instances share one database on PostgreSQL, and so their rate-limit counts.
-  const sharedCounts = config.databaseUrl
+  const sharedCounts = config.databaseUrl && runsApi
     ? (await import('./db/postgres.js')).openPostgresUnflushed(config.databaseUrl, config.databaseSchema ? { schema: config.databaseSchema } : {})
     : undefined;
-  const app = createApp({
+  const app = runsApi ? createApp({
     ...(sharedCounts ? { rateLimiter: new DatabaseRateLimiter(sharedCounts, config.rateLimit, config.rateWindowSeconds) } : {}),
     store,
     clock,
@@ -136,12 +143,17 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     processor,
     services,
     ...(options.processorEventHandlers ? { processorEventHandlers: options.processorEventHandlers } : {}),
-    operations: { readiness, telemetry, metrics: config.telemetry.metricsToken ? { token: config.telemetry.metricsToken } : 'none' },
-  });
+    operations,
+  }) : createOperationsApp({ logger, operations });
   const server: Server = createServer(app);
-  const agentUpstream = attachAgentUpstream(server, { keys: { authenticate: (presented, now) => authenticateKey(store.db, presented, now) }, clock, logger, services });
-  services.presenceExpiry.start();
-  services.readerReconciler.start();
+  // Agents connect to API instances; a worker refuses the upgrade like any other unknown path.
+  const agentUpstream: AgentUpstream = runsApi
+    ? attachAgentUpstream(server, { keys: { authenticate: (presented, now) => authenticateKey(store.db, presented, now) }, clock, logger, services })
+    : { connected: () => 0, close: async () => undefined };
+  if (runsLoops) {
+    services.presenceExpiry.start();
+    services.readerReconciler.start();
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -149,16 +161,17 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const port = (server.address() as AddressInfo).port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   url = `http://${host}:${port}`;
-  if (processor.kind === 'simulator') await processor.registerWebhookEndpoint(`${url}/processor/webhooks`);
+  if (processor.kind === 'simulator' && runsApi) await processor.registerWebhookEndpoint(`${url}/processor/webhooks`);
   const metricsListener = config.telemetry.metricsListen ? await listenForOperators(config.telemetry.metricsListen, { readiness, telemetry, metrics: 'open' }) : undefined;
-  // Merchants made by the admin CLI get their connected accounts now rather than on first use.
-  await reconciler.start();
   const webhooks = new WebhookWorker(services.webhookQueue, clock, logger, store.notifications, { timeoutMs: config.webhookTimeoutMs, egress, metrics: telemetry.metrics });
-  await webhooks.start();
-  services.retention.start();
-  // Checked in the configuration: scheduled backups are of the embedded store only.
+  if (runsLoops) {
+    await reconciler.start();
+    await webhooks.start();
+    services.retention.start();
+  }
+  // Checked in the configuration: scheduled backups are of the embedded store only, which runs every role.
   const backups =
-    config.backupEveryMs !== undefined && store.dialect === 'sqlite'
+    config.backupEveryMs !== undefined && store.dialect === 'sqlite' && runsLoops
       ? new BackupSchedule({ dataDir: config.dataDir, dir: config.backupDir ?? join(config.dataDir, 'backups'), everyMs: config.backupEveryMs, keep: config.backupKeep, logger })
       : undefined;
   backups?.start();
@@ -172,12 +185,18 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     now: () => clock.now(),
   });
   cipher.follow();
-  // Values stored in plaintext before encryption at rest are sealed in the background, in batches.
+  // Values stored in plaintext before encryption at rest are sealed in the background, in batches;
+  // merchants made by the admin CLI get their connected accounts now rather than on first use.
+  // Both are background work: the worker's.
   let closingDown = false;
-  const legacy = sealLegacyValues(store, cipher, { now: () => clock.now(), logger, stopped: () => closingDown }).catch((err: unknown) => {
-    logger.warn({ err }, 'sealing the values stored in plaintext failed; the next start tries again');
-  });
-  const provisioned = services.connectedAccounts.provisionMissing().catch((err: unknown) => logger.warn({ err }, 'connected-account provisioning failed; retried on first use'));
+  const legacy = runsLoops
+    ? sealLegacyValues(store, cipher, { now: () => clock.now(), logger, stopped: () => closingDown }).catch((err: unknown) => {
+        logger.warn({ err }, 'sealing the values stored in plaintext failed; the next start tries again');
+      })
+    : Promise.resolve();
+  const provisioned = runsLoops
+    ? services.connectedAccounts.provisionMissing().catch((err: unknown) => logger.warn({ err }, 'connected-account provisioning failed; retried on first use'))
+    : Promise.resolve();
   const settled = Promise.all([legacy, provisioned]).then(() => undefined);
   if (options.processor.unlimited) logger.warn("the processor's rate limits are OFF (POS_SIMULATOR_RATE_LIMITS=off): for throughput benchmarks and bulk fixtures only, Stripe enforces them");
   const liveMoney = liveMoneyOf(processor.kind, config.simulateLive);
@@ -185,7 +204,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   if (liveMoney === 'unavailable') logger.info('live mode takes no payments on the simulator: run with --processor stripe for real ones, or --simulate-live to try them');
   // Which migrations the database holds, and which this start applied: what `pos migrate status` says in full.
   const migrations = store.migrations ? { applied: store.migrations.applied, applied_now: store.migrations.appliedNow, pending: 0 } : undefined;
-  logger.info({ url, version: POS_VERSION, data_dir: config.dataDir, processor: processor.name, live_mode: liveMoney, ...(migrations ? { migrations } : {}), ...(metricsListener ? { metrics_url: metricsListener.url } : {}) }, 'pos server listening');
+  logger.info({ url, role: config.role, version: POS_VERSION, ...storeDescription(config), processor: processor.name, live_mode: liveMoney, ...(migrations ? { migrations } : {}), ...(metricsListener ? { metrics_url: metricsListener.url } : {}) }, 'pos server listening');
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -226,4 +245,15 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     return closing;
   };
   return { url, port, store, cipher, logger, processor, services, reconciler, webhooks, agentUpstream, ...(backups ? { backups } : {}), settled, readiness, telemetry, metricsUrl: metricsListener?.url, close };
+}
+
+/**
+ * Where this server keeps its ledger, for the start-up log: on PostgreSQL the database (its
+ * password left out) and schema; the data dir then holds only the default main key file.
+ */
+function storeDescription(config: ServerConfig): Record<string, string> {
+  if (!config.databaseUrl) return { data_dir: config.dataDir };
+  const url = new URL(config.databaseUrl);
+  url.password = '';
+  return { database: url.toString(), ...(config.databaseSchema ? { schema: config.databaseSchema } : {}) };
 }

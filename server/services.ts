@@ -21,7 +21,7 @@ import { ReaderViews } from './terminal/reader-view.js';
 import { ReaderReconciler } from './terminal/reader-reconciler.js';
 import { CustomerService } from './accounts/customers.js';
 import { DEFAULT_KEY_TTL_MS, IdempotencyService } from './idempotency/keys.js';
-import type { Leases } from './db/leases.js';
+import type { Leases, Presence } from './db/leases.js';
 import { MerchantService } from './accounts/merchants.js';
 import { ApiKeyService } from './accounts/restricted-keys.js';
 import { KeyWatch } from './accounts/key-watch.js';
@@ -98,6 +98,8 @@ export interface ServiceDeps {
   idempotencyTtlMs?: number;
   /** Instance identity and leases (shared with the reconciler). */
   leases?: Leases;
+  /** Keeps the instance counted alive while it holds locks, where no reconciler renews its presence (the api role). */
+  presence?: Presence;
   terminalStaleMs?: number;
   webhookEgress?: EgressOptions;
   webhookRetryScale?: number;
@@ -121,7 +123,7 @@ export interface ServiceDeps {
 export function buildServices(deps: ServiceDeps): Services {
   const { store, cipher, clock, logger, processor, publicUrl } = deps;
   const telemetry = deps.telemetry ?? noTelemetry;
-  const idempotency = new IdempotencyService(store, clock, logger, deps.idempotencyTtlMs ?? DEFAULT_KEY_TTL_MS, deps.leases, deps.recoveryRetryScale ?? 1, cipher, telemetry);
+  const idempotency = new IdempotencyService(store, clock, logger, deps.idempotencyTtlMs ?? DEFAULT_KEY_TTL_MS, deps.leases, deps.recoveryRetryScale ?? 1, cipher, telemetry, deps.presence);
   // Inside the transaction of every payment move: its event, then a checkout session it completes.
   const payments = new PaymentState([paymentEventRecorder(cipher), completeCheckoutSession]);
   const connectedAccounts = new ConnectedAccounts(store, clock, processor);

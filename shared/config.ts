@@ -175,6 +175,12 @@ const telemetrySchema = z.object({
 export type TelemetryConfig = z.infer<typeof telemetrySchema>;
 
 export const serverConfigSchema = z.object({
+  /**
+   * What this instance runs: `api` (the /v1 API, hosted pages, processor events, agents; no
+   * background loop), `worker` (webhook delivery, the reconciler, sweeps and expiry; serves only
+   * the operational endpoints), or `all` (both, the default). docs/postgres.md, "Roles".
+   */
+  role: z.enum(['api', 'worker', 'all']).default('all'),
   processor: z.enum(['simulator', 'stripe']).default('simulator'),
   /** Whether the embedded simulator enforces Stripe's rate limits (env POS_SIMULATOR_RATE_LIMITS=on|off). */
   simulatorRateLimits,
@@ -265,6 +271,7 @@ export const serverConfigSchema = z.object({
 export type ServerConfig = z.infer<typeof serverConfigSchema>;
 
 export interface ServerFlags {
+  role?: string | undefined;
   host?: string | undefined;
   port?: string | number | undefined;
   dataDir?: string | undefined;
@@ -317,6 +324,7 @@ function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown): z.infer<S
 export function loadServerConfig(flags: ServerFlags, env: Env = process.env): ServerConfig {
   const simulateLive = flags.simulateLive ?? (env.POS_SIMULATE_LIVE === '1' || env.POS_SIMULATE_LIVE === 'true');
   const config = parseOrThrow(serverConfigSchema, {
+    role: pick(flags.role, env.POS_ROLE),
     host: pick(flags.host, env.POS_HOST),
     port: pick(flags.port, env.POS_PORT, env.PORT),
     dataDir: pick(flags.dataDir, env.POS_DATA_DIR),
@@ -380,6 +388,15 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
       ),
     },
   });
+  // On the embedded store commit notices stay inside one process, so a worker in another would
+  // not hear of new webhooks and the reconciler counts on being the only process.
+  if (config.role !== 'all' && !config.databaseUrl) throw new ConfigError(`--role ${config.role} needs PostgreSQL (--database-url): on the embedded SQLite store one process runs everything (--role all)`);
+  // Each instance's embedded simulator would be a processor of its own: the worker would poll payments its API never made.
+  if (config.role !== 'all' && config.processor !== 'stripe') throw new ConfigError(`--role ${config.role} needs one processor shared by every instance: --processor stripe (Stripe, or a standalone pos simulator through STRIPE_API_BASE)`);
+  // Hosted checkout and payment-link pages load Stripe.js with the publishable key: without it
+  // every customer would meet a broken page, so the server does not start.
+  if (config.processor === 'stripe' && config.stripe.secretKeyTest && !config.stripe.publishableKeyTest) throw new ConfigError('--processor stripe with STRIPE_SECRET_KEY_TEST needs STRIPE_PUBLISHABLE_KEY_TEST (pk_test_…) for the checkout pages (`pos simulator env` prints both for the simulator)');
+  if (config.processor === 'stripe' && config.stripe.secretKeyLive && !config.stripe.publishableKeyLive) throw new ConfigError('--processor stripe with STRIPE_SECRET_KEY_LIVE needs STRIPE_PUBLISHABLE_KEY_LIVE (pk_live_…) for the checkout pages');
   // With Stripe, live payments are real: a flag saying they are simulated would mislead whoever set it.
   if (config.simulateLive && config.processor === 'stripe') throw new ConfigError('--simulate-live needs the simulator: with --processor stripe, live payments are real');
   // Only simulated live accounts can be made ready with test values; saying so elsewhere would mislead.
@@ -417,10 +434,16 @@ export function loadStoreConfig(
   });
 }
 
+/**
+ * Where `pos simulator` on its own keeps its state unless told: a directory of its own, not the
+ * `.pos` whose `simulator/` is the embedded processor of `pos server` and `pos up`.
+ */
+export const DEFAULT_SIMULATOR_DATA_DIR = '.pos-simulator';
+
 /** The main key settings of `pos simulator` on its own: its data dir's key file unless a key is given. */
 export function loadSimulatorKeySettings(flags: { dataDir?: string | undefined; masterKeyFile?: string | undefined }, env: Env = process.env): { dataDir: string; masterKey?: Buffer[] | undefined; masterKeyFile?: string | undefined } {
   return parseOrThrow(serverConfigSchema.pick({ dataDir: true, masterKey: true, masterKeyFile: true }), {
-    dataDir: pick(flags.dataDir, env.POS_DATA_DIR),
+    dataDir: pick(flags.dataDir, env.POS_DATA_DIR) ?? DEFAULT_SIMULATOR_DATA_DIR,
     masterKey: pick(env.POS_MASTER_KEY),
     masterKeyFile: pick(flags.masterKeyFile, env.POS_MASTER_KEY_FILE),
   });

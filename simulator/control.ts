@@ -2,7 +2,7 @@ import type Stripe from 'stripe';
 import type { CapabilityStatus } from './engine/connect/accountTypes.js';
 import type { Capabilities } from './engine/connect/capabilities.js';
 import type { WebhookDispatcher } from './engine/events/dispatcher.js';
-import { type WebhookFaults, loadFaults, saveFaults } from './engine/events/events.js';
+import { type EndpointInternal, type WebhookEndpoints, type WebhookFaults, loadFaults, saveFaults } from './engine/events/events.js';
 import type { Kernel, Origin } from './engine/kernel.js';
 import type { PaymentAttempts } from './engine/payments/paymentAttempts.js';
 import { isDeclineName } from './engine/payments/instruments.js';
@@ -35,6 +35,12 @@ export interface DeliveryInfo {
 }
 
 export interface SimulatorControl {
+  /**
+   * The enabled webhook endpoint at `url` of one mode, for the platform's events or connected
+   * accounts' (`connect`), with its signing secret; made (every event) when there is none. What
+   * `pos simulator env` prints for servers that share this simulator.
+   */
+  webhookEndpointFor(url: string, livemode: boolean, connect: boolean): Promise<{ id: string; secret: string }>;
   /** Card-present authorisation window for cards presented from now on. */
   setAuthorizationDelay(ms: number): Promise<void>;
   /** ACH settlement delay for debits confirmed from now on. */
@@ -91,6 +97,7 @@ export interface ControlDeps {
   timers: Timers;
   dispatcher: WebhookDispatcher;
   rateLimits: RateLimits;
+  endpoints: WebhookEndpoints;
 }
 
 const CAPABILITY_STATUSES: CapabilityStatus[] = ['active', 'inactive', 'pending', 'disabled', 'unrequested'];
@@ -115,6 +122,16 @@ export function createControl(deps: ControlDeps): SimulatorControl {
     if (!Number.isInteger(ms) || ms < 0) throw invalidRequest(`${what} must be a non-negative integer number of milliseconds.`, 'ms');
   };
   return {
+    webhookEndpointFor: (url, livemode, connect) =>
+      act(() => {
+        const scope = { livemode, account: null };
+        const found = kernel.store
+          .list<Stripe.WebhookEndpoint, EndpointInternal>('webhook_endpoint', scope, { url, status: 'enabled' }, { limit: 100 })
+          .data.find((row) => row.internal.connect === connect);
+        if (found) return { id: found.id, secret: found.internal.secret };
+        const made = deps.endpoints.create(scope, { url, enabled_events: ['*'], connect, description: connect ? 'pos servers (connected accounts)' : 'pos servers' });
+        return { id: made.id, secret: made.secret ?? '' };
+      }),
     setAuthorizationDelay: (ms) =>
       act(() => {
         nonNegative(ms, 'The authorization delay');

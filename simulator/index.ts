@@ -32,6 +32,7 @@ import { Readers } from './engine/terminal/readers.js';
 import { WebhookDispatcher } from './engine/events/dispatcher.js';
 import { Timers } from './engine/timers.js';
 import { type SimulatorControl, createControl } from './control.js';
+import { lockSimulatorState } from './lock.js';
 import type { PlatformKeys } from './http/endpoint.js';
 import { AccountAdmin } from './engine/connect/accountAdmin.js';
 import { PaymentMethodAttachments } from './engine/payments/paymentMethodAttachments.js';
@@ -150,6 +151,13 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const log = options.logger ?? (() => {});
   const now = (): number => Date.now();
   const store = new Store(options.dataDir, options.keyring ?? new Keyring(keySourceOf({ dataDir: options.dataDir })), options.onLooseFile ?? ((found) => log(`warning: ${found.message}`)));
+  let unlock: () => void;
+  try {
+    unlock = lockSimulatorState(options.dataDir);
+  } catch (err) {
+    store.close();
+    throw err;
+  }
   const keys = loadOrCreateKeys(store);
   store.pruneIdempotency(now());
 
@@ -237,13 +245,14 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     afterCommit: () => dispatcher.poke(),
     rateLimits,
   };
-  const control = createControl({ kernel, capabilities, attempts, readers, readerActions, timers, dispatcher, rateLimits });
+  const control = createControl({ kernel, capabilities, attempts, readers, readerActions, timers, dispatcher, rateLimits, endpoints });
   const server = createServer(createApp(services, keys, control));
   let address: AddressInfo;
   try {
     address = await listen(server, options.port ?? 0, host);
   } catch (error) {
     store.close();
+    unlock();
     throw error;
   }
   const urlHost = host.includes(':') ? `[${host}]` : host;
@@ -265,6 +274,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       });
       await dispatcher.close();
       store.close();
+      unlock();
     })();
     return closing;
   };

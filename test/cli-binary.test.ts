@@ -96,8 +96,8 @@ describe.concurrent('pos, the binary', () => {
   });
 
   it('agent: install-service --print writes the unit to stdout', async () => {
-    // No --env-file: Node 20 itself reads `--env-file PATH` even after the script's name.
-    const r = await pos(['agent', 'install-service', '--print', '--unit-dir', join(dir.path, 'units')], env);
+    // --secrets-file, not --env-file: Node 20 takes `--env-file PATH` for itself, even after the script's name.
+    const r = await pos(['agent', 'install-service', '--print', '--unit-dir', join(dir.path, 'units'), '--secrets-file', join(dir.path, 'agent.env')], env);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('ExecStart=');
   });

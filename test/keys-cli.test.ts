@@ -82,15 +82,14 @@ describe('pos agent install-service', () => {
   it('writes a counter key for the shop PC, never the secret key', { timeout: 60_000 }, async () => {
     const unitDir = join(dir.path, 'units');
     const envFile = join(dir.path, 'agent.env');
-    // Node 20 reads `--env-file PATH` even after the script name and stops when PATH is missing
-    // (fixed in Node 22): the file exists, empty, as it would on a re-install.
+    // As on a re-install: the file is there already.
     writeFileSync(envFile, '');
-    const printed = await runCli(['agent', 'install-service', '--print', '--unit-dir', unitDir, '--env-file', envFile], { env });
+    const printed = await runCli(['agent', 'install-service', '--print', '--unit-dir', unitDir, '--secrets-file', envFile], { env });
     expect(printed.status, printed.stderr).toBe(0);
     expect(printed.stdout).toContain('POS_API_KEY=rk_test_… (a new counter key, made when the files are written)');
     expect(printed.stdout).not.toContain(m.keys.sk_test);
 
-    const res = await runCli(['agent', 'install-service', '--unit-dir', unitDir, '--env-file', envFile], { env });
+    const res = await runCli(['agent', 'install-service', '--unit-dir', unitDir, '--secrets-file', envFile], { env });
     expect(res.status, res.stderr).toBe(0);
     expect(res.stdout).toMatch(/uses a new restricted key "pos agent on /);
     const written = readFileSync(envFile, 'utf8');

@@ -41,6 +41,7 @@ describe.skipIf(!TEST_DATABASE_URL)('several server instances on one PostgreSQL 
       STRIPE_SECRET_KEY_TEST: sim.keys.secretTest,
       STRIPE_SECRET_KEY_LIVE: sim.keys.secretLive,
       STRIPE_PUBLISHABLE_KEY_TEST: sim.keys.publishableTest,
+      STRIPE_PUBLISHABLE_KEY_LIVE: sim.keys.publishableLive,
       STRIPE_WEBHOOK_SECRET: hook.secret ?? '',
     };
     const args = ['--reconcile-interval-ms', '200', '--terminal-stale-ms', '1500', '--webhook-retry-scale', '0.01', '--rate-limit', '1000000'];
@@ -215,7 +216,7 @@ describe.skipIf(!TEST_DATABASE_URL)('rate limits shared by instances on one data
     const servers: ServerProcess[] = [];
     try {
       const key = (await adminMerchant(dir.path, 'Limited')).api_keys.sk_test;
-      const env = { POS_PROCESSOR: 'stripe', STRIPE_API_BASE: sim.url, STRIPE_SECRET_KEY_TEST: sim.keys.secretTest, STRIPE_WEBHOOK_SECRET: 'whsec_unused' };
+      const env = { POS_PROCESSOR: 'stripe', STRIPE_API_BASE: sim.url, STRIPE_SECRET_KEY_TEST: sim.keys.secretTest, STRIPE_PUBLISHABLE_KEY_TEST: sim.keys.publishableTest, STRIPE_WEBHOOK_SECRET: 'whsec_unused' };
       for (let i = 0; i < 2; i++) servers.push(await spawnServer(dir.path, ['--rate-limit', '10', '--rate-window', '3600'], env));
       const statuses: number[] = [];
       for (let i = 0; i < 14; i++) statuses.push((await client(servers[i % 2]!.url, key).get('/v1/customers')).status);

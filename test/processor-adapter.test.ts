@@ -1,7 +1,7 @@
 import pino from 'pino';
 import Stripe from 'stripe';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startStack, type Stack } from '../cli/stack.js';
+import { startStack, stripeConnection, type Stack } from '../cli/stack.js';
 import { loadServerConfig } from '../shared/config.js';
 import { createMerchant } from '../server/accounts/merchants.js';
 import { systemClock } from '../shared/time.js';
@@ -109,5 +109,12 @@ describe('processor adapter', () => {
     const result = await runCli(['server', '--processor', 'stripe', '--port', '0', '--data-dir', dir.path], { env: { STRIPE_SECRET_KEY_TEST: '', STRIPE_SECRET_KEY_LIVE: '' } });
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/STRIPE_SECRET_KEY_TEST/);
+  });
+
+  it('refuses --processor stripe without the publishable key its checkout pages load Stripe.js with', () => {
+    const env = { POS_PROCESSOR: 'stripe', STRIPE_SECRET_KEY_TEST: 'sk_test_x', STRIPE_WEBHOOK_SECRET: 'whsec_x' };
+    expect(() => stripeConnection(loadServerConfig({}, env))).toThrow(/needs STRIPE_PUBLISHABLE_KEY_TEST/);
+    expect(() => stripeConnection(loadServerConfig({}, { ...env, STRIPE_SECRET_KEY_LIVE: 'sk_live_x', STRIPE_PUBLISHABLE_KEY_TEST: 'pk_test_x' }))).toThrow(/needs STRIPE_PUBLISHABLE_KEY_LIVE/);
+    expect(stripeConnection(loadServerConfig({}, { ...env, STRIPE_PUBLISHABLE_KEY_TEST: 'pk_test_x' })).publishableKeys.test).toBe('pk_test_x');
   });
 });

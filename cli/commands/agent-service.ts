@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { hostname } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { posBin, renderUnit } from './service-unit.js';
 import { PosApi } from '../../shared/api/client.js';
 import { ConfigError, loadAgentConfig } from '../../shared/config.js';
 import { createPrivateDir, writePrivateFile } from '../../shared/files.js';
@@ -16,53 +16,19 @@ export interface ServiceOptions {
   simulate?: string;
   printer?: string;
   display?: string;
-  user: string;
+  user?: string;
   unitDir: string;
-  envFile: string;
+  secretsFile: string;
   print?: boolean;
 }
 
 export const UNIT_NAME = 'pos-agent.service';
 
-/** Quotes one argument for a systemd ExecStart line. */
-function quote(arg: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `"${arg.replace(/(["\\])/g, '\\$1')}"`;
-}
-
-/**
- * The unit: restarted on failure after 2 s (a crash loop costs little, and the agent's own
- * backoff handles an unreachable server), the key in an environment file only root can read, and
- * the serial printer and display reachable through the dialout group.
- */
-export function renderUnit(o: { node: string; bin: string; user: string; envFile: string; args: string[] }): string {
-  return `[Unit]
-Description=pos on-premise agent (card readers, counter websocket)
-Documentation=file://${resolve(dirname(o.bin), '..', 'docs', 'agent.md')}
-Wants=network-online.target
-After=network-online.target
-
-[Service]
-Type=simple
-User=${o.user}
-SupplementaryGroups=dialout
-EnvironmentFile=${o.envFile}
-ExecStart=${[o.node, o.bin, 'agent', ...o.args].map(quote).join(' ')}
-Restart=on-failure
-RestartSec=2
-# SIGTERM sends goodbye upstream (readers go offline at once) and flushes the report queue.
-KillSignal=SIGTERM
-TimeoutStopSec=10
-NoNewPrivileges=true
-ProtectSystem=full
-ProtectHome=true
-
-[Install]
-WantedBy=multi-user.target
-`;
-}
+/** Where systemd's StateDirectory=pos-agent is: the agent's data dir unless another is given. */
+const STATE_DIR = '/var/lib/pos-agent';
 
 export async function installService(given: ServiceOptions, io: CliIo): Promise<void> {
-  const options = { ...given, dataDir: given.dataDir ?? '/var/lib/pos-agent', listen: given.listen ?? '127.0.0.1:4848' };
+  const options = { ...given, dataDir: given.dataDir ?? STATE_DIR, listen: given.listen ?? '127.0.0.1:4848' };
   const args = ['--data-dir', options.dataDir, '--listen', options.listen];
   if (options.simulate) args.push('--simulate', options.simulate);
   if (options.printer) args.push('--printer', options.printer);
@@ -81,21 +47,33 @@ export async function installService(given: ServiceOptions, io: CliIo): Promise<
     },
     io.env,
   );
-  const bin = fileURLToPath(new URL('../../../bin/pos.js', import.meta.url));
-  const unit = renderUnit({ node: process.execPath, bin, user: options.user, envFile: options.envFile, args });
+  const unit = renderUnit({
+    description: 'pos on-premise agent (card readers, counter websocket)',
+    doc: 'docs/agent.md',
+    node: process.execPath,
+    bin: posBin(),
+    args: ['agent', ...args],
+    user: options.user,
+    stateDirectory: 'pos-agent',
+    environmentFile: options.secretsFile,
+    // Serial printers and displays belong to the dialout group.
+    supplementaryGroups: ['dialout'],
+    // SIGTERM sends goodbye upstream (readers go offline at once) and flushes the report queue.
+    timeoutStopSec: 10,
+  });
   const envFile = (key: string) => [`POS_SERVER_URL=${config.serverUrl}`, `POS_API_KEY=${key}`, ...(config.token ? [`POS_AGENT_TOKEN=${config.token}`] : [])].join('\n') + '\n';
   const mode = config.apiKey.includes('_live_') ? 'live' : 'test';
   if (options.print) {
     const shown = config.apiKey.startsWith('rk_') ? `${config.apiKey.slice(0, 8)}…` : `rk_${mode}_… (a new counter key, made when the files are written)`;
-    io.stdout.write(`# ${join(options.unitDir, UNIT_NAME)}\n${unit}\n# ${options.envFile} (mode 0600)\n${envFile(shown)}`);
+    io.stdout.write(`# ${join(options.unitDir, UNIT_NAME)}\n${unit}\n# ${options.secretsFile} (mode 0600)\n${envFile(shown)}`);
     return;
   }
   const key = await counterKeyFor(config.serverUrl, config.apiKey);
   try {
     // The key file: owner-only from its first byte, and a missing directory for it owner-only too
     // (an existing one, such as /etc, is not ours to change).
-    createPrivateDir(dirname(options.envFile));
-    await writePrivateFile(options.envFile, envFile(key.key));
+    createPrivateDir(dirname(options.secretsFile));
+    await writePrivateFile(options.secretsFile, envFile(key.key));
     // The unit holds no secret and is read by systemd and `systemctl cat` as any unit is.
     mkdirSync(options.unitDir, { recursive: true });
     writeFileSync(join(options.unitDir, UNIT_NAME), unit);
@@ -106,7 +84,7 @@ export async function installService(given: ServiceOptions, io: CliIo): Promise<
   }
   const made = key.made ? `The agent uses a new restricted key "${key.made.name}" (${key.made.id}, preset counter: payments on readers, no refunds, no keys); the secret key was not written.\n` : '';
   io.stdout.write(
-    `Wrote ${join(options.unitDir, UNIT_NAME)} and ${options.envFile}.\n${made}Start it with: sudo systemctl daemon-reload && sudo systemctl enable --now pos-agent\n`,
+    `Wrote ${join(options.unitDir, UNIT_NAME)} and ${options.secretsFile}.\n${made}Start it with: sudo systemctl daemon-reload && sudo systemctl enable --now pos-agent\n`,
   );
 }
 

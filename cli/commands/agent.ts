@@ -44,9 +44,10 @@ export function registerAgentCommands(program: Command): void {
     .option('--simulate <n>', 'simulated readers')
     .option('--printer <path|usb:VID:PID|tcp:HOST:PORT>', 'an ESC/POS receipt printer')
     .option('--display <path|usb:VID:PID>', 'an ESC/POS customer display')
-    .option('--user <user>', 'the system user the agent runs as (in group dialout for serial printers and displays)', 'pos')
+    .option('--user <user>', 'an existing system user to run as (default: a user systemd makes for the service, DynamicUser=; in group dialout for serial printers and displays either way)')
     .option('--unit-dir <dir>', 'where the unit is written', '/etc/systemd/system')
-    .option('--env-file <path>', 'where the key is written (mode 0600)', '/etc/pos-agent/agent.env')
+    // Not --env-file: Node 20 takes that flag for itself wherever it appears and exits 9.
+    .option('--secrets-file <path>', 'where the key is written (mode 0600, read by systemd as root)', '/etc/pos-agent/agent.env')
     .option('--print', 'print the unit and environment file instead of writing them')
     .addHelpText('after', '\nThen: sudo systemctl daemon-reload && sudo systemctl enable --now pos-agent (see docs/agent.md)')
     .action(async (_options: unknown, command: Command) => {

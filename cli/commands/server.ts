@@ -1,9 +1,12 @@
 import type { Command } from 'commander';
+import { ioOf } from '../io.js';
+import type { ServerServiceOptions } from './server-service.js';
 
 export function registerServerCommands(program: Command): void {
-  program
+  const server = program
     .command('server')
     .description('Run the /v1 API server on the embedded database')
+    .option('--role <role>', 'all (default): everything; api: the /v1 API, pages, processor events and agents, no background loops; worker: webhook delivery, reconciler, sweeps and expiry, serving only /healthz, /readyz and /metrics (both need PostgreSQL and a shared processor; env POS_ROLE)')
     .option('--port <port>', 'port to listen on (env POS_PORT)', undefined)
     .option('--host <host>', 'address to bind (env POS_HOST)', undefined)
     .option('--data-dir <dir>', 'where the database lives (env POS_DATA_DIR, default ./.pos)')
@@ -40,5 +43,20 @@ export function registerServerCommands(program: Command): void {
     .action(async (options: Record<string, string | boolean | undefined>) => {
       const { runServer } = await import('./server-action.js');
       await runServer(options);
+    });
+  server
+    .command('install-service')
+    .description('Write a systemd unit running pos server on /var/lib/pos, and a secrets file with the DATABASE_URL, STRIPE_* and POS_* environment it is run with; does not start it')
+    .option('--port <port>', 'port to listen on (default 4242)')
+    .option('--host <host>', 'address to bind (default 127.0.0.1)')
+    .option('--role <role>', 'all (default), api or worker')
+    .option('--unit-dir <dir>', 'where the unit is written', '/etc/systemd/system')
+    .option('--secrets-file <path>', 'where the environment is written (mode 0600, read by systemd as root)', '/etc/pos/server.env')
+    .option('--print', 'print the unit (and the names in the secrets file) instead of writing them')
+    .addHelpText('after', '\nThen: sudo systemctl daemon-reload && sudo systemctl enable --now pos-server (see docs/deployment.md)')
+    .action(async (_options: unknown, command: Command) => {
+      const { installServerService } = await import('./server-service.js');
+      // --port, --host and --role are also `pos server`'s own options: read both levels.
+      await installServerService(command.optsWithGlobals<ServerServiceOptions>(), ioOf(command));
     });
 }

@@ -52,3 +52,65 @@ export class Leases {
     await this.store.db.deleteFrom('leases').where('name', '=', name).where('holder', '=', this.holder).execute();
   }
 }
+
+/** What keeps an instance counted alive while it holds idempotency locks. */
+export interface Presence {
+  /** Counts this instance alive until the returned release is called (and for the lease's TTL after). */
+  hold(): Promise<() => void>;
+}
+
+/**
+ * Presence for an instance with no background loop (`pos server --role api`): its lease is renewed
+ * only while it holds idempotency locks, so an idle API instance sends its database nothing. A
+ * request renews it before taking a lock when a third of the TTL has passed since the last renewal
+ * (so a peer never sees a fresh lock under a lapsed lease), and a timer renews it at that pace while
+ * any request holds one, however long the request takes.
+ */
+export class PresenceOnDemand implements Presence {
+  #holds = 0;
+  #renewedAt = Number.NEGATIVE_INFINITY;
+  #timer: NodeJS.Timeout | undefined;
+  #renewing: Promise<boolean> | undefined;
+
+  constructor(
+    private readonly leases: Leases,
+    private readonly clock: Clock,
+    private readonly ttlMs: number,
+  ) {}
+
+  async hold(): Promise<() => void> {
+    this.#holds += 1;
+    if (this.#holds === 1) {
+      this.#timer = setInterval(() => void this.#renew().catch(() => undefined), this.ttlMs / 3);
+      this.#timer.unref();
+    }
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      this.#holds -= 1;
+      if (this.#holds === 0) clearInterval(this.#timer);
+    };
+    try {
+      if (this.clock.now() - this.#renewedAt > this.ttlMs / 3) await this.#renew();
+    } catch (err) {
+      release();
+      throw err;
+    }
+    return release;
+  }
+
+  #renew(): Promise<boolean> {
+    this.#renewing ??= (async () => {
+      const at = this.clock.now();
+      try {
+        const held = await this.leases.renewPresence(this.ttlMs);
+        this.#renewedAt = at;
+        return held;
+      } finally {
+        this.#renewing = undefined;
+      }
+    })();
+    return this.#renewing;
+  }
+}

@@ -6,7 +6,7 @@ import { insertRow, Prepared, updateRows } from '../db/prepared.js';
 import type { IdempotencyKeysTable, Mode } from '../db/schema.js';
 import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, conflict, unavailable } from '../errors.js';
-import type { Leases } from '../db/leases.js';
+import type { Leases, Presence } from '../db/leases.js';
 import type { Scope } from '../accounts/scope.js';
 import { bindOrigin, parseStoredOrigin, type RequestOrigin, storedOrigin } from '../audit/origin.js';
 import { answeredObjectId, factsOf, recordAudit } from '../audit/log.js';
@@ -179,6 +179,8 @@ export class IdempotencyService {
     private readonly cipher?: FieldCipher,
     /** Spans for each operation and step; counts of recoveries and give-ups. */
     private readonly telemetry: Pick<Telemetry, 'metrics' | 'tracer'> = noTelemetry,
+    /** Keeps this instance counted alive while it holds locks, where no background loop does (the api role). */
+    private readonly presence?: Presence,
   ) {}
 
   /** Stored text of a key row's column, sealed when the request is personal. */
@@ -206,6 +208,16 @@ export class IdempotencyService {
   }
 
   async execute<S, O>(scope: Scope, operation: Operation<S, O>, clientKey: string | undefined, initialState: S): Promise<ExecuteResult<S, O>> {
+    if (!this.presence) return this.#execute(scope, operation, clientKey, initialState);
+    const release = await this.presence.hold();
+    try {
+      return await this.#execute(scope, operation, clientKey, initialState);
+    } finally {
+      release();
+    }
+  }
+
+  async #execute<S, O>(scope: Scope, operation: Operation<S, O>, clientKey: string | undefined, initialState: S): Promise<ExecuteResult<S, O>> {
     const key = clientKey ?? `auto_${randomUUID()}`;
     // From here the engine writes this request's audit entry (or none, for a replay): not the edge.
     if (scope.origin && !scope.origin.nested) scope.origin.engine = true;

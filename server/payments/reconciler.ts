@@ -31,6 +31,11 @@ const LEASE = 'reconciler';
  */
 const PRESENCE_MIN_TTL_MS = 30_000;
 
+/** How long an instance's presence lease lasts: three reconciler intervals, at least PRESENCE_MIN_TTL_MS. */
+export function presenceTtlMs(intervalMs: number): number {
+  return Math.max(PRESENCE_MIN_TTL_MS, 3 * intervalMs);
+}
+
 /**
  * On the embedded store, passes that find nothing to do stretch the interval, doubling up to this
  * many intervals (a minute at the default 5 s): a shop's server with nothing open then asks its
@@ -123,7 +128,7 @@ export class Reconciler {
   }
 
   #renewPresence(): Promise<boolean> {
-    return this.options.leases.renewPresence(Math.max(PRESENCE_MIN_TTL_MS, 3 * this.options.intervalMs));
+    return this.options.leases.renewPresence(presenceTtlMs(this.options.intervalMs));
   }
 
   async stop(): Promise<void> {

@@ -17,6 +17,15 @@ export interface PageProcessor {
   browserUrl(): string | null;
 }
 
+/**
+ * Which card form the pages show. A processor reached at a base URL of its own is a standalone
+ * `pos simulator` (STRIPE_API_BASE): Stripe.js would send its cards to Stripe, which knows none of
+ * its keys, so the page takes the card itself and confirms at the simulator, as on the embedded one.
+ */
+export function pageKindOf(processor: PageProcessor): 'simulator' | 'stripe' {
+  return processor.kind === 'simulator' || processor.browserUrl() !== null ? 'simulator' : 'stripe';
+}
+
 /** The page's own submit body is a few short fields; 16 KB is generous and keeps abuse cheap. */
 const START_BODY_LIMIT = '16kb';
 
@@ -46,7 +55,7 @@ function loadAsset(name: string, type: string): Asset {
  * Stripe.js in stripe mode), requests only to us and the processor, never framed.
  */
 export function contentSecurityPolicy(processor: PageProcessor): string {
-  const stripe = processor.kind === 'stripe';
+  const stripe = pageKindOf(processor) === 'stripe';
   const processorOrigin = stripe ? STRIPE_ORIGINS.connect : new URL(processor.browserUrl() ?? 'http://invalid').origin;
   return [
     "default-src 'none'",
@@ -115,7 +124,7 @@ export function pagesRouter(pages: CheckoutPages, processor: PageProcessor, live
       return;
     }
     if (view.state !== 'payable') {
-      res.status(view.state === 'complete' ? 200 : 410).type('html').send(renderClosedPage(view, assets, processor.kind === 'simulator'));
+      res.status(view.state === 'complete' ? 200 : 410).type('html').send(renderClosedPage(view, assets, pageKindOf(processor) === 'simulator'));
       return;
     }
     if (view.mode === 'live' && liveMoney === 'unavailable') {
@@ -125,7 +134,7 @@ export function pagesRouter(pages: CheckoutPages, processor: PageProcessor, live
     }
     const publishableKey = processor.publishableKey(view.mode);
     if (!publishableKey) throw unavailable(`The platform has no ${view.mode}-mode publishable key configured`, 'processor_not_configured');
-    const page: Processor = { kind: processor.kind, publishableKey, apiUrl: processor.browserUrl() };
+    const page: Processor = { kind: pageKindOf(processor), publishableKey, apiUrl: processor.browserUrl() };
     res.type('html').send(renderPaymentPage(view, page, assets, `${req.baseUrl}${req.path.replace(/\/+$/, '')}/start`));
   };
 

@@ -16,7 +16,21 @@ function init(root) {
   const payLabel = button.textContent;
   const returnUrl = location.origin + location.pathname;
   const txnKey = `pos-checkout:${cfg.reference}`;
-  const stripeUi = cfg.processor === 'stripe' ? setUpStripe(cfg) : null;
+  // Stripe.js comes from js.stripe.com: a blocker, a network that stops it or an unknown key leaves
+  // no payment form, and a Pay button that did nothing would look like a broken shop. Say so instead.
+  let stripeUi = null;
+  if (cfg.processor === 'stripe') {
+    try {
+      if (typeof window.Stripe !== 'function') throw new Error('Stripe.js did not load');
+      stripeUi = setUpStripe(cfg);
+    } catch {
+      button.disabled = true;
+      formError.textContent =
+        'The secure card form could not load (Stripe.js did not load). Nothing was charged. Check your connection, allow js.stripe.com if a blocker stops it, and reload this page.';
+      formError.hidden = false;
+      return;
+    }
+  }
 
   // Back from a 3-D Secure challenge: the processor put the intent in the query string.
   const params = new URLSearchParams(location.search);
