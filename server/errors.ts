@@ -67,6 +67,11 @@ export const ERROR_CODES = {
     'account_invalid',
     'terminal_reader_offline',
     'terminal_reader_busy',
+    'charge_already_refunded',
+    'charge_disputed',
+    'account_number_invalid',
+    'routing_number_invalid',
+    'bank_account_unusable',
   ],
   401: ['api_key_invalid'],
   402: [

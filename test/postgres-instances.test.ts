@@ -73,6 +73,16 @@ describe.skipIf(!TEST_DATABASE_URL)('several server instances on one PostgreSQL 
     }
   }
 
+  it('revokes a restricted key on one instance and stops it on every other at once, though they remember it', async () => {
+    const made = await pick(0).post<{ data: { id: string; secret: string } }>('/v1/api-keys', { name: 'Elsewhere', preset: 'counter' });
+    expect(made.status).toBe(201);
+    const on = (i: number) => client(instances[i]!.url, made.body.data.secret);
+    // Each instance has used (and so remembers) the key before it is revoked.
+    for (const i of [0, 1, 2]) expect((await on(i).get('/v1/merchant')).status).toBe(200);
+    expect((await pick(2).post(`/v1/api-keys/${made.body.data.id}/revoke`)).status).toBe(200);
+    for (const i of [0, 1, 2]) expect((await on(i).get('/v1/merchant')).status).toBe(401);
+  });
+
   it('creates one payment per Idempotency-Key whichever instance gets each duplicate', async () => {
     const results = await Promise.all(Array.from({ length: 30 }, (_, i) => pick(i).post<{ data: { id: string } }>('/v1/transactions', { amount: 2500 }, { 'Idempotency-Key': 'multi-1' })));
     expect(results.map((r) => r.status).sort()).toEqual([...Array<number>(29).fill(200), 201]);

@@ -44,7 +44,8 @@ export const ListQuerySchema = z
   })
   .strict();
 
-export function listEnvelope<T extends z.ZodType>(item: T, name: string) {
+/** A page of a list, named `name` in the OpenAPI document; `extra`: fields of this list alone, beside the page's. */
+export function listEnvelope<T extends z.ZodType, E extends z.ZodRawShape = Record<never, never>>(item: T, name: string, extra?: E) {
   return z
     .object({
       data: z.array(item),
@@ -52,6 +53,7 @@ export function listEnvelope<T extends z.ZodType>(item: T, name: string) {
       page: z.number().int(),
       size: z.number().int(),
       lastPage: z.number().int(),
+      ...(extra ?? ({} as E)),
     })
     .openapi(name);
 }

@@ -102,14 +102,12 @@ export const EventDetailSchema = EventSchema.extend({ deliveries: z.array(Webhoo
 export const EventListQuerySchema = ListQuerySchema.extend({
   type: z.string().max(100).optional().openapi({ description: 'Only events of this type' }),
 }).strict();
-export const EventListSchema = listEnvelope(EventSchema, 'EventList')
-  .extend({
-    /** How many days events are kept (the server's --retain-events-days, 30 by default, as Stripe). */
-    retention_days: z.number().int().openapi({ description: 'How many days events are kept before they are deleted' }),
-    /** The list reaches back to this moment: older events may have been deleted. */
-    available_since: z.string().openapi({ description: 'ISO time: events older than this may have been deleted (retention)' }),
-  })
-  .openapi('EventList');
+export const EventListSchema = listEnvelope(EventSchema, 'EventList', {
+  /** How many days events are kept (the server's --retain-events-days, 30 by default, as Stripe). */
+  retention_days: z.number().int().openapi({ description: 'How many days events are kept before they are deleted' }),
+  /** The list reaches back to this moment: older events may have been deleted. */
+  available_since: z.string().openapi({ description: 'ISO time: events older than this may have been deleted (retention)' }),
+});
 
 export const ResendEventSchema = z
   .object({ endpoint_id: z.string().min(1).max(100).openapi({ description: 'Endpoint uuid or we_ reference' }) })
