@@ -75,7 +75,7 @@ async function stoppedCleanly(up: Up, signal: NodeJS.Signals): Promise<void> {
   expect(msgs.indexOf('pos up stopped')).toBeGreaterThan(msgs.indexOf('pos server stopped'));
   // The cursor Ink hid is shown again, and the data dir is free.
   // (tmux may parse the last bytes of the pane after the shell has written the status).
-  await eventually(() => (tmux.run('display-message', '-p', '-t', up.session, '#{cursor_flag}').trim() === '1' ? true : undefined), 5_000);
+  await eventually(() => (tmux.run('display-message', '-p', '-t', up.session, '#{cursor_flag}').trim() === '1' ? true : undefined), 15_000);
   expect(existsSync(join(up.dataDir, 'pos.lock'))).toBe(false);
 }
 
