@@ -1,3 +1,4 @@
+// @backend-once the embedded SQLite store's own backups and migrations, whatever backend the suite runs on.
 import { copyFileSync, existsSync, openSync, readdirSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';

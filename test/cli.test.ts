@@ -40,10 +40,15 @@ afterAll(async () => {
 async function tapWhenWaiting(extra: Json = {}): Promise<void> {
   const readers = await api.get<{ data: { processor_terminal_id: string }[] }>('/v1/terminal/readers');
   const reader = readers.body.data[0]!.processor_terminal_id;
+  // The newest payment is on the reader once the reader's action names it: a payment made for a
+  // reader names it from its creation, before process-payment has reached the reader.
   await eventually(async () => {
-    const list = await api.get<{ data: { status: string; reader_id: string | null }[] }>('/v1/transactions?size=1');
+    const list = await api.get<{ data: { id: string; status: string; reader_id: string | null }[] }>('/v1/transactions?size=1');
     const newest = list.body.data[0];
-    return newest?.status === 'pending' && newest.reader_id ? true : undefined;
+    if (newest?.status !== 'pending' || !newest.reader_id) return undefined;
+    const now = await api.get<{ data: { processor_terminal_id: string; action: { status: string; transaction_id: string | null } | null }[] }>('/v1/terminal/readers');
+    const action = now.body.data.find((r) => r.processor_terminal_id === reader)?.action;
+    return action?.status === 'in_progress' && action.transaction_id === newest.id ? true : undefined;
   }, 10_000);
   const res = await api.post('/v1/terminal/simulate-payment', { reader_id: reader, ...extra });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
