@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // `npm test`: the build, then the type check and the dependency rules side by side (each is one
-// single-threaded process; the type check needs the build's client generated from the OpenAPI
-// document, test/generated/), then the whole suite on SQLite, then again on PostgreSQL (scripts/test-postgres.mjs, which says when
-// and why it is skipped). Both passes run even when the first fails, so one run shows every
-// failure; the command fails if a check or either pass did.
+// single-threaded process; the type check needs the client the build generates from the OpenAPI
+// document, test/generated/), then the whole suite on SQLite, then again on PostgreSQL
+// (scripts/test-postgres.mjs, which says when and why it is skipped). Both passes run even when
+// the first fails, so one run shows every failure; the command fails if a check or either pass did.
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
