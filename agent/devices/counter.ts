@@ -188,19 +188,7 @@ export class CounterDevices {
       }
     }
     if (!txn) return this.#offlineSale(body, idempotencyKey, cmd.staff, policy);
-    let warning: string | undefined;
-    let opened = false;
-    if (!this.printer) {
-      // The sale is recorded all the same: only the drawer is missing, and staff say so in words.
-      warning = NO_DRAWER;
-    } else {
-      try {
-        await this.#kick('cash_sale', cmd.staff, txn.id);
-        opened = true;
-      } catch (err) {
-        warning = err instanceof ApiRequestError ? err.error.message : err instanceof Error ? err.message : String(err);
-      }
-    }
+    const { opened, warning } = await this.#drawerForSale(cmd.staff, txn.id);
     if (txn.amount_tendered !== null && txn.change_due !== null) this.display?.show(...cashLines(txn.amount_tendered, txn.change_due, txn.currency));
     let receipt: 'queued' | 'not_printed' | 'ask' = 'not_printed';
     const key = `receipt:${txn.id}:customer`;
@@ -221,18 +209,7 @@ export class CounterDevices {
       if (err instanceof OfflineLimitReached) throw refusal('offline_limit_reached', err.message);
       throw err;
     }
-    let warning: string | undefined;
-    let opened = false;
-    if (!this.printer) {
-      warning = NO_DRAWER;
-    } else {
-      try {
-        await this.#kick('cash_sale', staff, null);
-        opened = true;
-      } catch (err) {
-        warning = err instanceof ApiRequestError ? err.error.message : err instanceof Error ? err.message : String(err);
-      }
-    }
+    const { opened, warning } = await this.#drawerForSale(staff, null);
     const tendered = body.amount_tendered ?? body.amount;
     this.display?.show(...cashLines(tendered, tendered - body.amount, body.currency ?? 'usd'));
     let receipt: 'queued' | 'not_printed' | 'ask' = 'not_printed';
@@ -323,6 +300,20 @@ export class CounterDevices {
   async openDrawer(cmd: OpenDrawer): Promise<{ opened: true }> {
     await this.#kick(cmd.reason, cmd.staff, null);
     return { opened: true };
+  }
+
+  /**
+   * The drawer of a cash sale, online or kept offline: opened, or why not in staff's words. The
+   * sale is recorded either way; without a printer there is no drawer, and staff are told so.
+   */
+  async #drawerForSale(staff: string | undefined, transactionId: string | null): Promise<{ opened: boolean; warning?: string }> {
+    if (!this.printer) return { opened: false, warning: NO_DRAWER };
+    try {
+      await this.#kick('cash_sale', staff, transactionId);
+      return { opened: true };
+    } catch (err) {
+      return { opened: false, warning: err instanceof ApiRequestError ? err.error.message : err instanceof Error ? err.message : String(err) };
+    }
   }
 
   async #kick(reason: DrawerReason, staff: string | undefined, transactionId: string | null): Promise<void> {
