@@ -1,6 +1,6 @@
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
-import { eventually } from '../../test/helpers/tmp.js';
+import { frameWith } from '../../test/helpers/ink.js';
 import { PosClient } from '../api.js';
 import { App } from './components/App.js';
 import { TransactionsView } from './components/TransactionsView.js';
@@ -13,17 +13,6 @@ import { FakeSource, reader, txn } from './fixtures.js';
 const api = new PosClient({ server: 'http://127.0.0.1:9', apiKey: 'sk_test_x', fetch: () => Promise.reject(new Error('offline')) });
 const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms));
 
-function frameWith(ui: { lastFrame(): string | undefined }, text: string): Promise<string> {
-  return eventually(
-    () => {
-      const f = ui.lastFrame() ?? '';
-      if (f.includes(text)) return f;
-      throw new Error(`frame never showed "${text}":\n${f}`);
-    },
-    3000,
-    10,
-  );
-}
 
 async function counter() {
   const source = new FakeSource();

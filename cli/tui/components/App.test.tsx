@@ -2,24 +2,13 @@ import { writeFileSync } from 'node:fs';
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import { ApiRequestError } from '../../../shared/api/errors.js';
+import { frameWith } from '../../../test/helpers/ink.js';
 import { eventually } from '../../../test/helpers/tmp.js';
 import { PosClient } from '../../api.js';
 import { FakeSource, reader, txn, paying } from '../fixtures.js';
 import { App } from './App.js';
 
 const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms));
-/** Waits for the frame to contain `text`: renders are asynchronous and the machine may be busy. */
-function frameWith(ui: { lastFrame(): string | undefined }, text: string): Promise<string> {
-  return eventually(
-    () => {
-      const f = ui.lastFrame() ?? '';
-      if (f.includes(text)) return f;
-      throw new Error(`frame never showed "${text}":\n${f}`);
-    },
-    3000,
-    10,
-  );
-}
 function frameWithout(ui: { lastFrame(): string | undefined }, text: string): Promise<string> {
   return eventually(
     () => {
