@@ -509,6 +509,21 @@ export class IdempotencyService {
    * Finishes requests left half-done by a crash or a processor outage. `includeLocked` is for
    * start-up on the embedded store, where no other process can be holding a lock.
    */
+  /**
+   * Whether a request under this key has run or runs now: its retry is answered as it was, so a
+   * check made before the operation (a reader's presence, say) must not refuse it.
+   */
+  async known(scope: Scope, clientKey: string): Promise<boolean> {
+    const row = await this.store.db
+      .selectFrom('idempotency_keys')
+      .select('id')
+      .where('merchant_id', '=', scope.merchantId)
+      .where('mode', '=', scope.mode)
+      .where('key', '=', clientKey)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   async recover(options: { includeLocked?: boolean; limit?: number } = {}): Promise<number> {
     const now = this.clock.now();
     // The unfinished points by name (not `!= finished`), so the pass is an index range over the few

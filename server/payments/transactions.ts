@@ -143,6 +143,11 @@ export class TransactionService {
     };
   }
 
+  /** Whether a create under this Idempotency-Key has run or runs (IdempotencyService.known). */
+  async createRequested(scope: Scope, clientKey: string): Promise<boolean> {
+    return this.idempotency.known(scope, clientKey);
+  }
+
   async create(scope: Scope, state: CreatePaymentState, clientKey: string | undefined): Promise<ExecuteResult<CreatePaymentState, CreatePaymentOutcome>> {
     return this.idempotency.execute(scope, this.createOperation, clientKey, state);
   }

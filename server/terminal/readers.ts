@@ -351,7 +351,7 @@ export class TerminalService {
       // A payment for a reader the processor reports offline would only be canceled again: refused
       // before it exists, so a till retrying Enter leaves no trail of canceled payments. A retried
       // request (same key) is answered from its stored response before this check counts.
-      if (!clientKey || !(await this.#replayable(scope, clientKey))) await this.#refuseOffline(reader);
+      if (!clientKey || !(await this.transactions.createRequested(scope, clientKey))) await this.#refuseOffline(reader);
     }
     return this.transactions.create(
       scope,
@@ -378,18 +378,6 @@ export class TerminalService {
       },
       clientKey,
     );
-  }
-
-  /** A request under this key already ran (or runs): it is answered as it was, whatever the reader does now. */
-  async #replayable(scope: Scope, clientKey: string): Promise<boolean> {
-    const row = await this.store.db
-      .selectFrom('idempotency_keys')
-      .select('id')
-      .where('merchant_id', '=', scope.merchantId)
-      .where('mode', '=', scope.mode)
-      .where('key', '=', clientKey)
-      .executeTakeFirst();
-    return row !== undefined;
   }
 
   /** Refuses a reader the processor reports offline; a processor that cannot be asked does not block the sale. */
