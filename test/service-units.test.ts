@@ -1,16 +1,16 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
+import { haveSystemdAnalyze } from './helpers/tools.js';
 
 /**
  * The systemd units `pos server install-service` and `pos agent install-service` write, checked by
  * systemd's own `systemd-analyze verify` where it is installed (apt-get install systemd).
  */
-const analyze = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' }).status === 0;
-if (!analyze) console.info('service-units: systemd-analyze verify skipped, not installed (apt-get install systemd)');
+const analyze = haveSystemdAnalyze();
 
 describe('systemd units', () => {
   const dir = tempDir('pos-units-');

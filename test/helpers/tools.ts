@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 /**
- * Programs some tests drive (Debian's chromium, tmux, socat). On a machine without one, its tests
+ * Programs some tests drive (Debian's chromium, tmux, socat, systemd-analyze). On a machine without one, its tests
  * are skipped with one line saying what to install, so `npm test` passes on a newcomer's machine;
  * CI sets POS_TEST_REQUIRE_TOOLS=1 (.ci/run installs them), and there a missing one fails the run.
  */
@@ -20,3 +20,5 @@ export const CHROMIUM_PATH = '/usr/bin/chromium';
 export const haveChromium = (): boolean => haveTool('chromium', () => existsSync(CHROMIUM_PATH), 'apt-get install -y chromium');
 export const haveTmux = (): boolean => haveTool('tmux', onPath('tmux'), 'apt-get install -y tmux');
 export const haveSocat = (): boolean => haveTool('socat', onPath('socat'), 'apt-get install -y socat');
+export const haveSystemdAnalyze = (): boolean =>
+  haveTool('systemd-analyze', () => spawnSync('systemd-analyze', ['--version']).status === 0, 'apt-get install -y systemd');
