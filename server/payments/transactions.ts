@@ -1,4 +1,4 @@
-import type { PaymentCancellationReason, PaymentSnapshot } from '../processor/snapshots.js';
+import type { ChargeSnapshot, PaymentCancellationReason, PaymentSnapshot } from '../processor/snapshots.js';
 import type { Logger } from 'pino';
 import { isUuid, newIdentity, randomBase62 } from '../../shared/ids.js';
 import { formatAmount, minimumCharge } from '../../shared/money.js';
@@ -18,7 +18,7 @@ import type { Ending, ExecuteResult, IdempotencyService, Operation, StepContext,
 import { presentPaymentCreate } from './presenters.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { offsetPage, type Page, type PageRequest, seqPage, toPage } from '../pagination.js';
-import { NO_CARD_RECEIPT, patchFromSnapshot, type PaymentState, transactionById } from './payment-state.js';
+import { type CardReceiptColumns, NO_CARD_RECEIPT, patchFromSnapshot, type PaymentState, receiptColumns, transactionById } from './payment-state.js';
 import { presentTransaction } from './present.js';
 import type { FieldCipher } from '../db/encryption.js';
 import { findReceipt, hasReceipt } from './receipts.js';
@@ -569,22 +569,60 @@ export class TransactionService {
   }
 
   /**
-   * Processor events about a PaymentIntent: re-read the intent and apply what it says now. An
-   * event saying the intent is `processing` (a card is being authorised) is not worth a read while
-   * the payment is pending: it moves nothing, and the card's details come with the outcome's event.
+   * Processor events about a PaymentIntent. The event's copy of the intent (`carried`) is trusted
+   * for what it says, since the state machine only moves forward and a late or repeated event then
+   * moves nothing. The intent is read from the processor only when the copy is not enough: the
+   * caller has none, or it says the payment was paid while no charge event has told us the card
+   * that paid (Stripe's events never expand `latest_charge`; its `charge.succeeded` normally comes
+   * first). An event saying the intent is `processing` (a card being authorised) moves nothing.
    */
-  async onIntentEvent(intentId: string, metadataTransactionId: string | undefined, mode: Mode, eventStatus?: string): Promise<void> {
-    let row = await this.store.db.selectFrom('transactions').selectAll().where('processor_payment_intent_id', '=', intentId).executeTakeFirst();
-    if (!row && metadataTransactionId) {
-      row = await this.store.db.selectFrom('transactions').selectAll().where('id', '=', metadataTransactionId).where('mode', '=', mode).executeTakeFirst();
-    }
+  async onIntentEvent(intentId: string, metadataTransactionId: string | undefined, mode: Mode, carried?: PaymentSnapshot): Promise<void> {
+    const row = await this.#rowOfIntent(intentId, metadataTransactionId, mode);
     if (!row) {
       this.logger.debug({ intent: intentId }, 'processor event for an intent we do not know');
       return;
     }
-    if (eventStatus === 'processing' && row.status === 'pending') return;
+    if (carried?.status === 'processing' && row.status === 'pending') return;
+    if (carried) {
+      const patch = patchFromSnapshot(row, carried, this.clock.now());
+      if (!patch) return;
+      const paid = patch.status === 'succeeded' || patch.status === 'requires_capture';
+      if (!paid || row.card_last_four !== null) {
+        await this.store.transaction((trx) => this.#applyIntent(trx, row.id, carried));
+        return;
+      }
+    }
     const intent = await this.processor.retrieveIntent(mode, intentId);
     await this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent));
+  }
+
+  /**
+   * A charge that paid, from its event: the card and the receipt lines it carries, kept on a payment
+   * not yet settled so that the intent's own event (which names the charge only by id) needs no read.
+   */
+  async onChargeEvent(intentId: string, mode: Mode, charge: ChargeSnapshot): Promise<void> {
+    if (!charge.succeeded || !charge.card) return;
+    const row = await this.#rowOfIntent(intentId, undefined, mode);
+    if (!row || !['pending', 'failed', 'requires_capture'].includes(row.status)) return;
+    const now = this.clock.now();
+    await this.store.transaction((trx) =>
+      this.payments.update(trx, row.id, (current) => {
+        if (!['pending', 'failed', 'requires_capture'].includes(current.status)) return null;
+        const patch: Partial<TransactionsTable> = {};
+        if (charge.card?.brand && charge.card.brand !== current.card_brand) patch.card_brand = charge.card.brand;
+        if (charge.card?.last4 && charge.card.last4 !== current.card_last_four) patch.card_last_four = charge.card.last4;
+        for (const [column, value] of Object.entries(receiptColumns(charge.receipt)) as [keyof CardReceiptColumns, string | null][]) {
+          if (value !== null && value !== current[column]) patch[column] = value;
+        }
+        return Object.keys(patch).length === 0 ? null : patch;
+      }, now),
+    );
+  }
+
+  async #rowOfIntent(intentId: string, metadataTransactionId: string | undefined, mode: Mode): Promise<TransactionsTable | undefined> {
+    const row = await this.store.db.selectFrom('transactions').selectAll().where('processor_payment_intent_id', '=', intentId).executeTakeFirst();
+    if (row || !metadataTransactionId) return row;
+    return this.store.db.selectFrom('transactions').selectAll().where('id', '=', metadataTransactionId).where('mode', '=', mode).executeTakeFirst();
   }
 
   /** One pass of the polling fallback: payments whose outcome no event has told us yet. */

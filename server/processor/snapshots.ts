@@ -62,6 +62,13 @@ export interface PaymentSnapshot {
   cancellationReason: string | null;
 }
 
+/** A charge as its event carries it: whether it paid, and the card that paid as a receipt prints it. */
+export interface ChargeSnapshot {
+  succeeded: boolean;
+  card: PaymentSnapshot['card'];
+  receipt: CardReceipt;
+}
+
 export interface RefundSnapshot {
   id: string;
   /** The processor's status: pending, requires_action, succeeded, failed or canceled. */
@@ -179,7 +186,7 @@ export interface CustomerSnapshot {
 /** What an event is about, told apart by the kind of object it carries. */
 export type EventSubject =
   | { kind: 'payment'; payment: PaymentSnapshot }
-  | { kind: 'charge'; id: string; paymentIntentId: string | null }
+  | { kind: 'charge'; id: string; paymentIntentId: string | null; charge: ChargeSnapshot }
   | { kind: 'refund'; refund: RefundSnapshot }
   | { kind: 'dispute'; id: string }
   | { kind: 'reader'; reader: ReaderSnapshot }

@@ -47,6 +47,7 @@ import {
   balanceSnapshot,
   bankAccountSnapshot,
   customerSnapshot,
+  declinedSnapshot,
   disputeSnapshot,
   eventSnapshot,
   paymentSnapshot,
@@ -251,9 +252,10 @@ export class StripeProcessor implements PaymentProcessor {
     try {
       return { intent: paymentSnapshot(await client.paymentIntents.create(params, { idempotencyKey })) };
     } catch (err) {
-      // Declined on creation: the intent exists and carries the failure.
+      // Declined on creation: the intent exists and carries the failure. The error holds the intent
+      // and the card it tried, so the answer needs no second call.
       if (err instanceof Stripe.errors.StripeCardError && err.payment_intent) {
-        return { intent: await this.retrieveIntent(mode, err.payment_intent.id), decline: new ProcessorFailure('card', err.message, detailsOf(err)) };
+        return { intent: declinedSnapshot(err.payment_intent, err.payment_method), decline: new ProcessorFailure('card', err.message, detailsOf(err)) };
       }
       throw failureOf(err);
     }

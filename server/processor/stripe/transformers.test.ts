@@ -88,9 +88,17 @@ describe("Stripe's objects as pos snapshots", () => {
     expect(Object.keys(dispute.evidence)).toHaveLength(2);
   });
 
+  it('reads a charge event: whether it paid and the card that paid, as its receipt prints it', () => {
+    const event = eventSnapshot(stripe<Stripe.Event>({
+      id: 'evt_3', type: 'charge.succeeded', livemode: false, created: 1,
+      data: { object: { id: 'ch_2', object: 'charge', status: 'succeeded', payment_intent: 'pi_2', payment_method_details: { type: 'card_present', card_present: { brand: 'visa', last4: '4242', read_method: 'contactless_emv', receipt: { authorization_code: '123456' } } } } },
+    }));
+    expect(event.subject).toMatchObject({ kind: 'charge', id: 'ch_2', paymentIntentId: 'pi_2', charge: { succeeded: true, card: { brand: 'visa', last4: '4242' }, receipt: { readMethod: 'contactless_emv', authorizationCode: '123456' } } });
+  });
+
   it('reads an event: its mode, account, time and what it is about', () => {
     const event = eventSnapshot(stripe<Stripe.Event>({ id: 'evt_1', type: 'charge.refunded', livemode: true, created: 1_700_000_000, account: 'acct_1', data: { object: { id: 'ch_1', object: 'charge', payment_intent: 'pi_1' } } }));
-    expect(event).toEqual({ id: 'evt_1', type: 'charge.refunded', mode: 'live', createdAt: 1_700_000_000_000, account: 'acct_1', subject: { kind: 'charge', id: 'ch_1', paymentIntentId: 'pi_1' } });
+    expect(event).toEqual({ id: 'evt_1', type: 'charge.refunded', mode: 'live', createdAt: 1_700_000_000_000, account: 'acct_1', subject: { kind: 'charge', id: 'ch_1', paymentIntentId: 'pi_1', charge: expect.objectContaining({ card: null }) } });
     expect(eventSnapshot(stripe<Stripe.Event>({ id: 'evt_2', type: 'unknown.thing', livemode: false, created: 1, data: { object: { object: 'mystery' } } })).subject).toEqual({ kind: 'other', id: null });
   });
 });

@@ -93,6 +93,13 @@ export function paymentSnapshot(pi: Stripe.PaymentIntent): PaymentSnapshot {
   };
 }
 
+/** A PaymentIntent as a decline error carries it, with the card it tried (its charge is not expanded there). */
+export function declinedSnapshot(pi: Stripe.PaymentIntent, method: Stripe.PaymentMethod | undefined): PaymentSnapshot {
+  const snapshot = paymentSnapshot(pi);
+  const card = method?.card ?? method?.card_present ?? null;
+  return card && !snapshot.card ? { ...snapshot, card: { brand: card.brand ?? null, last4: card.last4 ?? null } } : snapshot;
+}
+
 export function refundSnapshot(refund: Stripe.Refund): RefundSnapshot {
   return { id: refund.id, status: refund.status ?? null, failureReason: refund.failure_reason ?? null, metadata: { ...(refund.metadata ?? {}) } };
 }
@@ -218,8 +225,10 @@ function subjectOf(object: { object?: unknown; id?: unknown }): EventSubject {
   switch (object.object) {
     case 'payment_intent':
       return { kind: 'payment', payment: paymentSnapshot(object as Stripe.PaymentIntent) };
-    case 'charge':
-      return { kind: 'charge', id: id ?? '', paymentIntentId: idOf((object as Stripe.Charge).payment_intent) };
+    case 'charge': {
+      const charge = object as Stripe.Charge;
+      return { kind: 'charge', id: id ?? '', paymentIntentId: idOf(charge.payment_intent), charge: { succeeded: charge.status === 'succeeded', card: cardOf(charge), receipt: receiptOf(charge) } };
+    }
     case 'refund':
       return { kind: 'refund', refund: refundSnapshot(object as Stripe.Refund) };
     case 'dispute':
