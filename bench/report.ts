@@ -82,7 +82,42 @@ export interface RunReport {
   baselineRps: number;
   scenarios: ScenarioResult[];
   store: StoreBenchResult[];
+  /** The figures the targets name, under stable keys so runs compare; null where this run could not measure one. */
+  figures: Figures;
 }
+
+export interface Figures {
+  create_floor_ratio: number | null;
+  create_p99_ms: number | null;
+  get_hello_ratio: number | null;
+  replay_hello_ratio: number | null;
+  processor_calls_per_card_payment: number | null;
+  processor_calls_per_terminal_payment: number | null;
+  bytes_per_transaction: number | null;
+  instrumentation_overhead_create_pct: number | null;
+  instrumentation_overhead_get_pct: number | null;
+  /** Not measured by this bench yet: it needs the server and the simulator in separate processes. */
+  server_cpu_ms_per_create: number | null;
+  simulator_cpu_ms_per_create: number | null;
+  /** Measured by `node dist/bench/webhooks.js`, not by this run yet. */
+  webhooks_floor_ratio: number | null;
+}
+
+/** Each figure's target: the bound and whether the figure must stay at most or at least that. */
+export const FIGURE_TARGETS: Record<keyof Figures, { bound: number; atMost: boolean } | null> = {
+  create_floor_ratio: { bound: 0.5, atMost: false },
+  create_p99_ms: { bound: 100, atMost: true },
+  get_hello_ratio: { bound: 0.7, atMost: false },
+  replay_hello_ratio: { bound: 0.7, atMost: false },
+  processor_calls_per_card_payment: { bound: 1, atMost: true },
+  processor_calls_per_terminal_payment: { bound: 3, atMost: true },
+  bytes_per_transaction: { bound: 2_500, atMost: true },
+  instrumentation_overhead_create_pct: null,
+  instrumentation_overhead_get_pct: null,
+  server_cpu_ms_per_create: { bound: 0.6, atMost: true },
+  simulator_cpu_ms_per_create: { bound: 0.4, atMost: true },
+  webhooks_floor_ratio: { bound: 0.5, atMost: false },
+};
 
 function describeTarget(target: Target): string {
   switch (target.kind) {
@@ -132,5 +167,12 @@ export function renderMarkdown(report: RunReport): string {
   lines.push('', 'Group commit in process (`Store.transaction`, a counter bump and an insert per unit):', '');
   lines.push('| callers | units/s | commits per 1,000 units | mean batch | max batch |', '|---|---:|---:|---:|---:|');
   for (const st of report.store) lines.push(`| ${st.label} | ${cell(st.unitsPerSecond)} | ${st.commitsPer1000Units} | ${st.meanBatch} | ${st.maxBatch} |`);
+  lines.push('', 'Figures against their targets (the keys of `figures` in the JSON):', '', '| figure | value | target | result |', '|---|---:|---|---|');
+  for (const [key, value] of Object.entries(report.figures) as [keyof Figures, number | null][]) {
+    const target = FIGURE_TARGETS[key];
+    const bound = target ? `${target.atMost ? '≤' : '≥'} ${target.bound.toLocaleString('en-US')}` : '';
+    const result = value === null ? 'not measured' : !target ? 'info' : (target.atMost ? value <= target.bound : value >= target.bound) ? 'pass' : 'fail';
+    lines.push(`| ${key} | ${value === null ? '' : value.toLocaleString('en-US')} | ${bound} | ${result} |`);
+  }
   return `${lines.join('\n')}\n`;
 }

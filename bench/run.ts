@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { sqlitePath } from '../server/db/sqlite.js';
 import { createMerchant, helpWallTimeMs, startBaseline, startFloor, startPos, type ServerChild } from './processes.js';
-import { machineFacts, renderMarkdown, round, type Outcome, type RunReport, type ScenarioResult, type Target } from './report.js';
+import { createPayments, processorCallsPerPayment, storeBytes, type ProcessorCalls } from './figures.js';
+import { machineFacts, renderMarkdown, round, type Figures, type Outcome, type RunReport, type ScenarioResult, type Target } from './report.js';
 import { seedList, type SeededList } from './seed.js';
 import { benchStore, type StoreBenchResult } from './store.js';
 import { ensureWrk, percentile, runWrk, type WrkResult } from './wrk.js';
@@ -32,6 +33,9 @@ const WRK_CPU = 0;
 
 /** Spawns of `pos --help` whose median is reported: enough to shrug off one cold start. */
 const HELP_RUNS = 10;
+
+/** Payments made through the API whose bytes in the store are averaged: enough that pages split as they would in a shop. */
+const BYTES_PAYMENTS = 500;
 
 /** Units in the in-process group-commit measurement: ~0.4 s at 13k units/s, enough for stable rates. */
 const STORE_BENCH_UNITS = 5_000;
@@ -168,6 +172,7 @@ async function main(): Promise<void> {
 
   const dataDir = mkdtempSync(join(tmpdir(), 'pos-bench-'));
   let pos: ServerChild | undefined;
+  let calls: ProcessorCalls | undefined;
   try {
     const payer = createMerchant(dataDir, 'Bench');
     const lister = createMerchant(dataDir, 'Bench List');
@@ -176,6 +181,12 @@ async function main(): Promise<void> {
     log(`seeded in ${round(seeded.seconds, 1)} s`);
 
     pos = await startPos(dataDir, SERVER_CPU, cores);
+    log('processor calls per payment');
+    try {
+      calls = await processorCallsPerPayment(pos.url, payer.secretKey);
+    } catch (err) {
+      log(`  ${err instanceof Error ? err.message : String(err)}`);
+    }
     const base = `${pos.url}/v1/${options.resource}`;
     const auth = (merchant: { secretKey: string }) => ({ Authorization: `Bearer ${merchant.secretKey}` });
     const json = { 'Content-Type': 'application/json' };
@@ -306,6 +317,14 @@ async function main(): Promise<void> {
     await pos?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+  const bytesPayments = options.quick ? 100 : BYTES_PAYMENTS;
+  log(`bytes per payment: ${bytesPayments} card payments through the API on a fresh store`);
+  let bytesPerTransaction: number | null = null;
+  try {
+    bytesPerTransaction = await measureBytesPerPayment(bytesPayments, cores);
+  } catch (err) {
+    log(`  ${err instanceof Error ? err.message : String(err)}`);
+  }
   await measureBaseline('after');
   const baselineRps = Math.round(baselines.reduce((a, b) => a + b, 0) / baselines.length);
   for (const [i, r] of results.entries()) results[i] = withRatio(r, baselineRps);
@@ -324,6 +343,7 @@ async function main(): Promise<void> {
     baselineRps,
     scenarios: results,
     store,
+    figures: figuresOf(results, baselineRps, calls, bytesPerTransaction),
   };
   mkdirSync(RESULTS_DIR, { recursive: true });
   // Colons are legal on Linux but not on every filesystem the repo is checked out on.
@@ -333,6 +353,59 @@ async function main(): Promise<void> {
   const markdown = renderMarkdown(report);
   writeFileSync(join(RESULTS_DIR, 'latest.md'), markdown);
   process.stdout.write(`${markdown}\nwritten: ${jsonFile} and ${join(RESULTS_DIR, 'latest.md')}\n`);
+}
+
+/**
+ * Bytes in pos.db per payment: a fresh store whose merchant has made one payment (its connected
+ * account, first rows of every table), then `count` more, each measured on the stopped store.
+ */
+async function measureBytesPerPayment(count: number, cores: number): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'pos-bench-bytes-'));
+  try {
+    const shop = createMerchant(dir, 'Bench Bytes');
+    let server = await startPos(dir, SERVER_CPU, cores);
+    try {
+      await createPayments(server.url, shop.secretKey, 1, 1);
+    } finally {
+      await server.stop();
+    }
+    const before = storeBytes(sqlitePath(dir));
+    server = await startPos(dir, SERVER_CPU, cores);
+    try {
+      await createPayments(server.url, shop.secretKey, count);
+    } finally {
+      await server.stop();
+    }
+    return Math.round((storeBytes(sqlitePath(dir)) - before) / count);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function figuresOf(results: ScenarioResult[], baselineRps: number, calls: ProcessorCalls | undefined, bytesPerTransaction: number | null): Figures {
+  const rps = (start: string, end = '') => results.find((r) => r.name.startsWith(start) && r.name.endsWith(end))?.requestsPerSecond;
+  const create = results.find((r) => r.name === 'POST /v1/transactions');
+  const floor = rps('floor:');
+  const overheadPct = (plainName: string): number | null => {
+    const plain = rps(plainName, plainName);
+    const traced = rps(`${plainName} with metrics`);
+    return plain && traced ? round((1 - traced / plain) * 100, 1) : null;
+  };
+  const ratio = (value: number | undefined, of: number | undefined) => (value && of ? round(value / of, 3) : null);
+  return {
+    create_floor_ratio: ratio(create?.requestsPerSecond, floor),
+    create_p99_ms: create?.p99Ms ?? null,
+    get_hello_ratio: ratio(rps('GET /v1/transactions/{id}', '{id}'), baselineRps),
+    replay_hello_ratio: ratio(rps('POST /v1/transactions replay'), baselineRps),
+    processor_calls_per_card_payment: calls?.card ?? null,
+    processor_calls_per_terminal_payment: calls?.terminal ?? null,
+    bytes_per_transaction: bytesPerTransaction,
+    instrumentation_overhead_create_pct: overheadPct('POST /v1/transactions'),
+    instrumentation_overhead_get_pct: overheadPct('GET /v1/transactions/{id}'),
+    server_cpu_ms_per_create: null,
+    simulator_cpu_ms_per_create: null,
+    webhooks_floor_ratio: null,
+  };
 }
 
 function appendNote(note: string | undefined, extra: string | undefined): string | undefined {
