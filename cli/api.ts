@@ -15,14 +15,20 @@ export interface PosClientOptions {
   fetch?: typeof fetch;
   /** What a call without a key says (a missing profile names itself); default: how to give a key. */
   noKey?: string;
+  /** Retries of a call that is safe to repeat (default CLI_RETRIES; shared/api/transport.ts says which). */
+  maxRetries?: number;
+  retryBaseMs?: number;
 }
+
+/** As stripe-node's scripts are told to set: two retries ride out a restart or a dropped connection. */
+export const CLI_RETRIES = 2;
 
 /** The client of `ctx.api`: the profile's server and key; without a key every call is a usage error. */
 export class PosClient extends PosApi {
   readonly #noKey: string;
 
   constructor(options: PosClientOptions) {
-    super(options);
+    super({ ...options, maxRetries: options.maxRetries ?? CLI_RETRIES });
     this.#noKey = options.noKey ?? 'no API key: run `pos login --api-key sk_test_…`, pass --api-key, or set POS_API_KEY';
   }
 

@@ -24,6 +24,7 @@ import { registerReportCommands } from './commands/report.js';
 import { registerTerminalCommands } from './commands/terminal.js';
 import { registerUpCommands } from './commands/up.js';
 import { registerWebhookEndpointCommands } from './commands/webhook-endpoints.js';
+import { registerApiCommands } from './commands/api.js';
 
 const HELP_AFTER = `
 Amounts: 47.50 or 47.5 is 4750 cents in a two-decimal currency, 4750c is 4750 minor units in any;
@@ -65,6 +66,7 @@ export function buildProgram(io: CliIo = processIo()): Command {
   registerAccountCommands(program);
   registerKeyCommands(program);
   registerAuditCommands(program);
+  registerApiCommands(program);
   registerServerCommands(program);
   registerSimulatorCommands(program);
   registerAdminCommands(program);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiConnectionError, ApiRequestError, type ApiClientError } from './errors.js';
 import type { ApiErrorBody } from './types.js';
 
@@ -9,6 +10,13 @@ import type { ApiErrorBody } from './types.js';
 
 /** How long one call may take: a terminal simulate-payment answers after the authorisation, a few seconds at most. */
 export const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * Pauses between retries: 0.5 s, then 1 s, then 2 s (stripe-node's doubling from 0.5 s), or the
+ * server's Retry-After, never past 5 s so a script is not held longer than a person would wait.
+ */
+const RETRY_BASE_MS = 500;
+const RETRY_MAX_DELAY_MS = 5_000;
 
 /** How much of a non-JSON answer an error keeps: enough to recognise a proxy's error page. */
 const RAW_EXCERPT_CHARS = 200;
@@ -23,6 +31,14 @@ export interface TransportOptions {
   fetch?: typeof fetch;
   /** Lets a caller present errors its own way (the CLI's exit codes and hints); the default throws them as they are. */
   mapError?: (err: ApiClientError) => Error;
+  /**
+   * Retries of a call that met a connection error, a 429 or a 5xx (default none). Only calls that
+   * are safe to repeat are retried: reads, deletes, and writes that carry an Idempotency-Key, which
+   * every retry sends again so the server answers the first one's result.
+   */
+  maxRetries?: number;
+  /** The first pause between retries, doubled each time (tests shorten it). */
+  retryBaseMs?: number;
 }
 
 export interface SendOptions {
@@ -65,6 +81,8 @@ export class Transport {
   private readonly timeoutMs: number | null;
   private readonly fetchImpl: typeof fetch;
   private readonly mapError: (err: ApiClientError) => Error;
+  private readonly maxRetries: number;
+  private readonly retryBaseMs: number;
 
   constructor(options: TransportOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -72,6 +90,8 @@ export class Transport {
     this.timeoutMs = options.timeoutMs === undefined ? REQUEST_TIMEOUT_MS : options.timeoutMs;
     this.fetchImpl = options.fetch ?? fetch;
     this.mapError = options.mapError ?? ((err) => err);
+    this.maxRetries = options.maxRetries ?? 0;
+    this.retryBaseMs = options.retryBaseMs ?? RETRY_BASE_MS;
   }
 
   url(path: string, query: Query = {}): string {
@@ -84,8 +104,35 @@ export class Transport {
     return { ...extra, ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}) };
   }
 
-  /** One HTTP exchange, whatever its status: the answer as it came. Throws only when nothing answered. */
+  /**
+   * One HTTP exchange, whatever its status: the answer as it came, after the retries the transport
+   * allows (see `maxRetries`). Throws only when nothing answered.
+   */
   async send(method: string, path: string, options: SendOptions = {}): Promise<RawResponse> {
+    const keyed = options.idempotencyKey !== undefined || Object.keys(options.headers ?? {}).some((h) => h.toLowerCase() === 'idempotency-key');
+    const repeatable = ['GET', 'HEAD', 'DELETE'].includes(method.toUpperCase()) || keyed;
+    for (let attempt = 0; ; attempt++) {
+      const last = attempt >= this.maxRetries || !repeatable;
+      let res: RawResponse;
+      try {
+        res = await this.#exchange(method, path, options);
+      } catch (err) {
+        if (last || options.signal?.aborted) throw this.mapError(new ApiConnectionError(this.baseUrl, err));
+        await sleep(this.#retryDelay(attempt, null));
+        continue;
+      }
+      if (last || (res.status !== 429 && res.status < 500)) return res;
+      await sleep(this.#retryDelay(attempt, res.headers.get('retry-after')));
+    }
+  }
+
+  #retryDelay(attempt: number, retryAfter: string | null): number {
+    const asked = retryAfter === null ? Number.NaN : Number(retryAfter) * 1000;
+    const wait = Number.isFinite(asked) && asked >= 0 ? asked : this.retryBaseMs * 2 ** attempt;
+    return Math.min(wait, RETRY_MAX_DELAY_MS);
+  }
+
+  async #exchange(method: string, path: string, options: SendOptions): Promise<RawResponse> {
     const headers = this.headers(options.headers);
     let body: string | undefined;
     if (options.rawBody !== undefined) body = options.rawBody;
@@ -95,19 +142,13 @@ export class Transport {
     }
     if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
     const signals = [options.signal, this.timeoutMs === null ? undefined : AbortSignal.timeout(this.timeoutMs)].filter((s): s is AbortSignal => s !== undefined);
-    let res: Response;
-    let text: string;
-    try {
-      res = await this.fetchImpl(this.url(path, options.query), {
-        method,
-        headers,
-        ...(body === undefined ? {} : { body }),
-        ...(signals.length ? { signal: AbortSignal.any(signals) } : {}),
-      });
-      text = await res.text();
-    } catch (err) {
-      throw this.mapError(new ApiConnectionError(this.baseUrl, err));
-    }
+    const res = await this.fetchImpl(this.url(path, options.query), {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body }),
+      ...(signals.length ? { signal: AbortSignal.any(signals) } : {}),
+    });
+    const text = await res.text();
     let json: unknown;
     let isJson = false;
     try {
