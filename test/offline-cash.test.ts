@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +11,7 @@ import { loadAgentConfig } from '../shared/config.js';
 import { computeDayReport, localDate, reportCsv } from '../cli/report.js';
 import { CounterClient } from './helpers/agent.js';
 import { PrinterEmulator } from './helpers/pty.js';
+import { Relay } from './helpers/relay.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
@@ -21,37 +20,6 @@ import { eventually, tempDir } from './helpers/tmp.js';
  * to the server through a TCP relay the test cuts and restores (to the agent, a server that went
  * away), a printer emulator on the agent's serial port decoding the ESC/POS bytes.
  */
-
-/** Cuts and restores the way to the server, on the same port. */
-class Relay {
-  #server: Server | undefined;
-  readonly #sockets = new Set<Socket>();
-  port = 0;
-
-  constructor(private readonly target: number) {}
-
-  async up(): Promise<void> {
-    const server = createServer((inbound) => {
-      const outbound = connect(this.target, '127.0.0.1');
-      for (const s of [inbound, outbound]) {
-        this.#sockets.add(s);
-        s.on('close', () => this.#sockets.delete(s));
-        s.on('error', () => undefined);
-      }
-      inbound.pipe(outbound).pipe(inbound);
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
-    this.port = (server.address() as AddressInfo).port;
-    this.#server = server;
-  }
-
-  async down(): Promise<void> {
-    const server = this.#server;
-    this.#server = undefined;
-    for (const s of this.#sockets) s.destroy();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  }
-}
 
 /** The agent's serial port, wired to the printer emulator. */
 function serialTo(printer: PrinterEmulator): SerialBinding {
