@@ -15,6 +15,8 @@ import { eventually, tempDir } from './helpers/tmp.js';
 import { Tmux } from './helpers/tmux.js';
 import { haveSocat, haveTmux } from './helpers/tools.js';
 
+// @backend-once a terminal, a pty printer and a killed agent process; the sync into the server's store is offline-cash's, on both backends.
+
 /**
  * A till sells cash through an outage, every part real: `pos agent` as its own process with a socat
  * pty printer the test plays, the counter TUI in an 80×24 tmux terminal on it, the agent's way to
