@@ -107,6 +107,7 @@ afterAll(async () => {
 describe('cash at the till through an outage', () => {
   it('books a cash sale to its reader and location, in the close-out and on its CSV', async () => {
     const sale = await cashSale(1000, till.processor_terminal_id);
+    expect(sale).toMatchObject({ drawer_opened: true, receipt: 'queued' });
     const txn = sale.transaction!;
     const reader = (await api.listReaders()).data.find((r) => r.id === till.id)!;
     expect(txn).toMatchObject({ terminal_id: till.id, reader_id: till.processor_terminal_id, location_id: reader.location_id, offline_reference: null });
