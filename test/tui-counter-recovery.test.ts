@@ -182,6 +182,9 @@ describe.skipIf(!ready)('the counter after a no, on pos up with a printer and a 
       const after = await payments();
       expect(after.filter((t) => t.status === 'canceled')).toHaveLength(before);
       expect(after.filter((t) => t.amount === 900 && t.status !== 'canceled')).toHaveLength(0);
+      // The counter shows the processor's view of the reader now, not only the agent's.
+      await nextSale();
+      await tmux.waitFor(S, /Reader  ‹ Till 1 ›  ○ offline/);
     } finally {
       await simulator(`/readers/${tillId}/online`, { online: true });
     }
