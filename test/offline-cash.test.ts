@@ -142,7 +142,7 @@ describe('cash at the till through an outage', () => {
     for (const amount of amounts.slice(0, RESTART_AFTER)) await sell(amount);
     await noSale();
     // What the counter is told: offline, and how many wait.
-    expect(counter!.messages.findLast((msg) => msg.type === 'offline')).toMatchObject({ waiting: RESTART_AFTER });
+    await counter!.next('offline', (msg) => msg.waiting === RESTART_AFTER);
 
     // The agent stops (a restart, a power cut after the commit) with the server still gone.
     await stopAgent();
