@@ -6,14 +6,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { pos, POS_BIN } from './helpers/cli.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 import { Tmux } from './helpers/tmux.js';
-import { haveTmux } from './helpers/tools.js';
+import { haveScript, haveTmux } from './helpers/tools.js';
 
 /**
  * `pos up` as the shop runs it, in an 80×24 terminal: a signal stops it as quitting does, and its
  * data dir is its own while it runs. Spawned, because signals, terminals and a second process on
  * the same files are the point.
  */
-const hasTmux = haveTmux();
+const hasTmux = haveTmux() && haveScript();
 const dir = tempDir('pos-up-signals-');
 const env = { HOME: dir.path, POS_CONFIG_DIR: join(dir.path, 'config') };
 const tmux = new Tmux();

@@ -20,3 +20,5 @@ export const CHROMIUM_PATH = '/usr/bin/chromium';
 export const haveChromium = (): boolean => haveTool('chromium', () => existsSync(CHROMIUM_PATH), 'apt-get install -y chromium');
 export const haveTmux = (): boolean => haveTool('tmux', onPath('tmux'), 'apt-get install -y tmux');
 export const haveSocat = (): boolean => haveTool('socat', onPath('socat'), 'apt-get install -y socat');
+/** util-linux `script`: a pty that records every byte a program writes to its terminal. */
+export const haveScript = (): boolean => haveTool('script', onPath('script'), 'apt-get install -y bsdutils');
