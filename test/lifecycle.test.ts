@@ -104,6 +104,33 @@ describe('pos server lifecycle', () => {
     expect(list.body.data.map((c) => c.name)).toEqual(['in flight']);
   });
 
+  it('stops on SIGHUP as on SIGTERM: the request in flight answered, the stop logged, exit 0', async () => {
+    const dir = dataDir();
+    const m = await adminMerchant(dir, 'Hang Up');
+    const server = await serverOn(dir);
+    const { port, hostname } = new URL(server.url);
+    const body = JSON.stringify({ name: 'hung up' });
+    const socket = connect(Number(port), hostname);
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    let response = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (response += chunk));
+    const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    // Expect: 100-continue makes the server say when it holds the request: only then does the terminal hang up.
+    socket.write(
+      `POST /v1/customers HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${m.api_keys.sk_test}\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
+    await eventually(() => (response.startsWith('HTTP/1.1 100') ? true : undefined), 10_000);
+    const logged = (msg: string) => server.logs.map((l) => (l.startsWith('{') ? (JSON.parse(l) as { msg: string; signal?: string }) : undefined)).find((l) => l?.msg === msg);
+    server.child.kill('SIGHUP');
+    expect(await eventually(() => logged('draining'), 10_000)).toMatchObject({ signal: 'SIGHUP' });
+    expect(server.child.exitCode).toBeNull();
+    socket.write(body);
+    await ended;
+    expect(response).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 201/);
+    expect(await server.exited).toBe(0);
+    expect(logged('pos server stopped')).toBeDefined();
+  });
+
   it('refuses bad flags with exit code 2 and one line on stderr', async () => {
     const result = await pos(['server', '--port', 'seventy', '--data-dir', dataDir()]);
     expect(result.status).toBe(2);

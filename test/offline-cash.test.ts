@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +11,7 @@ import { loadAgentConfig } from '../shared/config.js';
 import { computeDayReport, localDate, reportCsv } from '../cli/report.js';
 import { CounterClient } from './helpers/agent.js';
 import { PrinterEmulator } from './helpers/pty.js';
+import { Relay } from './helpers/relay.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
@@ -21,37 +20,6 @@ import { eventually, tempDir } from './helpers/tmp.js';
  * to the server through a TCP relay the test cuts and restores (to the agent, a server that went
  * away), a printer emulator on the agent's serial port decoding the ESC/POS bytes.
  */
-
-/** Cuts and restores the way to the server, on the same port. */
-class Relay {
-  #server: Server | undefined;
-  readonly #sockets = new Set<Socket>();
-  port = 0;
-
-  constructor(private readonly target: number) {}
-
-  async up(): Promise<void> {
-    const server = createServer((inbound) => {
-      const outbound = connect(this.target, '127.0.0.1');
-      for (const s of [inbound, outbound]) {
-        this.#sockets.add(s);
-        s.on('close', () => this.#sockets.delete(s));
-        s.on('error', () => undefined);
-      }
-      inbound.pipe(outbound).pipe(inbound);
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
-    this.port = (server.address() as AddressInfo).port;
-    this.#server = server;
-  }
-
-  async down(): Promise<void> {
-    const server = this.#server;
-    this.#server = undefined;
-    for (const s of this.#sockets) s.destroy();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  }
-}
 
 /** The agent's serial port, wired to the printer emulator. */
 function serialTo(printer: PrinterEmulator): SerialBinding {
@@ -89,6 +57,13 @@ async function runAgent(): Promise<void> {
   counter.send({ type: 'hello', protocol: 1 });
   counter.send({ type: 'subscribe', topics: ['readers', 'devices'] });
   await counter.next('welcome');
+  // The drawer kicks only through a printer that answers its status: wait for the first answer.
+  await eventually(() => {
+    const printerOnline = counter!.messages.some((msg) =>
+      msg.type === 'devices' ? msg.devices.some((d) => d.id === 'printer' && d.status === 'online') : msg.type === 'device' && msg.device.id === 'printer' && msg.device.status === 'online',
+    );
+    return printerOnline || undefined;
+  }, 10_000);
 }
 
 async function stopAgent(): Promise<void> {
@@ -101,6 +76,9 @@ const cashSale = async (amount: number, reader: string) => {
   expect(res.ok, JSON.stringify(res.error)).toBe(true);
   return res.data as { transaction: Transaction | null; offline?: { local_reference: string; waiting: number }; drawer_opened: boolean; receipt: string };
 };
+/** An outage's worth of sales at one till, the agent restarted part-way through. */
+const SALES = 20;
+const RESTART_AFTER = 8;
 const kicks = (from = 0) => printer.decoder.events.slice(from).filter((e) => e.type === 'kick').length;
 
 let api: PosApi;
@@ -129,6 +107,7 @@ afterAll(async () => {
 describe('cash at the till through an outage', () => {
   it('books a cash sale to its reader and location, in the close-out and on its CSV', async () => {
     const sale = await cashSale(1000, till.processor_terminal_id);
+    expect(sale).toMatchObject({ drawer_opened: true, receipt: 'queued' });
     const txn = sale.transaction!;
     const reader = (await api.listReaders()).data.find((r) => r.id === till.id)!;
     expect(txn).toMatchObject({ terminal_id: till.id, reader_id: till.processor_terminal_id, location_id: reader.location_id, offline_reference: null });
@@ -142,44 +121,47 @@ describe('cash at the till through an outage', () => {
     expect(reportCsv(report)).toContain(`,reader,${reader.name},1,10.00,`);
   });
 
-  // Skipped: the printer emulator on the injected serial port never answers the agent's status
-  // queries here, so the drawer is reported shut (it fails the same on its own branch); the offline
-  // queue itself is covered by agent/offline-sales.test.ts. To be made to pass, not deleted.
-  it.skip('takes cash sales and a no-sale with the server gone, across an agent restart, and syncs each once, in order', async () => {
+  it('takes 20 cash sales and 2 no-sales with the server gone, across an agent restart, and syncs each once, in order', async () => {
     const existing = (await api.listTransactions({ size: 100 })).data.length;
     const mark = printer.mark;
     await relay.down();
     await counter!.next('upstream', (msg) => msg.status === 'disconnected', 10_000);
 
-    const amounts = [1100, 1200, 1300, 1400];
+    // Twenty sales of distinct amounts, so order and once-only read straight off the synced rows.
+    const amounts = Array.from({ length: SALES }, (_, i) => 1100 + i * 25);
     const refs: string[] = [];
-    for (const amount of amounts.slice(0, 2)) {
+    const sell = async (amount: number) => {
       const sale = await cashSale(amount, till.processor_terminal_id);
-      expect(sale).toMatchObject({ transaction: null, drawer_opened: true, receipt: 'queued' });
+      expect(sale).toMatchObject({ transaction: null, drawer_opened: true, receipt: 'queued', offline: { waiting: refs.length + 1 } });
       refs.push(sale.offline!.local_reference);
-    }
-    const noSale = await counter!.command({ type: 'open_drawer', request_id: randomUUID(), reason: 'no_sale', staff: 'ana' });
-    expect(noSale.ok).toBe(true);
+    };
+    const noSale = async () => {
+      const res = await counter!.command({ type: 'open_drawer', request_id: randomUUID(), reason: 'no_sale', staff: 'ana' });
+      expect(res.ok, JSON.stringify(res.error)).toBe(true);
+    };
+    for (const amount of amounts.slice(0, RESTART_AFTER)) await sell(amount);
+    await noSale();
+    // What the counter is told: offline, and how many wait.
+    await counter!.next('offline', (msg) => msg.waiting === RESTART_AFTER);
 
     // The agent stops (a restart, a power cut after the commit) with the server still gone.
     await stopAgent();
     await runAgent();
-    const offline = await counter!.next('offline');
-    expect(offline).toMatchObject({ waiting: 2, limit: null });
-    for (const amount of amounts.slice(2)) {
-      const sale = await cashSale(amount, till.processor_terminal_id);
-      expect(sale.offline).toMatchObject({ waiting: refs.length + 1 });
-      refs.push(sale.offline!.local_reference);
-    }
-    expect(new Set(refs).size).toBe(4);
+    expect(await counter!.next('offline')).toMatchObject({ waiting: RESTART_AFTER, limit: null });
+    expect(counter!.messages.find((msg) => msg.type === 'welcome')).toMatchObject({ upstream: 'disconnected' });
+    for (const amount of amounts.slice(RESTART_AFTER)) await sell(amount);
+    await noSale();
+    expect(new Set(refs).size).toBe(SALES);
     // A refund cannot name a sale the server has not seen.
     await expect(api.getTransaction(refs[0]!)).rejects.toMatchObject({ status: 404 });
 
-    expect(kicks(mark)).toBe(5);
+    // A kick per sale and per no-sale; a receipt per sale, each marked with its own local reference.
+    expect(kicks(mark)).toBe(SALES + 2);
     const receipts = await eventually(() => {
       const printed = printer.receipts(mark);
-      return printed.length >= 4 ? printed : undefined;
-    }, 10_000);
+      return printed.length >= SALES ? printed : undefined;
+    }, 20_000);
+    expect(receipts).toHaveLength(SALES);
     for (const [i, r] of receipts.entries()) {
       expect(r.lines.join('\n')).toContain('NOT YET SYNCED');
       expect(r.lines.join('\n')).toContain(refs[i]!);
@@ -187,16 +169,33 @@ describe('cash at the till through an outage', () => {
     }
 
     await relay.up();
-    await counter!.next('offline', (msg) => msg.waiting === 0, 15_000, counter!.messages.length - 1);
+    await counter!.next('offline', (msg) => msg.waiting === 0, 30_000, counter!.messages.length - 1);
     const all = (await api.listTransactions({ size: 100 })).data;
-    expect(all.length - existing).toBe(4);
+    expect(all.length - existing).toBe(SALES);
     const synced = all.filter((x) => x.offline_reference !== null).reverse();
     expect(synced.map((x) => [x.offline_reference, x.amount])).toEqual(refs.map((r, i) => [r, amounts[i]]));
     for (const x of synced) expect(x).toMatchObject({ payment_method_type: 'cash', status: 'succeeded', terminal_id: till.id, reader_id: till.processor_terminal_id, metadata: { staff: 'ana' } });
     // Taken in order, dated when taken (not when synced).
     const times = synced.map((x) => Date.parse(x.created_at));
     expect([...times].sort((a, b) => a - b)).toEqual(times);
+    // The no-sales reach the audit trail once each, after the server is back.
+    const noSales = await eventually(async () => {
+      const entries = (await api.listAuditLog({ size: 100 })).data.filter((e) => e.operation === 'agent drawer_opened' && e.details?.reason === 'no_sale');
+      return entries.length >= 2 ? entries : undefined;
+    }, 15_000, 200);
+    expect(noSales).toHaveLength(2);
     // The next sale goes straight to the server again.
     expect((await cashSale(1500, till.processor_terminal_id)).transaction).toMatchObject({ amount: 1500, offline_reference: null });
+
+    // The close-out of the till's location and reader counts every sale once, and its drawer balances.
+    const reader = (await api.listReaders()).data.find((r) => r.id === till.id)!;
+    const locations = (await api.listLocations()).data;
+    const location = locations.find((l) => l.id === reader.location_id)!;
+    const day = (await api.listTransactions({ size: 100 })).data;
+    const cashTaken = 1000 + amounts.reduce((a, b) => a + b, 0) + 1500;
+    const report = computeDayReport({ date: localDate(), currency: 'usd', transactions: day, readers: [reader], locations, location: location.display_name, float: 5000, countedCash: 5000 + cashTaken });
+    expect(report.locations.map((b) => [b.name, b.succeeded.count, b.succeeded.amount])).toEqual([[location.display_name, SALES + 2, cashTaken]]);
+    expect(report.readers.map((b) => [b.name, b.succeeded.count])).toEqual([[reader.name, SALES + 2]]);
+    expect(report.tender).toMatchObject({ expected_cash: 5000 + cashTaken, over_short: 0 });
   });
 });

@@ -6,14 +6,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { pos, POS_BIN } from './helpers/cli.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 import { Tmux } from './helpers/tmux.js';
-import { haveTmux } from './helpers/tools.js';
+import { haveScript, haveTmux } from './helpers/tools.js';
 
 /**
  * `pos up` as the shop runs it, in an 80×24 terminal: a signal stops it as quitting does, and its
  * data dir is its own while it runs. Spawned, because signals, terminals and a second process on
  * the same files are the point.
  */
-const hasTmux = haveTmux();
+const hasTmux = haveTmux() && haveScript();
 const dir = tempDir('pos-up-signals-');
 const env = { HOME: dir.path, POS_CONFIG_DIR: join(dir.path, 'config') };
 const tmux = new Tmux();
@@ -21,6 +21,9 @@ afterAll(() => {
   tmux.kill();
   dir.cleanup();
 });
+
+const HIDE_CURSOR = '\u001B[?25l';
+const SHOW_CURSOR = '\u001B[?25h';
 
 interface LogLine {
   msg: string;
@@ -48,21 +51,38 @@ interface Up {
   port: number;
   /** The exit status, written by the shell around `pos up` (tmux does not always keep it). */
   exitStatus: () => string | undefined;
+  /** Every byte `pos up` wrote to its terminal so far, as `script` recorded them. */
+  written: () => string;
 }
 
 /** `pos up` with its TUI in a tmux session at 80×24; resolves once the counter's intro is on screen. */
 async function upInTmux(session: string, dataDir: string, extraArgs: string[], extraEnv: Record<string, string> = {}): Promise<Up> {
   const statusFile = join(dir.path, `${session}.status`);
+  const scriptFile = join(dir.path, `${session}.sh`);
+  const typescript = join(dir.path, `${session}.typescript`);
   const vars = Object.entries({ ...env, ...extraEnv }).map(([k, v]) => `${k}="${v}"`);
   const command = [...vars, process.execPath, POS_BIN, 'up', '--port', '0', '--data-dir', dataDir, ...extraArgs].map((a) => (a.includes('=') ? a : `"${a}"`)).join(' ');
-  tmux.start(session, ['sh', '-c', `${command}; echo $? > "${statusFile}"`]);
+  writeFileSync(scriptFile, `${command}\n`);
+  // `script` between tmux and `pos up` keeps every byte written to the terminal (flushed as written,
+  // -f), so what the terminal was told last can be read, not only what tmux shows; -e passes the exit status on.
+  tmux.start(session, ['sh', '-c', `script -qfe -c "sh ${scriptFile}" "${typescript}"; echo $? > "${statusFile}"`]);
   await tmux.waitFor(session, 'Press any key to open the counter', 40_000);
   const lock = JSON.parse(readFileSync(join(dataDir, 'pos.lock'), 'utf8')) as { pid: number; port: number | null };
-  return { session, dataDir, pid: lock.pid, port: lock.port ?? -1, exitStatus: () => (existsSync(statusFile) ? readFileSync(statusFile, 'utf8').trim() || undefined : undefined) };
+  return {
+    session,
+    dataDir,
+    pid: lock.pid,
+    port: lock.port ?? -1,
+    exitStatus: () => (existsSync(statusFile) ? readFileSync(statusFile, 'utf8').trim() || undefined : undefined),
+    written: () => readFileSync(typescript, 'latin1'),
+  };
 }
 
 async function stoppedCleanly(up: Up, signal: NodeJS.Signals): Promise<void> {
   const from = logLines(up.dataDir).length;
+  const before = up.written();
+  // The counter hid the cursor while it ran (else showing it again would prove nothing).
+  expect(before).toContain(HIDE_CURSOR);
   process.kill(up.pid, signal);
   // A stop drains the server and closes the agent and the simulator: seconds, more on a busy machine.
   const status = await eventually(up.exitStatus, 40_000);
@@ -74,8 +94,13 @@ async function stoppedCleanly(up: Up, signal: NodeJS.Signals): Promise<void> {
   expect(msgs.indexOf('pos agent stopped')).toBeGreaterThan(msgs.indexOf('pos up stopping'));
   expect(msgs.indexOf('pos server stopped')).toBeGreaterThan(msgs.indexOf('pos agent stopped'));
   expect(msgs.indexOf('pos up stopped')).toBeGreaterThan(msgs.indexOf('pos server stopped'));
-  // The data dir is free. (Whether the cursor Ink hid is shown again is not checked here: tmux
-  // reads the pane after the shell has taken it back, and under load that check never settled.)
+  // The terminal is given back: after the signal, the cursor is shown again and not hidden after.
+  const after = up.written();
+  expect(after.startsWith(before)).toBe(true);
+  const tail = after.slice(before.length);
+  expect(tail).toContain(SHOW_CURSOR);
+  expect(tail.lastIndexOf(SHOW_CURSOR)).toBeGreaterThan(tail.lastIndexOf(HIDE_CURSOR));
+  // The data dir is free.
   expect(existsSync(join(up.dataDir, 'pos.lock'))).toBe(false);
 }
 

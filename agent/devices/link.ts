@@ -70,8 +70,9 @@ export class DeviceLink {
   }
 
   start(): void {
-    void this.#look();
+    // The timer first: a look finds the link stopped while it is unset, and the first look is now.
     this.#timer = setInterval(() => void this.#look(), PLUG_POLL_MS);
+    void this.#look();
   }
 
   async stop(): Promise<void> {

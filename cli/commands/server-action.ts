@@ -2,6 +2,8 @@ import { loadServerConfig, type ServerConfig, type ServerFlags } from '../../sha
 import { DataDirLock } from '../data-dir-lock.js';
 import { startStack } from '../stack.js';
 
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+
 export async function runServer(flags: ServerFlags): Promise<void> {
   const config = loadServerConfig(flags);
   // The data dir is this server's alone when it holds the SQLite ledger or the embedded simulator.
@@ -27,7 +29,8 @@ async function serve(config: ServerConfig, lock: DataDirLock | undefined): Promi
         resolve();
       });
     };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+    // A server has no configuration to reload, so SIGHUP (its terminal or SSH session closing) stops
+    // it as SIGTERM does: drained and logged, exit 0, never killed mid-request.
+    for (const signal of STOP_SIGNALS) process.once(signal, stop);
   });
 }

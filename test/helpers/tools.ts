@@ -22,3 +22,5 @@ export const haveTmux = (): boolean => haveTool('tmux', onPath('tmux'), 'apt-get
 export const haveSocat = (): boolean => haveTool('socat', onPath('socat'), 'apt-get install -y socat');
 export const haveSystemdAnalyze = (): boolean =>
   haveTool('systemd-analyze', () => spawnSync('systemd-analyze', ['--version']).status === 0, 'apt-get install -y systemd');
+/** util-linux `script`: a pty that records every byte a program writes to its terminal. */
+export const haveScript = (): boolean => haveTool('script', onPath('script'), 'apt-get install -y bsdutils');
