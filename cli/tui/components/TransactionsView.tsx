@@ -2,7 +2,7 @@ import { Box, Text } from 'ink';
 import type { Transaction } from '../../../shared/api/types.js';
 import { cancelWords, declineWords } from '../../../shared/declines.js';
 import { cardOf, money } from '../../format.js';
-import { historyRows, isCounterPayment, type CounterState } from '../state.js';
+import { historyRows, historySales, isCounterPayment, type CounterState } from '../state.js';
 import type { Theme } from '../theme.js';
 
 /** The longest status, `partially_refunded`, is 18 characters. */
@@ -19,6 +19,24 @@ export function outcomeWords(t: Transaction): string | null {
     return why ? `${why[0]!.toUpperCase()}${why.slice(1)}` : 'Canceled, no reason given';
   }
   return null;
+}
+
+const PAID = new Set(['succeeded', 'partially_refunded', 'refunded']);
+
+/** A sale paid in parts, in a word: open while a part is under way, paid once a part is and none is. */
+function saleStatus(parts: Transaction[]): string {
+  if (parts.some((p) => p.status === 'pending' || p.status === 'requires_capture')) return 'open';
+  if (parts.some((p) => PAID.has(p.status))) return parts.some((p) => p.amount_refunded > 0) ? 'paid, refunds' : 'paid';
+  return parts[0]!.status;
+}
+
+/** Its paid parts' tenders, oldest first: "cash + visa". */
+function tenders(parts: Transaction[]): string {
+  return [...parts]
+    .reverse()
+    .filter((p) => PAID.has(p.status))
+    .map((p) => (p.payment_method_type === 'cash' ? 'cash' : (p.card_brand ?? 'card')))
+    .join(' + ');
 }
 
 export function TransactionsView({ state, theme, width = 80 }: { state: CounterState; theme: Theme; width?: number }) {
@@ -41,14 +59,28 @@ export function TransactionsView({ state, theme, width = 80 }: { state: CounterS
   return (
     <Box flexDirection="column">
       <Text bold>{`  ${'TIME'.padEnd(9)}${'AMOUNT'.padEnd(12)}${'STATUS'.padEnd(STATUS_WIDTH)}${'METHOD'.padEnd(METHOD_WIDTH)}${'CARD'.padEnd(14)}REFERENCE`}</Text>
-      {rows.map((t, i) => {
-        const color = t.status === 'succeeded' ? theme.ok : t.status === 'failed' ? theme.bad : t.status === 'pending' ? theme.warn : undefined;
+      {historySales(state).map((sale) => {
+        const row = (t: Transaction, nested: boolean) => {
+          const color = t.status === 'succeeded' ? theme.ok : t.status === 'failed' ? theme.bad : t.status === 'pending' ? theme.warn : undefined;
+          const time = nested ? '  └' : new Date(t.created_at).toTimeString().slice(0, 8);
+          return (
+            <Text key={t.id}>
+              {`${rows.indexOf(t) === state.selectedTransaction ? '›' : ' '} ${time.padEnd(9)}${money(t.amount, t.currency).padEnd(12)}`}
+              <Text color={color}>{t.status.padEnd(STATUS_WIDTH)}</Text>
+              {`${(isCounterPayment(t) ? 'counter' : 'online').padEnd(METHOD_WIDTH)}${cardOf(t).padEnd(14)}${t.reference.slice(0, refWidth)}`}
+            </Text>
+          );
+        };
+        if (!sale.order) return row(sale.parts[0]!, false);
+        // One sale paid in parts: a line for the sale under its order, its parts (selectable, to refund one) beneath it.
+        const oldest = sale.parts[sale.parts.length - 1]!;
+        const paid = sale.parts.filter((p) => PAID.has(p.status)).reduce((sum, p) => sum + (p.amount_captured || p.amount), 0);
+        const head = `  ${new Date(oldest.created_at).toTimeString().slice(0, 8).padEnd(9)}${money(paid, oldest.currency).padEnd(12)}${saleStatus(sale.parts).padEnd(STATUS_WIDTH)}${'sale'.padEnd(METHOD_WIDTH)}${tenders(sale.parts).slice(0, 13).padEnd(14)}`;
         return (
-          <Text key={t.id}>
-            {`${i === state.selectedTransaction ? '›' : ' '} ${new Date(t.created_at).toTimeString().slice(0, 8).padEnd(9)}${money(t.amount, t.currency).padEnd(12)}`}
-            <Text color={color}>{t.status.padEnd(STATUS_WIDTH)}</Text>
-            {`${(isCounterPayment(t) ? 'counter' : 'online').padEnd(METHOD_WIDTH)}${cardOf(t).padEnd(14)}${(t.metadata?.order ? `${t.metadata.order} (part)` : t.reference).slice(0, refWidth)}`}
-          </Text>
+          <Box key={`sale-${sale.order}`} flexDirection="column">
+            <Text bold>{`${head}${`${sale.order} (${sale.parts.length} parts)`.slice(0, refWidth)}`}</Text>
+            {sale.parts.map((t) => row(t, true))}
+          </Box>
         );
       })}
       <Text dimColor={theme.dim}>{where}</Text>
