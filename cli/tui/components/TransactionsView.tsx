@@ -23,10 +23,10 @@ export function outcomeWords(t: Transaction): string | null {
 
 const PAID = new Set(['succeeded', 'partially_refunded', 'refunded']);
 
-/** A sale paid in parts, in a word: open while a part is under way, paid once a part is and none is. */
+/** A sale paid in parts, in a word: open while a part is under way, else paid once a part is. */
 function saleStatus(parts: Transaction[]): string {
   if (parts.some((p) => p.status === 'pending' || p.status === 'requires_capture')) return 'open';
-  if (parts.some((p) => PAID.has(p.status))) return parts.some((p) => p.amount_refunded > 0) ? 'paid, refunds' : 'paid';
+  if (parts.some((p) => PAID.has(p.status))) return parts.some((p) => p.amount_refunded > 0) ? 'refunds' : 'paid';
   return parts[0]!.status;
 }
 
@@ -75,10 +75,12 @@ export function TransactionsView({ state, theme, width = 80 }: { state: CounterS
         // One sale paid in parts: a line for the sale under its order, its parts (selectable, to refund one) beneath it.
         const oldest = sale.parts[sale.parts.length - 1]!;
         const paid = sale.parts.filter((p) => PAID.has(p.status)).reduce((sum, p) => sum + (p.amount_captured || p.amount), 0);
-        const head = `  ${new Date(oldest.created_at).toTimeString().slice(0, 8).padEnd(9)}${money(paid, oldest.currency).padEnd(12)}${saleStatus(sale.parts).padEnd(STATUS_WIDTH)}${'sale'.padEnd(METHOD_WIDTH)}${tenders(sale.parts).slice(0, 13).padEnd(14)}`;
+        const status = `${saleStatus(sale.parts)}: ${tenders(sale.parts) || 'none paid'}`.slice(0, STATUS_WIDTH - 1);
+        // The order takes the card and reference columns: a part's own row has its card.
+        const head = `  ${new Date(oldest.created_at).toTimeString().slice(0, 8).padEnd(9)}${money(paid, oldest.currency).padEnd(12)}${status.padEnd(STATUS_WIDTH)}${`${sale.parts.length} parts`.padEnd(METHOD_WIDTH)}`;
         return (
           <Box key={`sale-${sale.order}`} flexDirection="column">
-            <Text bold>{`${head}${`${sale.order} (${sale.parts.length} parts)`.slice(0, refWidth)}`}</Text>
+            <Text bold>{`${head}${sale.order.slice(0, refWidth + 14)}`}</Text>
             {sale.parts.map((t) => row(t, true))}
           </Box>
         );
