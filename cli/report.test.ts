@@ -116,7 +116,8 @@ describe('day report', () => {
       txn({ id: 'p3', reference: 'txn_card', status: 'succeeded', amount: 3000, amount_captured: 3000, platform_fee_cents: 90, card_brand: 'visa', metadata: order, created_at: at(10) }),
       txn({ id: 'w', reference: 'txn_whole', status: 'succeeded', amount: 1000, amount_captured: 1000, payment_method_type: 'cash', platform_fee_cents: 0, created_at: at(11) }),
     ];
-    const day = computeDayReport({ date: '2026-11-21', currency: 'usd', transactions: parts, readers, locations, float: 5000 });
+    // Newest first, as the API lists them.
+    const day = computeDayReport({ date: '2026-11-21', currency: 'usd', transactions: [...parts].reverse(), readers, locations, float: 5000 });
     // Two sales paid ($50.00 in parts, $10.00 whole), one of them with a declined part.
     expect(day.total.succeeded).toEqual({ count: 2, amount: 6000 });
     expect(day.total.failed).toEqual({ count: 1, amount: 3000 });

@@ -260,7 +260,8 @@ export function computeDayReport(input: {
   const tenderTally = () => ({ count: 0, amount: 0, refunded: 0 });
   const card = tenderTally();
   const cash = tenderTally();
-  for (const t of [...input.transactions].sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at))) {
+  // Oldest first; the API lists newest first, so payments made in the same millisecond keep the order they were made in.
+  for (const t of [...input.transactions].reverse().sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at))) {
     const at = Date.parse(t.created_at);
     const reader = readerOf(t);
     const locationId = locationOf(t, reader);
