@@ -131,4 +131,21 @@ describe('split tender at the counter', () => {
     expect(asking.split('\n').find((l) => l.startsWith('›'))).toContain('txn_a');
     expect(asking).toContain('Refund $20.00 of txn_a? y to refund');
   });
+
+  it('keeps History on an 80×24 screen when sale lines add to a page, scrolling with the selection', () => {
+    // Twelve payments, six sales of two parts each: eighteen lines for a list of twelve.
+    const list = Array.from({ length: 12 }, (_, i) => txn({ id: `p${i}`, reference: `txn_p${String(i).padStart(2, '0')}`, status: 'succeeded', metadata: { order: `ord_sale${Math.floor(i / 2)}` } }));
+    const state = reduce(initialState({ via: 'polling' }), { type: 'transactions', transactions: list });
+    const frame = (s: typeof state) => render(<TransactionsView state={s} theme={theme(false)} />).lastFrame() ?? '';
+    const top = frame(state);
+    expect(top.split('\n')).toHaveLength(1 + 12 + 1);
+    expect(top).toContain('ord_sale0');
+    expect(top).toContain('Page 1 of 1 · all payments · 6 below');
+    const bottom = frame(reduce(state, { type: 'select_transaction', delta: 11 }));
+    expect(bottom.split('\n')).toHaveLength(1 + 12 + 1);
+    expect(bottom.split('\n').find((l) => l.startsWith('›'))).toContain('txn_p11');
+    expect(bottom).toContain('ord_sale5');
+    expect(bottom).not.toContain('ord_sale0');
+    expect(bottom).toContain('6 above');
+  });
 });
