@@ -50,6 +50,15 @@ describe.skipIf(!hasTmux)('split tender at the till (tmux, pos up)', () => {
       ['cash', 2000, 'succeeded'],
       ['terminal', 3000, 'succeeded'],
     ]);
+    // History shows it as one sale over its parts; the Day view counts one sale, each part in its tender.
+    tmux.keys(S, 'h');
+    await tmux.waitFor(S, new RegExp(`\\$50\\.00\\s+paid: cash \\+ \\w+\\s+2 parts\\s+${order}`));
+    tmux.keys(S, 'd');
+    const day = await tmux.waitFor(S, 'Cash: 1 paid ($20.00)');
+    expect(day).toMatch(/All\s+1\s+\$50\.00/);
+    expect(day).toContain('Card: 1 paid ($30.00)');
+    tmux.keys(S, 'c');
+    await tmux.waitFor(S, 'Press Enter to charge.');
   });
 
   it('keeps the cash part and the sale open when the card part is declined, and says what is still due', async () => {
