@@ -130,6 +130,9 @@ describe('split tender at the counter', () => {
     const asking = render(<TransactionsView state={onCash} theme={theme(false)} />).lastFrame() ?? '';
     expect(asking.split('\n').find((l) => l.startsWith('›'))).toContain('txn_a');
     expect(asking).toContain('Refund $20.00 of txn_a? y to refund');
+    // A sale whose newest part was declined after a paid one still has something due: open.
+    const declined = reduce(initialState({ via: 'polling' }), { type: 'transactions', transactions: [list[2]!, list[3]!] });
+    expect(render(<TransactionsView state={declined} theme={theme(false)} />).lastFrame()).toMatch(/\$20\.00\s+open: cash\s+2 parts\s+ord_1234abcd5678efgh/);
   });
 
   it('keeps History on an 80×24 screen when sale lines add to a page, scrolling with the selection', () => {

@@ -30,10 +30,15 @@ interface Line {
   node: ReactNode;
 }
 
-/** A sale paid in parts, in a word: open while a part is under way, else paid once a part is. */
+/**
+ * A sale paid in parts, in a word: open while a part is under way or its newest part did not pay
+ * (a declined card after a cash part: something is still due), paid once its last part paid.
+ */
 function saleStatus(parts: Transaction[]): string {
   if (parts.some((p) => p.status === 'pending' || p.status === 'requires_capture')) return 'open';
-  if (parts.some((p) => PAID.has(p.status))) return parts.some((p) => p.amount_refunded > 0) ? 'refunds' : 'paid';
+  const paid = parts.some((p) => PAID.has(p.status));
+  if (paid && !PAID.has(parts[0]!.status)) return 'open';
+  if (paid) return parts.some((p) => p.amount_refunded > 0) ? 'refunds' : 'paid';
   return parts[0]!.status;
 }
 
