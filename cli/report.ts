@@ -130,7 +130,7 @@ function empty(scope: Bucket['scope'], name: string): Bucket {
 }
 
 /** The sale a payment is part of: its order when it is a part of a split sale, else itself. */
-export function saleOf(t: Transaction): string {
+function saleOf(t: Transaction): string {
   return t.metadata?.order ? `order:${t.metadata.order}` : `txn:${t.id}`;
 }
 
