@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../shared/api/types.js';
-import { computeDayReport, dayBounds, reportCsv, shopLines, tenderLines, withDrawer } from './report.js';
+import type { Location } from '../shared/api/types.js';
+import { zonedEpoch } from '../shared/time-zone.js';
+import { businessToday, computeDayReport, dayBounds, reportCsv, shopLines, tenderLines, withDrawer } from './report.js';
 import { txn } from './tui/fixtures.js';
 
-const at = (h: number, day = 21) => new Date(2026, 10, day, h).toISOString();
+// The locations below keep UTC days: times are written in UTC so the figures hold on any machine.
+const at = (h: number, day = 21) => new Date(Date.UTC(2026, 10, day, h)).toISOString();
 const readers = [
   { id: 'r-1', name: 'Till 1', processor_terminal_id: 'tmr_1', location_id: 'loc-1', status: 'online' as const, serial_number: 's', model: 'm', last_seen_at: null, is_test: true, action: null, object: 'terminal.reader' as const },
   { id: 'r-2', name: 'Bar', processor_terminal_id: 'tmr_2', location_id: 'loc-2', status: 'online' as const, serial_number: 's', model: 'm', last_seen_at: null, is_test: true, action: null, object: 'terminal.reader' as const },
@@ -67,7 +70,10 @@ describe('day report', () => {
 
   it('writes CSV with plain decimals', () => {
     const lines = reportCsv(r).trim().split('\n');
-    expect(lines[1]).toBe('2026-11-21,usd,total,All,3,82.00,1,10.05,1,9.00,1,5.00,0,2.00,2.46,74.54');
+    expect(lines[0]).toBe('date,currency,scope,name,succeeded_count,succeeded_amount,failed_count,failed_amount,canceled_count,canceled_amount,refunded_count,refunded_amount,pending_count,tips,fees,net,reference,order,tender,status,local_time');
+    expect(lines[1]).toBe('2026-11-21,usd,total,All,3,82.00,1,10.05,1,9.00,1,5.00,0,2.00,2.46,74.54,,,,,');
+    // Then one line per payment of the day, oldest first, with its local time.
+    expect(lines.filter((l) => l.includes(',payment,')).map((l) => l.split(',').slice(-5).join(','))).toEqual(['txn_0001,,card,succeeded,09:00:00', 'txn_0001,,card,partially_refunded,10:00:00', 'txn_0001,,card,failed,11:00:00', 'txn_0001,,card,canceled,12:00:00', 'txn_0001,,card,succeeded,13:00:00']);
   });
 
   it('refuses days that do not exist', () => {
@@ -100,5 +106,66 @@ describe('day report', () => {
     expect(day.disputes).toBeNull();
     expect(day.payouts).toBeNull();
     expect(shopLines(day)).toEqual(['Disputes: not shown to this key (it lacks disputes:read)', 'Payouts: not shown to this key (it lacks payouts:read)']);
+  });
+
+  it('counts a sale paid in parts once, each part in its own tender, and names its order on each part’s CSV line', () => {
+    const order = { order: 'ord_5Tq9' };
+    const parts = [
+      txn({ id: 'p1', reference: 'txn_cash', status: 'succeeded', amount: 2000, amount_captured: 2000, payment_method_type: 'cash', platform_fee_cents: 0, metadata: order, created_at: at(9) }),
+      txn({ id: 'p2', reference: 'txn_card_declined', status: 'failed', amount: 3000, metadata: order, created_at: at(9) }),
+      txn({ id: 'p3', reference: 'txn_card', status: 'succeeded', amount: 3000, amount_captured: 3000, platform_fee_cents: 90, card_brand: 'visa', metadata: order, created_at: at(10) }),
+      txn({ id: 'w', reference: 'txn_whole', status: 'succeeded', amount: 1000, amount_captured: 1000, payment_method_type: 'cash', platform_fee_cents: 0, created_at: at(11) }),
+    ];
+    // Newest first, as the API lists them.
+    const day = computeDayReport({ date: '2026-11-21', currency: 'usd', transactions: [...parts].reverse(), readers, locations, float: 5000 });
+    // Two sales paid ($50.00 in parts, $10.00 whole), one of them with a declined part.
+    expect(day.total.succeeded).toEqual({ count: 2, amount: 6000 });
+    expect(day.total.failed).toEqual({ count: 1, amount: 3000 });
+    expect(day.readers.find((b) => b.name === 'Till 1')?.succeeded).toEqual({ count: 2, amount: 6000 });
+    expect(day.tender.cash).toEqual({ count: 2, amount: 3000, refunded: 0 });
+    expect(day.tender.card).toEqual({ count: 1, amount: 3000, refunded: 0 });
+    expect(day.tender.expected_cash).toBe(8000);
+    const csv = reportCsv(day).trim().split('\n');
+    expect(csv.filter((l) => l.includes(',ord_5Tq9,')).map((l) => l.split(',').slice(-5).join(','))).toEqual([
+      'txn_cash,ord_5Tq9,cash,succeeded,09:00:00',
+      'txn_card_declined,ord_5Tq9,card,failed,09:00:00',
+      'txn_card,ord_5Tq9,card,succeeded,10:00:00',
+    ]);
+    expect(csv.find((l) => l.includes(',txn_whole,'))).toMatch(/,payment,Till 1,,10\.00,.*,txn_whole,,cash,succeeded,11:00:00$/);
+  });
+
+  describe('in the location’s time zone, with its business day ending at 04:00', () => {
+    // Auckland is 13 hours ahead of UTC in November: the machine's day (UTC here) is far from it.
+    const zone = 'Pacific/Auckland';
+    const auckland: Location[] = [{ ...locations[0]!, time_zone: zone, day_ends_at: '04:00' }];
+    const local = (day: number, hour: number, minute = 0) => new Date(zonedEpoch({ year: 2026, month: 11, day, hour, minute }, zone)).toISOString();
+    const sales = [
+      txn({ id: 's1', reference: 'txn_before', status: 'succeeded', amount: 100, created_at: local(21, 3, 59) }),
+      txn({ id: 's2', reference: 'txn_open', status: 'succeeded', amount: 200, created_at: local(21, 4) }),
+      txn({ id: 's3', reference: 'txn_late', status: 'succeeded', amount: 400, created_at: local(21, 23, 30) }),
+      txn({ id: 's4', reference: 'txn_night', status: 'succeeded', amount: 800, created_at: local(22, 2) }),
+      txn({ id: 's5', reference: 'txn_next', status: 'succeeded', amount: 1600, created_at: local(22, 4) }),
+    ];
+    const report = (date: string) => computeDayReport({ date, currency: 'usd', transactions: sales, readers, locations: auckland });
+
+    it('counts a sale at 02:00 with the day before, and one at 04:00 with its own day', () => {
+      const day = report('2026-11-21');
+      expect(day.total.succeeded).toEqual({ count: 3, amount: 1400 });
+      expect(day.business_day).toEqual({ time_zone: zone, day_ends_at: '04:00' });
+      expect(day.payments.map((p) => [p.reference, p.local_time])).toEqual([['txn_open', '04:00:00'], ['txn_late', '23:30:00'], ['txn_night', '02:00:00']]);
+      expect(report('2026-11-20').total.succeeded).toEqual({ count: 1, amount: 100 });
+      expect(report('2026-11-22').total.succeeded).toEqual({ count: 1, amount: 1600 });
+      // The same sales in UTC days, as the machine would cut them, fall otherwise.
+      expect(computeDayReport({ date: '2026-11-21', currency: 'usd', transactions: sales, readers, locations }).total.succeeded).toEqual({ count: 3, amount: 2800 });
+    });
+
+    it('takes "today" to be the business day under way at the location', () => {
+      expect(businessToday(auckland, undefined, Date.parse(local(22, 2)))).toBe('2026-11-21');
+      expect(businessToday(auckland, 'Front', Date.parse(local(22, 4)))).toBe('2026-11-22');
+      // Locations that cut their days differently: each counts its own, unplaced sales in the machine's days.
+      const mixed = computeDayReport({ date: '2026-11-21', currency: 'usd', transactions: sales, readers, locations: [auckland[0]!, locations[1]!] });
+      expect(mixed.business_day).toBeNull();
+      expect(mixed.total.succeeded.count).toBe(3);
+    });
   });
 });

@@ -58,6 +58,8 @@ export interface ReceiptInput {
   /** The IANA zone its time is printed in: the location's; left out, the machine's. */
   timeZone?: string | null | undefined;
   description: string | null;
+  /** The sale this payment is a part of (a sale paid in parts: cash and a card, two cards), else none. */
+  order?: string | null | undefined;
   card: ReceiptCard | null;
 }
 
@@ -72,6 +74,7 @@ export type ReceiptLineKey =
   | 'date'
   | 'time'
   | 'reference'
+  | 'order'
   | 'description'
   | 'subtotal'
   | 'tip'
@@ -95,7 +98,7 @@ export interface ReceiptContent {
   notice: string | null;
   /** `APPROVED`, or `REFUNDED` / `PARTIALLY REFUNDED` after refunds. */
   status: string;
-  /** Date, time and reference. */
+  /** Date, time, reference (and the order of a sale paid in parts). */
   header: ReceiptLine[];
   /** Subtotal, tip, total (and refunded). */
   amounts: ReceiptLine[];
@@ -167,6 +170,8 @@ export function receiptContent(input: ReceiptInput): ReceiptContent {
     header.push({ key: 'time', label: 'Time', value: `${pad(at.hour)}:${pad(at.minute)}:${pad(at.second)} ${zoneAbbreviation(input.paidAt, zone)}` });
   }
   header.push({ key: 'reference', label: 'Reference', value: input.reference });
+  // A part of a sale paid in parts names its sale, so the customer's slips read as one sale.
+  if (input.order) header.push({ key: 'order', label: 'Order', value: input.order });
   if (input.description) header.push({ key: 'description', label: 'Description', value: input.description });
 
   const amounts: ReceiptLine[] = [

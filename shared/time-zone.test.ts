@@ -32,4 +32,43 @@ describe('local time', () => {
     expect(paris.end - paris.start).toBe(25 * 3_600_000);
     expect(() => businessDayBounds('2026-02-30', zone)).toThrow(/not a date/);
   });
+
+  it('keeps a night past midnight in one business day, across a month and a year end, far from UTC', () => {
+    const zone = 'Pacific/Auckland';
+    const local = (year: number, month: number, day: number, hour: number, minute = 0) => zonedEpoch({ year, month, day, hour, minute }, zone);
+    const { start, end } = businessDayBounds('2026-12-31', zone, '04:00');
+    // 04:00 NZDT (UTC+13) is 15:00 UTC the day before.
+    expect(start).toBe(Date.UTC(2026, 11, 30, 15));
+    expect(end).toBe(Date.UTC(2026, 11, 31, 15));
+    for (const at of [local(2026, 12, 31, 4), local(2026, 12, 31, 23, 30), local(2027, 1, 1, 0, 30), local(2027, 1, 1, 3, 59)]) {
+      expect(businessDate(at, zone, '04:00')).toBe('2026-12-31');
+      expect(at >= start && at < end).toBe(true);
+    }
+    expect(businessDate(local(2027, 1, 1, 4), zone, '04:00')).toBe('2027-01-01');
+    expect(businessDate(local(2026, 12, 31, 3, 59), zone, '04:00')).toBe('2026-12-30');
+  });
+
+  it('makes the business days around daylight saving time 23 and 25 hours long, and agrees with its bounds in the hour that repeats', () => {
+    const zone = 'America/Los_Angeles';
+    const hours = (date: string, dayEndsAt: string) => {
+      const b = businessDayBounds(date, zone, dayEndsAt);
+      return (b.end - b.start) / 3_600_000;
+    };
+    // Clocks go forward at 02:00 on 8 March 2026 and back at 02:00 on 1 November 2026.
+    expect(hours('2026-03-07', '04:00')).toBe(23);
+    expect(hours('2026-03-08', '04:00')).toBe(24);
+    expect(hours('2026-10-31', '04:00')).toBe(25);
+    // A day ending at a time the spring gap skips ends when the clock comes back: 03:00 PDT.
+    expect(businessDayBounds('2026-03-07', zone, '02:30').end).toBe(Date.UTC(2026, 2, 8, 10));
+    // A day ending at a time the autumn repeats ends at its first occurrence (01:30 PDT).
+    const repeated = businessDayBounds('2026-10-31', zone, '01:30');
+    expect(repeated.end).toBe(Date.UTC(2026, 10, 1, 8, 30));
+    // 01:15 the second time (PST) is after that end: the next business day, as its bounds say.
+    const secondPass = Date.UTC(2026, 10, 1, 9, 15);
+    expect(wallClock(secondPass, zone)).toMatchObject({ hour: 1, minute: 15 });
+    expect(businessDate(secondPass, zone, '01:30')).toBe('2026-11-01');
+    const next = businessDayBounds('2026-11-01', zone, '01:30');
+    expect(secondPass >= next.start && secondPass < next.end).toBe(true);
+    expect((next.end - next.start) / 3_600_000).toBe(25);
+  });
 });

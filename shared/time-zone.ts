@@ -67,25 +67,49 @@ export function zoneAbbreviation(ms: number, timeZone: string): string {
  */
 export function zonedEpoch(local: Omit<WallClock, 'second'> & { second?: number }, timeZone: string): number {
   const asUtc = Date.UTC(local.year, local.month - 1, local.day, local.hour, local.minute, local.second ?? 0);
-  const offsetAt = (ms: number) => {
+  // The wall clock at `ms` read as if it were UTC: equal to `asUtc` exactly when `ms` is a moment the clock reads it.
+  const reads = (ms: number) => {
     const w = wallClock(ms, timeZone);
-    return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second) - Math.floor(ms / 1000) * 1000;
+    return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
   };
-  const first = asUtc - offsetAt(asUtc);
-  const second = asUtc - offsetAt(first);
-  return Math.min(first, second);
+  // The zone's offset at the naive guess, then at the first answer: one of the two is right
+  // unless the local time falls in a gap.
+  const first = asUtc - (reads(asUtc) - asUtc);
+  const second = asUtc - (reads(first) - first);
+  const exact = [first, second].filter((ms) => reads(ms) === asUtc);
+  if (exact.length > 0) return Math.min(...exact);
+  // In a gap the two guesses straddle it: the first second whose wall clock reads past the local time.
+  let lo = Math.min(first, second);
+  let hi = Math.max(first, second);
+  while (hi - lo > 1000) {
+    const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
+    if (reads(mid) >= asUtc) hi = mid;
+    else lo = mid;
+  }
+  return hi;
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');
 
-/** The business day (YYYY-MM-DD) `ms` belongs to, when days end at `dayEndsAt` in `timeZone`. */
+/**
+ * The business day (YYYY-MM-DD) `ms` belongs to, when days end at `dayEndsAt` in `timeZone`: the
+ * one whose bounds (businessDayBounds, the one rule) hold it, so the two never disagree, not even
+ * in the hour a clock repeats when daylight saving time ends.
+ */
 export function businessDate(ms: number, timeZone: string, dayEndsAt: string = DEFAULT_DAY_ENDS_AT): string {
-  const [h, m] = parseDayEnd(dayEndsAt);
   const w = wallClock(ms, timeZone);
+  const calendar = ymd(w.year, w.month, w.day);
+  const { start, end } = businessDayBounds(calendar, timeZone, dayEndsAt);
   // Before the day's end hour, the moment still belongs to the previous calendar day's business.
-  const before = w.hour * 60 + w.minute < h * 60 + m;
-  const day = new Date(Date.UTC(w.year, w.month - 1, w.day - (before ? 1 : 0)));
-  return `${day.getUTCFullYear()}-${pad(day.getUTCMonth() + 1)}-${pad(day.getUTCDate())}`;
+  if (ms < start) return ymd(w.year, w.month, w.day - 1);
+  if (ms >= end) return ymd(w.year, w.month, w.day + 1);
+  return calendar;
+}
+
+/** The date of year, month and day, as YYYY-MM-DD (a day past the month's end rolls over). */
+function ymd(year: number, month: number, day: number): string {
+  const d = new Date(Date.UTC(year, month - 1, day));
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
 }
 
 /** Business day `date` [start, end) as epoch ms: from `dayEndsAt` on that date to `dayEndsAt` the next, local time. */

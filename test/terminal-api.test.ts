@@ -192,6 +192,21 @@ describe('terminal payments (spec §4.7, §3 terminal rows)', () => {
     expect(none.body.error.code).toBe('resource_missing');
   });
 
+  it('the receipt of a part of a sale paid in parts names the sale’s order, on its page and as data', async () => {
+    const part = await createAndProcess(3000, { metadata: { order: 'ord_7Kq2Vx' } });
+    await api.post('/v1/terminal/simulate-payment', { reader_id: reader.processor_terminal_id });
+    const txn = await settled(part.id);
+    expect(txn.status).toBe('succeeded');
+    const html = await (await fetch(String(txn.receipt_url))).text();
+    expect(html).toMatch(/<dt>Order<\/dt><dd data-key="order">ord_7Kq2Vx<\/dd>/);
+    const receipt = await api.get<{ data: { header: { key: string; value: string }[] } }>(`/v1/transactions/${part.id}/receipt`);
+    expect(receipt.body.data.header.map((l) => l.key)).toEqual(['date', 'time', 'reference', 'order']);
+    // A payment that is no part of a sale has no order line.
+    const whole = await createAndProcess(1200);
+    await api.post('/v1/terminal/simulate-payment', { reader_id: reader.processor_terminal_id });
+    expect(await (await fetch(String((await settled(whole.id)).receipt_url))).text()).not.toContain('data-key="order"');
+  });
+
   it('declines by test amount and by card number move the payment to failed', async () => {
     const byAmount = await createAndProcess(1005);
     const tap = await api.post<{ data: Json }>('/v1/terminal/simulate-payment', { reader_id: reader.processor_terminal_id });

@@ -51,6 +51,7 @@ export function printableReceipt(txn: Transaction, merchantName: string, copy: R
     refunded: txn.amount_refunded,
     paidAt: txn.captured_at ? Date.parse(txn.captured_at) : null,
     description: txn.description,
+    order: txn.metadata?.order ?? null,
     card: txn.card_brand || txn.card_last_four
       ? { brand: txn.card_brand, last4: txn.card_last_four, readMethod: null, applicationName: null, aid: null, authorizationCode: null, responseCode: null, accountType: null, verification: null }
       : null,
@@ -61,9 +62,11 @@ export function printableReceipt(txn: Transaction, merchantName: string, copy: R
         { label: 'Change', value: formatAmount(txn.change_due, txn.currency) },
       ]
     : [];
-  // A part of a split sale names its order, so the customer's two slips read as one sale.
+  // A part of a sale paid in parts names its order (receiptContent's `order` line), so the
+  // customer's slips read as one sale; a receipt served by an older server lacks the line.
   const order = txn.metadata?.order;
-  return { content, tender: order ? [...tender, { label: 'Order', value: order }] : tender, url: txn.receipt_url, copy };
+  const named = content.header.some((line) => line.key === 'order');
+  return { content, tender: order && !named ? [...tender, { label: 'Order', value: order }] : tender, url: txn.receipt_url, copy };
 }
 
 /**

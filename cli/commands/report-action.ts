@@ -1,14 +1,17 @@
 import type { CliContext } from '../context.js';
 import { usageError } from '../errors.js';
 import { parseDrawerAmount } from '../amount.js';
-import { dayBounds, loadDayReport, localDate, REPORT_COLUMNS, reportCsv, reportRows, shopLines, tenderLines, type DayReport } from '../report.js';
+import { businessDayWords, dayBounds, loadDayReport, REPORT_COLUMNS, reportCsv, reportRows, shopLines, tenderLines, type DayReport } from '../report.js';
 
 export async function reportDay(_args: [], options: { date?: string; location?: string; csv?: boolean; float?: string; countedCash?: string }, ctx: CliContext): Promise<void> {
-  const date = options.date ?? localDate();
-  try {
-    dayBounds(date);
-  } catch {
-    throw usageError(`--date must be a real day written YYYY-MM-DD, not "${date}"`);
+  // Without --date: the business day under way at the location (or the shop), in its own zone.
+  const date = options.date;
+  if (date !== undefined) {
+    try {
+      dayBounds(date);
+    } catch {
+      throw usageError(`--date must be a real day written YYYY-MM-DD, not "${date}"`);
+    }
   }
   let report: DayReport;
   try {
@@ -25,7 +28,7 @@ export async function reportDay(_args: [], options: { date?: string; location?: 
   if (ctx.out.json) ctx.out.printJson({ data: report });
   else if (options.csv) ctx.io.stdout.write(reportCsv(report));
   else {
-    ctx.out.line(`Close-out for ${report.date} (${report.currency.toUpperCase()})`);
+    ctx.out.line(`Close-out for ${report.date} (${report.currency.toUpperCase()}; ${businessDayWords(report)})`);
     ctx.out.table(reportRows(report), REPORT_COLUMNS);
     for (const line of tenderLines(report)) ctx.out.line(line);
     for (const line of shopLines(report)) ctx.out.line(line);

@@ -6,7 +6,7 @@ export function registerReportCommands(program: Command): void {
   report
     .command('day')
     .description('End of day: counts and totals of paid, failed, canceled and refunded payments, tips, fees and net, per reader and location; card and cash apart with the cash expected in the drawer (over/short once counted); disputes opened and closed, payouts sent')
-    .option('--date <YYYY-MM-DD>', 'the day, in local time (default: today)')
+    .option('--date <YYYY-MM-DD>', "the business day, in the location's time zone and from the hour its day ends (default: the one under way)")
     .option('--location <location>', 'only this location (uuid or name)')
     .option('--csv', 'print CSV (plain decimal amounts) for a spreadsheet')
     .option('--float <amount>', "the cash the drawer started the day with (added to the expected cash)")

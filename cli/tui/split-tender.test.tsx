@@ -105,12 +105,50 @@ describe('split tender at the counter', () => {
     expect(source.calls.filter((c) => c.startsWith('start'))).toEqual([`start Till 1 2000 usd order=${order()}`, `start Till 1 3000 usd order=${order()}`]);
   });
 
-  it('lists the parts in History under the sale’s order reference', () => {
-    const parts = [txn({ id: 'a', reference: 'txn_a', payment_method_type: 'cash', metadata: { order: 'ord_1234' } }), txn({ id: 'b', reference: 'txn_b', metadata: { order: 'ord_1234' } }), txn({ id: 'c', reference: 'txn_c' })];
-    const state = reduce(initialState({ via: 'polling' }), { type: 'transactions', transactions: parts });
+  it('lists a sale paid in parts as one sale in History, its parts beneath it, each selectable to refund', () => {
+    const order = { order: 'ord_1234abcd5678efgh' };
+    // Newest first, as the API lists them: another sale came between the two parts.
+    const list = [
+      txn({ id: 'b', reference: 'txn_b', status: 'succeeded', amount: 3000, amount_captured: 3000, card_brand: 'visa', card_last_four: '4242', metadata: order, created_at: '2026-11-21T12:02:00.000Z' }),
+      txn({ id: 'c', reference: 'txn_c', status: 'succeeded', created_at: '2026-11-21T12:01:30.000Z' }),
+      txn({ id: 'x', reference: 'txn_x', status: 'failed', amount: 3000, metadata: order, created_at: '2026-11-21T12:01:00.000Z' }),
+      txn({ id: 'a', reference: 'txn_a', status: 'succeeded', amount: 2000, amount_captured: 2000, payment_method_type: 'cash', metadata: order, created_at: '2026-11-21T12:00:00.000Z' }),
+    ];
+    const state = reduce(initialState({ via: 'polling' }), { type: 'transactions', transactions: list });
     const frame = render(<TransactionsView state={state} theme={theme(false)} />).lastFrame() ?? '';
-    expect(frame.match(/ord_1234 \(part\)/g)).toHaveLength(2);
-    expect(frame).toContain('txn_c');
-    expect(frame).not.toContain('txn_a');
+    const lines = frame.split('\n');
+    const sale = lines.findIndex((l) => l.includes('ord_1234abcd5678efgh'));
+    expect(lines[sale]).toMatch(/\$50\.00\s+paid: cash \+ visa\s+3 parts\s+ord_1234abcd5678efgh/);
+    expect(frame.match(/ord_1234abcd5678efgh/g)).toHaveLength(1);
+    // Its parts right under it, newest first; the sale in between is its own row after them.
+    expect(lines[sale + 1]).toMatch(/› {3}└\s+\$30\.00\s+succeeded\s+counter\s+visa ••4242\s+txn_b/);
+    expect(lines[sale + 2]).toMatch(/└\s+\$30\.00\s+failed\s+counter\s+txn_x/);
+    expect(lines[sale + 3]).toMatch(/└\s+\$20\.00\s+succeeded\s+counter\s+txn_a/);
+    expect(lines[sale + 4]).toMatch(/\$10\.00\s+succeeded\s+counter\s+txn_c/);
+    // The selection walks the parts in the order shown: two down is the cash part, which r refunds.
+    const onCash = [{ type: 'select_transaction', delta: 2 } as const, { type: 'confirm_refund', transactionId: 'a' } as const].reduce(reduce, state);
+    const asking = render(<TransactionsView state={onCash} theme={theme(false)} />).lastFrame() ?? '';
+    expect(asking.split('\n').find((l) => l.startsWith('›'))).toContain('txn_a');
+    expect(asking).toContain('Refund $20.00 of txn_a? y to refund');
+    // A sale whose newest part was declined after a paid one still has something due: open.
+    const declined = reduce(initialState({ via: 'polling' }), { type: 'transactions', transactions: [list[2]!, list[3]!] });
+    expect(render(<TransactionsView state={declined} theme={theme(false)} />).lastFrame()).toMatch(/\$20\.00\s+open: cash\s+2 parts\s+ord_1234abcd5678efgh/);
+  });
+
+  it('keeps History on an 80×24 screen when sale lines add to a page, scrolling with the selection', () => {
+    // Twelve payments, six sales of two parts each: eighteen lines for a list of twelve.
+    const list = Array.from({ length: 12 }, (_, i) => txn({ id: `p${i}`, reference: `txn_p${String(i).padStart(2, '0')}`, status: 'succeeded', metadata: { order: `ord_sale${Math.floor(i / 2)}` } }));
+    const state = reduce(initialState({ via: 'polling' }), { type: 'transactions', transactions: list });
+    const frame = (s: typeof state) => render(<TransactionsView state={s} theme={theme(false)} />).lastFrame() ?? '';
+    const top = frame(state);
+    expect(top.split('\n')).toHaveLength(1 + 12 + 1);
+    expect(top).toContain('ord_sale0');
+    expect(top).toContain('Page 1 of 1 · all payments · 6 below');
+    const bottom = frame(reduce(state, { type: 'select_transaction', delta: 11 }));
+    expect(bottom.split('\n')).toHaveLength(1 + 12 + 1);
+    expect(bottom.split('\n').find((l) => l.startsWith('›'))).toContain('txn_p11');
+    expect(bottom).toContain('ord_sale5');
+    expect(bottom).not.toContain('ord_sale0');
+    expect(bottom).toContain('6 above');
   });
 });

@@ -575,8 +575,42 @@ export function isCounterPayment(t: Transaction): boolean {
   return isCounterMethod(t.payment_method_type);
 }
 
-/** The History rows on screen: the live list on page 1 of all payments, else the page the server filtered. */
+/**
+ * The History rows on screen, in the order they are listed and selected: the live list on page 1
+ * of all payments, else the page the server filtered; the parts of a sale paid in parts together
+ * (where its newest part falls), so the sale shows as one.
+ */
 export function historyRows(state: CounterState): Transaction[] {
+  return historySales(state).flatMap((s) => s.parts);
+}
+
+/** One sale in History: a payment on its own, or the parts of a sale paid in parts (newest first). */
+export interface HistorySale {
+  order: string | null;
+  parts: Transaction[];
+}
+
+export function historySales(state: CounterState): HistorySale[] {
+  const sales: HistorySale[] = [];
+  const byOrder = new Map<string, HistorySale>();
+  for (const t of pageRows(state)) {
+    const order = t.metadata?.order;
+    if (!order) {
+      sales.push({ order: null, parts: [t] });
+      continue;
+    }
+    const sale = byOrder.get(order);
+    if (sale) sale.parts.push(t);
+    else {
+      const fresh = { order, parts: [t] };
+      byOrder.set(order, fresh);
+      sales.push(fresh);
+    }
+  }
+  return sales;
+}
+
+function pageRows(state: CounterState): Transaction[] {
   const { page, filter, rows } = state.history;
   if (filter === 'all') return page === 1 || !rows ? state.transactions : rows;
   const fetched = rows ?? [];

@@ -32,6 +32,7 @@ export async function findReceipt(db: Executor, token: string, simulated: boolea
       'transactions.tip_amount',
       'transactions.currency',
       'transactions.description',
+      'transactions.metadata',
       'transactions.captured_at',
       'transactions.amount_refunded',
       'transactions.mode',
@@ -63,6 +64,7 @@ export async function findReceipt(db: Executor, token: string, simulated: boolea
     paidAt: row.captured_at === null ? null : Number(row.captured_at),
     timeZone: row.time_zone,
     description: row.description,
+    order: orderOf(row.metadata),
     // A cash sale was paid with no card: its receipt has no card lines.
     card: row.payment_method_type === 'cash' ? null : {
       brand: row.card_brand,
@@ -76,4 +78,10 @@ export async function findReceipt(db: Executor, token: string, simulated: boolea
       verification: row.card_verification_method,
     },
   };
+}
+
+/** The `order` a part of a sale paid in parts carries in its metadata (cli/tui: split tender). */
+function orderOf(metadata: string): string | null {
+  const parsed = JSON.parse(metadata) as Record<string, unknown>;
+  return typeof parsed.order === 'string' && parsed.order !== '' ? parsed.order : null;
 }

@@ -230,7 +230,7 @@ export const RefundListSchema = listEnvelope(RefundSchema, 'RefundList');
 
 const ReceiptLineSchema = z
   .object({
-    key: z.enum(['date', 'time', 'reference', 'description', 'subtotal', 'tip', 'total', 'refunded', 'card', 'entry_mode', 'account_type', 'application', 'aid', 'authorization_code', 'response_code', 'verification']),
+    key: z.enum(['date', 'time', 'reference', 'order', 'description', 'subtotal', 'tip', 'total', 'refunded', 'card', 'entry_mode', 'account_type', 'application', 'aid', 'authorization_code', 'response_code', 'verification']),
     label: z.string().openapi({ example: 'AID' }),
     value: z.string().openapi({ example: 'A0000000031010' }),
   })

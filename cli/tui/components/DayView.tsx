@@ -1,6 +1,6 @@
 import { Box, Text } from 'ink';
 import { money } from '../../format.js';
-import { type Bucket, shopLines, tenderLines, withDrawer } from '../../report.js';
+import { type Bucket, businessDayWords, shopLines, tenderLines, withDrawer } from '../../report.js';
 import type { CounterState } from '../state.js';
 import type { Theme } from '../theme.js';
 
@@ -15,9 +15,11 @@ export function DayView({ state, theme = {} }: { state: CounterState; theme?: Th
   if (!loaded) return <Text>Loading today's close-out…</Text>;
   const { float, counted, entry } = state.drawer;
   const r = float || counted !== null ? withDrawer(loaded, float, counted) : loaded;
+  const day = businessDayWords(r);
   return (
     <Box flexDirection="column">
       <Text bold>{`Close-out ${r.date} · fees ${money(r.total.fees, r.currency)} · pending ${r.total.pending.count}`}</Text>
+      <Text dimColor={theme.dim}>{`${day[0]!.toUpperCase()}${day.slice(1)} · a sale paid in parts counts once`}</Text>
       <Text bold>{`${''.padEnd(19)}${'PAID'.padStart(4)} ${''.padStart(11)}${'FAIL'.padStart(5)}${'CANC'.padStart(5)}${'REFUNDED'.padStart(14)}${'TIPS'.padStart(9)}${'NET'.padStart(11)}`}</Text>
       <Text>{line(r.total, r.currency)}</Text>
       {r.locations.length ? <Text bold>By location</Text> : null}

@@ -5,7 +5,7 @@ import { ApiConnectionError, ApiRequestError } from '../../../shared/api/errors.
 import { chargeLimitError, parseChargeAmount } from '../../amount.js';
 import { cartTotal } from '../cart.js';
 import { CONFLICT_WORDS, money, permissionWords } from '../../format.js';
-import { loadDayReport, localDate } from '../../report.js';
+import { loadDayReport } from '../../report.js';
 import type { CounterSource } from '../source.js';
 import { inFlight, initialState, isBusy, RECENT_LIMIT, reduce, selectedReader, splitBalance, type Action, type CounterInit, type CounterState, type ErrorCause } from '../state.js';
 import { intentFor, splitKeys, type Intent, type KeyInfo } from '../keys.js';
@@ -95,7 +95,7 @@ export function useCounter(source: CounterSource, api: PosApi, options: CounterO
   }, [source, dispatch]);
 
   const loadReport = useCallback(() => {
-    loadDayReport(api, localDate()).then(
+    loadDayReport(api, undefined).then(
       (report) => dispatch({ type: 'report', report }),
       (err: unknown) => dispatch({ type: 'report_error', message: errorWords(err) }),
     );
