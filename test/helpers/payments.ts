@@ -12,7 +12,7 @@ export async function eventsOf(dataDir: string, objectId: string): Promise<{ typ
   try {
     const keyring = new Keyring(keySourceOf({ dataDir }));
     const rows = await db.all<{ id: string; type: string; data: string }>('select id, type, data from events where object_id = ? order by seq', objectId);
-    return rows.map((r) => ({ type: r.type, data: JSON.parse(keyring.open(sealedPlace('events.data', r.id), r.data)) as Record<string, unknown> }));
+    return rows.map((r) => ({ type: r.type, data: JSON.parse(unpackJson(keyring.open(sealedPlace('events.data', r.id), r.data))) as Record<string, unknown> }));
   } finally {
     await db.close();
   }
