@@ -2,6 +2,7 @@ import Stripe from 'stripe';
 import { budgetedHttpClient } from '../../server/processor/stripe/budget-client.js';
 import { openTestDb } from './db.js';
 import { sealedPlace } from '../../server/db/encryption.js';
+import { unpackJson } from '../../server/db/packed-json.js';
 import { Keyring } from '../../shared/crypto/keyring.js';
 import { keySourceOf } from '../../shared/crypto/key-source.js';
 import type { TestServer } from './server.js';
