@@ -88,13 +88,6 @@ export function storeBytesByObject(file: string): Map<string, number> {
   }
 }
 
-/** Bytes of every table and index in a stopped server's SQLite store, WAL folded in first. */
-export function storeBytes(file: string): number {
-  let sum = 0;
-  for (const bytes of storeBytesByObject(file).values()) sum += bytes;
-  return sum;
-}
-
 export interface BytesPerPayment {
   bytesPerPayment: number;
   /** Growth per payment of each table and index that grew, largest first. */
