@@ -1,6 +1,11 @@
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sqlitePath } from '../server/db/sqlite.js';
+import { createMerchant, startPos } from './processes.js';
 
 /**
  * Figures that are counts, not rates: what a payment costs in processor calls and in bytes of the
@@ -71,14 +76,59 @@ export async function processorCallsPerPayment(posUrl: string, secretKey: string
   return { card: cardCalls, terminal: total(before, await paymentCalls(sim)) };
 }
 
-/** Bytes of every table and index in a stopped server's SQLite store, WAL folded in first. */
-export function storeBytes(file: string): number {
+/** Bytes of every table and index in a stopped server's SQLite store, WAL folded in first, by name. */
+export function storeBytesByObject(file: string): Map<string, number> {
   const db = new Database(file);
   try {
     db.pragma('wal_checkpoint(TRUNCATE)');
-    return (db.prepare('select sum(pgsize) as bytes from dbstat').get() as { bytes: number }).bytes;
+    const rows = db.prepare('select name, sum(pgsize) as bytes from dbstat group by name').all() as { name: string; bytes: number }[];
+    return new Map(rows.map((r) => [r.name, r.bytes]));
   } finally {
     db.close();
+  }
+}
+
+export interface BytesPerPayment {
+  bytesPerPayment: number;
+  /** Growth per payment of each table and index that grew, largest first. */
+  byObject: { name: string; bytesPerPayment: number }[];
+}
+
+/**
+ * Bytes in pos.db per payment: a fresh store whose merchant has made one payment (its connected
+ * account, first rows of every table), then `count` more, each measured on the stopped store.
+ * Pages are whole (4 KiB), so a few hundred payments are needed for a figure that does not move.
+ */
+export async function measureBytesPerPayment(count: number, placement: { cpu: number; cores: number }): Promise<BytesPerPayment> {
+  const dir = mkdtempSync(join(tmpdir(), 'pos-bench-bytes-'));
+  try {
+    const shop = createMerchant(dir, 'Bench Bytes');
+    let server = await startPos(dir, placement.cpu, placement.cores);
+    try {
+      await createPayments(server.url, shop.secretKey, 1, 1);
+    } finally {
+      await server.stop();
+    }
+    const before = storeBytesByObject(sqlitePath(dir));
+    server = await startPos(dir, placement.cpu, placement.cores);
+    try {
+      await createPayments(server.url, shop.secretKey, count);
+    } finally {
+      await server.stop();
+    }
+    const after = storeBytesByObject(sqlitePath(dir));
+    let grown = 0;
+    const byObject: { name: string; bytesPerPayment: number }[] = [];
+    for (const [name, bytes] of after) {
+      const delta = bytes - (before.get(name) ?? 0);
+      grown += delta;
+      if (delta !== 0) byObject.push({ name, bytesPerPayment: Math.round(delta / count) });
+    }
+    for (const [name, bytes] of before) if (!after.has(name)) grown -= bytes;
+    byObject.sort((a, b) => b.bytesPerPayment - a.bytesPerPayment);
+    return { bytesPerPayment: Math.round(grown / count), byObject };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

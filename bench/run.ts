@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { sqlitePath } from '../server/db/sqlite.js';
 import { createMerchant, helpWallTimeMs, startBaseline, startFloor, startPos, type ServerChild } from './processes.js';
-import { createPayments, processorCallsPerPayment, storeBytes, type ProcessorCalls } from './figures.js';
+import { measureBytesPerPayment, processorCallsPerPayment, type ProcessorCalls } from './figures.js';
 import { machineFacts, renderMarkdown, round, type Figures, type Outcome, type RunReport, type ScenarioResult, type Target } from './report.js';
 import { seedList, type SeededList } from './seed.js';
 import { benchStore, type StoreBenchResult } from './store.js';
@@ -321,7 +321,7 @@ async function main(): Promise<void> {
   log(`bytes per payment: ${bytesPayments} card payments through the API on a fresh store`);
   let bytesPerTransaction: number | null = null;
   try {
-    bytesPerTransaction = await measureBytesPerPayment(bytesPayments, cores);
+    bytesPerTransaction = (await measureBytesPerPayment(bytesPayments, { cpu: SERVER_CPU, cores })).bytesPerPayment;
   } catch (err) {
     log(`  ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -353,33 +353,6 @@ async function main(): Promise<void> {
   const markdown = renderMarkdown(report);
   writeFileSync(join(RESULTS_DIR, 'latest.md'), markdown);
   process.stdout.write(`${markdown}\nwritten: ${jsonFile} and ${join(RESULTS_DIR, 'latest.md')}\n`);
-}
-
-/**
- * Bytes in pos.db per payment: a fresh store whose merchant has made one payment (its connected
- * account, first rows of every table), then `count` more, each measured on the stopped store.
- */
-async function measureBytesPerPayment(count: number, cores: number): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'pos-bench-bytes-'));
-  try {
-    const shop = createMerchant(dir, 'Bench Bytes');
-    let server = await startPos(dir, SERVER_CPU, cores);
-    try {
-      await createPayments(server.url, shop.secretKey, 1, 1);
-    } finally {
-      await server.stop();
-    }
-    const before = storeBytes(sqlitePath(dir));
-    server = await startPos(dir, SERVER_CPU, cores);
-    try {
-      await createPayments(server.url, shop.secretKey, count);
-    } finally {
-      await server.stop();
-    }
-    return Math.round((storeBytes(sqlitePath(dir)) - before) / count);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 function figuresOf(results: ScenarioResult[], baselineRps: number, calls: ProcessorCalls | undefined, bytesPerTransaction: number | null): Figures {

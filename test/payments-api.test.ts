@@ -3,6 +3,7 @@ import { CreateTransactionResponseSchema, RefundSchema, TransactionListSchema, T
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { client, type Json } from './helpers/api.js';
 import { eventsOf, simulatorSdk } from './helpers/payments.js';
+import { openTestDb } from './helpers/db.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';
 
@@ -130,6 +131,42 @@ describe('state transitions (spec §3)', () => {
       expect(failed).toMatchObject({ status: 'failed', failure_code: code, decline_code: decline ?? null });
       expect(failed?.failed_at).toMatch(OFFSET_TS);
       expect((await eventsOf(t.dataDir, failed?.id ?? '')).map((e) => e.type)).toEqual(['payment.created', 'payment.failed']);
+    }
+  });
+
+  it('a replayed create answers the first response byte for byte, with only the replay note added, after the payment moved on', async () => {
+    const key = `replay-bytes-${Date.now()}`;
+    const post = () =>
+      fetch(`${t.url}/v1/transactions`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${m.keys.sk_test}`, 'Content-Type': 'application/json', 'Idempotency-Key': key },
+        body: JSON.stringify({ amount: 1_980, payment_method: 'pm_card_visa', confirm: true, description: 'Crème brûlée ×2', metadata: { order: 'Ä-1' } }),
+      });
+    const first = await post();
+    expect(first.status).toBe(201);
+    const firstText = await first.text();
+    const created = JSON.parse(firstText) as Created;
+    expect(created.data).toMatchObject({ status: 'succeeded', amount_refunded: 0 });
+    // The payment changes after the first answer: the replay still answers what was sent then.
+    expect((await api.post(`/v1/transactions/${created.data.id}/refunds`, { amount: 500 })).status).toBe(201);
+
+    const replay = await post();
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.headers.get('idempotency-key')).toBe(key);
+    const replayText = await replay.text();
+    const note = (JSON.parse(replayText) as Created).message ?? '';
+    expect(note).toMatch(/^Idempotent replay/);
+    expect(replayText).toBe(`${firstText.slice(0, -1)},"message":${JSON.stringify(note)}}`);
+
+    // The answer was kept packed, not as a second plain copy of the payment.
+    const db = await openTestDb(t.dataDir);
+    try {
+      const [row] = await db.all<{ response_body: string; origin: string | null }>('select response_body, origin from idempotency_keys where key = ?', key);
+      expect(row?.response_body.startsWith('z1:')).toBe(true);
+      expect(row?.origin).toBeNull();
+    } finally {
+      await db.close();
     }
   });
 

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Domain, openDomain } from '../../test/helpers/domain.js';
 import type { Scope } from './scope.js';
+import { unpackJson } from '../db/packed-json.js';
 import { describeRequirements, RECHECK_REFUSED_MS, STALE_COMPLETE_MS, STALE_UNFINISHED_MS } from './onboarding.js';
 
 const UNFINISHED = {
@@ -39,7 +40,7 @@ describe("merchants' connected accounts and onboarding, on the in-memory process
 
   async function merchantEvents(mode: 'test' | 'live') {
     const rows = await d.store.db.selectFrom('events').select(['type', 'data']).where('type', '=', 'merchant.updated').where('mode', '=', mode).orderBy('seq').execute();
-    return rows.map((r) => JSON.parse(r.data) as Record<string, unknown>);
+    return rows.map((r) => JSON.parse(unpackJson(r.data)) as Record<string, unknown>);
   }
 
   it('shows a ready account as complete, in words', async () => {

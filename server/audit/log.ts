@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { auditEntryHash, GENESIS_HASH } from '../../shared/audit-chain.js';
 import { newReference } from '../../shared/ids.js';
 import { toIsoTimestamp, type Clock } from '../../shared/time.js';
@@ -189,7 +190,7 @@ export class AuditLog {
           .where('merchant_id', '=', scope.merchantId)
           .where('mode', '=', scope.mode)
           .where('idempotency_key', '=', idempotencyKey)
-          .where('operation', '=', DRAWER_OPERATION)
+          .where('operation', '=', sql.lit(DRAWER_OPERATION))
           .executeTakeFirst();
         if (seen) throw new AlreadyWritten();
       };

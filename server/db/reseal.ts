@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { isSealed, keyIdOf } from '../../shared/crypto/keyring.js';
 import { LEGACY_SEALED_SETTING, SEALED_COLUMNS, type SealedColumn, type StoreKeyring, switchPrimaryKey } from './encryption.js';
 import type { Store } from './store.js';
+import { unpackJson } from './packed-json.js';
 
 /**
  * Sealing what is stored the old way, in bounded batches while the server keeps serving: legacy
@@ -44,7 +45,7 @@ const SPECS: readonly ColumnSpec[] = SEALED_COLUMNS.map((column) => {
 
 /** Whether a plaintext value of the column is one that is kept sealed. */
 function keptSealed(spec: ColumnSpec, plaintext: string): boolean {
-  return !spec.personalOnly || PERSONAL_JSON.test(plaintext);
+  return !spec.personalOnly || PERSONAL_JSON.test(unpackJson(plaintext));
 }
 
 export interface ResealOptions {

@@ -280,7 +280,7 @@ export interface IdempotencyKeysTable {
   next_attempt_at: number | null;
   /** The HTTP request that started the work (its Request-Id), for the log line if it is given up. */
   request_id: string | null;
-  /** JSON of the request's origin (server/audit/origin.ts): whose work the recovery pass finishes. */
+  /** Packed JSON (server/db/packed-json.ts) of the request's origin (server/audit/origin.ts): whose work the recovery pass finishes; cleared when the request finishes. */
   origin: string | null;
 }
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Domain, openDomain } from '../../test/helpers/domain.js';
+import { unpackJson } from '../db/packed-json.js';
 
 describe('disputes on the in-memory processor', () => {
   let d: Domain;
@@ -36,7 +37,7 @@ describe('disputes on the in-memory processor', () => {
 
   async function events() {
     const rows = await d.store.db.selectFrom('events').select(['type', 'data']).where('type', 'like', 'dispute.%').orderBy('seq').execute();
-    return rows.map((r) => ({ type: r.type, data: JSON.parse(r.data) as Record<string, unknown> }));
+    return rows.map((r) => ({ type: r.type, data: JSON.parse(unpackJson(r.data)) as Record<string, unknown> }));
   }
 
   it('records a dispute against its payment, with its events, once however often the news comes', async () => {

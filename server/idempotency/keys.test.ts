@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Domain, openDomain } from '../../test/helpers/domain.js';
 import { conflict, unavailable } from '../errors.js';
 import { IdempotencyService, type Operation } from './keys.js';
+import { packJson } from '../db/packed-json.js';
 
 interface CountState {
   n: number;
@@ -70,6 +71,17 @@ describe('the idempotency engine', () => {
     const replay = await engine.execute(d.scope, operation, 'p', { n: 7 });
     expect(replay).not.toHaveProperty('ending');
     expect(replay.response.text).toBe('{"n":2}');
+  });
+
+  it('replays a stored answer as the very text it holds, packed or kept plain before packing', async () => {
+    await engine.execute(d.scope, operation, 'kept', { n: 1 });
+    const answer = (text: string) => d.store.db.updateTable('idempotency_keys').set({ response_body: text }).where('key', '=', 'kept').execute();
+    const long = JSON.stringify({ n: 2, note: 'Crème brûlée ×2 '.repeat(20), nothing: null });
+    await answer(packJson(long));
+    expect((await d.store.db.selectFrom('idempotency_keys').select('response_body').where('key', '=', 'kept').executeTakeFirstOrThrow()).response_body).toMatch(/^z1:/);
+    expect((await engine.execute(d.scope, operation, 'kept', { n: 1 })).response.text).toBe(long);
+    await answer('{"n":2, "written":"before packing"}');
+    expect((await engine.execute(d.scope, operation, 'kept', { n: 1 })).response.text).toBe('{"n":2, "written":"before packing"}');
   });
 
   it('keeps a business refusal as the answer: the request ends in it, a retry replays its body', async () => {

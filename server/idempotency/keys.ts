@@ -9,6 +9,7 @@ import { ApiError, conflict, unavailable } from '../errors.js';
 import type { Leases, Presence } from '../db/leases.js';
 import type { Scope } from '../accounts/scope.js';
 import { bindOrigin, parseStoredOrigin, type RequestOrigin, storedOrigin } from '../audit/origin.js';
+import { packJson, packJsonOrNull, unpackJson } from '../db/packed-json.js';
 import { answeredObjectId, factsOf, recordAudit } from '../audit/log.js';
 import { recoveryDelay, recoveryExhausted } from './recovery-schedule.js';
 import type { FieldCipher, SealedColumn } from '../db/encryption.js';
@@ -183,16 +184,17 @@ export class IdempotencyService {
     private readonly presence?: Presence,
   ) {}
 
-  /** Stored text of a key row's column, sealed when the request is personal. */
+  /** Stored text of a key row's column: packed (server/db/packed-json.ts), then sealed when the request is personal. */
   #seal(rowId: string, column: SealedColumn, text: string, personal: boolean): string {
-    if (!personal) return text;
+    const packed = packJson(text);
+    if (!personal) return packed;
     if (!this.cipher) throw new Error('an idempotent request that names a customer\'s details needs the store\'s cipher');
-    return this.cipher.seal(column, rowId, text);
+    return this.cipher.seal(column, rowId, packed);
   }
 
-  /** A key row's column as JSON text, opened when it was sealed. */
+  /** A key row's column as the JSON text it was given, opened when it was sealed and unpacked. */
   #open(rowId: string, column: SealedColumn, stored: string): string {
-    return this.cipher ? this.cipher.open(column, rowId, stored) : stored;
+    return unpackJson(this.cipher ? this.cipher.open(column, rowId, stored) : stored);
   }
 
   #stateOf(row: IdempotencyKeysTable): unknown {
@@ -313,7 +315,7 @@ export class IdempotencyService {
       attempts: 0,
       next_attempt_at: null,
       request_id: scope.requestId ?? null,
-      origin: storedOrigin(origin),
+      origin: packJsonOrNull(storedOrigin(origin)),
     };
   }
 
@@ -349,7 +351,7 @@ export class IdempotencyService {
    * `unsaved`: the row is not in the database yet; the first record inserts it (the claim).
    * `origin`: the request driving it now; the recovery pass drives it for the request that started it.
    */
-  async #drive(row: IdempotencyKeysTable, unsaved = false, origin: RequestOrigin | undefined = parseStoredOrigin(row.origin)): Promise<ExecuteResult> {
+  async #drive(row: IdempotencyKeysTable, unsaved = false, origin: RequestOrigin | undefined = parseStoredOrigin(row.origin === null ? null : unpackJson(row.origin))): Promise<ExecuteResult> {
     const operation = this.#operations.get(row.operation);
     if (!operation) throw new Error(`no idempotent operation named ${row.operation}`);
     const run = traced(this.telemetry.tracer, `idempotency ${row.operation}`, () => this.#run(operation, row, unsaved, origin), { attributes: { 'pos.operation': row.operation, 'pos.recovery_point': row.recovery_point } });
@@ -487,7 +489,8 @@ export class IdempotencyService {
     const now = this.clock.now();
     if ('final' in record) {
       const body = this.#seal(rowId, 'idempotency_keys.response_body', JSON.stringify(record.final.body), personal);
-      return { recovery_point: FINISHED, response_status: record.final.status, response_body: body, locked_at: null, updated_at: now };
+      // The origin only tells the recovery pass whose work it finishes: a finished request needs it no more.
+      return { recovery_point: FINISHED, response_status: record.final.status, response_body: body, locked_at: null, updated_at: now, origin: null };
     }
     return { recovery_point: record.next, state: this.#seal(rowId, 'idempotency_keys.state', JSON.stringify(record.state), personal), updated_at: now };
   }

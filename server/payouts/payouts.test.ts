@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Domain, openDomain } from '../../test/helpers/domain.js';
+import { unpackJson } from '../db/packed-json.js';
 import type { Payout } from '../../shared/contract/payouts.js';
 
 describe('balance and payouts on the in-memory processor', () => {
@@ -17,7 +18,7 @@ describe('balance and payouts on the in-memory processor', () => {
 
   async function events() {
     const rows = await d.store.db.selectFrom('events').select(['type', 'data']).where('type', 'like', 'payout.%').orderBy('seq').execute();
-    return rows.map((r) => ({ type: r.type, data: JSON.parse(r.data) as Record<string, unknown> }));
+    return rows.map((r) => ({ type: r.type, data: JSON.parse(unpackJson(r.data)) as Record<string, unknown> }));
   }
 
   async function processorIdOf(payout: Payout): Promise<string> {

@@ -3,6 +3,7 @@ import { insertRow } from '../db/prepared.js';
 import type { Executor, Trx } from '../db/store.js';
 import { nextSeq } from '../db/counters.js';
 import { notifyOnCommit } from '../db/notify.js';
+import { packJson, unpackJson } from '../db/packed-json.js';
 import type { FieldCipher } from '../db/encryption.js';
 import type { Scope } from '../accounts/scope.js';
 import { originOf } from '../audit/origin.js';
@@ -34,7 +35,8 @@ export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objec
   const id = newReference('event');
   const seq = await nextSeq(trx, scope.merchantId, scope.mode, 'events');
   const origin = originOf(trx, scope);
-  const text = JSON.stringify({ ...data, is_test: scope.mode === 'test' });
+  // Packed, then sealed: sealed text does not compress (server/db/packed-json.ts).
+  const text = packJson(JSON.stringify({ ...data, is_test: scope.mode === 'test' }));
   await insertRow(trx, 'events', {
     id,
     merchant_id: scope.merchantId,
@@ -53,7 +55,7 @@ export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objec
 
 /** An event's data as JSON text, opened if it was sealed. */
 export function eventDataText(cipher: FieldCipher, row: { id: string; data: string }): string {
-  return cipher.open('events.data', row.id, row.data);
+  return unpackJson(cipher.open('events.data', row.id, row.data));
 }
 
 /** An event's data, opened if it was sealed. */

@@ -2,6 +2,7 @@ import Stripe from 'stripe';
 import { budgetedHttpClient } from '../../server/processor/stripe/budget-client.js';
 import { openTestDb } from './db.js';
 import { sealedPlace } from '../../server/db/encryption.js';
+import { unpackJson } from '../../server/db/packed-json.js';
 import { Keyring } from '../../shared/crypto/keyring.js';
 import { keySourceOf } from '../../shared/crypto/key-source.js';
 import type { TestServer } from './server.js';
@@ -12,7 +13,7 @@ export async function eventsOf(dataDir: string, objectId: string): Promise<{ typ
   try {
     const keyring = new Keyring(keySourceOf({ dataDir }));
     const rows = await db.all<{ id: string; type: string; data: string }>('select id, type, data from events where object_id = ? order by seq', objectId);
-    return rows.map((r) => ({ type: r.type, data: JSON.parse(keyring.open(sealedPlace('events.data', r.id), r.data)) as Record<string, unknown> }));
+    return rows.map((r) => ({ type: r.type, data: JSON.parse(unpackJson(keyring.open(sealedPlace('events.data', r.id), r.data))) as Record<string, unknown> }));
   } finally {
     await db.close();
   }
