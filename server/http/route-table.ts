@@ -110,13 +110,7 @@ export function route<B extends z.ZodType | undefined = undefined, Q extends z.Z
       const parsedQuery = (query ? parseInput(query, req.query) : undefined) as Parsed<Q>;
       if (!body && declaration.method === 'post') parseInput(EmptyBody, req.body ?? {});
       const parsedBody = (body ? parseInput(body, req.body ?? {}) : undefined) as Parsed<B>;
-      if (!CHECK_REFUSALS) return declaration.handle(services, { req, res, body: parsedBody, query: parsedQuery, params: parsedParams });
-      try {
-        const done = declaration.handle(services, { req, res, body: parsedBody, query: parsedQuery, params: parsedParams });
-        return done instanceof Promise ? done.catch((err: unknown) => Promise.reject(undeclared(this, err))) : done;
-      } catch (err) {
-        throw undeclared(this, err);
-      }
+      return declaration.handle(services, { req, res, body: parsedBody, query: parsedQuery, params: parsedParams });
     },
   };
 }
@@ -126,14 +120,18 @@ const EmptyBody = zo.object({}).strict();
 
 /**
  * With POS_CHECK_REFUSALS=1 (the test suite), a refusal an operation does not declare is a bug of
- * the declaration, not an answer: it becomes an error (500) naming it, so the document cannot
- * silently fall behind what a handler raises.
+ * the declaration, not an answer: the one error handler answers it as a 500 naming it, so the
+ * document cannot silently fall behind what a handler, a gate or the processor's mapping raises.
  */
-const CHECK_REFUSALS = process.env.POS_CHECK_REFUSALS === '1';
+export const CHECK_REFUSALS = process.env.POS_CHECK_REFUSALS === '1';
 
-function undeclared(r: Route, err: unknown): unknown {
-  if (!(err instanceof ApiError) || declaresRefusal(r, err.status, err.code)) return err;
-  return new Error(`${r.operationId} raised ${err.status} ${err.code ?? '(no code)'}, which its declaration in the route table does not list`);
+/**
+ * What the error handler answers for `error` on a request to `r`: the error itself when the
+ * operation declares its status and code (or the check is off), else a 500 naming the gap.
+ */
+export function declaredOrFlagged(r: Route | undefined, error: ApiError): ApiError {
+  if (!CHECK_REFUSALS || r === undefined || (error.status >= 500 && !(error.status in ERROR_CODES)) || declaresRefusal(r, error.status, error.code)) return error;
+  return new ApiError(500, 'api_error', `${r.operationId} raised ${error.status} ${error.code ?? '(no code)'}, which its declaration in the route table does not list`);
 }
 
 /** The codes an operation can answer with a refusal status, or undefined when it cannot answer that status. */
