@@ -19,6 +19,7 @@ import {
   statusList,
   validateAmount,
   validateCurrency,
+  assertMethodCurrency,
 } from './intentRules.js';
 import type {
   AccountChecks,
@@ -62,6 +63,7 @@ export class PaymentIntents {
     const scope = origin.scope;
     const currency = validateCurrency(input.currency);
     validateAmount(input.amount, currency);
+    for (const type of [input.payment_method_data?.type, ...(input.payment_method_types ?? [])]) assertMethodCurrency(type, currency);
     let destination: string | null = null;
     if (input.transfer_data) {
       if (!input.transfer_data.destination) throw missingParam('transfer_data[destination]');

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import { unexpectedState } from '../../errors.js';
 import { Reply, errorReply } from '../endpoint.js';
 import { bool, DEFAULT_LIST_LIMIT, expand, int, listParams, metadata, optionalText, parse, searchSchema, str, stringList } from '../params.js';
 import { type Services, handle, page } from '../services.js';
@@ -25,6 +26,8 @@ export const paymentMethodData = z
       })
       .strict()
       .optional(),
+    // Local payment methods' own details: accepted so the currency is checked first (engine/payments/intentRules.ts), then refused as not modelled.
+    ...Object.fromEntries(['p24', 'blik', 'ideal', 'bancontact', 'eps', 'giropay', 'sofort'].map((type) => [type, z.record(z.string(), z.unknown()).optional()])),
     billing_details: z
       .object({ name: str.optional(), email: str.optional(), phone: str.optional(), address: address.optional() })
       .strict()
@@ -143,6 +146,9 @@ function withTypes<T extends { allowed_payment_method_types?: string[] | undefin
   return { ...rest, payment_method_types: allowed ?? params.payment_method_types };
 }
 
+const applyBalanceSchema = z.object({ amount: int.optional(), currency: str.optional(), expand }).strict();
+const verifyMicrodepositsSchema = z.object({ amounts: z.array(int).optional(), descriptor_code: str.optional(), client_secret: str.optional(), expand }).strict();
+
 function result(outcome: IntentResult): unknown {
   return outcome.error ? errorReply(outcome.error) : outcome.intent;
 }
@@ -168,6 +174,20 @@ export function paymentIntentsRouter(s: Services): Router {
   r.post('/v1/payment_intents/:id/cancel', handle(s, ({ ctx, params, path }) => {
     const p = parse(cancelSchema, params);
     return s.captures.cancel(ctx, String(path.id), p.cancellation_reason);
+  }));
+
+  // Paying from a customer's cash balance (`customer_balance`) and verifying a bank account by
+  // microdeposits are not modelled: no intent ever needs either, so each call is refused as Stripe
+  // refuses it for an intent in any other state.
+  r.post('/v1/payment_intents/:id/apply_customer_balance', handle(s, ({ ctx, params, path }) => {
+    parse(applyBalanceSchema, params);
+    const intent = s.payments.retrieve(ctx.scope, String(path.id));
+    throw unexpectedState(`This PaymentIntent cannot apply a customer balance: \`customer_balance\` is not one of its payment_method_types (${intent.payment_method_types.join(', ')}).`, { payment_intent: intent });
+  }));
+  r.post('/v1/payment_intents/:id/verify_microdeposits', handle(s, ({ ctx, params, path }) => {
+    parse(verifyMicrodepositsSchema, params);
+    const intent = s.payments.retrieve(ctx.scope, String(path.id));
+    throw unexpectedState(`This PaymentIntent is not awaiting microdeposit verification: its status is ${intent.status}.`, { payment_intent: intent });
   }));
 
   r.get('/v1/charges', handle(s, ({ ctx, params }) => {
