@@ -22,6 +22,11 @@ export interface BankAccountInternal {
 export type BankAccountRow = StoredObject<Stripe.BankAccount, BankAccountInternal>;
 type CardRow = StoredObject<Stripe.Card, unknown>;
 
+/** A Card object names its brand as Stripe prints it (a PaymentMethod's card uses the lowercase code). */
+const CARD_BRAND: Record<string, string> = {
+  visa: 'Visa', mastercard: 'MasterCard', amex: 'American Express', discover: 'Discover', diners: 'Diners Club', jcb: 'JCB', unionpay: 'UnionPay',
+};
+
 /** The store type of a connected account's debit card (a customer's saved card is another object). */
 const EXTERNAL_CARD = 'external_card';
 
@@ -136,7 +141,7 @@ export class BankAccounts {
     const body = {
       id: newId('card'), object: 'card', account, address_city: null, address_country: null, address_line1: null, address_line1_check: null,
       address_line2: null, address_state: null, address_zip: null, address_zip_check: null, available_payout_methods: ['standard', 'instant'],
-      brand: card.brand, country: 'US', currency: 'usd', cvc_check: 'pass', default_for_currency: input.default_for_currency === true || !hasDefault,
+      brand: CARD_BRAND[card.brand] ?? 'Unknown', country: 'US', currency: 'usd', cvc_check: 'pass', default_for_currency: input.default_for_currency === true || !hasDefault,
       dynamic_last4: null, exp_month: expiry.getUTCMonth() + 1, exp_year: expiry.getUTCFullYear() + 3, fingerprint: fingerprint(number),
       funding: 'debit', last4: number.slice(-4), metadata: mergeMetadata({}, input.metadata), name: null, status: 'new', tokenization_method: null,
       wallet: null,

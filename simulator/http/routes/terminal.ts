@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { resourceMissing } from '../../errors.js';
+import { invalidRequest } from '../../errors.js';
 import { DEFAULT_LIST_LIMIT, bool, expand, int, listParams, metadata, parse, str } from '../params.js';
 import { type Services, handle, page } from '../services.js';
 
@@ -34,14 +34,15 @@ const configurationSchema = z
 
 /**
  * Files and SetupIntents are not resources the simulator has: no file or SetupIntent id can exist
- * in it, so a splash screen or a reader's SetupIntent is refused as Stripe refuses an unknown id.
+ * in it, so a splash screen or a reader's SetupIntent is refused as Stripe refuses an unknown id in
+ * a parameter (400 `resource_missing`).
  */
 function withoutFiles<T extends { bbpos_wisepos_e?: '' | { splashscreen?: string | undefined } | undefined; stripe_s700?: '' | { splashscreen?: string | undefined } | undefined }>(
   input: T,
 ): Omit<T, 'bbpos_wisepos_e' | 'stripe_s700'> {
   const { bbpos_wisepos_e: wisepos, stripe_s700: s700, ...rest } = input;
   for (const [device, settings] of [['bbpos_wisepos_e', wisepos], ['stripe_s700', s700]] as const) {
-    if (settings && settings.splashscreen) throw resourceMissing('file upload', settings.splashscreen, `${device}[splashscreen]`);
+    if (settings && settings.splashscreen) throw invalidRequest(`No such file upload: '${settings.splashscreen}'`, `${device}[splashscreen]`, 'resource_missing');
   }
   return rest;
 }
@@ -119,7 +120,7 @@ export function terminalRouter(s: Services): Router {
   r.post('/v1/terminal/readers/:id/process_setup_intent', handle(s, ({ ctx, params, path }) => {
     const p = parse(setupIntentSchema, params);
     s.readers.retrieveReader(ctx.scope, String(path.id));
-    throw resourceMissing('setupintent', p.setup_intent, 'setup_intent');
+    throw invalidRequest(`No such setupintent: '${p.setup_intent}'`, 'setup_intent', 'resource_missing');
   }));
   r.post('/v1/terminal/readers/:id/set_reader_display', handle(s, ({ ctx, params, path }) => s.readers.setReaderDisplay(ctx, String(path.id), parse(displaySchema, params))));
   r.post('/v1/terminal/readers/:id/refund_payment', handle(s, ({ ctx, params, path }) => {
