@@ -66,6 +66,11 @@ export interface Declaration<B extends z.ZodType | undefined = undefined, Q exte
   conflicts?: readonly ErrorCode<409>[];
   /** Honours Idempotency-Key (spec §8). */
   idempotent?: boolean;
+  /**
+   * The 200 is a Server-Sent Events stream (`text/event-stream`) whose each event's data is one
+   * object of the 200's schema as JSON: the name of that schema's component, for the description.
+   */
+  stream?: string;
   /** Writes the answer; errors it throws go to the one error handler. */
   handle(services: Services, call: Call<Parsed<B>, Parsed<Q>, Parsed<P>>): Promise<void> | void;
 }
@@ -84,6 +89,7 @@ export interface Route {
   readonly errors: readonly ErrorStatus[];
   readonly conflicts: readonly ErrorCode<409>[];
   readonly idempotent: boolean;
+  readonly stream: string | undefined;
   /** Parses the declared inputs in order (path, query, body; the first problem is the 400) and runs the handler. */
   run(services: Services, req: Request, res: Response): Promise<void> | void;
 }
@@ -105,6 +111,7 @@ export function route<B extends z.ZodType | undefined = undefined, Q extends z.Z
     errors: declaration.errors ?? [],
     conflicts: declaration.conflicts ?? [],
     idempotent: declaration.idempotent ?? false,
+    stream: declaration.stream,
     run(services, req, res) {
       const parsedParams = (params ? parseInput(params, req.params) : undefined) as Parsed<P>;
       const parsedQuery = (query ? parseInput(query, req.query) : undefined) as Parsed<Q>;
@@ -280,6 +287,11 @@ function successDescription(r: Route, status: SuccessStatus): string {
   return SUCCESS_DESCRIPTION[status];
 }
 
+/** OpenAPI 3.1 cannot give the schema of each event of a stream: the description names it. */
+function streamDescription(component: string): string {
+  return `Server-Sent Events, kept open: each event's \`data\` is one ${component} (#/components/schemas/${component}) as JSON`;
+}
+
 /** The error body of a refusal, its `code` one of those the operation declares for the status. */
 function errorSchema(codes: readonly string[]): SchemaObject {
   return {
@@ -312,7 +324,11 @@ export function openApiDocument(routes: readonly Route[]): ReturnType<OpenApiGen
   for (const r of routes) {
     const responses: Record<string, ResponseConfig> = {};
     for (const [status, schema] of Object.entries(r.responses)) {
-      if (schema) responses[status] = { description: successDescription(r, Number(status) as SuccessStatus), content: { 'application/json': { schema } } };
+      if (!schema) continue;
+      responses[status] =
+        r.stream !== undefined && status === '200'
+          ? { description: streamDescription(r.stream), content: { 'text/event-stream': { schema: { type: 'string' } } } }
+          : { description: successDescription(r, Number(status) as SuccessStatus), content: { 'application/json': { schema } } };
     }
     for (const status of REFUSAL_STATUSES) {
       const codes = refusalCodes(r, status);
