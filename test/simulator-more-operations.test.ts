@@ -109,6 +109,37 @@ describe("a customer's cash balance", () => {
   });
 });
 
+describe('a US bank account verified by microdeposits', () => {
+  const bankPayment = (): Promise<Stripe.PaymentIntent> =>
+    t.stripe.paymentIntents.create({
+      amount: 2500,
+      currency: 'usd',
+      payment_method_types: ['us_bank_account'],
+      payment_method_data: { type: 'us_bank_account', us_bank_account: { account_number: '000123456789', routing_number: '110000000', account_holder_type: 'individual' }, billing_details: { name: 'Jenny Rosen' } },
+      payment_method_options: { us_bank_account: { verification_method: 'microdeposits' } },
+      confirm: true,
+    });
+
+  it('waits for the deposits, then Stripe test amounts or descriptor code start the debit', async () => {
+    const pi = await bankPayment();
+    expect(pi).toMatchObject({ status: 'requires_action', next_action: { type: 'verify_with_microdeposits', verify_with_microdeposits: { microdeposit_type: 'amounts' } } });
+    const verified = await t.stripe.paymentIntents.verifyMicrodeposits(pi.id, { amounts: [32, 45] });
+    expect(verified.status).toBe('processing');
+    expect(verified.next_action).toBeNull();
+    const byCode = await t.stripe.paymentIntents.verifyMicrodeposits((await bankPayment()).id, { descriptor_code: 'SM11AA' });
+    expect(byCode.status).toBe('processing');
+    expect(await rejected(t.stripe.paymentIntents.verifyMicrodeposits(verified.id, { amounts: [32, 45] }))).toMatchObject({ code: 'payment_intent_unexpected_state' });
+  });
+
+  it('refuses other amounts, another code, or neither', async () => {
+    const pi = await bankPayment();
+    expect(await rejected(t.stripe.paymentIntents.verifyMicrodeposits(pi.id, { amounts: [10, 20] }))).toMatchObject({ code: 'payment_method_microdeposit_verification_amounts_mismatch', param: 'amounts' });
+    expect(await rejected(t.stripe.paymentIntents.verifyMicrodeposits(pi.id, { descriptor_code: 'SM00XX' }))).toMatchObject({ code: 'payment_method_microdeposit_verification_descriptor_code_mismatch' });
+    expect(await rejected(t.stripe.paymentIntents.verifyMicrodeposits(pi.id))).toMatchObject({ code: 'parameter_missing' });
+    expect((await t.stripe.paymentIntents.retrieve(pi.id)).status).toBe('requires_action');
+  });
+});
+
 describe('calls refused as Stripe refuses them here', () => {
   it('a local payment method in a currency it is not presented in', async () => {
     const error = await rejected(t.stripe.paymentIntents.create({ amount: 200, currency: 'usd', payment_method_data: { type: 'p24', p24: { bank: 'blik' } } }));
@@ -116,7 +147,7 @@ describe('calls refused as Stripe refuses them here', () => {
     expect(error.message).toBe('The currency provided (usd) is invalid. Payments with p24 support the following currencies: eur, pln.');
   });
 
-  it('paying from a cash balance or verifying microdeposits on an intent that cannot', async () => {
+  it('paying from a cash balance, or verifying microdeposits, on an intent that cannot', async () => {
     const pi = await t.stripe.paymentIntents.create({ amount: 2000, currency: 'usd', payment_method: 'pm_card_visa', confirm: true });
     expect(await rejected(t.stripe.paymentIntents.applyCustomerBalance(pi.id))).toMatchObject({ statusCode: 400, code: 'payment_intent_unexpected_state' });
     expect(await rejected(t.stripe.paymentIntents.verifyMicrodeposits(pi.id, { amounts: [32, 45] }))).toMatchObject({ statusCode: 400, code: 'payment_intent_unexpected_state' });

@@ -43,8 +43,7 @@ const EXPECTED_REFUSALS = {
   test_payment_methods_post: 'as on Stripe: the test card expires 8/2024, in the past, so Stripe refuses it too (invalid_expiry_year)',
   test_refunds_cancel_post: 'as on Stripe: only a refund in requires_action can be canceled; card refunds never are',
   test_payment_intents_apply_customer_balance_post: 'as on Stripe for an intent without customer_balance; intents paid from a cash balance are not modelled',
-  test_payment_intents_verify_microdeposits_post: 'as on Stripe for an intent not awaiting microdeposits; microdeposit verification of intents is not modelled (ACH test accounts verify instantly)',
-  test_payment_intents_verify_microdeposits_post_2: 'as on Stripe for an intent not awaiting microdeposits; microdeposit verification of intents is not modelled',
+  test_payment_intents_verify_microdeposits_post: 'as on Stripe: the call gives neither the amounts nor the descriptor code',
   test_terminal_readers_process_setup_intent_post: "as on Stripe for an unknown id: SetupIntents are not a resource the simulator claims, so the test's SetupIntent cannot exist",
   test_terminal_configurations_post_3: "as on Stripe for an unknown id: the splash screen is an uploaded file, and Files are not a resource the simulator claims",
   test_terminal_configurations_post_4: "as on Stripe for an unknown id: the splash screen is an uploaded file, and Files are not a resource the simulator claims",
@@ -109,6 +108,13 @@ async function fixtures(body) {
     if (need('trr_xxxxxxxxxxxxx')) ids.trr_xxxxxxxxxxxxx = (await stripe.transfers.createReversal(charge.transfer, { amount: 50 })).id;
     if (need('re_xxxxxxxxxxxxx')) ids.re_xxxxxxxxxxxxx = (await stripe.refunds.create({ payment_intent: pi.id, amount: 100 })).id;
     if (need('txn_xxxxxxxxxxxxx')) ids.txn_xxxxxxxxxxxxx = charge.balance_transaction;
+  }
+  if (/verifyMicrodeposits/.test(body)) {
+    ids.pi_xxxxxxxxxxxxx = (await stripe.paymentIntents.create({
+      amount: 2000, currency: 'usd', payment_method_types: ['us_bank_account'], confirm: true,
+      payment_method_data: { type: 'us_bank_account', us_bank_account: { account_number: '000123456789', routing_number: '110000000', account_holder_type: 'individual' }, billing_details: { name: 'Jenny Rosen' } },
+      payment_method_options: { us_bank_account: { verification_method: 'microdeposits' } },
+    })).id;
   }
   const customer = await stripe.customers.create({ email: 'jenny.rosen@example.com' });
   ids.cus_xxxxxxxxxxxxx = customer.id;

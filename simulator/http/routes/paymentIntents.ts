@@ -41,6 +41,10 @@ const captureMethod = z.enum(['automatic', 'automatic_async', 'manual']);
 const futureUsage = z.union([z.literal(''), z.enum(['off_session', 'on_session'])]).transform((v) => (v === '' ? null : v));
 /** Accepted and ignored: the simulator does not model these, but clients send them. */
 const ignored = z.unknown().optional();
+/** Of the per-type options, the US bank account's verification method is read (microdeposits); the others are taken and ignored. */
+const paymentMethodOptions = z
+  .looseObject({ us_bank_account: z.looseObject({ verification_method: z.enum(['automatic', 'instant', 'microdeposits']).optional() }).optional() })
+  .optional();
 
 const createSchema = z
   .object({
@@ -66,7 +70,7 @@ const createSchema = z
     statement_descriptor_suffix: optionalText.optional(),
     transfer_group: str.optional(),
     automatic_payment_methods: ignored,
-    payment_method_options: ignored,
+    payment_method_options: paymentMethodOptions,
     mandate_data: ignored,
     off_session: ignored,
     error_on_requires_action: ignored,
@@ -109,7 +113,7 @@ const confirmSchema = z
     capture_method: captureMethod.optional(),
     setup_future_usage: futureUsage.optional(),
     client_secret: str.optional(),
-    payment_method_options: ignored,
+    payment_method_options: paymentMethodOptions,
     allowed_payment_method_types: ignored,
     excluded_payment_method_types: ignored,
     payment_method_types: ignored,
@@ -176,18 +180,16 @@ export function paymentIntentsRouter(s: Services): Router {
     return s.captures.cancel(ctx, String(path.id), p.cancellation_reason);
   }));
 
-  // Paying from a customer's cash balance (`customer_balance`) and verifying a bank account by
-  // microdeposits are not modelled: no intent ever needs either, so each call is refused as Stripe
-  // refuses it for an intent in any other state.
+  // Paying from a customer's cash balance (`customer_balance`) is not modelled: no intent can, so
+  // the call is refused as Stripe refuses it for an intent without that type.
   r.post('/v1/payment_intents/:id/apply_customer_balance', handle(s, ({ ctx, params, path }) => {
     parse(applyBalanceSchema, params);
     const intent = s.payments.retrieve(ctx.scope, String(path.id));
     throw unexpectedState(`This PaymentIntent cannot apply a customer balance: \`customer_balance\` is not one of its payment_method_types (${intent.payment_method_types.join(', ')}).`, { payment_intent: intent });
   }));
   r.post('/v1/payment_intents/:id/verify_microdeposits', handle(s, ({ ctx, params, path }) => {
-    parse(verifyMicrodepositsSchema, params);
-    const intent = s.payments.retrieve(ctx.scope, String(path.id));
-    throw unexpectedState(`This PaymentIntent is not awaiting microdeposit verification: its status is ${intent.status}.`, { payment_intent: intent });
+    const { expand: _expand, client_secret: _secret, ...input } = parse(verifyMicrodepositsSchema, params);
+    return s.payments.verifyMicrodeposits(ctx, String(path.id), input);
   }));
 
   r.get('/v1/charges', handle(s, ({ ctx, params }) => {
