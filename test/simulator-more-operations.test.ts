@@ -114,7 +114,7 @@ describe('a US bank account verified by microdeposits', () => {
     t.stripe.paymentIntents.create({
       amount: 2500,
       currency: 'usd',
-      payment_method_types: ['us_bank_account'],
+      allowed_payment_method_types: ['us_bank_account'],
       payment_method_data: { type: 'us_bank_account', us_bank_account: { account_number: '000123456789', routing_number: '110000000', account_holder_type: 'individual' }, billing_details: { name: 'Jenny Rosen' } },
       payment_method_options: { us_bank_account: { verification_method: 'microdeposits' } },
       confirm: true,
