@@ -330,6 +330,8 @@ export function openApiDocument(routes: readonly Route[]): ReturnType<OpenApiGen
           ? { description: streamDescription(r.stream), content: { 'text/event-stream': { schema: { type: 'string' } } } }
           : { description: successDescription(r, Number(status) as SuccessStatus), content: { 'application/json': { schema } } };
     }
+    // A websocket endpoint's success is the upgrade itself, which no 2xx can describe.
+    if (r.responses[426]) responses['101'] = { description: 'Switching Protocols: the upgrade (Connection: Upgrade, Upgrade: websocket) opened the websocket' };
     for (const status of REFUSAL_STATUSES) {
       const codes = refusalCodes(r, status);
       if (codes) responses[String(status)] = { description: ERROR_DESCRIPTION[status], content: { 'application/json': { schema: errorSchema(codes) } } };
