@@ -3,6 +3,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     globalSetup: ['test/global-setup.ts'],
+    // Every answer of a /v1 operation a test file receives, and every webhook its receivers get, is
+    // checked against the OpenAPI document (test/setup/contract.ts).
+    setupFiles: ['test/setup/contract.ts'],
     include: ['{cli,server,shared,agent,simulator,test}/**/*.test.{ts,tsx}'],
     // Process-level tests start real servers and assert on timing with bounds set for two files at
     // once on two cores. Three or four at once were faster (a 15-file sample: 80 s with two, 66 s with

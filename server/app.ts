@@ -138,6 +138,6 @@ export function createApp(deps: AppDeps): Express {
   app.use(pagesRouter(services.pages, deps.processor, liveMoney));
 
   app.use(notFoundHandler());
-  app.use(errorHandler(logger));
+  app.use(errorHandler(logger, routes));
   return app;
 }

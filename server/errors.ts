@@ -26,7 +26,10 @@ export interface ErrorBody {
  * codes from (a code not listed here does not compile) and the OpenAPI document's code enums come
  * from (server/http/route-table.ts). A route declares which of its statuses' codes it can raise.
  * Codes a processor passes through (a card decline, a refused request) are kept when listed here and
- * otherwise answered as the generic one (`card_declined`, `processor_invalid_request`).
+ * otherwise answered as the generic one (`card_declined`, `processor_invalid_request`): the list holds
+ * every code the simulator answers to the calls pos makes, and Stripe documents its own codes as a
+ * list that grows, so a code it adds later is answered as the generic one rather than an
+ * undocumented value (docs/api-choices.md, "Errors").
  */
 export const ERROR_CODES = {
   400: [
@@ -68,7 +71,13 @@ export const ERROR_CODES = {
     'terminal_reader_offline',
     'terminal_reader_busy',
     'charge_already_refunded',
+    'charge_already_captured',
+    'charge_not_refundable',
     'charge_disputed',
+    'terminal_reader_invalid_state',
+    'terminal_reader_already_registered',
+    'email_invalid',
+    'phone_number_invalid',
     'account_number_invalid',
     'routing_number_invalid',
     'bank_account_unusable',

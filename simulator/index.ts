@@ -39,6 +39,7 @@ import { PaymentMethodAttachments } from './engine/payments/paymentMethodAttachm
 import { Adjustments } from './engine/payments/adjustments.js';
 import { PlatformMoney } from './engine/connect/platformMoney.js';
 import { PayoutReversals } from './engine/payouts/payoutReversals.js';
+import { CashBalances } from './engine/customers/cashBalances.js';
 import { CustomerObjects } from './engine/customers/customerObjects.js';
 import type { Services } from './http/services.js';
 import { createApp } from './http/app.js';
@@ -187,6 +188,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const accountLinks = new AccountLinks(kernel, accounts);
   const customers = new Customers(kernel);
   const customerObjects = new CustomerObjects(kernel);
+  const cashBalances = new CashBalances(kernel);
   const paymentMethods = new PaymentMethods(kernel);
   const savedPaymentMethods = new PaymentMethodAttachments(kernel, customers);
   const charges = new Charges(kernel, ledger, transfers);
@@ -240,6 +242,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     bankAccounts,
     customers,
     customerObjects,
+    cashBalances,
     endpoints,
     events,
     afterCommit: () => dispatcher.poke(),

@@ -7,6 +7,17 @@ import { startSimulator } from './index.js';
  */
 export async function runSimulator(opts: { dataDir: string; port: number; host: string; rateLimits?: boolean; keyring?: Keyring }): Promise<void> {
   const rateLimits = opts.rateLimits ?? true;
+  // Listening before the start resolves: the handlers come first, so a signal sent as soon as the
+  // simulator says it listens stops it cleanly rather than killing it.
+  const stopped = new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      resolve();
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
   const sim = await startSimulator({
     ...(opts.keyring ? { keyring: opts.keyring } : {}),
     dataDir: opts.dataDir,
@@ -29,15 +40,7 @@ export async function runSimulator(opts: { dataDir: string; port: number; host: 
       '',
     ].join('\n'),
   );
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGTERM', stop);
-      process.off('SIGINT', stop);
-      resolve();
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
-  });
+  await stopped;
   await sim.close();
   process.exitCode = 0;
 }

@@ -6,7 +6,7 @@ import type { Clock } from '../../shared/time.js';
 import { ApiError, badRequest, bodyTooLarge, forbidden, internal, invalid, missing, missingScope, rateLimited, routeNotFound, unauthenticated, unsupportedMediaType } from '../errors.js';
 import { missingPermission } from '../accounts/permissions.js';
 import { shownTo } from '../accounts/visibility.js';
-import type { RouteMatcher } from './route-table.js';
+import { declaredOrFlagged, type RouteMatcher } from './route-table.js';
 import type { KeyAuthenticator, Principal } from '../accounts/api-keys.js';
 import type { Scope } from '../accounts/scope.js';
 import type { RateLimitDecision, RateLimiter } from './rate-limit.js';
@@ -237,8 +237,12 @@ function fromUriError(err: unknown): ApiError | undefined {
   return invalid(undefined, 'The request URL is not valid percent-encoded UTF-8', 'invalid_url');
 }
 
-/** The one error renderer: known errors as they are, anything else as a generic 500 with no internals. */
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+/**
+ * The one error renderer: known errors as they are, anything else as a generic 500 with no internals.
+ * Given the route table, every refusal of a /v1 operation (a handler's, a gate's, a processor
+ * failure's) passes the same check of what the operation declares (`declaredOrFlagged`).
+ */
+export function errorHandler(logger: Logger, routes?: RouteMatcher): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     let apiError = err instanceof ApiError ? err : (fromUriError(err) ?? fromBodyParser(err as BodyParserError));
     if (err instanceof ProcessorFailure) {
@@ -248,6 +252,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (!apiError) {
       logger.error({ req_id: req.requestId, err }, 'unhandled error');
       apiError = internal();
+    }
+    if (routes) {
+      const checked = declaredOrFlagged(routes(req.method, pathOf(req))?.route, apiError);
+      if (checked !== apiError) logger.error({ req_id: req.requestId, err }, checked.message);
+      apiError = checked;
     }
     if (res.headersSent) {
       res.destroy();

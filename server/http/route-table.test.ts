@@ -8,7 +8,9 @@ import { createMerchant } from '../accounts/merchants.js';
 import { grants, missingPermission } from '../accounts/permissions.js';
 import { type Permission, PRESETS } from '../../shared/contract/permissions.js';
 import { apiRoutes, createApp } from '../app.js';
-import { routeMatcher } from './route-table.js';
+import { declaredOrFlagged, routeMatcher } from './route-table.js';
+import { uncheckedFetch } from '../../test/helpers/contract.js';
+import { answerForFailure, ProcessorFailure } from '../processor/errors.js';
 
 let domain: Domain;
 let server: Server;
@@ -57,6 +59,27 @@ describe('the OpenAPI document of the route table', () => {
     paths = res.body.paths;
   });
   const operations = () => Object.entries(paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op })));
+
+  it('checks every refusal against its operation in the one error handler: a processor failure it maps, an undeclared one a 500 naming it', async () => {
+    // Raw fetches: the suite's contract check would (rightly) fail the undeclared 500 below.
+    const balance = () => uncheckedFetch(`${url}/v1/balance`, { headers: { authorization: `Bearer ${secretKey}` } });
+    domain.processor.failNext('retrieveBalance', new ProcessorFailure('idempotency', 'Keys for idempotent requests can only be used with the same parameters'));
+    const mapped = await balance();
+    expect(mapped.status).toBe(400);
+    expect(await mapped.json()).toMatchObject({ error: { code: 'processor_idempotency_error' } });
+
+    domain.processor.failNext('retrieveBalance', new ProcessorFailure('card', 'Your card was declined.', { code: 'card_declined' }));
+    const undeclared = await balance();
+    expect(undeclared.status).toBe(500);
+    expect(await undeclared.json()).toMatchObject({ error: { type: 'api_error', message: 'retrieveBalance raised 402 card_declined, which its declaration in the route table does not list' } });
+
+    // An operation that does not call the processor declares no 502: a processor failure there is flagged too.
+    const list = apiRoutes.find((r) => r.operationId === 'listTransactions');
+    const flagged = declaredOrFlagged(list, answerForFailure(new ProcessorFailure('api', 'Stripe is down')));
+    expect(flagged.status).toBe(500);
+    const refund = apiRoutes.find((r) => r.operationId === 'createRefund');
+    expect(declaredOrFlagged(refund, answerForFailure(new ProcessorFailure('api', 'Stripe is down'))).status).toBe(502);
+  });
 
   it('names every operation once, in camelCase, and documents every declared one with its scope', () => {
     const ids = operations().map(({ op }) => op.operationId);

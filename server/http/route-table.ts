@@ -66,6 +66,11 @@ export interface Declaration<B extends z.ZodType | undefined = undefined, Q exte
   conflicts?: readonly ErrorCode<409>[];
   /** Honours Idempotency-Key (spec §8). */
   idempotent?: boolean;
+  /**
+   * The 200 is a Server-Sent Events stream (`text/event-stream`) whose each event's data is one
+   * object of the 200's schema as JSON: the name of that schema's component, for the description.
+   */
+  stream?: string;
   /** Writes the answer; errors it throws go to the one error handler. */
   handle(services: Services, call: Call<Parsed<B>, Parsed<Q>, Parsed<P>>): Promise<void> | void;
 }
@@ -84,6 +89,7 @@ export interface Route {
   readonly errors: readonly ErrorStatus[];
   readonly conflicts: readonly ErrorCode<409>[];
   readonly idempotent: boolean;
+  readonly stream: string | undefined;
   /** Parses the declared inputs in order (path, query, body; the first problem is the 400) and runs the handler. */
   run(services: Services, req: Request, res: Response): Promise<void> | void;
 }
@@ -105,18 +111,13 @@ export function route<B extends z.ZodType | undefined = undefined, Q extends z.Z
     errors: declaration.errors ?? [],
     conflicts: declaration.conflicts ?? [],
     idempotent: declaration.idempotent ?? false,
+    stream: declaration.stream,
     run(services, req, res) {
       const parsedParams = (params ? parseInput(params, req.params) : undefined) as Parsed<P>;
       const parsedQuery = (query ? parseInput(query, req.query) : undefined) as Parsed<Q>;
       if (!body && declaration.method === 'post') parseInput(EmptyBody, req.body ?? {});
       const parsedBody = (body ? parseInput(body, req.body ?? {}) : undefined) as Parsed<B>;
-      if (!CHECK_REFUSALS) return declaration.handle(services, { req, res, body: parsedBody, query: parsedQuery, params: parsedParams });
-      try {
-        const done = declaration.handle(services, { req, res, body: parsedBody, query: parsedQuery, params: parsedParams });
-        return done instanceof Promise ? done.catch((err: unknown) => Promise.reject(undeclared(this, err))) : done;
-      } catch (err) {
-        throw undeclared(this, err);
-      }
+      return declaration.handle(services, { req, res, body: parsedBody, query: parsedQuery, params: parsedParams });
     },
   };
 }
@@ -126,14 +127,18 @@ const EmptyBody = zo.object({}).strict();
 
 /**
  * With POS_CHECK_REFUSALS=1 (the test suite), a refusal an operation does not declare is a bug of
- * the declaration, not an answer: it becomes an error (500) naming it, so the document cannot
- * silently fall behind what a handler raises.
+ * the declaration, not an answer: the one error handler answers it as a 500 naming it, so the
+ * document cannot silently fall behind what a handler, a gate or the processor's mapping raises.
  */
-const CHECK_REFUSALS = process.env.POS_CHECK_REFUSALS === '1';
+export const CHECK_REFUSALS = process.env.POS_CHECK_REFUSALS === '1';
 
-function undeclared(r: Route, err: unknown): unknown {
-  if (!(err instanceof ApiError) || declaresRefusal(r, err.status, err.code)) return err;
-  return new Error(`${r.operationId} raised ${err.status} ${err.code ?? '(no code)'}, which its declaration in the route table does not list`);
+/**
+ * What the error handler answers for `error` on a request to `r`: the error itself when the
+ * operation declares its status and code (or the check is off), else a 500 naming the gap.
+ */
+export function declaredOrFlagged(r: Route | undefined, error: ApiError): ApiError {
+  if (!CHECK_REFUSALS || r === undefined || (error.status >= 500 && !(error.status in ERROR_CODES)) || declaresRefusal(r, error.status, error.code)) return error;
+  return new ApiError(500, 'api_error', `${r.operationId} raised ${error.status} ${error.code ?? '(no code)'}, which its declaration in the route table does not list`);
 }
 
 /** The codes an operation can answer with a refusal status, or undefined when it cannot answer that status. */
@@ -282,6 +287,11 @@ function successDescription(r: Route, status: SuccessStatus): string {
   return SUCCESS_DESCRIPTION[status];
 }
 
+/** OpenAPI 3.1 cannot give the schema of each event of a stream: the description names it. */
+function streamDescription(component: string): string {
+  return `Server-Sent Events, kept open: each event's \`data\` is one ${component} (#/components/schemas/${component}) as JSON`;
+}
+
 /** The error body of a refusal, its `code` one of those the operation declares for the status. */
 function errorSchema(codes: readonly string[]): SchemaObject {
   return {
@@ -314,8 +324,14 @@ export function openApiDocument(routes: readonly Route[]): ReturnType<OpenApiGen
   for (const r of routes) {
     const responses: Record<string, ResponseConfig> = {};
     for (const [status, schema] of Object.entries(r.responses)) {
-      if (schema) responses[status] = { description: successDescription(r, Number(status) as SuccessStatus), content: { 'application/json': { schema } } };
+      if (!schema) continue;
+      responses[status] =
+        r.stream !== undefined && status === '200'
+          ? { description: streamDescription(r.stream), content: { 'text/event-stream': { schema: { type: 'string' } } } }
+          : { description: successDescription(r, Number(status) as SuccessStatus), content: { 'application/json': { schema } } };
     }
+    // A websocket endpoint's success is the upgrade itself, which no 2xx can describe.
+    if (r.responses[426]) responses['101'] = { description: 'Switching Protocols: the upgrade (Connection: Upgrade, Upgrade: websocket) opened the websocket' };
     for (const status of REFUSAL_STATUSES) {
       const codes = refusalCodes(r, status);
       if (codes) responses[String(status)] = { description: ERROR_DESCRIPTION[status], content: { 'application/json': { schema: errorSchema(codes) } } };

@@ -16,7 +16,7 @@ export const customerRoutes = [
     summary: 'Create a customer',
     body: CreateCustomerSchema,
     responses: { 201: dataEnvelope(CustomerSchema) },
-    errors: [502],
+    errors: [502, 503],
     async handle({ customers }, { req, res, body }) {
       res.status(201).json({ data: await customers.create(scopeOf(req), body) });
     },
@@ -54,7 +54,7 @@ export const customerRoutes = [
     params: IdParams,
     body: UpdateCustomerSchema,
     responses: { 200: dataEnvelope(CustomerSchema) },
-    errors: [502],
+    errors: [502, 503],
     async handle({ customers }, { req, res, params, body }) {
       res.json({ data: await customers.update(scopeOf(req), params.id, body) });
     },
@@ -67,7 +67,7 @@ export const customerRoutes = [
     summary: 'Delete a customer: 404 afterwards, and no new payment may name it',
     params: IdParams,
     responses: { 200: dataEnvelope(DeletedCustomerSchema) },
-    errors: [502],
+    errors: [502, 503],
     async handle({ customers }, { req, res, params }) {
       res.json({ data: await customers.delete(scopeOf(req), params.id) });
     },

@@ -41,7 +41,7 @@ export const disputeRoutes = [
     params: IdParams,
     body: SubmitEvidenceSchema,
     responses: { 200: dataEnvelope(DisputeSchema) },
-    errors: [502],
+    errors: [502, 503],
     conflicts: ['dispute_closed', 'dispute_under_review'],
     async handle({ disputes }, { req, res, params, body }) {
       res.json({ data: await disputes.submitEvidence(scopeOf(req), params.id, body) });
@@ -56,7 +56,7 @@ export const disputeRoutes = [
     params: IdParams,
     body: CloseDisputeSchema,
     responses: { 200: dataEnvelope(DisputeSchema) },
-    errors: [502],
+    errors: [502, 503],
     conflicts: ['dispute_closed', 'dispute_under_review'],
     async handle({ disputes }, { req, res, params }) {
       res.json({ data: await disputes.accept(scopeOf(req), params.id) });

@@ -47,6 +47,7 @@ export const eventRoutes = [
     summary: 'Server-Sent Events: every new event of the key’s merchant and mode as it happens (pos listen)',
     query: EventStreamQuerySchema,
     responses: { 200: EventSchema },
+    stream: 'Event',
     async handle({ events, eventStreams: streams, keyWatch }, { req, res, query }) {
       const scope = scopeOf(req);
       const types = query.types

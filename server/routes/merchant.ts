@@ -11,7 +11,7 @@ export const merchantRoutes = [
     scope: 'merchant:read',
     summary: "The key's merchant, with the processor details a front-end needs and its connected account's standing (charges and payouts enabled, requirements, onboarding status)",
     responses: { 200: dataEnvelope(MerchantSchema) },
-    errors: [502],
+    errors: [502, 503],
     async handle({ merchants }, { req, res }) {
       res.json({ data: await merchants.describe(scopeOf(req)) });
     },
@@ -24,7 +24,7 @@ export const merchantRoutes = [
     summary: "A single-use link to the processor's hosted onboarding for the merchant's connected account in the key's mode",
     body: OnboardingLinkRequestSchema,
     responses: { 201: dataEnvelope(OnboardingLinkSchema) },
-    errors: [502],
+    errors: [502, 503],
     async handle({ onboarding }, { req, res, body }) {
       res.status(201).json({ data: await onboarding.onboardingLink(scopeOf(req), body) });
     },

@@ -16,7 +16,7 @@ export const payoutRoutes = [
     scope: 'payouts:read',
     summary: "The merchant's balance on its account: available to pay out, and pending",
     responses: { 200: dataEnvelope(BalanceSchema) },
-    errors: [502],
+    errors: [502, 503],
     async handle({ payouts }, { req, res }) {
       res.json({ data: await payouts.balance(scopeOf(req)) });
     },
@@ -67,7 +67,7 @@ export const payoutRoutes = [
     scope: 'merchant:read',
     summary: "The bank account payouts in the merchant's currency go to",
     responses: { 200: dataEnvelope(BankAccountSchema) },
-    errors: [502],
+    errors: [502, 503],
     async handle({ payouts }, { req, res }) {
       res.json({ data: await payouts.bankAccount(scopeOf(req)) });
     },
@@ -80,7 +80,7 @@ export const payoutRoutes = [
     summary: 'Set the bank account payouts go to',
     body: SetBankAccountSchema,
     responses: { 200: dataEnvelope(BankAccountSchema) },
-    errors: [502],
+    errors: [502, 503],
     async handle({ payouts }, { req, res, body }) {
       res.json({ data: await payouts.setBankAccount(scopeOf(req), body) });
     },

@@ -30,7 +30,7 @@ export const terminalRoutes = [
     scope: 'terminal:read',
     summary: "The key's mode's readers with presence",
     responses: { 200: dataEnvelope(z.array(ReaderSchema)) },
-    errors: [502],
+    errors: [502, 503],
     async handle({ terminal }, { req, res }) {
       res.json({ data: await terminal.listReaders(scopeOf(req)) });
     },
@@ -54,7 +54,7 @@ export const terminalRoutes = [
     summary: 'Delete a reader (uuid or tmr_ id)',
     params: IdParams,
     responses: { 200: dataEnvelope(ReaderSchema) },
-    errors: [502],
+    errors: [502, 503],
     async handle({ terminal }, { req, res, params }) {
       res.json({ data: await terminal.deleteReader(scopeOf(req), params.id) });
     },
@@ -67,7 +67,7 @@ export const terminalRoutes = [
     summary: 'Create a location readers attach to',
     body: CreateLocationSchema,
     responses: { 201: dataEnvelope(LocationSchema) },
-    errors: [502],
+    errors: [502, 503],
     async handle({ terminal }, { req, res, body }) {
       res.status(201).json({ data: await terminal.createLocation(scopeOf(req), body) });
     },
@@ -92,7 +92,7 @@ export const terminalRoutes = [
     params: IdParams,
     body: UpdateLocationSchema,
     responses: { 200: dataEnvelope(LocationSchema) },
-    errors: [502],
+    errors: [502, 503],
     async handle({ terminal }, { req, res, params, body }) {
       res.json({ data: await terminal.updateLocation(scopeOf(req), params.id, body) });
     },
@@ -105,7 +105,7 @@ export const terminalRoutes = [
     summary: 'Register a reader (simulated-wpe in test mode)',
     body: RegisterReaderSchema,
     responses: { 201: dataEnvelope(ReaderSchema) },
-    errors: [502],
+    errors: [502, 503],
     async handle({ terminal }, { req, res, body }) {
       res.status(201).json({ data: await terminal.registerReader(scopeOf(req), body) });
     },
@@ -118,7 +118,7 @@ export const terminalRoutes = [
     summary: 'Delete a reader (alias)',
     params: IdParams,
     responses: { 200: dataEnvelope(ReaderSchema) },
-    errors: [502],
+    errors: [502, 503],
     async handle({ terminal }, { req, res, params }) {
       res.json({ data: await terminal.deleteReader(scopeOf(req), params.id) });
     },
@@ -148,7 +148,7 @@ export const terminalRoutes = [
     summary: 'Send a payment to a reader',
     body: ProcessPaymentSchema,
     responses: { 200: dataEnvelope(ReaderActionSchema) },
-    errors: [502],
+    errors: [502, 503],
     conflicts: ['transaction_not_processable', 'reader_busy', 'reader_offline'],
     async handle({ terminal }, { req, res, body }) {
       res.json({ data: await terminal.processPayment(scopeOf(req), body.payment_intent_id, body.reader_id) });
@@ -162,7 +162,7 @@ export const terminalRoutes = [
     summary: 'Test mode: tap a test card on a reader',
     body: SimulatePaymentSchema,
     responses: { 200: dataEnvelope(SimulateResultSchema) },
-    errors: [502],
+    errors: [502, 503],
     conflicts: ['reader_idle', 'reader_offline'],
     async handle({ terminal }, { req, res, body }) {
       res.json({
@@ -181,7 +181,7 @@ export const terminalRoutes = [
     summary: "Clear the reader's screen (the payment stays pending)",
     body: CancelActionSchema,
     responses: { 200: dataEnvelope(CancelActionResultSchema) },
-    errors: [502],
+    errors: [502, 503],
     conflicts: ['authorization_in_progress', 'reader_offline'],
     async handle({ terminal }, { req, res, body }) {
       res.json({ data: await terminal.cancelAction(scopeOf(req), body.reader_id) });

@@ -79,7 +79,7 @@ export const transactionRoutes = [
     summary: "A paid payment's receipt as structured lines (what its receipt page and a receipt printer show)",
     params: IdParams,
     responses: { 200: dataEnvelope(ReceiptSchema) },
-    errors: [502],
+    errors: [502, 503],
     async handle({ transactions }, { req, res, params }) {
       sendJson(res, 200, { data: await transactions.receipt(scopeOf(req), params.id) });
     },
@@ -93,7 +93,7 @@ export const transactionRoutes = [
     params: IdParams,
     body: CaptureSchema,
     responses: { 200: dataEnvelope(TransactionSchema) },
-    errors: [502],
+    errors: [502, 503],
     conflicts: ['transaction_not_capturable', 'transaction_being_created'],
     async handle({ transactions }, { req, res, params, body }) {
       res.json({ data: transactions.present(await transactions.capture(scopeOf(req), params.id, body.amount_to_capture)) });
@@ -108,7 +108,7 @@ export const transactionRoutes = [
     params: IdParams,
     body: CancelSchema,
     responses: { 200: CancelResponseSchema },
-    errors: [502],
+    errors: [502, 503],
     conflicts: ['transaction_being_created', 'authorization_in_progress', 'already_captured'],
     async handle({ transactions }, { req, res, params, body }) {
       const { row, readerReset } = await transactions.cancel(scopeOf(req), params.id, body.reason);

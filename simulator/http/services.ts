@@ -6,6 +6,7 @@ import type { AccountLinks } from '../engine/connect/accountLinks.js';
 import type { BankAccounts } from '../engine/connect/bankAccounts.js';
 import type { Capabilities } from '../engine/connect/capabilities.js';
 import type { Customers } from '../engine/customers/customers.js';
+import type { CashBalances } from '../engine/customers/cashBalances.js';
 import type { CustomerObjects } from '../engine/customers/customerObjects.js';
 import type { Disputes } from '../engine/disputes/disputes.js';
 import type { EventLog, WebhookEndpoints } from '../engine/events/events.js';
@@ -53,6 +54,7 @@ export interface Services {
   bankAccounts: BankAccounts;
   customers: Customers;
   customerObjects: CustomerObjects;
+  cashBalances: CashBalances;
   endpoints: WebhookEndpoints;
   events: EventLog;
   /** Wakes timers and the webhook dispatcher once a request has committed. */

@@ -29,28 +29,24 @@ const CLAIMED = [
   'transfers', 'webhook_endpoints',
 ];
 
-/** Tests that call an operation Stripe documents but the simulator refuses on purpose, and why. */
+/**
+ * Tests that call an operation Stripe documents but that are refused, and why: Stripe itself refuses
+ * the call as the test makes it, or the operation needs a resource the simulator does not claim
+ * (SetupIntents, Files), or a payment flow it does not model on a resource it claims (listed in
+ * simulator/README.md, "Refused on purpose").
+ */
 const EXPECTED_REFUSALS = {
   test_accounts_get_3: 'not a stripe-mock test: it replaces the HTTP client with a canned response for a made-up id',
-  test_accounts_external_accounts_delete_2: 'debit cards as external accounts (instant payouts) are not modelled: bank accounts only',
-  test_accounts_external_accounts_get_5: 'debit cards as external accounts are not modelled: bank accounts only',
-  test_accounts_external_accounts_post_2: 'debit cards as external accounts are not modelled: bank accounts only',
-  test_accounts_external_accounts_post_4: 'debit cards as external accounts are not modelled: bank accounts only',
   test_accounts_login_links_post: 'as on Stripe: login links only for accounts with the Express dashboard (the test account is custom)',
-  test_charges_post: 'the legacy Charges API (create with `source`) is not modelled: PaymentIntents only',
-  test_customers_cash_balance_get: 'cash balances (bank transfers) are not modelled',
-  test_customers_cash_balance_post: 'cash balances (bank transfers) are not modelled',
-  test_customers_cash_balance_transactions_get: 'cash balances (bank transfers) are not modelled',
-  test_customers_funding_instructions_post: 'bank transfer funding instructions are not modelled',
-  test_payment_intents_apply_customer_balance_post: 'cash balances (bank transfers) are not modelled',
-  test_payment_intents_post_4: 'the p24 payment method type is not modelled (cards, card-present and US bank accounts)',
-  test_payment_intents_verify_microdeposits_post: 'microdeposit verification is not modelled (ACH test accounts verify instantly)',
-  test_payment_intents_verify_microdeposits_post_2: 'microdeposit verification is not modelled',
+  test_customers_funding_instructions_post: 'as on Stripe: a jp_bank_transfer takes jpy, and the test asks for usd',
+  test_payment_intents_post_4: 'as on Stripe: p24 payments are in eur or pln, and the test asks for usd',
   test_payment_methods_post: 'as on Stripe: the test card expires 8/2024, in the past, so Stripe refuses it too (invalid_expiry_year)',
   test_refunds_cancel_post: 'as on Stripe: only a refund in requires_action can be canceled; card refunds never are',
-  test_terminal_readers_process_setup_intent_post: 'SetupIntents are not modelled',
-  test_terminal_configurations_post_3: 'splash screens need uploaded files (Files API), not modelled',
-  test_terminal_configurations_post_4: 'splash screens need uploaded files (Files API), not modelled',
+  test_payment_intents_apply_customer_balance_post: 'as on Stripe for an intent without customer_balance; intents paid from a cash balance are not modelled',
+  test_payment_intents_verify_microdeposits_post: 'as on Stripe: the call gives neither the amounts nor the descriptor code',
+  test_terminal_readers_process_setup_intent_post: "as on Stripe for an unknown id: SetupIntents are not a resource the simulator claims, so the test's SetupIntent cannot exist",
+  test_terminal_configurations_post_3: "as on Stripe for an unknown id: the splash screen is an uploaded file, and Files are not a resource the simulator claims",
+  test_terminal_configurations_post_4: "as on Stripe for an unknown id: the splash screen is an uploaded file, and Files are not a resource the simulator claims",
 };
 
 const specFile = join(checkout, 'test/resources/generated_examples_test.spec.js');
@@ -92,6 +88,10 @@ async function fixtures(body) {
   }
   ids.btok_xxxxxxxxxxxxx = 'btok_us_verified';
   ids.tok_xxxx = 'tok_visa';
+  ids.tok_xxxx_debit = 'tok_visa_debit';
+  if (need('card_xxxxxxxxxxxxx') && /stripe\.accounts\./.test(body)) {
+    ids.card_xxxxxxxxxxxxx = (await stripe.accounts.createExternalAccount(account.id, { external_account: 'tok_visa_debit' })).id;
+  }
   const capture = /capture|incrementAuthorization/.test(body) ? { capture_method: 'manual', payment_method: 'pm_card_visa' } : {};
   const confirmLater = /\.confirm\(|\.cancel\(/.test(body) && body.includes('paymentIntents');
   const pi = await stripe.paymentIntents.create({
@@ -108,6 +108,13 @@ async function fixtures(body) {
     if (need('trr_xxxxxxxxxxxxx')) ids.trr_xxxxxxxxxxxxx = (await stripe.transfers.createReversal(charge.transfer, { amount: 50 })).id;
     if (need('re_xxxxxxxxxxxxx')) ids.re_xxxxxxxxxxxxx = (await stripe.refunds.create({ payment_intent: pi.id, amount: 100 })).id;
     if (need('txn_xxxxxxxxxxxxx')) ids.txn_xxxxxxxxxxxxx = charge.balance_transaction;
+  }
+  if (/verifyMicrodeposits/.test(body)) {
+    ids.pi_xxxxxxxxxxxxx = (await stripe.paymentIntents.create({
+      amount: 2000, currency: 'usd', payment_method_types: ['us_bank_account'], confirm: true,
+      payment_method_data: { type: 'us_bank_account', us_bank_account: { account_number: '000123456789', routing_number: '110000000', account_holder_type: 'individual' }, billing_details: { name: 'Jenny Rosen' } },
+      payment_method_options: { us_bank_account: { verification_method: 'microdeposits' } },
+    })).id;
   }
   const customer = await stripe.customers.create({ email: 'jenny.rosen@example.com' });
   ids.cus_xxxxxxxxxxxxx = customer.id;

@@ -1,10 +1,11 @@
 import { Transport } from '../../shared/api/transport.js';
-import { checkAnswer } from './contract.js';
+import { checkAnswer, uncheckedFetch } from './contract.js';
 
 /**
  * The tests' view of the /v1 API: real HTTP through the shared client's transport, every answer
  * returned as it came (status, headers, body) so tests can assert on errors as well as successes, and
- * checked against the OpenAPI document on the way (a status or body it does not declare fails the test).
+ * checked against the OpenAPI document on the way (a status or body it does not declare throws, and
+ * fails the test: helpers/contract.ts).
  */
 export interface ApiResponse<T = unknown> {
   status: number;
@@ -21,7 +22,7 @@ export async function call<T = Json>(
   options: { key?: string | undefined; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
 ): Promise<ApiResponse<T>> {
   // No timeout: the test runner's own timeout says when a test has waited too long.
-  const transport = new Transport({ baseUrl, apiKey: options.key, timeoutMs: null });
+  const transport = new Transport({ baseUrl, apiKey: options.key, timeoutMs: null, fetch: uncheckedFetch });
   const res = await transport.send(method, path, {
     ...(options.body !== undefined ? { body: options.body } : {}),
     ...(options.rawBody !== undefined ? { rawBody: options.rawBody } : {}),
@@ -29,7 +30,6 @@ export async function call<T = Json>(
   });
   // Non-JSON answers are returned as text so a test can say what it got.
   const body = res.isJson ? res.json : res.text || undefined;
-  // Every answer the tests see is also checked against the OpenAPI document (helpers/contract.ts).
   checkAnswer(method, path, res.status, res.headers.get('content-type'), body);
   return { status: res.status, headers: res.headers, body: body as T };
 }

@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { checkWebhook } from './contract.js';
 
 export interface Received {
   id: string;
@@ -58,6 +59,14 @@ export async function startReceiver(port = 0): Promise<Receiver> {
       } catch {
         res.writeHead(400).end();
         return;
+      }
+      // A signed delivery is one of the document's webhooks; a violation is recorded and fails the test (test/setup/contract.ts).
+      if (req.headers['webhook-signature'] !== undefined) {
+        try {
+          checkWebhook(body);
+        } catch {
+          // Recorded by checkWebhook; the receiver still answers as asked.
+        }
       }
       const r: Received = { id: String(req.headers['webhook-id']), type: event.type, body, headers: req.headers, event, at: Date.now(), accepted: false };
       receiver.received.push(r);

@@ -129,7 +129,7 @@ export class Accounts {
   }
 
   /** `POST /v1/accounts/:id/external_accounts`: the bank account may satisfy the `external_account` requirement. */
-  addExternalAccount(origin: Origin, id: string, input: ExternalAccountInput): Stripe.BankAccount {
+  addExternalAccount(origin: Origin, id: string, input: ExternalAccountInput): Stripe.BankAccount | Stripe.Card {
     const row = this.retrieve(origin.scope, id);
     const before = structuredClone(row.body);
     const beforeCapabilities = capabilityStatuses(row);

@@ -22,6 +22,28 @@ const DEFAULT_MINIMUM_AMOUNT = 50;
 /** Stripe's maximum for a single charge: eight digits in the smallest unit. */
 const MAXIMUM_AMOUNT = 99_999_999;
 
+/**
+ * The presentment currencies of Stripe's local payment methods that take one or two (Stripe's
+ * payment method pages). The simulator models none of them, but a request in another currency is
+ * refused first, for that reason, as Stripe refuses it.
+ */
+const LOCAL_METHOD_CURRENCIES: Record<string, string[]> = {
+  p24: ['eur', 'pln'],
+  blik: ['pln'],
+  ideal: ['eur'],
+  bancontact: ['eur'],
+  eps: ['eur'],
+  giropay: ['eur'],
+  sofort: ['eur'],
+};
+
+/** Refuses a local payment method in a currency it cannot be presented in, in Stripe's words. */
+export function assertMethodCurrency(type: string | undefined, currency: string): void {
+  const currencies = type === undefined ? undefined : LOCAL_METHOD_CURRENCIES[type];
+  if (!currencies || currencies.includes(currency)) return;
+  throw invalidRequest(`The currency provided (${currency}) is invalid. Payments with ${type} support the following currencies: ${currencies.join(', ')}.`, 'currency');
+}
+
 export const CANCELABLE: Stripe.PaymentIntent.Status[] = ['requires_payment_method', 'requires_capture', 'requires_confirmation', 'requires_action'];
 export const CONFIRMABLE: Stripe.PaymentIntent.Status[] = ['requires_payment_method', 'requires_confirmation', 'requires_action'];
 /** Before confirmation: what the payment is, how it is paid and captured. */

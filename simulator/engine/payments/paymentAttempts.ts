@@ -1,7 +1,7 @@
 import type Stripe from 'stripe';
 import { newId } from '../../ids.js';
 import { SimError, invalidRequest, unexpectedState } from '../../errors.js';
-import { type Kernel, type Origin, systemOrigin } from '../kernel.js';
+import { type Kernel, type Origin, systemOrigin, unixSeconds } from '../kernel.js';
 import { type CardOutcome, type Decline, achOutcome, testCard } from './instruments.js';
 import type { Charges } from './charges.js';
 import type { Captures } from './captures.js';
@@ -38,6 +38,7 @@ export class PaymentAttempts {
     pi.next_action = null;
     if (pm.body.type === 'us_bank_account') {
       checkAchCapability(this.accounts, origin.scope, pi, ['us_bank_account']);
+      if (row.internal.microdeposits === 'required') return this.awaitMicrodeposits(origin, row);
       return this.startAch(origin, row, pm);
     }
     const outcome: CardOutcome = row.internal.authenticated ? { kind: 'approve' } : testCard(pm.internal.cardNumber ?? '').outcome;
@@ -152,6 +153,20 @@ export class PaymentAttempts {
   }
 
   /** ACH debit: `processing` now, settled by a persisted timer after the settlement delay. */
+  /** Microdeposits are sent: the intent waits until they are verified (`verify_microdeposits`). */
+  private awaitMicrodeposits(origin: Origin, row: PaymentIntentRow): IntentResult {
+    const pi = row.body;
+    pi.status = 'requires_action';
+    // Stripe's deposits arrive in one to two business days; the simulator's are there at once.
+    pi.next_action = {
+      type: 'verify_with_microdeposits',
+      verify_with_microdeposits: { arrival_date: unixSeconds(this.kernel.now()), hosted_verification_url: `${this.kernel.config.baseUrl}/_sim/microdeposits/${pi.id}`, microdeposit_type: 'amounts' },
+    };
+    this.kernel.store.save(row);
+    this.kernel.events.emit(origin, 'payment_intent.requires_action', pi);
+    return { intent: pi };
+  }
+
   private startAch(origin: Origin, row: PaymentIntentRow, pm: PaymentMethodRow): IntentResult {
     const pi = row.body;
     const charge = this.charges.build(this.charges.scopeOf(row), pi, pm, pi.amount);

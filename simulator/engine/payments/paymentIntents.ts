@@ -19,6 +19,7 @@ import {
   statusList,
   validateAmount,
   validateCurrency,
+  assertMethodCurrency,
 } from './intentRules.js';
 import type {
   AccountChecks,
@@ -62,6 +63,7 @@ export class PaymentIntents {
     const scope = origin.scope;
     const currency = validateCurrency(input.currency);
     validateAmount(input.amount, currency);
+    for (const type of [input.payment_method_data?.type, ...(input.payment_method_types ?? [])]) assertMethodCurrency(type, currency);
     let destination: string | null = null;
     if (input.transfer_data) {
       if (!input.transfer_data.destination) throw missingParam('transfer_data[destination]');
@@ -163,7 +165,9 @@ export class PaymentIntents {
       pi.payment_method = pm.id;
       pi.status = 'requires_confirmation';
     }
-    const row = this.kernel.store.insert<Stripe.PaymentIntent, PaymentIntentInternal>('payment_intent', scope, pi, {});
+    const microdeposits = input.payment_method_options?.us_bank_account?.verification_method === 'microdeposits';
+    if (microdeposits) pi.payment_method_options = { us_bank_account: { verification_method: 'microdeposits' } } as Stripe.PaymentIntent.PaymentMethodOptions;
+    const row = this.kernel.store.insert<Stripe.PaymentIntent, PaymentIntentInternal>('payment_intent', scope, pi, microdeposits ? { microdeposits: 'required' } : {});
     this.kernel.events.emit(origin, 'payment_intent.created', row.body);
     if (!input.confirm) return { intent: row.body };
     if (!pm) throw missingPaymentMethod();
@@ -250,6 +254,36 @@ export class PaymentIntents {
       throw missingPaymentMethod(pi);
     }
     if (pm.id !== pi.payment_method) row.internal.authenticated = false;
+    if (input.payment_method_options?.us_bank_account?.verification_method === 'microdeposits' && row.internal.microdeposits !== 'verified') {
+      row.internal.microdeposits = 'required';
+      pi.payment_method_options = { ...pi.payment_method_options, us_bank_account: { verification_method: 'microdeposits' } } as Stripe.PaymentIntent.PaymentMethodOptions;
+    }
     return this.attempts.attempt(origin, row, pm, input.return_url);
   }
+
+  /**
+   * `POST /v1/payment_intents/:id/verify_microdeposits`: Stripe's test amounts (32 and 45 cents) or
+   * descriptor code (`SM11AA`) verify the bank account, and the debit starts.
+   */
+  verifyMicrodeposits(origin: Origin, id: string, input: { amounts?: number[] | undefined; descriptor_code?: string | undefined }): Stripe.PaymentIntent {
+    const row = this.get(origin.scope, id);
+    const pi = row.body;
+    if (pi.status !== 'requires_action' || pi.next_action?.type !== 'verify_with_microdeposits') {
+      throw unexpectedState(`This PaymentIntent is not awaiting microdeposit verification: its status is ${pi.status}.`, { payment_intent: pi });
+    }
+    if (input.amounts === undefined && input.descriptor_code === undefined) throw invalidRequest('You must provide either amounts or descriptor_code.', 'amounts', 'parameter_missing');
+    if (input.descriptor_code !== undefined && input.descriptor_code !== MICRODEPOSIT_DESCRIPTOR_CODE) {
+      throw invalidRequest('The descriptor code provided does not match the one sent to the bank account.', 'descriptor_code', 'payment_method_microdeposit_verification_descriptor_code_mismatch');
+    }
+    if (input.amounts !== undefined && (input.amounts.length !== 2 || input.amounts[0] !== MICRODEPOSIT_AMOUNTS[0] || input.amounts[1] !== MICRODEPOSIT_AMOUNTS[1])) {
+      throw invalidRequest('The amounts provided do not match the amounts that were sent to the bank account.', 'amounts', 'payment_method_microdeposit_verification_amounts_mismatch');
+    }
+    row.internal.microdeposits = 'verified';
+    const pm = this.paymentMethods.resolve(origin, String(pi.payment_method), 'payment_method');
+    return this.attempts.attempt(origin, row, pm, undefined).intent;
+  }
 }
+
+/** Stripe's test microdeposits: the two amounts, in cents, and the descriptor code of a single deposit. */
+const MICRODEPOSIT_AMOUNTS = [32, 45];
+const MICRODEPOSIT_DESCRIPTOR_CODE = 'SM11AA';

@@ -18,6 +18,8 @@ export interface PaymentIntentInternal {
   readerId?: string | null;
   /** An authorisation (card-present) or ACH settlement in flight; the intent cannot be canceled. */
   timerId?: string | null;
+  /** The bank account is to be verified by microdeposits before it is debited (`verification_method: microdeposits`), or was. */
+  microdeposits?: 'required' | 'verified';
 }
 
 export type PaymentIntentRow = StoredObject<Stripe.PaymentIntent, PaymentIntentInternal>;
@@ -47,6 +49,12 @@ export interface PaymentIntentCreateInput {
   statement_descriptor?: string | null | undefined;
   statement_descriptor_suffix?: string | null | undefined;
   transfer_group?: string | undefined;
+  /** Only the US bank account's verification method is read: `microdeposits` makes it wait for them. */
+  payment_method_options?: UsBankAccountOptions | undefined;
+}
+
+export interface UsBankAccountOptions {
+  us_bank_account?: { verification_method?: 'automatic' | 'instant' | 'microdeposits' | undefined } | undefined;
 }
 
 /** What an update may change: the create fields that stay editable until the intent settles, and clearing the fee. */
@@ -75,6 +83,7 @@ export interface PaymentIntentConfirmInput {
   receipt_email?: string | null | undefined;
   capture_method?: 'automatic' | 'automatic_async' | 'manual' | undefined;
   setup_future_usage?: 'off_session' | 'on_session' | null | undefined;
+  payment_method_options?: UsBankAccountOptions | undefined;
 }
 
 export interface CaptureInput {

@@ -149,13 +149,13 @@ export function accountsRouter(s: Services): Router {
   r.get('/v1/accounts/:id/external_accounts', handle(s, ({ ctx, params, path }) => {
     const p = parse(externalAccountList, params);
     const account = s.accounts.retrieve(ctx.scope, String(path.id));
-    // Bank accounts only, a handful per account: one page holds them all.
-    return p.object === 'card' ? { ...s.bankAccounts.list(ctx.scope.livemode, account.id), data: [] } : s.bankAccounts.list(ctx.scope.livemode, account.id);
+    // A handful per account: one page holds them all.
+    return s.bankAccounts.listExternal(ctx.scope.livemode, account.id, p.object);
   }));
   r.get('/v1/accounts/:id/external_accounts/:external', handle(s, ({ ctx, params, path }) => {
     parse(expandOnly, params);
     const account = s.accounts.retrieve(ctx.scope, String(path.id));
-    return s.bankAccounts.retrieve(ctx.scope.livemode, account.id, String(path.external));
+    return s.bankAccounts.retrieveExternal(ctx.scope.livemode, account.id, String(path.external));
   }));
   return r;
 }

@@ -37,6 +37,7 @@ const externalUpdate = z
   .object({
     account_holder_name: str.optional(),
     account_holder_type: z.enum(['individual', 'company']).optional(),
+    name: str.optional(),
     default_for_currency: bool.optional(),
     metadata: metadata.optional(),
     expand,

@@ -64,10 +64,36 @@ const sourceVerify = z.object({ amounts: z.array(int).optional(), expand }).stri
 const sourceList = z.object({ ...listParams, object: str.optional() }).strict();
 const plainList = z.object(listParams).strict();
 
-/** Tax ids, customer balance transactions and legacy sources (`engine/customers/customerObjects.ts`). */
+const cashBalanceUpdate = z.object({ settings: z.object({ reconciliation_mode: z.enum(['automatic', 'manual', 'merchant_default']).optional() }).strict().optional(), expand }).strict();
+const fundingInstructionsCreate = z
+  .object({
+    currency: str,
+    funding_type: str,
+    bank_transfer: z
+      .object({ type: str, requested_address_types: stringList.optional(), eu_bank_transfer: z.object({ country: str }).strict().optional() })
+      .strict(),
+    expand,
+  })
+  .strict();
+
+/** Tax ids, customer balance transactions, legacy sources (`engine/customers/customerObjects.ts`) and the cash balance (`cashBalances.ts`). */
 export function customerObjectsRouter(s: Services): Router {
   const r = Router();
   const o = s.customerObjects;
+  r.get('/v1/customers/:id/cash_balance', handle(s, ({ ctx, params, path }) => {
+    parse(expandOnly, params);
+    return s.cashBalances.retrieve(ctx.scope, String(path.id));
+  }));
+  r.post('/v1/customers/:id/cash_balance', handle(s, ({ ctx, params, path }) => s.cashBalances.update(ctx, String(path.id), parse(cashBalanceUpdate, params).settings?.reconciliation_mode)));
+  r.get('/v1/customers/:id/cash_balance_transactions', handle(s, ({ ctx, params, path }) => s.cashBalances.listTransactions(ctx.scope, String(path.id), page(parse(plainList, params), DEFAULT_LIST_LIMIT))));
+  r.get('/v1/customers/:id/cash_balance_transactions/:child', handle(s, ({ ctx, params, path }) => {
+    parse(expandOnly, params);
+    return s.cashBalances.retrieveTransaction(ctx.scope, String(path.id), String(path.child));
+  }));
+  r.post('/v1/customers/:id/funding_instructions', handle(s, ({ ctx, params, path }) => {
+    const { expand: _expand, ...input } = parse(fundingInstructionsCreate, params);
+    return s.cashBalances.fundingInstructions(ctx, String(path.id), input);
+  }));
   r.post('/v1/customers/:id/tax_ids', handle(s, ({ ctx, params, path }) => {
     const p = parse(taxIdCreate, params);
     return o.createTaxId(ctx, String(path.id), { type: p.type, value: p.value });

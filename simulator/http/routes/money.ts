@@ -1,9 +1,14 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { DEFAULT_LIST_LIMIT, expand, int, listParams, metadata, optionalText, parse, str } from '../params.js';
+import { SimError, invalidRequest } from '../../errors.js';
+import { DEFAULT_LIST_LIMIT, bool, expand, int, listParams, metadata, optionalText, parse, str } from '../params.js';
+import { errorReply } from '../endpoint.js';
 import { type Services, handle, page } from '../services.js';
 
-/** Charges after the payment, transfers and their reversals, application fees and their refunds, refund cancellation. */
+/**
+ * Charges (the Charges API's create, and charges after the payment), transfers and their reversals,
+ * application fees and their refunds, refund cancellation.
+ */
 
 const expandOnly = z.object({ expand }).strict();
 const metadataOnly = z.object({ metadata: metadata.optional(), expand }).strict();
@@ -16,6 +21,25 @@ const chargeUpdate = z
     fraud_details: z.object({ user_report: z.enum(['', 'fraudulent', 'safe']) }).strict().optional(),
     shipping: z.unknown().optional(),
     customer: z.unknown().optional(),
+    expand,
+  })
+  .strict();
+const chargeCreate = z
+  .object({
+    amount: int,
+    currency: str,
+    source: str.optional(),
+    customer: str.optional(),
+    capture: bool.optional(),
+    description: str.optional(),
+    metadata: metadata.optional(),
+    receipt_email: str.optional(),
+    statement_descriptor: str.optional(),
+    statement_descriptor_suffix: str.optional(),
+    application_fee_amount: int.optional(),
+    on_behalf_of: str.optional(),
+    transfer_data: z.object({ destination: str.optional(), amount: int.optional() }).strict().optional(),
+    transfer_group: str.optional(),
     expand,
   })
   .strict();
@@ -37,6 +61,28 @@ const listOnly = z.object(listParams).strict();
 
 export function moneyRouter(s: Services): Router {
   const r = Router();
+  // The Charges API: a card token (`tok_visa`) charged at once, as Stripe does. The charge is made
+  // through a PaymentIntent the simulator creates for it, so it is refunded, disputed and paid out
+  // like any other (its `payment_intent` names it, where Stripe's legacy charge has none).
+  r.post('/v1/charges', handle(s, ({ ctx, params }) => {
+    const { expand: _expand, source, capture, customer, ...input } = parse(chargeCreate, params);
+    if (source === undefined) {
+      throw customer === undefined
+        ? invalidRequest('Must provide source or customer.', 'source', 'parameter_missing')
+        : invalidRequest('Cannot charge a customer that has no active card', 'customer', 'missing');
+    }
+    if (!source.startsWith('tok_')) throw invalidRequest(`No such token: '${source}'`, 'source', 'resource_missing');
+    const outcome = s.payments.create(ctx, { ...input, payment_method: source.replace(/^tok_/, 'pm_card_'), payment_method_types: ['card'], confirm: true, capture_method: capture === false ? 'manual' : 'automatic' });
+    const chargeId = typeof outcome.intent.latest_charge === 'string' ? outcome.intent.latest_charge : outcome.intent.latest_charge?.id;
+    if (outcome.error) {
+      // Stripe's decline of a charge names the charge it left, not a PaymentIntent.
+      const { status, type, message, code, declineCode, param } = outcome.error;
+      const options = { ...(code ? { code } : {}), ...(declineCode ? { declineCode } : {}), ...(param ? { param } : {}), ...(chargeId ? { extra: { charge: chargeId } } : {}) };
+      return errorReply(new SimError(status, type, message, options));
+    }
+    if (!chargeId) throw invalidRequest('The card could not be charged.', 'source');
+    return s.charges.get(ctx.scope, chargeId).body;
+  }));
   r.post('/v1/charges/:id', handle(s, ({ ctx, params, path }) => {
     const { expand: _expand, shipping: _shipping, customer: _customer, ...input } = parse(chargeUpdate, params);
     return s.adjustments.updateCharge(ctx, String(path.id), input);

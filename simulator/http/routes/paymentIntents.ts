@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import { unexpectedState } from '../../errors.js';
 import { Reply, errorReply } from '../endpoint.js';
 import { bool, DEFAULT_LIST_LIMIT, expand, int, listParams, metadata, optionalText, parse, searchSchema, str, stringList } from '../params.js';
 import { type Services, handle, page } from '../services.js';
@@ -25,6 +26,8 @@ export const paymentMethodData = z
       })
       .strict()
       .optional(),
+    // Local payment methods' own details: accepted so the currency is checked first (engine/payments/intentRules.ts), then refused as not modelled.
+    ...Object.fromEntries(['p24', 'blik', 'ideal', 'bancontact', 'eps', 'giropay', 'sofort'].map((type) => [type, z.record(z.string(), z.unknown()).optional()])),
     billing_details: z
       .object({ name: str.optional(), email: str.optional(), phone: str.optional(), address: address.optional() })
       .strict()
@@ -38,6 +41,10 @@ const captureMethod = z.enum(['automatic', 'automatic_async', 'manual']);
 const futureUsage = z.union([z.literal(''), z.enum(['off_session', 'on_session'])]).transform((v) => (v === '' ? null : v));
 /** Accepted and ignored: the simulator does not model these, but clients send them. */
 const ignored = z.unknown().optional();
+/** Of the per-type options, the US bank account's verification method is read (microdeposits); the others are taken and ignored. */
+const paymentMethodOptions = z
+  .looseObject({ us_bank_account: z.looseObject({ verification_method: z.enum(['automatic', 'instant', 'microdeposits']).optional() }).optional() })
+  .optional();
 
 const createSchema = z
   .object({
@@ -63,7 +70,7 @@ const createSchema = z
     statement_descriptor_suffix: optionalText.optional(),
     transfer_group: str.optional(),
     automatic_payment_methods: ignored,
-    payment_method_options: ignored,
+    payment_method_options: paymentMethodOptions,
     mandate_data: ignored,
     off_session: ignored,
     error_on_requires_action: ignored,
@@ -106,7 +113,7 @@ const confirmSchema = z
     capture_method: captureMethod.optional(),
     setup_future_usage: futureUsage.optional(),
     client_secret: str.optional(),
-    payment_method_options: ignored,
+    payment_method_options: paymentMethodOptions,
     allowed_payment_method_types: ignored,
     excluded_payment_method_types: ignored,
     payment_method_types: ignored,
@@ -143,6 +150,9 @@ function withTypes<T extends { allowed_payment_method_types?: string[] | undefin
   return { ...rest, payment_method_types: allowed ?? params.payment_method_types };
 }
 
+const applyBalanceSchema = z.object({ amount: int.optional(), currency: str.optional(), expand }).strict();
+const verifyMicrodepositsSchema = z.object({ amounts: z.array(int).optional(), descriptor_code: str.optional(), client_secret: str.optional(), expand }).strict();
+
 function result(outcome: IntentResult): unknown {
   return outcome.error ? errorReply(outcome.error) : outcome.intent;
 }
@@ -168,6 +178,18 @@ export function paymentIntentsRouter(s: Services): Router {
   r.post('/v1/payment_intents/:id/cancel', handle(s, ({ ctx, params, path }) => {
     const p = parse(cancelSchema, params);
     return s.captures.cancel(ctx, String(path.id), p.cancellation_reason);
+  }));
+
+  // Paying from a customer's cash balance (`customer_balance`) is not modelled: no intent can, so
+  // the call is refused as Stripe refuses it for an intent without that type.
+  r.post('/v1/payment_intents/:id/apply_customer_balance', handle(s, ({ ctx, params, path }) => {
+    parse(applyBalanceSchema, params);
+    const intent = s.payments.retrieve(ctx.scope, String(path.id));
+    throw unexpectedState(`This PaymentIntent cannot apply a customer balance: \`customer_balance\` is not one of its payment_method_types (${intent.payment_method_types.join(', ')}).`, { payment_intent: intent });
+  }));
+  r.post('/v1/payment_intents/:id/verify_microdeposits', handle(s, ({ ctx, params, path }) => {
+    const { expand: _expand, client_secret: _secret, ...input } = parse(verifyMicrodepositsSchema, params);
+    return s.payments.verifyMicrodeposits(ctx, String(path.id), input);
   }));
 
   r.get('/v1/charges', handle(s, ({ ctx, params }) => {

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import { invalidRequest } from '../../errors.js';
 import { DEFAULT_LIST_LIMIT, bool, expand, int, listParams, metadata, parse, str } from '../params.js';
 import { type Services, handle, page } from '../services.js';
 
@@ -25,7 +26,27 @@ const processSchema = z.object({ payment_intent: str, process_config: processCon
 /** Form bodies carry arrays as `a[0]=…` (an array once parsed) and, past qs's array limit, as an object of indices. */
 const intList = z.union([z.array(int), z.record(z.string(), int).transform((o) => Object.values(o))]);
 const tippingCurrency = z.object({ fixed_amounts: intList.optional(), percentages: intList.optional(), smart_tip_threshold: int.optional() }).strict();
-const configurationSchema = z.object({ name: str.optional(), tipping: z.union([z.literal(''), z.record(z.string(), tippingCurrency)]).optional(), expand }).strict();
+/** A device type's settings: its splash screen is an uploaded file (Files API). */
+const deviceSettings = z.union([z.literal(''), z.object({ splashscreen: str.optional() }).strict()]).optional();
+const configurationSchema = z
+  .object({ name: str.optional(), tipping: z.union([z.literal(''), z.record(z.string(), tippingCurrency)]).optional(), bbpos_wisepos_e: deviceSettings, stripe_s700: deviceSettings, expand })
+  .strict();
+
+/**
+ * Files and SetupIntents are not resources the simulator has: no file or SetupIntent id can exist
+ * in it, so a splash screen or a reader's SetupIntent is refused as Stripe refuses an unknown id in
+ * a parameter (400 `resource_missing`).
+ */
+function withoutFiles<T extends { bbpos_wisepos_e?: '' | { splashscreen?: string | undefined } | undefined; stripe_s700?: '' | { splashscreen?: string | undefined } | undefined }>(
+  input: T,
+): Omit<T, 'bbpos_wisepos_e' | 'stripe_s700'> {
+  const { bbpos_wisepos_e: wisepos, stripe_s700: s700, ...rest } = input;
+  for (const [device, settings] of [['bbpos_wisepos_e', wisepos], ['stripe_s700', s700]] as const) {
+    if (settings && settings.splashscreen) throw invalidRequest(`No such file upload: '${settings.splashscreen}'`, `${device}[splashscreen]`, 'resource_missing');
+  }
+  return rest;
+}
+const setupIntentSchema = z.object({ setup_intent: str, allow_redisplay: z.enum(['always', 'limited', 'unspecified']).optional(), process_config: z.record(z.string(), z.unknown()).optional(), expand }).strict();
 const lineItem = z.object({ amount: int, description: str, quantity: int }).strict();
 const displaySchema = z
   .object({
@@ -72,13 +93,13 @@ export function terminalRouter(s: Services): Router {
   r.post('/v1/terminal/locations/:id', handle(s, ({ ctx, params, path }) => s.locations.updateLocation(ctx.scope, String(path.id), parse(locationCreate, params))));
   r.delete('/v1/terminal/locations/:id', handle(s, ({ ctx, path }) => s.locations.deleteLocation(ctx.scope, String(path.id))));
 
-  r.post('/v1/terminal/configurations', handle(s, ({ ctx, params }) => s.terminalConfigurations.createConfiguration(ctx.scope, parse(configurationSchema, params))));
+  r.post('/v1/terminal/configurations', handle(s, ({ ctx, params }) => s.terminalConfigurations.createConfiguration(ctx.scope, withoutFiles(parse(configurationSchema, params)))));
   r.get('/v1/terminal/configurations', handle(s, ({ ctx, params }) => s.terminalConfigurations.listConfigurations(ctx.scope, page(parse(listSchema, params), DEFAULT_LIST_LIMIT))));
   r.get('/v1/terminal/configurations/:id', handle(s, ({ ctx, params, path }) => {
     parse(expandOnly, params);
     return s.terminalConfigurations.retrieveConfiguration(ctx.scope, String(path.id));
   }));
-  r.post('/v1/terminal/configurations/:id', handle(s, ({ ctx, params, path }) => s.terminalConfigurations.updateConfiguration(ctx.scope, String(path.id), parse(configurationSchema, params))));
+  r.post('/v1/terminal/configurations/:id', handle(s, ({ ctx, params, path }) => s.terminalConfigurations.updateConfiguration(ctx.scope, String(path.id), withoutFiles(parse(configurationSchema, params)))));
   r.delete('/v1/terminal/configurations/:id', handle(s, ({ ctx, path }) => s.terminalConfigurations.deleteConfiguration(ctx.scope, String(path.id))));
 
   r.post('/v1/terminal/readers', handle(s, ({ ctx, params }) => s.readers.registerReader(ctx.scope, parse(readerCreate, params))));
@@ -95,6 +116,11 @@ export function terminalRouter(s: Services): Router {
   r.post('/v1/terminal/readers/:id/process_payment_intent', handle(s, ({ ctx, params, path }) => {
     const p = parse(processSchema, params);
     return s.readerActions.processPaymentIntent(ctx, String(path.id), p.payment_intent, p.process_config);
+  }));
+  r.post('/v1/terminal/readers/:id/process_setup_intent', handle(s, ({ ctx, params, path }) => {
+    const p = parse(setupIntentSchema, params);
+    s.readers.retrieveReader(ctx.scope, String(path.id));
+    throw invalidRequest(`No such setupintent: '${p.setup_intent}'`, 'setup_intent', 'resource_missing');
   }));
   r.post('/v1/terminal/readers/:id/set_reader_display', handle(s, ({ ctx, params, path }) => s.readers.setReaderDisplay(ctx, String(path.id), parse(displaySchema, params))));
   r.post('/v1/terminal/readers/:id/refund_payment', handle(s, ({ ctx, params, path }) => {
