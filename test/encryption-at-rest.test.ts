@@ -14,8 +14,8 @@ import { openStore } from '../server/db/store.js';
 import { startStack, type Stack } from '../cli/stack.js';
 import { systemClock } from '../shared/time.js';
 import { call, client, type Json } from './helpers/api.js';
-import { pos } from './helpers/cli.js';
-import { backendEnv, backendFlags, dropSchemaOf, openTestDb, TEST_DATABASE_URL } from './helpers/db.js';
+import { runCli } from './helpers/cli.js';
+import { backendEnv, backendFlags, openTestDb, releaseDataDir, seedDataDir, TEST_DATABASE_URL } from './helpers/db.js';
 import { type Receiver, startReceiver } from './helpers/receiver.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
@@ -44,10 +44,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** A data dir whose ledger starts migrated (helpers/db.ts): what is sealed is made by the servers started on it. */
 function newDataDir(): string {
   const dir = tempDir('pos-at-rest-');
+  seedDataDir(dir.path);
   cleanups.push(async () => {
-    await dropSchemaOf(dir.path);
+    await releaseDataDir(dir.path);
     dir.cleanup();
   });
   return dir.path;
@@ -191,7 +193,7 @@ describe('encryption at rest', () => {
         if (first.body.data?.email !== CUSTOMER.email) failures.push(`read ${first.status} ${JSON.stringify(first.body)}`);
       }
     })();
-    const rotated = await pos(['admin', 'rotate-master-key', '--data-dir', dir, '--json'], backendEnv(dir));
+    const rotated = await runCli(['admin', 'rotate-master-key', '--data-dir', dir, '--json'], { env: backendEnv(dir) });
     rotating = false;
     await traffic;
     expect(rotated.status, rotated.stderr).toBe(0);
@@ -295,11 +297,11 @@ describe('encryption at rest', () => {
     await s.stop();
     expect(existsSync(join(dir, 'master.key'))).toBe(false);
 
-    const alone = await pos(['admin', 'rotate-master-key', '--data-dir', dir], { ...backendEnv(dir), POS_MASTER_KEY: old.toString('base64') });
+    const alone = await runCli(['admin', 'rotate-master-key', '--data-dir', dir], { env: { ...backendEnv(dir), POS_MASTER_KEY: old.toString('base64') } });
     expect(alone.status).toBe(2);
     expect(alone.stderr).toMatch(/POS_MASTER_KEY holds only the current key: put a new one first/);
     const both = `${fresh.toString('base64')},${old.toString('hex')}`;
-    const rotated = await pos(['admin', 'rotate-master-key', '--data-dir', dir, '--json'], { ...backendEnv(dir), POS_MASTER_KEY: both });
+    const rotated = await runCli(['admin', 'rotate-master-key', '--data-dir', dir, '--json'], { env: { ...backendEnv(dir), POS_MASTER_KEY: both } });
     expect(rotated.status, rotated.stderr).toBe(0);
     expect(JSON.parse(rotated.stdout)).toMatchObject({ key_id: mainKeyOf(fresh).id, previous_key_id: mainKeyOf(old).id, retired_key_ids: [mainKeyOf(old).id], key_file: null });
 
@@ -314,17 +316,17 @@ describe('encryption at rest', () => {
     await s.stop();
 
     const wrong = newMainKeyMaterial();
-    const refused = await pos(['server', '--port', '0', '--data-dir', dir], { ...backendEnv(dir), POS_MASTER_KEY: wrong.toString('base64') });
+    const refused = await runCli(['server', '--port', '0', '--data-dir', dir], { env: { ...backendEnv(dir), POS_MASTER_KEY: wrong.toString('base64') } });
     expect(refused.status).toBe(2);
     expect(refused.stderr).toMatch(new RegExp(`^pos: wrong main key.*encrypted under main key ${primary}, but POS_MASTER_KEY holds ${mainKeyOf(wrong).id}`, 'm'));
 
     renameSync(join(dir, 'master.key'), join(dir, 'master.key.moved'));
-    const missing = await pos(['server', '--port', '0', '--data-dir', dir], backendEnv(dir));
+    const missing = await runCli(['server', '--port', '0', '--data-dir', dir], { env: backendEnv(dir) });
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(new RegExp(`^pos: no main key.*main key ${primary}`, 'm'));
     expect(existsSync(join(dir, 'master.key'))).toBe(false);
 
-    const malformed = await pos(['server', '--port', '0', '--data-dir', dir], { ...backendEnv(dir), POS_MASTER_KEY: 'not-a-key' });
+    const malformed = await runCli(['server', '--port', '0', '--data-dir', dir], { env: { ...backendEnv(dir), POS_MASTER_KEY: 'not-a-key' } });
     expect(malformed.status).toBe(2);
     expect(malformed.stderr).toMatch(/POS_MASTER_KEY: a main key is 32 random bytes/);
   });
