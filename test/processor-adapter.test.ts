@@ -115,6 +115,10 @@ describe('processor adapter', () => {
     const result = await runCli(['server', '--processor', 'stripe', '--port', '0', '--data-dir', dir.path], { env: { STRIPE_SECRET_KEY_TEST: '', STRIPE_SECRET_KEY_LIVE: '' } });
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/STRIPE_SECRET_KEY_TEST/);
+    // The same asked for in the run's environment (POS_PROCESSOR), not in a flag.
+    const fromEnv = await runCli(['server', '--port', '0', '--data-dir', dir.path], { env: { POS_PROCESSOR: 'stripe' } });
+    expect(fromEnv.status).toBe(2);
+    expect(fromEnv.stderr).toMatch(/STRIPE_SECRET_KEY_TEST/);
   });
 
   it('refuses --processor stripe without the publishable key its checkout pages load Stripe.js with', () => {
