@@ -14,7 +14,7 @@ import { openStore } from '../server/db/store.js';
 import { startStack, type Stack } from '../cli/stack.js';
 import { systemClock } from '../shared/time.js';
 import { call, client, type Json } from './helpers/api.js';
-import { runCli } from './helpers/cli.js';
+import { pos, runCli } from './helpers/cli.js';
 import { backendEnv, backendFlags, openTestDb, releaseDataDir, seedDataDir, TEST_DATABASE_URL } from './helpers/db.js';
 import { type Receiver, startReceiver } from './helpers/receiver.js';
 import { eventually, tempDir } from './helpers/tmp.js';
@@ -310,23 +310,24 @@ describe('encryption at rest', () => {
   });
 
   it('refuses to start with a wrong or missing main key, saying which key the data needs (exit 2)', async () => {
+    // The real `pos server`: the exit code and the one line an operator (or systemd) sees.
     const dir = newDataDir();
     const s = await start(dir);
     const primary = s.stack.server.cipher.primaryId;
     await s.stop();
 
     const wrong = newMainKeyMaterial();
-    const refused = await runCli(['server', '--port', '0', '--data-dir', dir], { env: { ...backendEnv(dir), POS_MASTER_KEY: wrong.toString('base64') } });
+    const refused = await pos(['server', '--port', '0', '--data-dir', dir], { ...backendEnv(dir), POS_MASTER_KEY: wrong.toString('base64') });
     expect(refused.status).toBe(2);
     expect(refused.stderr).toMatch(new RegExp(`^pos: wrong main key.*encrypted under main key ${primary}, but POS_MASTER_KEY holds ${mainKeyOf(wrong).id}`, 'm'));
 
     renameSync(join(dir, 'master.key'), join(dir, 'master.key.moved'));
-    const missing = await runCli(['server', '--port', '0', '--data-dir', dir], { env: backendEnv(dir) });
+    const missing = await pos(['server', '--port', '0', '--data-dir', dir], backendEnv(dir));
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(new RegExp(`^pos: no main key.*main key ${primary}`, 'm'));
     expect(existsSync(join(dir, 'master.key'))).toBe(false);
 
-    const malformed = await runCli(['server', '--port', '0', '--data-dir', dir], { env: { ...backendEnv(dir), POS_MASTER_KEY: 'not-a-key' } });
+    const malformed = await pos(['server', '--port', '0', '--data-dir', dir], { ...backendEnv(dir), POS_MASTER_KEY: 'not-a-key' });
     expect(malformed.status).toBe(2);
     expect(malformed.stderr).toMatch(/POS_MASTER_KEY: a main key is 32 random bytes/);
   });
