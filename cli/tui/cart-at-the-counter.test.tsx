@@ -2,14 +2,14 @@
 import pino from 'pino';
 import { render } from 'ink-testing-library';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, type RunningAgent } from '../agent/agent.js';
-import { PosClient } from '../cli/api.js';
-import { AgentSource } from '../cli/tui/agent-source.js';
-import { App } from '../cli/tui/components/App.js';
-import { loadAgentConfig } from '../shared/config.js';
-import { frameWith } from './helpers/ink.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
-import { tempDir } from './helpers/tmp.js';
+import { startAgent, type RunningAgent } from '../../agent/agent.js';
+import { loadAgentConfig } from '../../shared/config.js';
+import { frameWith } from '../../test/helpers/ink.js';
+import { startTestServer, type TestServer } from '../../test/helpers/server.js';
+import { tempDir } from '../../test/helpers/tmp.js';
+import { PosClient } from '../api.js';
+import { AgentSource } from './agent-source.js';
+import { App } from './components/App.js';
 
 /**
  * A cart built at the counter: the counter as `pos up` runs it (its agent, the simulated "Till 1",
@@ -21,15 +21,8 @@ import { tempDir } from './helpers/tmp.js';
 let t: TestServer;
 let agent: RunningAgent;
 let owner: PosClient;
+let counter: PosClient;
 const agentDir = tempDir('pos-tui-cart-agent-');
-
-interface Listed {
-  id: string;
-  reference: string;
-  status: string;
-  amount: number;
-  cart: { line_items: { description: string; quantity: number; amount: number }[]; tax: number | null } | null;
-}
 
 beforeAll(async () => {
   t = await startTestServer();
@@ -42,8 +35,6 @@ beforeAll(async () => {
   agent = await startAgent(loadAgentConfig({ server: t.url, apiKey: counterKey, dataDir: agentDir.path, listen: '127.0.0.1:0' }, {}), { logger: pino({ level: 'silent' }) });
   counter = new PosClient({ server: t.url, apiKey: counterKey });
 });
-let counter: PosClient;
-
 afterAll(async () => {
   await agent?.close();
   await t?.stop();
@@ -101,7 +92,7 @@ describe('a cart at the counter (pos up’s agent and counter key)', () => {
       const reference = /txn_\w+/.exec(approved)?.[0];
       expect(reference).toBeTruthy();
 
-      const listed = (await owner.listTransactions({ size: 12 })).data as unknown as Listed[];
+      const listed = (await owner.listTransactions({ size: 12 })).data;
       const paid = listed.find((p) => p.reference === reference);
       expect(paid).toMatchObject({ status: 'succeeded', amount: 1280 });
       expect(paid?.cart).toEqual({
