@@ -193,7 +193,8 @@ describe('encryption at rest', () => {
         if (first.body.data?.email !== CUSTOMER.email) failures.push(`read ${first.status} ${JSON.stringify(first.body)}`);
       }
     })();
-    const rotated = await runCli(['admin', 'rotate-master-key', '--data-dir', dir, '--json'], { env: backendEnv(dir) });
+    // Two seconds for the server here to hear of the switch, which it does within milliseconds.
+    const rotated = await runCli(['admin', 'rotate-master-key', '--data-dir', dir, '--json', '--settle-ms', '2000'], { env: backendEnv(dir) });
     rotating = false;
     await traffic;
     expect(rotated.status, rotated.stderr).toBe(0);
@@ -301,7 +302,11 @@ describe('encryption at rest', () => {
     expect(alone.status).toBe(2);
     expect(alone.stderr).toMatch(/POS_MASTER_KEY holds only the current key: put a new one first/);
     const both = `${fresh.toString('base64')},${old.toString('hex')}`;
-    const rotated = await runCli(['admin', 'rotate-master-key', '--data-dir', dir, '--json'], { env: { ...backendEnv(dir), POS_MASTER_KEY: both } });
+    const badSettle = await runCli(['admin', 'rotate-master-key', '--data-dir', dir, '--settle-ms', '-1'], { env: { ...backendEnv(dir), POS_MASTER_KEY: both } });
+    expect(badSettle.status).toBe(2);
+    expect(badSettle.stderr).toMatch(/--settle-ms must be a whole number of milliseconds from 0 to 60000/);
+    // No server runs to switch keys: nothing to wait for.
+    const rotated = await runCli(['admin', 'rotate-master-key', '--data-dir', dir, '--json', '--settle-ms', '0'], { env: { ...backendEnv(dir), POS_MASTER_KEY: both } });
     expect(rotated.status, rotated.stderr).toBe(0);
     expect(JSON.parse(rotated.stdout)).toMatchObject({ key_id: mainKeyOf(fresh).id, previous_key_id: mainKeyOf(old).id, retired_key_ids: [mainKeyOf(old).id], key_file: null });
 
