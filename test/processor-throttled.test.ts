@@ -92,7 +92,8 @@ const ROWS: Row[] = [
   { name: 'POST /v1/terminal/locations/:id', wave: 1, method: 'POST', path: (x) => `/v1/terminal/locations/${x.locationId}`, body: () => ({ tipping: { percentages: [10, 15, 20] } }), ok: 200 },
   { name: 'POST /v1/terminals', wave: 1, method: 'POST', path: () => '/v1/terminals', body: () => ({ name: 'Till 2', registration_code: 'simulated-wpe' }), ok: 201, adds: 1, rows: 'select count(*) from terminal_readers where merchant_id = ?' },
   {
-    name: 'POST /v1/terminal/create-payment', wave: 2,
+    name: 'POST /v1/terminal/create-payment',
+    wave: 2,
     method: 'POST',
     path: () => '/v1/terminal/create-payment',
     body: () => ({ amount: 2500 }),
@@ -108,7 +109,8 @@ const ROWS: Row[] = [
   { name: 'POST /v1/terminal/process-payment', wave: 3, method: 'POST', path: () => '/v1/terminal/process-payment', body: (x) => ({ payment_intent_id: x.terminalPayment, reader_id: x.readerTmr }), ok: 200 },
   { name: 'POST /v1/terminal/simulate-payment', wave: 4, method: 'POST', path: () => '/v1/terminal/simulate-payment', body: (x) => ({ reader_id: x.readerTmr }), ok: 200 },
   {
-    name: 'POST /v1/terminal/cancel-action', wave: 5,
+    name: 'POST /v1/terminal/cancel-action',
+    wave: 5,
     method: 'POST',
     path: () => '/v1/terminal/cancel-action',
     body: (x) => ({ reader_id: x.readerTmr }),
