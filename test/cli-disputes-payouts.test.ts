@@ -3,6 +3,8 @@ import { localDate } from '../cli/report.js';
 import { json, runCli } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
+// @backend-once what the CLI prints, sends and exits with; the disputes, payouts and customers behind it are disputes', payouts' and customers' tests, on both backends.
+
 /**
  * `pos disputes`, `pos balance`, `pos payouts`, `pos customers` and their `pos trigger` events, as
  * the real executable runs them against a server on the real simulator: `--json` prints the API's

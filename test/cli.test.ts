@@ -7,6 +7,8 @@ import { json, runCli } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
+// @backend-once what the CLI prints, sends and exits with; the answers behind it (amounts, refund limits, lists, links, sessions) are the API tests', on both backends.
+
 let t: TestServer;
 let m: CreatedMerchant;
 let api: ReturnType<typeof client>;

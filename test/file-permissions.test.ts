@@ -2,21 +2,23 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnAgent } from './helpers/agent.js';
-import { pos, json } from './helpers/cli.js';
-import { backendEnv, dropSchemaOf, TEST_DATABASE_URL } from './helpers/db.js';
-import { POS_BIN } from './helpers/cli.js';
-import { spawnServer } from './helpers/server.js';
+import { startAgent, type RunningAgent } from '../agent/agent.js';
+import { DataDirLock } from '../cli/data-dir-lock.js';
+import { startStack } from '../cli/stack.js';
+import { loadAgentConfig, loadServerConfig } from '../shared/config.js';
+import { json, pos, POS_BIN, runCli } from './helpers/cli.js';
+import { backendEnv, backendFlags, dropSchemaOf, TEST_DATABASE_URL } from './helpers/db.js';
+import { capturedLogger } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
 // @backend-once the modes of files in the data dir, the simulator's and the CLI's; PostgreSQL keeps none there.
 
 /**
  * Keys, payments and customers' data on disk are readable by their owner only, whatever the umask:
- * the real `pos server` (with its embedded simulator), `pos simulator`, `pos agent`, the admin
- * commands and a CLI profile, each started under the usual umask 022, which would make everything
- * they create world-readable (0644, directories 0755). Children inherit the umask of this test
- * worker, a process of its own.
+ * the server's stack (with its embedded simulator), `pos simulator`, the agent, the admin commands
+ * and a CLI profile, each started under the usual umask 022, which would make everything they
+ * create world-readable (0644, directories 0755). The umask is this test worker's, a process of its
+ * own: what runs in it and the children it starts (`pos simulator`, `pos config`) make files under it.
  */
 
 const modeOf = (path: string): number => statSync(path).mode & 0o777;
@@ -55,22 +57,41 @@ it('under umask 022 a file made without the helper is world-readable (what the r
   expect(modeOf(control)).toBe(0o644);
 });
 
-describe('pos server, its simulator, the admin commands and pos agent', () => {
+describe('the server, its simulator, the admin commands and the agent', () => {
   const dataDir = () => join(tmp.path, 'data');
+  /** What `pos server` runs (cli/commands/server-action.ts): its lock on the data dir, then its stack. */
+  const serverOn = async (dir: string, logs: string[] = []): Promise<{ url: string; close(): Promise<void> }> => {
+    const lock = DataDirLock.acquire(dir, 'pos server');
+    try {
+      const stack = await startStack(loadServerConfig({ port: 0, dataDir: dir, ...backendFlags(dir) }, {}), { logger: capturedLogger(logs) });
+      lock.listening(stack.server.port);
+      return {
+        url: stack.server.url,
+        async close() {
+          await stack.close();
+          lock.release();
+        },
+      };
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
+  };
   const agentDir = () => join(tmp.path, 'agent');
   afterAll(() => dropSchemaOf(dataDir()));
 
   it('make a fresh data dir and every file in it owner-only, and tighten loose ones on the next start with a warning', async () => {
-    const server = await spawnServer(dataDir());
-    let agent: Awaited<ReturnType<typeof spawnAgent>> | undefined;
+    const server = await serverOn(dataDir());
+    let agent: RunningAgent | undefined;
     try {
       // The admin command writes to the same data dir (its own connection to the ledger).
-      const created = await pos(['admin', 'merchant', 'create', '--business-name', 'Private Shop', '--data-dir', dataDir(), '--json'], backendEnv(dataDir()));
+      const created = await runCli(['admin', 'merchant', 'create', '--business-name', 'Private Shop', '--data-dir', dataDir(), '--json'], { env: backendEnv(dataDir()) });
       expect(created.status, created.stderr).toBe(0);
       expect(created.stderr).toBe('');
       const key = json<{ api_keys: { sk_test: string } }>(created).api_keys.sk_test;
-      agent = await spawnAgent(['--server', server.url, '--api-key', key, '--data-dir', agentDir(), '--simulate', '1']);
-      await agent.logged('upstream connected');
+      const agentLog: string[] = [];
+      agent = await startAgent(loadAgentConfig({ server: server.url, apiKey: key, dataDir: agentDir(), listen: '127.0.0.1:0', simulate: 1 }, {}), { logger: capturedLogger(agentLog) });
+      await eventually(() => (agentLog.some((line) => (JSON.parse(line) as { msg?: string }).msg === 'upstream connected') ? true : undefined), 15_000);
 
       // While both run: the ledger's -wal and -shm exist only then (SQLite removes them on close).
       const running = modesUnder(dataDir());
@@ -86,10 +107,8 @@ describe('pos server, its simulator, the admin commands and pos agent', () => {
       expect(agentFiles).toMatchObject({ '.': '0700', 'agent.db': '0600', 'agent.db-wal': '0600', 'agent.db-shm': '0600' });
       expect(openToOthers(agentFiles)).toEqual({});
     } finally {
-      // Killed: its clean stop waits on the upstream, and nothing it writes then is new here.
-      await agent?.stop('SIGKILL');
-      server.child.kill('SIGTERM');
-      await server.exited;
+      await agent?.close();
+      await server.close();
     }
     expect(openToOthers(modesUnder(dataDir()))).toEqual({});
 
@@ -98,9 +117,10 @@ describe('pos server, its simulator, the admin commands and pos agent', () => {
     const loose = [dataDir(), join(dataDir(), 'simulator', 'simulator.db'), ...(TEST_DATABASE_URL ? [] : [join(dataDir(), 'pos.db')])];
     chmodSync(dataDir(), 0o755);
     for (const file of loose.slice(1)) chmodSync(file, 0o644);
-    const again = await spawnServer(dataDir());
+    const logs: string[] = [];
+    const again = await serverOn(dataDir(), logs);
     try {
-      const warnings = again.logs.flatMap((line) => {
+      const warnings = logs.flatMap((line) => {
         try {
           const entry = JSON.parse(line) as { level: number; msg: string; path?: string; mode?: string; tightened?: boolean };
           return entry.tightened === undefined ? [] : [entry];
@@ -112,8 +132,7 @@ describe('pos server, its simulator, the admin commands and pos agent', () => {
       expect(warnings.find((w) => w.path === dataDir())?.msg).toBe(`${dataDir()} was open to other users (mode 0755); made it owner-only (0700)`);
       expect(openToOthers(modesUnder(dataDir()))).toEqual({});
     } finally {
-      again.child.kill('SIGTERM');
-      await again.exited;
+      await again.close();
     }
   });
 });

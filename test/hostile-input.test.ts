@@ -5,6 +5,7 @@ import { MAX_INPUT_DEPTH } from '../server/http/input.js';
 import { ErrorBodySchema } from '../shared/contract/common.js';
 import { UPSTREAM_PATH } from '../shared/agent-upstream.js';
 import { call, client, type Json } from './helpers/api.js';
+import { seedDataDir } from './helpers/db.js';
 import { adminMerchant, spawnServer, startTestServer, type TestServer } from './helpers/server.js';
 import { tempDir } from './helpers/tmp.js';
 
@@ -241,6 +242,7 @@ describe('strings that are not well-formed text', () => {
 describe('the real `pos server` process', () => {
   it('is still running and answering after a nested body, a malformed id and a lone surrogate', async () => {
     const dir = tempDir('pos-hostile-');
+    seedDataDir(dir.path);
     const sk = (await adminMerchant(dir.path, 'Hostile Shop')).api_keys.sk_test;
     const server = await spawnServer(dir.path);
     try {

@@ -7,6 +7,8 @@ import { json, runCli } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { tempDir } from './helpers/tmp.js';
 
+// @backend-once what the CLI prints, sends and exits with; rolled and revoked keys in the store are key-revocation's and restricted-keys', on both backends.
+
 /** `pos keys …` and `pos agent install-service` against a real server, as the shop owner runs them. */
 let t: TestServer;
 let m: CreatedMerchant;

@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { client, type Json } from './helpers/api.js';
 import { pos } from './helpers/cli.js';
+import { seedDataDir } from './helpers/db.js';
 import { adminMerchant, posAdmin, spawnServer, type ServerProcess } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
@@ -13,6 +14,7 @@ afterEach(async () => {
 function dataDir(): string {
   const dir = tempDir();
   cleanups.push(dir.cleanup);
+  seedDataDir(dir.path);
   return dir.path;
 }
 

@@ -12,7 +12,7 @@ import { loadServerConfig } from '../shared/config.js';
 import { systemClock } from '../shared/time.js';
 import { startSimulator, type RunningSimulator } from '../simulator/index.js';
 import { client, type Json } from './helpers/api.js';
-import { backendFlags, dropSchemaOf, openTestDb } from './helpers/db.js';
+import { backendFlags, dropSchemaOf, openTestDb, seedDataDir } from './helpers/db.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
 /**
@@ -87,6 +87,7 @@ function startProxy(target: { host: string; port: number }): Promise<Server> {
 
 beforeAll(async () => {
   dir = tempDir();
+  seedDataDir(dir.path);
   sim = await startSimulator({ dataDir: join(dir.path, 'simulator') });
   proxy = await startProxy(sim);
   const port = (proxy.address() as AddressInfo).port;

@@ -3,6 +3,7 @@ import type { CreateTransactionResponse, Transaction } from '../shared/api/types
 import { client, type ApiResponse } from './helpers/api.js';
 import { intentsByTransaction, openPosDb, pool, simulatorKeysOf, stripeAt } from './helpers/races.js';
 import { adminMerchant, spawnServer, type ServerProcess } from './helpers/server.js';
+import { seedDataDir } from './helpers/db.js';
 import { tempDir } from './helpers/tmp.js';
 
 /**
@@ -50,6 +51,7 @@ describe('SIGKILL in the middle of a burst of creates', () => {
   it('keeps every acknowledged payment, and a retry with its key finishes every unanswered one exactly once', async () => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
+    seedDataDir(dir.path);
     const merchant = await adminMerchant(dir.path, 'Crash Café');
 
     const first = await serverOn(dir.path);

@@ -2,7 +2,7 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../simulator/index.js';
 import { client, type Json } from './helpers/api.js';
-import { dropSchemaOf, openTestDb, TEST_DATABASE_URL } from './helpers/db.js';
+import { dropSchemaOf, openTestDb, seedDataDir, TEST_DATABASE_URL } from './helpers/db.js';
 import { connectUpstreamAgent, openEventStream } from './helpers/live.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { adminMerchant, spawnServer, type ServerProcess } from './helpers/server.js';
@@ -34,6 +34,7 @@ describe.skipIf(!TEST_DATABASE_URL)('several server instances on one PostgreSQL 
     const platform = new Stripe(sim.keys.secretTest, { host: sim.host, port: sim.port, protocol: 'http' });
     // The processor's events go to one instance, as to a load balancer; any instance can apply them.
     const hook = await platform.webhookEndpoints.create({ url: 'http://127.0.0.1:9/', enabled_events: ['*'] });
+    seedDataDir(dir.path);
     key = (await adminMerchant(dir.path, 'Many Instances')).api_keys.sk_test;
     const env = {
       POS_PROCESSOR: 'stripe',
@@ -225,6 +226,7 @@ describe.skipIf(!TEST_DATABASE_URL)('rate limits shared by instances on one data
     const sim = await startSimulator({ dataDir: simDir.path, logger: () => undefined });
     const servers: ServerProcess[] = [];
     try {
+      seedDataDir(dir.path);
       const key = (await adminMerchant(dir.path, 'Limited')).api_keys.sk_test;
       const env = { POS_PROCESSOR: 'stripe', STRIPE_API_BASE: sim.url, STRIPE_SECRET_KEY_TEST: sim.keys.secretTest, STRIPE_PUBLISHABLE_KEY_TEST: sim.keys.publishableTest, STRIPE_WEBHOOK_SECRET: 'whsec_unused' };
       for (let i = 0; i < 2; i++) servers.push(await spawnServer(dir.path, ['--rate-limit', '10', '--rate-window', '3600'], env));

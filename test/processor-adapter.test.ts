@@ -8,6 +8,7 @@ import { systemClock } from '../shared/time.js';
 import { budgetedHttpClient } from '../server/processor/stripe/budget-client.js';
 import { client, type Json } from './helpers/api.js';
 import { runCli } from './helpers/cli.js';
+import { seedSqliteDataDir } from './helpers/template.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -19,6 +20,14 @@ async function stackOn(dataDir: string): Promise<Stack> {
   const stack = await startStack(loadServerConfig({ port: 0, dataDir, logLevel: 'silent' }, {}), { logger: pino({ level: 'silent' }) });
   cleanups.push(() => stack.close());
   return stack;
+}
+
+/** A new data dir, its store already migrated (helpers/template.ts). */
+function migratedDir(): string {
+  const dir = tempDir();
+  cleanups.push(dir.cleanup);
+  seedSqliteDataDir(dir.path);
+  return dir.path;
 }
 
 function sdk(stack: Stack, key?: string): Stripe {
@@ -33,9 +42,8 @@ type MerchantBody = { data: { id: string; processor: { name: string; publishable
 
 describe('processor adapter', () => {
   it('gives each merchant a connected account per mode, and the platform publishable key of the mode', async () => {
-    const dir = tempDir();
-    cleanups.push(dir.cleanup);
-    const stack = await stackOn(dir.path);
+    const dir = migratedDir();
+    const stack = await stackOn(dir);
     const m = await createMerchant(stack.server.store, systemClock, { businessName: 'Acme Coffee' });
     const test = await client(stack.server.url, m.keys.sk_test).get<MerchantBody>('/v1/merchant');
     const live = await client(stack.server.url, m.keys.sk_live).get<MerchantBody>('/v1/merchant');
@@ -57,9 +65,8 @@ describe('processor adapter', () => {
   });
 
   it('creates destination charges with the platform fee, and refunds reverse the transfer and the fee', async () => {
-    const dir = tempDir();
-    cleanups.push(dir.cleanup);
-    const stack = await stackOn(dir.path);
+    const dir = migratedDir();
+    const stack = await stackOn(dir);
     const m = await createMerchant(stack.server.store, systemClock, { businessName: 'Fees' });
     const api = client(stack.server.url, m.keys.sk_test);
     const made = await api.post<{ data: { id: string; payment_intent_id: string; platform_fee_cents: number } }>('/v1/transactions', {
@@ -83,14 +90,13 @@ describe('processor adapter', () => {
   });
 
   it('keeps receiving processor events after a restart on new ports', async () => {
-    const dir = tempDir();
-    cleanups.push(dir.cleanup);
-    let stack = await stackOn(dir.path);
+    const dir = migratedDir();
+    let stack = await stackOn(dir);
     const m = await createMerchant(stack.server.store, systemClock, { businessName: 'Restart' });
     const first = await client(stack.server.url, m.keys.sk_test).post<{ data: { id: string; payment_intent_id: string }; client_secret: string }>('/v1/transactions', { amount: 1500 });
     await stack.close();
     cleanups.pop();
-    stack = await stackOn(dir.path);
+    stack = await stackOn(dir);
     const api = client(stack.server.url, m.keys.sk_test);
     const merchant = await api.get<MerchantBody>('/v1/merchant');
     // The customer confirms in the browser, with the publishable key only.
@@ -109,6 +115,10 @@ describe('processor adapter', () => {
     const result = await runCli(['server', '--processor', 'stripe', '--port', '0', '--data-dir', dir.path], { env: { STRIPE_SECRET_KEY_TEST: '', STRIPE_SECRET_KEY_LIVE: '' } });
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/STRIPE_SECRET_KEY_TEST/);
+    // The same asked for in the run's environment (POS_PROCESSOR), not in a flag.
+    const fromEnv = await runCli(['server', '--port', '0', '--data-dir', dir.path], { env: { POS_PROCESSOR: 'stripe' } });
+    expect(fromEnv.status).toBe(2);
+    expect(fromEnv.stderr).toMatch(/STRIPE_SECRET_KEY_TEST/);
   });
 
   it('refuses --processor stripe without the publishable key its checkout pages load Stripe.js with', () => {

@@ -98,8 +98,16 @@ describe.skipIf(!TEST_DATABASE_URL)('an api instance and two workers on one Post
     expect(new Set(events).size).toBe(16);
     expect(api.server.reconciler.stats.passes).toBe(0);
     // The processor's own events keep reaching the api instance for a moment (requests, not
-    // background work); then it goes quiet again, which a loop of its own would never let it.
-    await eventually(async () => ((await statementsIn(api, 1_000)) === 0 ? true : undefined), 15_000, 0);
+    // background work); once the processor has delivered them it goes quiet again, which a loop of
+    // its own would never let it. Each look waits for the processor's deliveries to be done first.
+    await eventually(
+      async () => {
+        await sim.control.webhooksIdle();
+        return (await statementsIn(api, 1_000)) === 0 ? true : undefined;
+      },
+      15_000,
+      0,
+    );
   });
 
   it('serves only the operational endpoints on a worker', async () => {

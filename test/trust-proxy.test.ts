@@ -3,6 +3,8 @@ import { call } from './helpers/api.js';
 import { capturedLogger, startTestServer, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';
 
+// @backend-once which address and path the HTTP layer takes a request to come from; counting requests by it in the store is rate-limits', on both backends.
+
 /**
  * What the server believes about a request's origin and path, through the same flags and stack
  * `pos server` starts from, in this process: nothing here depends on being a separate process.

@@ -7,6 +7,8 @@ import { POS_BIN, runCli, THROWAWAY_CONFIG_DIR } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually } from './helpers/tmp.js';
 
+// @backend-once what the CLI prints, forwards and exits with; deliveries and the event log are webhooks-delivery's and event-visibility's, on both backends.
+
 let t: TestServer;
 let key: string;
 let liveKey: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../server/db/store.js';
-import { backendFlags } from './helpers/db.js';
+import { backendFlags, seedDataDir } from './helpers/db.js';
 import { createMerchant } from '../server/accounts/merchants.js';
 import { systemClock } from '../shared/time.js';
 import { client } from './helpers/api.js';
@@ -15,6 +15,7 @@ const FAST = ['--webhook-retry-scale', '0.001', '--webhook-timeout-ms', '2000'];
 describe('webhook delivery across a crash', () => {
   it('delivers every event after the server is SIGKILLed with deliveries pending and restarted', async () => {
     const dir = tempDir();
+    seedDataDir(dir.path);
     const store = await openStore({ dataDir: dir.path, ...backendFlags(dir.path) });
     const { keys } = await createMerchant(store, systemClock, { businessName: 'Crash Shop' });
     await store.close();

@@ -80,11 +80,12 @@ export function registerAdminCommands(program: Command): void {
     .addOption(dataDir())
     .addOption(databaseUrl())
     .option('--master-key-file <path>', 'the key file servers read (env POS_MASTER_KEY or POS_MASTER_KEY_FILE; default <data dir>/master.key)')
+    .option('--settle-ms <ms>', 'how long after the switch to keep looking for values sealed under the old key, 0–60000: every running server hears of the switch well within the default 5000; shorter for tests only')
     .addHelpText(
       'after',
       '\nWith a key file, a new key is made and written first into it; running servers read it from there.\nWith POS_MASTER_KEY, put the new key first (POS_MASTER_KEY=<new>,<current>) for servers and this command.\nDetails, backups and what to do if a key is lost: docs/keys.md.\n\nExamples:\n  pos admin rotate-master-key\n  pos admin rotate-master-key --database-url postgres://pos@db/pos --master-key-file /etc/pos/master.key',
     )
-    .action(async (options: { dataDir?: string; databaseUrl?: string; masterKeyFile?: string }, command: Command) => {
+    .action(async (options: { dataDir?: string; databaseUrl?: string; masterKeyFile?: string; settleMs?: string }, command: Command) => {
       const { rotateMasterKeyAction } = await import('./rotate-key-action.js');
       await rotateMasterKeyAction(withJson(options, command), ioOf(command));
     });

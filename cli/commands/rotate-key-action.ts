@@ -5,7 +5,7 @@ import { Keyring } from '../../shared/crypto/keyring.js';
 import { mainKeyOf, newMainKeyMaterial } from '../../shared/crypto/main-key.js';
 import { systemClock } from '../../shared/time.js';
 import { openStoreKeyring, type StoreKeyring } from '../../server/db/encryption.js';
-import { rotateMainKey } from '../../server/db/reseal.js';
+import { ROTATION_SETTLE_MS, rotateMainKey } from '../../server/db/reseal.js';
 import { openStore, type Store } from '../../server/db/store.js';
 import { resealSimulatorStore } from '../../simulator/index.js';
 import { usageError } from '../errors.js';
@@ -42,7 +42,12 @@ async function chooseNewKey(store: Store, cipher: StoreKeyring, source: KeySourc
  * while servers keep serving (server/db/reseal.ts); then the old keys are retired and a key file
  * keeps only the new one.
  */
-export async function rotateMasterKeyAction(options: { dataDir?: string; databaseUrl?: string; masterKeyFile?: string; json?: boolean }, io: CliIo): Promise<void> {
+/** The longest `--settle-ms`: a rotation that waits longer for a server to switch has a server that never will. */
+const MAX_SETTLE_MS = 60_000;
+
+export async function rotateMasterKeyAction(options: { dataDir?: string; databaseUrl?: string; masterKeyFile?: string; settleMs?: string; json?: boolean }, io: CliIo): Promise<void> {
+  const settleMs = options.settleMs === undefined ? ROTATION_SETTLE_MS : Number(options.settleMs);
+  if (!Number.isInteger(settleMs) || settleMs < 0 || settleMs > MAX_SETTLE_MS) throw usageError(`--settle-ms must be a whole number of milliseconds from 0 to ${MAX_SETTLE_MS}`);
   const config = loadStoreConfig(options, io.env);
   const source = keySourceOf(config);
   const keyring = new Keyring(source);
@@ -52,7 +57,7 @@ export async function rotateMasterKeyAction(options: { dataDir?: string; databas
     const cipher = await openStoreKeyring(store, keyring, { now: systemClock.now() });
     const previous = cipher.primaryId;
     const chosen = await chooseNewKey(store, cipher, source);
-    const report = await rotateMainKey(store, cipher, chosen.id, { now: () => systemClock.now() });
+    const report = await rotateMainKey(store, cipher, chosen.id, { now: () => systemClock.now(), settleMs });
     const simulator = resealSimulatorStore(join(config.dataDir, 'simulator'), keyring);
     let keyFile: string | undefined;
     if (source.kind === 'file') {

@@ -1,11 +1,12 @@
-import { loadServerConfig, type ServerConfig, type ServerFlags } from '../../shared/config.js';
+import { loadServerConfig, type Env, type ServerConfig, type ServerFlags } from '../../shared/config.js';
 import { DataDirLock } from '../data-dir-lock.js';
 import { startStack } from '../stack.js';
 
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 
-export async function runServer(flags: ServerFlags): Promise<void> {
-  const config = loadServerConfig(flags);
+/** `pos server`, configured from its flags and the environment of its run (cli/io.ts). */
+export async function runServer(flags: ServerFlags, env: Env): Promise<void> {
+  const config = loadServerConfig(flags, env);
   // The data dir is this server's alone when it holds the SQLite ledger or the embedded simulator.
   // Instances on one PostgreSQL database with Stripe share only the main key there, read-only.
   const lock = !config.databaseUrl || config.processor === 'simulator' ? DataDirLock.acquire(config.dataDir, 'pos server') : undefined;

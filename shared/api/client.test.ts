@@ -5,6 +5,8 @@ import { startTestServer, type TestServer } from '../../test/helpers/server.js';
 import { PosApi } from './client.js';
 import { ApiConnectionError, ApiRequestError } from './errors.js';
 
+// @backend-once the client's handling of answers and transport errors; the server's answers are the API tests', on both backends.
+
 /** A throwaway server on port 0 answering every request with `handler`. */
 async function stub(handler: Parameters<typeof createServer>[1]): Promise<{ url: string; server: Server }> {
   const server = createServer(handler);

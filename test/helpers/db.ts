@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { seedSqliteDataDir } from './template.js';
+
+export { seedSqliteDataDir };
 
 /**
  * The backend the suite runs on: the embedded SQLite by default, PostgreSQL when
@@ -52,17 +54,6 @@ export function seedDataDir(dataDir: string): void {
   seedSqliteDataDir(dataDir);
 }
 
-/**
- * Makes a data dir's SQLite file start as the run's migrated template, whichever backend the suite
- * runs on: for tests of the SQLite store itself.
- */
-export function seedSqliteDataDir(dataDir: string): void {
-  const template = process.env.POS_TEST_SQLITE_TEMPLATE;
-  if (!template) return;
-  for (const file of ['pos.db', 'pos.db-wal']) {
-    if (existsSync(join(template, file))) copyFileSync(join(template, file), join(dataDir, file));
-  }
-}
 
 /**
  * When a data dir's tests are done and whatever used its ledger has closed: on PostgreSQL its
