@@ -12,11 +12,14 @@ describe('the contract check of the test suite', () => {
   let server: Server;
   let url: string;
   beforeAll(async () => {
-    // Answers as a /v1 server that breaks the document: a balance without its fields, and a status no operation declares.
+    // Answers as a pos /v1 server (its Request-Id) that breaks the document: a balance without its
+    // fields, and a status no operation declares; and as Stripe, and as a stand-in without Request-Id.
+    const pos = { 'content-type': 'application/json', 'request-id': 'req_contract' };
     server = createServer((req, res) => {
-      if (req.url === '/v1/balance') res.writeHead(200, { 'content-type': 'application/json' }).end('{"unexpected":true}');
-      else if (req.url === '/v1/customers') res.writeHead(418, { 'content-type': 'application/json' }).end('{}');
-      else res.writeHead(200, { 'content-type': 'application/json', 'stripe-version': '2025-01-01' }).end('{"object":"customer"}');
+      if (req.url === '/v1/balance') res.writeHead(200, pos).end('{"unexpected":true}');
+      else if (req.url === '/v1/customers') res.writeHead(418, pos).end('{}');
+      else if (req.url === '/v1/merchant') res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad Gateway</html>');
+      else res.writeHead(200, { ...pos, 'stripe-version': '2025-01-01' }).end('{"object":"customer"}');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -34,6 +37,11 @@ describe('the contract check of the test suite', () => {
 
   it("leaves Stripe's API alone: an answer carrying Stripe-Version is the simulator's", async () => {
     expect((await fetch(`${url}/v1/customers/cus_1`)).status).toBe(200);
+    expect(takeViolations()).toEqual([]);
+  });
+
+  it('leaves a stand-in server alone: an answer without the Request-Id every pos answer carries is not ours', async () => {
+    expect((await fetch(`${url}/v1/merchant`)).status).toBe(502);
     expect(takeViolations()).toEqual([]);
   });
 
