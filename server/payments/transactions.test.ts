@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Domain, openDomain } from '../../test/helpers/domain.js';
 import { ApiError } from '../errors.js';
-import { ProcessorFailure } from '../processor/errors.js';
+import { EventNotYetApplicable, ProcessorFailure } from '../processor/errors.js';
 import type { Scope } from '../accounts/scope.js';
 import type { CreatePaymentState } from './transactions.js';
 import { migrationProvider } from '../db/migration-provider.js';
@@ -141,6 +141,28 @@ describe('payments on the in-memory processor', () => {
     d.processor.settle(intent, 'canceled');
     await d.services.transactions.onIntentEvent(intent, undefined, 'test');
     expect((await d.services.transactions.getRow(d.scope, row.id)).status).toBe('succeeded');
+  });
+
+  it('trusts an intent event for what it carries, and asks again for one that races its own create', async () => {
+    const open = await d.services.transactions.create(d.scope, payment({ confirm: false, payment_method: undefined }), undefined);
+    const row = await d.services.transactions.getRow(d.scope, open.state.transactionId ?? '');
+    const intent = row.processor_payment_intent_id ?? '';
+    d.processor.settle(intent, 'succeeded');
+    // As an event carries it: the charge not expanded, so no card.
+    const carried = { ...(await d.processor.retrieveIntent('test', intent)), card: null };
+    const reads = d.processor.count('retrieveIntent');
+    // The create has not yet committed the processor's answer: the row names no intent.
+    await d.store.db.updateTable('transactions').set({ processor_payment_intent_id: null }).where('id', '=', row.id).execute();
+    await expect(d.services.transactions.onIntentEvent(intent, row.id, 'test', carried)).rejects.toBeInstanceOf(EventNotYetApplicable);
+    expect((await d.services.transactions.getRow(d.scope, row.id)).status).toBe('pending');
+    // A create that gave up (failed, no intent known) is corrected by the event, read for its card.
+    await d.store.db.updateTable('transactions').set({ status: 'failed' }).where('id', '=', row.id).execute();
+    await d.services.transactions.onIntentEvent(intent, row.id, 'test', carried);
+    expect(await d.services.transactions.getRow(d.scope, row.id)).toMatchObject({ status: 'succeeded', processor_payment_intent_id: intent });
+    expect(d.processor.count('retrieveIntent')).toBe(reads + 1);
+    // The same event again moves nothing and reads nothing.
+    await d.services.transactions.onIntentEvent(intent, row.id, 'test', carried);
+    expect(d.processor.count('retrieveIntent')).toBe(reads + 1);
   });
 
   it('refuses live ACH while the connected account lacks the ACH capability', async () => {

@@ -8,7 +8,7 @@ import type { Mode, PaymentMethodType, TransactionsTable } from '../db/schema.js
 import { findScoped, insertRow, Prepared } from '../db/prepared.js';
 import type { Executor, Store, Trx } from '../db/store.js';
 import { ApiError, cardError, conflict, invalid, missing, notFound } from '../errors.js';
-import { fromProcessorError, permanentProcessorRefusal, processorErrorCode } from '../processor/errors.js';
+import { EventNotYetApplicable, fromProcessorError, permanentProcessorRefusal, processorErrorCode } from '../processor/errors.js';
 import { type IntentCreation, type PaymentsPort, type ProcessorMethod, processorIdempotencyKey } from '../processor/port.js';
 import type { ConnectedAccountDirectory } from '../accounts/connected-accounts.js';
 import { COUNTER_PAYMENT_METHODS, type CreateTransactionInput, MIN_AMOUNT, type Transaction, type TransactionChannel } from '../../shared/contract/transactions.js';
@@ -590,6 +590,12 @@ export class TransactionService {
       if (!paid || row.card_last_four !== null) {
         await this.store.transaction((trx) => this.#applyIntent(trx, row.id, carried));
         return;
+      }
+      // Paid, and the card not yet known, while the create still waits on the processor's answer
+      // (the row names no intent yet): that answer carries the card. The event is asked for again
+      // rather than paid for with a read; by then the create has committed and it moves nothing.
+      if (row.status === 'pending' && row.processor_payment_intent_id === null) {
+        throw new EventNotYetApplicable(`payment ${row.id} is still being created`);
       }
     }
     const intent = await this.processor.retrieveIntent(mode, intentId);

@@ -126,3 +126,12 @@ export function answerForFailure(err: ProcessorFailure): ApiError {
 function unavailable(): ApiError {
   return upstreamFailure('processor_unavailable', 'The payment processor is unavailable; the request is safe to retry');
 }
+
+/**
+ * Thrown by a handler that cannot apply an event yet because what it is about is still being made
+ * (a create waiting on the processor's answer): the event is refused with a 503, and the processor
+ * delivers it again (Stripe and the simulator retry with backoff), by when it applies.
+ */
+export class EventNotYetApplicable extends Error {
+  override readonly name = 'EventNotYetApplicable';
+}

@@ -1,12 +1,16 @@
 import express, { Router } from 'express';
 import type { Logger } from 'pino';
 import type { Mode } from '../db/schema.js';
+import { EventNotYetApplicable } from './errors.js';
 import type { ProcessorEventLog } from './event-log.js';
 import type { EventsPort } from './port.js';
 import type { ProcessorEvent } from './snapshots.js';
 
 /** A consumer of processor events. Handlers must be safe to run twice for the same event. */
 export type ProcessorEventHandler = (event: ProcessorEvent, mode: Mode) => Promise<void>;
+
+/** What the refusal asks of the processor; Stripe keeps its own schedule, the simulator takes it as 1 s. */
+const RETRY_AFTER_SECONDS = 1;
 
 /**
  * Processor events are small (one object each); 1 MB is Stripe's own cap on a webhook payload.
@@ -28,7 +32,14 @@ export function processorEventsRouter(deps: { processor: EventsPort; log: Proces
       res.json({ received: true, duplicate: true });
       return;
     }
-    for (const handler of deps.handlers) await handler(event, mode);
+    try {
+      for (const handler of deps.handlers) await handler(event, mode);
+    } catch (err) {
+      if (!(err instanceof EventNotYetApplicable)) throw err;
+      deps.logger.info({ event_id: event.id, type: event.type, mode, reason: err.message }, 'processor event deferred: asked to be sent again');
+      res.status(503).set('Retry-After', String(RETRY_AFTER_SECONDS)).json({ received: false, retry: true });
+      return;
+    }
     await deps.log.record(event, mode);
     deps.logger.debug({ event_id: event.id, type: event.type, mode }, 'processor event applied');
     res.json({ received: true });
