@@ -116,6 +116,21 @@ describe('key files', () => {
     expect(() => readKeySource({ kind: 'file', path, explicit: true })).toThrow(/line 1: a main key is 32 random bytes/);
   });
 
+  it('reads its key file again for a new key id, even just after reading it for another', () => {
+    const path = join(dir.path, 'rotating.key');
+    const [old, next] = [newMainKeyMaterial(), newMainKeyMaterial()];
+    createKeyFile(path, [old]);
+    const keyring = new Keyring({ kind: 'file', path, explicit: true });
+    // A value under some other id made it read the file a moment ago...
+    expect(keyring.has('k_unknown')).toBe(false);
+    // ...then a rotation writes its new key and seals a value under it: this id is read for at once.
+    replaceKeyFile(path, [next, old]);
+    const sealed = new Keyring({ kind: 'env', keys: [next] }).seal('customers.email:c1', 'ada@example.com');
+    expect(keyring.open('customers.email:c1', sealed)).toBe('ada@example.com');
+    // An id nobody has is looked for once a second at most.
+    expect(keyring.has('k_unknown')).toBe(false);
+  });
+
   it('refuses an explicit key file that is missing or empty, and a key given two ways', () => {
     expect(() => readKeySource({ kind: 'file', path: join(dir.path, 'nope'), explicit: true })).toThrow(/cannot read the main key file/);
     writeFileSync(join(dir.path, 'empty'), '# nothing\n');

@@ -46,9 +46,10 @@ function associatedData(keyId: string, place: string): Buffer {
 }
 
 /**
- * How often an unknown key id may make the keyring read its key file again: a rotation puts the new
- * key there moments before the first value sealed under it appears, and once a second keeps a
- * flood of values under some id nobody has from turning into a flood of file reads.
+ * How often one unknown key id may make the keyring read its key file again: a rotation puts the
+ * new key there moments before the first value sealed under it appears, and once a second keeps a
+ * flood of values under some id nobody has from turning into a flood of file reads. Counted per id,
+ * so that a read made for another id just before the new key was written does not hide it.
  */
 const RELOAD_MIN_INTERVAL_MS = 1_000;
 
@@ -62,7 +63,8 @@ export class Keyring {
   /** In the order the source lists them: the first is the newest. */
   #order: string[] = [];
   #primary: MainKey | undefined;
-  #reloadedAt = -Infinity;
+  /** When each unknown key id last made the keyring read its source. */
+  readonly #soughtAt = new Map<string, number>();
 
   constructor(
     readonly source: KeySource,
@@ -87,7 +89,6 @@ export class Keyring {
 
   /** Reads the key source again (a key file may have gained a key); false when nothing could be read. */
   reload(): boolean {
-    this.#reloadedAt = Date.now();
     if (this.source.kind !== 'file') return false;
     try {
       this.#take(readKeySource(this.source));
@@ -107,11 +108,13 @@ export class Keyring {
   }
 
   has(id: string): boolean {
-    return this.#keys.has(id) || (this.#reloadIfDue() && this.#keys.has(id));
+    return this.#keys.has(id) || (this.#reloadIfDue(id) && this.#keys.has(id));
   }
 
-  #reloadIfDue(): boolean {
-    if (Date.now() - this.#reloadedAt < RELOAD_MIN_INTERVAL_MS) return false;
+  #reloadIfDue(id: string): boolean {
+    const now = Date.now();
+    if (now - (this.#soughtAt.get(id) ?? -Infinity) < RELOAD_MIN_INTERVAL_MS) return false;
+    this.#soughtAt.set(id, now);
     return this.reload();
   }
 
