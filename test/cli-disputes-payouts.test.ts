@@ -36,7 +36,7 @@ describe('pos customers', () => {
     expect(updated).toMatchObject({ name: 'Ada', email: null, phone: '+1 555 0100', metadata: {} });
     const list = await run<{ data: Obj[]; totalCount: number }>(['customers', 'list', '--json']);
     expect(list.data.map((c) => c.id)).toContain(created.id);
-    expect((await run(['customers', 'delete', created.id, '--json'])).data).toEqual({ id: created.id, object: 'customer', deleted: true });
+    expect((await run(['customers', 'delete', created.id, '--yes', '--json'])).data).toEqual({ id: created.id, object: 'customer', deleted: true });
     const gone = await runCli(['customers', 'get', created.id], { env });
     expect(gone.status).toBe(1);
     expect(gone.stderr).toMatch(/resource_missing/);
@@ -89,7 +89,7 @@ describe('pos balance and pos payouts', () => {
     expect(table.stdout).toMatch(new RegExp(`${failed.reference}\\s+failed`));
 
     // The failed payout's money is back in the available balance, so there is something to pay out.
-    const made = (await run(['payouts', 'create', '1.00', '--description', 'from the CLI', '--json'])).data;
+    const made = (await run(['payouts', 'create', '1.00', '--description', 'from the CLI', '--yes', '--json'])).data;
     expect(made).toMatchObject({ object: 'payout', amount: 100, currency: 'usd', description: 'from the CLI', automatic: false });
     const words = await runCli(['balance'], { env });
     expect(words.stdout).toMatch(/USD\s+\$[\d,.]+\s+\$[\d,.]+/);

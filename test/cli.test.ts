@@ -206,7 +206,7 @@ describe.concurrent('payment links and hosted checkout', () => {
     const list = json<{ data: { reference: string }[] }>(await runCli(['links', 'list', '--limit', '5', '--json'], { env }));
     expect(list.data.map((l) => l.reference)).toContain(link.reference);
     expect(json<{ data: { url: string } }>(await runCli(['links', 'get', link.reference, '--json'], { env })).data.url).toBe(link.url);
-    const off = await runCli(['links', 'deactivate', link.id, '--json'], { env });
+    const off = await runCli(['links', 'deactivate', link.id, '--yes', '--json'], { env });
     expect(off.status, off.stderr).toBe(0);
     expect(json<{ data: { status: string } }>(off).data.status).toBe('deactivated');
     expect((await runCli(['links', 'get', 'pl_nope'], { env })).status).toBe(1);
@@ -233,7 +233,7 @@ describe('webhook endpoints', () => {
     expect(created.stdout).toMatch(/Signing secret \(shown once\): whsec_[A-Za-z0-9+/]+=*/);
     const list = json<{ data: { id: string; url: string }[] }>(await runCli(['webhooks', 'list', '--json'], { env: hooksEnv }));
     expect(list.data.map((e) => e.url)).toEqual(['https://example.com/hooks']);
-    const deleted = await runCli(['webhooks', 'delete', list.data[0]!.id], { env: hooksEnv });
+    const deleted = await runCli(['webhooks', 'delete', list.data[0]!.id, '--yes'], { env: hooksEnv });
     expect(deleted.status, deleted.stderr).toBe(0);
     expect(json<{ data: unknown[] }>(await runCli(['webhooks', 'list', '--json'], { env: hooksEnv })).data).toEqual([]);
   });
@@ -256,7 +256,7 @@ describe('terminal payments', () => {
     expect(r.status, r.stderr).toBe(0);
     const paid = json<{ data: { reference: string } & Json }>(r).data;
     expect(paid).toMatchObject({ status: 'succeeded', amount: 1400, tip_amount: 200, card_last_four: expect.any(String) });
-    const refund = await runCli(['refund', paid.reference], { env: tillEnv });
+    const refund = await runCli(['refund', paid.reference, '--yes'], { env: tillEnv });
     expect(refund.status, refund.stderr).toBe(0);
     expect(refund.stdout).toMatch(/\$14\.00 succeeded/);
   });

@@ -3,6 +3,7 @@ import type { RawResponse } from '../../shared/api/transport.js';
 import type { CliContext } from '../context.js';
 import { CliError, usageError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { requireLive } from '../safety.js';
 
 export interface ApiOptions {
   data?: string[];
@@ -12,7 +13,15 @@ export interface ApiOptions {
   include?: boolean;
   paginate?: boolean;
   list?: boolean;
+  live?: boolean;
 }
+
+/** The routes whose POST moves money: payments made or captured, refunds, payouts. */
+const MONEY_ROUTES = [
+  /^\/v1\/(transactions|payment-intents|payouts)$/,
+  /^\/v1\/transactions\/[^/]+\/(capture|refunds)$/,
+  /^\/v1\/terminal\/(create-payment|process-payment)$/,
+];
 
 const METHODS = new Set(['GET', 'POST', 'DELETE', 'PUT', 'PATCH']);
 
@@ -195,6 +204,7 @@ export async function callApi(args: [string | undefined, string[]], options: Api
   } else {
     ({ method, path } = await resolveOperation(ctx, first, rest));
   }
+  if (method === 'POST' && MONEY_ROUTES.some((route) => route.test(path))) requireLive(ctx, options.live, `POST ${path}`);
   const body = await bodyOf(options, ctx);
   if (body !== undefined && (method === 'GET' || method === 'DELETE')) throw usageError(`${method} takes no body: give query parameters with -q key=value`);
   const query = queryOf(options.query);

@@ -1,6 +1,7 @@
 import type { Customer, UpdateCustomerParams } from '../../shared/api/types.js';
 import type { CliContext } from '../context.js';
 import { usageError } from '../errors.js';
+import { confirm } from '../safety.js';
 import { positiveInt } from './payments-action.js';
 
 interface FieldOptions {
@@ -93,7 +94,8 @@ export async function updateCustomer([id]: [string], options: FieldOptions, ctx:
   else printCustomer(ctx, res.data);
 }
 
-export async function deleteCustomer([id]: [string], _options: object, ctx: CliContext): Promise<void> {
+export async function deleteCustomer([id]: [string], options: { yes?: boolean }, ctx: CliContext): Promise<void> {
+  await confirm(ctx, options.yes, `Delete customer ${id}? It can no longer be found or named by new payments`);
   const res = await ctx.api.deleteCustomer(id);
   if (ctx.out.json) ctx.out.printJson(res);
   else ctx.out.line(`Deleted customer ${res.data.id}`);

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { lazy } from '../lazy.js';
+import { yesOption } from './safety-options.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -37,5 +38,6 @@ export function registerCustomerCommands(program: Command): void {
     .command('delete')
     .description('Delete a customer: it can no longer be found or named by new payments')
     .argument('<id>', 'uuid or cus_ reference')
+    .addOption(yesOption())
     .action(lazy(async () => (await import('./customers-action.js')).deleteCustomer));
 }

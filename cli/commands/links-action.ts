@@ -2,6 +2,7 @@ import type { CliContext } from '../context.js';
 import type { PaymentLink } from '../../shared/api/types.js';
 import { parseAmount } from '../amount.js';
 import { usageError } from '../errors.js';
+import { confirm } from '../safety.js';
 import { money } from '../format.js';
 import { currencyFor } from './payments-action.js';
 
@@ -61,7 +62,8 @@ export async function getLink([id]: [string], _options: object, ctx: CliContext)
   else ctx.out.table([linkRow(res.data)]);
 }
 
-export async function deactivateLink([id]: [string], _options: object, ctx: CliContext): Promise<void> {
+export async function deactivateLink([id]: [string], options: { yes?: boolean }, ctx: CliContext): Promise<void> {
+  await confirm(ctx, options.yes, `Deactivate payment link ${id}? It takes no more payments, and cannot be turned back on`);
   const res = await ctx.api.deactivatePaymentLink(id);
   if (ctx.out.json) ctx.out.printJson(res);
   else ctx.out.line(`${res.data.reference} ${res.data.status}`);

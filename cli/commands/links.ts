@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { lazy } from '../lazy.js';
+import { yesOption } from './safety-options.js';
 
 export function registerLinkCommands(program: Command): void {
   const links = program.command('links').description('Payment links: a shareable page for an amount');
@@ -29,6 +30,7 @@ export function registerLinkCommands(program: Command): void {
     .command('deactivate')
     .description('Stop a link from taking payments')
     .argument('<id>')
+    .addOption(yesOption())
     .action(lazy(async () => (await import('./links-action.js')).deactivateLink));
 
   const checkout = program.command('checkout').description('Hosted checkout sessions');

@@ -8,6 +8,7 @@ import { cancelWords, declineWords } from '../../shared/declines.js';
 import { CliError, usageError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { cardOf, CONFLICT_WORDS, money, transactionRow } from '../format.js';
+import { confirm, requireLive } from '../safety.js';
 import { startSpinner } from '../spinner.js';
 import { chooseTipOnScreen } from './sim-control.js';
 
@@ -43,9 +44,10 @@ function printTransaction(ctx: CliContext, t: Transaction, extra: Record<string,
 
 export async function charge(
   [amountText]: [string],
-  options: { currency?: string; paymentMethod?: string; captureManual?: boolean; description?: string; email?: string; customer?: string },
+  options: { currency?: string; paymentMethod?: string; captureManual?: boolean; description?: string; email?: string; customer?: string; live?: boolean },
   ctx: CliContext,
 ): Promise<void> {
+  requireLive(ctx, options.live, 'pos charge');
   const currency = await currencyFor(ctx, options.currency);
   const amount = parseChargeAmount(amountText, currency);
   const res = await ctx.api.createTransaction({
@@ -119,9 +121,10 @@ async function resend(id: string, options: { reader: string; wait?: boolean }, c
 
 export async function pay(
   [amountText]: [string | undefined],
-  options: { reader: string; currency?: string; description?: string; wait?: boolean; cancelCurrent?: boolean; item?: string[]; tax?: string; tip?: boolean; customerCancel?: boolean; resend?: string },
+  options: { reader: string; currency?: string; description?: string; wait?: boolean; cancelCurrent?: boolean; item?: string[]; tax?: string; tip?: boolean; customerCancel?: boolean; resend?: string; live?: boolean },
   ctx: CliContext,
 ): Promise<void> {
+  requireLive(ctx, options.live, 'pos pay');
   if (options.resend !== undefined) {
     if (amountText !== undefined || options.item?.length) throw usageError('--resend sends an existing payment again: give no amount or --item');
     return resend(options.resend, options, ctx);
@@ -254,7 +257,8 @@ export async function getTransaction([id]: [string], _options: object, ctx: CliC
   printTransaction(ctx, (await ctx.api.getTransaction(id)).data);
 }
 
-export async function captureTransaction([id]: [string], options: { amount?: string }, ctx: CliContext): Promise<void> {
+export async function captureTransaction([id]: [string], options: { amount?: string; live?: boolean }, ctx: CliContext): Promise<void> {
+  requireLive(ctx, options.live, 'pos transactions capture');
   let body = {};
   if (options.amount) {
     const t = (await ctx.api.getTransaction(id)).data;
@@ -272,11 +276,20 @@ export async function cancelTransaction([id]: [string], options: { reason?: stri
   printTransaction(ctx, res.data, { reader_reset: res.reader_reset ?? undefined, warning: res.warning });
 }
 
-export async function refund([id]: [string], options: { amount?: string; reason?: string }, ctx: CliContext): Promise<void> {
+/**
+ * A refund asks first when it returns all that is left of the payment: that cannot be taken back and
+ * ends the sale. A partial refund (a returned item, a price correction) is everyday counter work.
+ */
+export async function refund([id]: [string], options: { amount?: string; reason?: string; yes?: boolean; live?: boolean }, ctx: CliContext): Promise<void> {
+  requireLive(ctx, options.live, 'pos refund');
   let amount: number | undefined;
   if (options.amount) {
     const t = (await ctx.api.getTransaction(id)).data;
     amount = parseAmount(options.amount, t.currency);
+    const rest = t.amount_captured - t.amount_refunded;
+    if (amount === rest) await confirm(ctx, options.yes, `Refund all that is left of ${t.reference} (${money(rest, t.currency)})?`);
+  } else {
+    await confirm(ctx, options.yes, `Refund all that is left of payment ${id}?`);
   }
   const res = await ctx.api.refund(id, { ...(amount !== undefined ? { amount } : {}), ...(options.reason ? { reason: options.reason } : {}) });
   if (ctx.out.json) {

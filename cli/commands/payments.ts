@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import { lazy } from '../lazy.js';
+import { liveOption, yesOption } from './safety-options.js';
 
 const currency = () => new Option('--currency <code>', "three-letter currency (default: the merchant's)");
 
@@ -14,6 +15,7 @@ export function registerPaymentCommands(program: Command): void {
     .option('--description <text>', 'shown on the payment and receipts')
     .option('--email <address>', 'receipt email')
     .option('--customer <uuid>', 'existing customer id')
+    .addOption(liveOption())
     .addHelpText('after', '\nExamples:\n  pos charge 47.50 --payment-method pm_card_visa\n  pos charge 4750c --currency eur --json')
     .action(lazy(async () => (await import('./payments-action.js')).charge));
 
@@ -31,6 +33,7 @@ export function registerPaymentCommands(program: Command): void {
     .option('--wait', 'wait for the outcome; exit 3 if it fails, is canceled, or the customer cancels on the reader (Ctrl-C cancels the payment)')
     .option('--resend <payment>', 'send an open or declined payment (id or reference) to the reader again instead of making a new one: after the customer canceled on the reader, a decline or a timeout')
     .option('--cancel-current', 'if the reader is busy with another payment, cancel that one first (without it, a busy reader is an error naming the payment)')
+    .addOption(liveOption())
     .addHelpText(
       'after',
       '\nExamples:\n  pos pay 12.00 --reader "Till 1" --wait\n  pos pay --resend txn_… --reader "Till 1" --wait   # the same payment again, after a cancel or a decline\n  pos pay --item "Coffee:3.50x2" --item "Bagel:2.50" --tax 0.77 --reader "Till 1" --wait\n  pos simulate tap "Till 1"   # in another shell, test mode',
@@ -56,6 +59,7 @@ export function registerPaymentCommands(program: Command): void {
     .description('Capture a payment authorised with --capture-manual')
     .argument('<id>')
     .option('--amount <amount>', 'capture less than authorised')
+    .addOption(liveOption())
     .action(lazy(async () => (await import('./payments-action.js')).captureTransaction));
   transactions
     .command('cancel')
@@ -71,6 +75,9 @@ export function registerPaymentCommands(program: Command): void {
     .option('--amount <amount>', 'part of the payment (default: all that is left)')
     // Stripe's refund reasons: the only ones the processor records, so the CLI takes no other word.
     .addOption(new Option('--reason <reason>', 'why the money goes back').choices(['duplicate', 'fraudulent', 'requested_by_customer']))
+    .addOption(yesOption())
+    .addOption(liveOption())
+    .addHelpText('after', '\nRefunding all that is left of a payment (no --amount, or --amount equal to the rest) asks first on a terminal\nand needs --yes without one; a partial refund does not ask.')
     .action(lazy(async () => (await import('./payments-action.js')).refund));
 
   const simulate = program.command('simulate').description('Test mode: act as the customer');

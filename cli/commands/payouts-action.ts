@@ -2,6 +2,7 @@ import type { Payout } from '../../shared/api/types.js';
 import { parseAmount } from '../amount.js';
 import type { CliContext } from '../context.js';
 import { money } from '../format.js';
+import { confirm, requireLive } from '../safety.js';
 import { currencyFor, positiveInt } from './payments-action.js';
 
 function payoutRow(p: Payout) {
@@ -46,11 +47,14 @@ export async function getPayout([id]: [string], _options: object, ctx: CliContex
   else ctx.out.table([payoutRow(res.data)]);
 }
 
-export async function createPayout([amountText]: [string | undefined], options: { currency?: string; description?: string }, ctx: CliContext): Promise<void> {
+export async function createPayout([amountText]: [string | undefined], options: { currency?: string; description?: string; yes?: boolean; live?: boolean }, ctx: CliContext): Promise<void> {
+  requireLive(ctx, options.live, 'pos payouts create');
   const currency = await currencyFor(ctx, options.currency);
+  const amount = amountText !== undefined ? parseAmount(amountText, currency) : undefined;
+  await confirm(ctx, options.yes, `Pay out ${amount !== undefined ? money(amount, currency) : `all that is available in ${currency.toUpperCase()}`} to the bank account now?`);
   const res = await ctx.api.createPayout({
     currency,
-    ...(amountText !== undefined ? { amount: parseAmount(amountText, currency) } : {}),
+    ...(amount !== undefined ? { amount } : {}),
     ...(options.description ? { description: options.description } : {}),
   });
   if (ctx.out.json) ctx.out.printJson(res);

@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import { lazy } from '../lazy.js';
+import { liveOption, yesOption } from './safety-options.js';
 
 export function registerPayoutCommands(program: Command): void {
   program
@@ -26,7 +27,9 @@ export function registerPayoutCommands(program: Command): void {
     .argument('[amount]', 'e.g. 250.00 or 25000c (default: all that is available)')
     .option('--currency <code>', "default: the merchant's")
     .option('--description <text>')
-    .addHelpText('after', '\nExamples:\n  pos payouts create\n  pos payouts create 250.00 --description "Weekly takings"')
+    .addOption(yesOption())
+    .addOption(liveOption())
+    .addHelpText('after', '\nExamples:\n  pos payouts create --yes\n  pos payouts create 250.00 --description "Weekly takings"')
     .action(lazy(async () => (await import('./payouts-action.js')).createPayout));
   payouts
     .command('bank-account')

@@ -1,4 +1,5 @@
 import type { CliContext } from '../context.js';
+import { confirm } from '../safety.js';
 
 function row(e: Record<string, unknown>) {
   return { id: e.id as string, url: e.url as string, status: e.status as string, mode: e.is_test ? 'test' : 'live' };
@@ -19,7 +20,8 @@ export async function listEndpoints(_args: [], _options: object, ctx: CliContext
   else ctx.out.table(res.data.map(row));
 }
 
-export async function deleteEndpoint([id]: [string], _options: object, ctx: CliContext): Promise<void> {
+export async function deleteEndpoint([id]: [string], options: { yes?: boolean }, ctx: CliContext): Promise<void> {
+  await confirm(ctx, options.yes, `Delete webhook endpoint ${id}? It receives no more events`);
   const res = await ctx.api.deleteWebhookEndpoint(id);
   if (ctx.out.json) ctx.out.printJson(res);
   else ctx.out.line(`Deleted ${id}`);

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { lazy } from '../lazy.js';
+import { yesOption } from './safety-options.js';
 
 /** Webhook endpoint management (spec §4.8). Live delivery tools (listen, events, trigger) live elsewhere. */
 export function registerWebhookEndpointCommands(program: Command): void {
@@ -17,5 +18,6 @@ export function registerWebhookEndpointCommands(program: Command): void {
     .command('delete')
     .description('Remove an endpoint')
     .argument('<id>')
+    .addOption(yesOption())
     .action(lazy(async () => (await import('./webhook-endpoints-action.js')).deleteEndpoint));
 }
