@@ -4,6 +4,8 @@ import { POS_VERSION } from '../shared/version.js';
 import { reportError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 import { attachIo, type CliIo, processIo } from './io.js';
+import { COLOR_MODES, type ColorMode, colorEnabled, paint } from './color.js';
+import { OUTPUT_FORMATS } from './output.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { registerOperateCommands } from './commands/operate.js';
 import { registerAgentCommands } from './commands/agent.js';
@@ -47,11 +49,18 @@ export function buildProgram(io: CliIo = processIo()): Command {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     // Before any command is added: each copies its parent's output settings when it is made.
-    .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      outputError: (text, write) => write(paint(colorEnabled(program.opts<{ color?: ColorMode }>().color, io.env, io.stderr), 'red', text)),
+    })
     .addOption(new Option('--server <url>', 'API server (env POS_SERVER_URL, default http://127.0.0.1:4242)'))
     .addOption(new Option('--api-key <key>', 'secret API key sk_…, or a restricted key rk_… (env POS_API_KEY)'))
     .addOption(new Option('--profile <name>', 'profile of the config file (env POS_PROFILE)'))
-    .option('--json', "print the API's JSON instead of tables")
+    .option('--json', "print the API's JSON instead of tables (the same as --format json)")
+    .addOption(new Option('--format <format>', 'table, json (the API\'s JSON) or jsonl (one JSON object a line, a list item by item)').choices(OUTPUT_FORMATS))
+    .option('--fields <a,b>', 'print only these fields: keys of each object with json/jsonl (a.b for nested), columns of a table')
+    .addOption(new Option('--color <when>', 'colour statuses and errors: auto (a terminal, unless NO_COLOR; CLICOLOR_FORCE forces), always or never').choices(COLOR_MODES))
     .configureHelp({ showGlobalOptions: true })
     .addHelpText('after', HELP_AFTER);
   registerUpCommands(program);
@@ -118,7 +127,8 @@ export async function run(args: readonly string[], io: CliIo): Promise<ExitCode>
   } catch (err) {
     // Help and version are "errors" to commander; they exit 0 and have already printed.
     if (err instanceof CommanderError) return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-    return reportError(err, debugEnabled(io.env), (line) => io.stderr.write(`${line}\n`));
+    const red = colorEnabled(program.opts<{ color?: ColorMode }>().color, io.env, io.stderr);
+    return reportError(err, debugEnabled(io.env), (line) => io.stderr.write(`${paint(red, 'red', line)}\n`));
   }
 }
 

@@ -22,7 +22,7 @@ export async function listEventsAction(flags: EventsListFlags, io: CliIo): Promi
   const page = positiveInt('--page', flags.page ?? '1', 1_000_000_000);
   const size = positiveInt('--size', flags.size ?? '10', 100);
   const api = createApiClient(loadClientConfig(flags, io.env));
-  const out = createOutput(Boolean(flags.json), io);
+  const out = createOutput({ json: Boolean(flags.json) }, io);
   const list = await api.listEvents({ page, size, type: flags.type });
   if (out.json) {
     out.printJson(list);
@@ -52,7 +52,7 @@ function printDetail(event: EventDetail, out: ReturnType<typeof createOutput>): 
 
 export async function getEventAction(id: string, flags: ApiFlags & { json?: boolean }, io: CliIo): Promise<void> {
   const api = createApiClient(loadClientConfig(flags, io.env));
-  const out = createOutput(Boolean(flags.json), io);
+  const out = createOutput({ json: Boolean(flags.json) }, io);
   const { data } = await api.getEvent(eventId(id));
   if (out.json) out.printJson({ data });
   else printDetail(data, out);
@@ -60,7 +60,7 @@ export async function getEventAction(id: string, flags: ApiFlags & { json?: bool
 
 export async function resendEventAction(id: string, flags: ApiFlags & { endpoint: string; json?: boolean }, io: CliIo): Promise<void> {
   const api = createApiClient(loadClientConfig(flags, io.env));
-  const out = createOutput(Boolean(flags.json), io);
+  const out = createOutput({ json: Boolean(flags.json) }, io);
   const { data } = await api.resendEvent(eventId(id), { endpoint_id: flags.endpoint });
   if (out.json) out.printJson({ data });
   else out.line(`Queued ${data.type} ${data.id} for ${flags.endpoint}: see \`pos events get ${data.id}\` for the attempt.`);

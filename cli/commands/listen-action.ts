@@ -34,7 +34,7 @@ async function forward(url: string, secret: string, event: StreamedEvent, body: 
 }
 
 export async function listenAction(flags: ListenFlags, io: CliIo): Promise<void> {
-  const out: Output = createOutput(false, io);
+  const out: Output = createOutput({}, io);
   const config = loadClientConfig(flags, io.env);
   const secret = listenSecret(config.apiKey);
   if (flags.printSecret) {

@@ -40,9 +40,9 @@ export function registerServerCommands(program: Command): void {
     .option('--metrics-listen <host:port>', 'serve /metrics (Prometheus), /readyz and /healthz on this address of their own, e.g. 127.0.0.1:9464 (env POS_METRICS_LISTEN; docs/operations.md)')
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env POS_LOG_LEVEL)')
     .addHelpText('after', '\nExamples:\n  pos server\n  pos server --port 8080 --data-dir /var/lib/pos\n  pos server --backup-every 1h --backup-keep 24 --backup-dir /mnt/backup/pos')
-    .action(async (options: Record<string, string | boolean | undefined>) => {
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
       const { runServer } = await import('./server-action.js');
-      await runServer(options);
+      await runServer(options, ioOf(command));
     });
   server
     .command('install-service')

@@ -159,7 +159,7 @@ export async function triggerAction(event: string, flags: ApiFlags & { json?: bo
   const config = loadClientConfig(flags, io.env);
   if (!config.apiKey.startsWith('sk_test_')) throw usageError('pos trigger makes real test objects: use a test key (sk_test_…)');
   const api = createApiClient(config);
-  const out = createOutput(Boolean(flags.json), io);
+  const out = createOutput({ json: Boolean(flags.json) }, io);
   const triggered = await trigger(api, event as Triggerable);
   if (out.json) out.printJson({ data: triggered.object });
   else out.line(`Triggered ${event}: ${describe(triggered)}`);
