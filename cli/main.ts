@@ -16,6 +16,7 @@ import { registerListenCommands } from './commands/listen.js';
 import { registerTriggerCommands } from './commands/trigger.js';
 import { registerAccountCommands } from './commands/account.js';
 import { registerLinkCommands } from './commands/links.js';
+import { registerCheckoutCommands } from './commands/checkout.js';
 import { registerPaymentCommands } from './commands/payments.js';
 import { registerDisputeCommands } from './commands/disputes.js';
 import { registerPayoutCommands } from './commands/payouts.js';
@@ -70,6 +71,7 @@ export function buildProgram(io: CliIo = processIo()): Command {
   registerCustomerCommands(program);
   registerTerminalCommands(program);
   registerLinkCommands(program);
+  registerCheckoutCommands(program);
   registerWebhookEndpointCommands(program);
   registerReportCommands(program);
   registerAccountCommands(program);

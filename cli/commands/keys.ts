@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { lazy } from '../lazy.js';
 import { yesOption } from './safety-options.js';
+import { wholeListAllOption } from './list-options.js';
 
 export function registerKeyCommands(program: Command): void {
   const keys = program
@@ -21,6 +22,7 @@ export function registerKeyCommands(program: Command): void {
   keys
     .command('list')
     .description("This mode's keys by their last four characters: secret, publishable and restricted, with status")
+    .addOption(wholeListAllOption())
     .action(lazy(async () => (await import('./keys-action.js')).listKeys));
   keys
     .command('roll')

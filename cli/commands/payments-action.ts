@@ -1,4 +1,6 @@
 import type { CliContext } from '../context.js';
+import { printNumbered } from '../pages.js';
+import type { ListFlags } from './list-options.js';
 import { findReader } from '../../shared/api/client.js';
 import { ApiRequestError } from '../../shared/api/errors.js';
 import type { Reader, Transaction } from '../../shared/api/types.js';
@@ -243,14 +245,8 @@ export function positiveInt(value: string, flag: string, max: number): number {
   return n;
 }
 
-export async function listTransactions(_args: [], options: { status?: string; channel?: 'counter' | 'online'; page: string; size: string }, ctx: CliContext): Promise<void> {
-  const page = await ctx.api.listTransactions({ status: options.status, channel: options.channel, page: positiveInt(options.page, '--page', 1_000_000), size: positiveInt(options.size, '--size', 100) });
-  if (ctx.out.json) {
-    ctx.out.printJson(page);
-    return;
-  }
-  ctx.out.table(page.data.map(transactionRow));
-  ctx.out.line(`page ${page.page} of ${page.lastPage} (${page.totalCount} payments)`);
+export async function listTransactions(_args: [], options: { status?: string; channel?: 'counter' | 'online' } & ListFlags, ctx: CliContext): Promise<void> {
+  await printNumbered(ctx, options, (page, size) => ctx.api.listTransactions({ status: options.status, channel: options.channel, page, size }), transactionRow, 'payments');
 }
 
 export async function getTransaction([id]: [string], _options: object, ctx: CliContext): Promise<void> {

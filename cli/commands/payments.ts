@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import { lazy } from '../lazy.js';
+import { allOption, limitOption, pageOption, sizeOption } from './list-options.js';
 import { liveOption, yesOption } from './safety-options.js';
 
 const currency = () => new Option('--currency <code>', "three-letter currency (default: the merchant's)");
@@ -46,8 +47,10 @@ export function registerPaymentCommands(program: Command): void {
     .description('Payments, newest first')
     .addOption(new Option('--status <status>', 'only this status').choices(['pending', 'requires_capture', 'succeeded', 'failed', 'canceled', 'refunded', 'partially_refunded']))
     .addOption(new Option('--channel <channel>', 'only counter payments (reader or cash) or only online ones').choices(['counter', 'online']))
-    .option('--page <n>', 'page number, from 1', '1')
-    .option('--size <n>', 'page size, 1 to 100', '10')
+    .addOption(limitOption())
+    .addOption(pageOption())
+    .addOption(sizeOption())
+    .addOption(allOption())
     .action(lazy(async () => (await import('./payments-action.js')).listTransactions));
   transactions
     .command('get')

@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import { lazy } from '../lazy.js';
+import { allOption, limitOption, pageOption, sizeOption } from './list-options.js';
 import { liveOption, yesOption } from './safety-options.js';
 
 export function registerPayoutCommands(program: Command): void {
@@ -13,8 +14,10 @@ export function registerPayoutCommands(program: Command): void {
     .command('list')
     .description('Payouts, newest first')
     .addOption(new Option('--status <status>', 'only this status').choices(['pending', 'in_transit', 'paid', 'failed', 'canceled']))
-    .option('--page <n>', 'page number, from 1', '1')
-    .option('--size <n>', 'page size, 1 to 100', '10')
+    .addOption(limitOption())
+    .addOption(pageOption())
+    .addOption(sizeOption())
+    .addOption(allOption())
     .action(lazy(async () => (await import('./payouts-action.js')).listPayouts));
   payouts
     .command('get')

@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
 import { lazy } from '../lazy.js';
+import { wholeListAllOption } from './list-options.js';
 
 export function registerTerminalCommands(program: Command): void {
   const readers = program.command('readers').description('Card readers of the key’s mode, and the agents’ printers and displays');
   readers
     .command('list', { isDefault: true })
     .description('Readers with presence (online/offline, last seen), then the receipt printers and customer displays')
+    .addOption(wholeListAllOption())
     .action(lazy(async () => (await import('./terminal-action.js')).listReaders));
   readers
     .command('register')
@@ -55,5 +57,6 @@ export function registerTerminalCommands(program: Command): void {
   locations
     .command('list')
     .description('Locations of the key’s mode')
+    .addOption(wholeListAllOption())
     .action(lazy(async () => (await import('./terminal-action.js')).listLocations));
 }

@@ -1,12 +1,8 @@
-import { loadClientConfig } from '../../shared/config.js';
 import type { PosApi } from '../../shared/api/client.js';
 import type { CreateTransactionParams, Customer, Dispute, Payout, Transaction } from '../../shared/api/types.js';
 import { ApiRequestError } from '../../shared/api/errors.js';
-import { createApiClient } from '../api.js';
 import { CliError, usageError } from '../errors.js';
-import type { CliIo } from '../io.js';
-import { createOutput } from '../output.js';
-import type { ApiFlags } from './api-options.js';
+import type { CliContext } from '../context.js';
 import { TRIGGERABLE, type Triggerable } from './trigger.js';
 
 /** Test cards of the processor's test mode (Stripe's names, which the simulator knows too). */
@@ -154,13 +150,11 @@ function describe(t: Triggered): string {
   }
 }
 
-export async function triggerAction(event: string, flags: ApiFlags & { json?: boolean }, io: CliIo): Promise<void> {
+export async function triggerEvent([event]: [string], _options: object, ctx: CliContext): Promise<void> {
   if (!(TRIGGERABLE as readonly string[]).includes(event)) throw usageError(`cannot trigger ${event}; choose one of ${TRIGGERABLE.join(', ')}`);
-  const config = loadClientConfig(flags, io.env);
-  if (!config.apiKey.startsWith('sk_test_')) throw usageError('pos trigger makes real test objects: use a test key (sk_test_…)');
-  const api = createApiClient(config);
-  const out = createOutput({ json: Boolean(flags.json) }, io);
-  const triggered = await trigger(api, event as Triggerable);
+  if (!ctx.api.requireKey().startsWith('sk_test_')) throw usageError('pos trigger makes real test objects: use a test key (sk_test_…)');
+  const { out } = ctx;
+  const triggered = await trigger(ctx.api, event as Triggerable);
   if (out.json) out.printJson({ data: triggered.object });
   else out.line(`Triggered ${event}: ${describe(triggered)}`);
 }

@@ -1,5 +1,7 @@
 import type { CliContext } from '../context.js';
 import { confirm } from '../safety.js';
+import { printNumbered } from '../pages.js';
+import type { ListFlags } from './list-options.js';
 
 function row(e: Record<string, unknown>) {
   return { id: e.id as string, url: e.url as string, status: e.status as string, mode: e.is_test ? 'test' : 'live' };
@@ -14,10 +16,8 @@ export async function createEndpoint([url]: [string], _options: object, ctx: Cli
   }
 }
 
-export async function listEndpoints(_args: [], _options: object, ctx: CliContext): Promise<void> {
-  const res = await ctx.api.listWebhookEndpoints();
-  if (ctx.out.json) ctx.out.printJson(res);
-  else ctx.out.table(res.data.map(row));
+export async function listEndpoints(_args: [], options: ListFlags, ctx: CliContext): Promise<void> {
+  await printNumbered(ctx, options, (page, size) => ctx.api.listWebhookEndpoints({ page, size }), row, 'endpoints');
 }
 
 export async function deleteEndpoint([id]: [string], options: { yes?: boolean }, ctx: CliContext): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { lazy } from '../lazy.js';
 import { yesOption } from './safety-options.js';
+import { allOption, limitOption, pageOption } from './list-options.js';
 
 /** Webhook endpoint management (spec §4.8). Live delivery tools (listen, events, trigger) live elsewhere. */
 export function registerWebhookEndpointCommands(program: Command): void {
@@ -13,6 +14,9 @@ export function registerWebhookEndpointCommands(program: Command): void {
   webhooks
     .command('list')
     .description('Registered endpoints')
+    .addOption(limitOption())
+    .addOption(pageOption())
+    .addOption(allOption())
     .action(lazy(async () => (await import('./webhook-endpoints-action.js')).listEndpoints));
   webhooks
     .command('delete')
