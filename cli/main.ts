@@ -35,8 +35,9 @@ zero-decimal currencies (JPY…) take whole numbers. Refused: commas (1,000.00),
 (47.505), signs, zero. Configuration: --server/POS_SERVER_URL, --api-key/POS_API_KEY,
 --profile/POS_PROFILE; profiles live in POS_CONFIG_DIR (default ~/.config/pos)/config.json.
 
-Exit codes: 0 ok, 1 API error, 2 usage or configuration, 3 payment failed or canceled (--wait),
-4 audit trail broken (pos audit verify).`;
+Exit codes: 0 ok, 1 API error, 2 usage or configuration (or a refusal: no --yes, no --live),
+3 payment failed or canceled (pay --wait, simulate tap), 4 audit trail broken (pos audit verify),
+130 interrupted by Ctrl-C while waiting (the payment is left as it is).`;
 
 /**
  * The `pos` program, printing to and reading its environment from `io`. Command groups are declared

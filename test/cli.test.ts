@@ -284,6 +284,40 @@ describe('terminal payments', () => {
     expect(json<{ data: Json }>(r).data).toMatchObject({ status: 'canceled' });
   });
 
+  it('pay --wait: Ctrl-C stops waiting with exit 130 and leaves the payment on the reader', async () => {
+    const before = new Set(process.listeners('SIGINT'));
+    const run = runCli(['pay', '8.00', '--reader', 'Till 1', '--wait'], { env: tillEnv });
+    const pending = await eventually(async () => {
+      const list = await api.get<{ data: { id: string; reference: string; status: string; reader_id: string | null; amount: number }[] }>('/v1/transactions?size=1');
+      const newest = list.body.data[0];
+      const listening = process.listeners('SIGINT').some((l) => !before.has(l));
+      return listening && newest?.status === 'pending' && newest.amount === 800 && newest.reader_id ? newest : undefined;
+    }, 10_000);
+    // Ctrl-C as the process receives it, given only to the handler `pos pay` installed: the test's
+    // own process must not be interrupted.
+    for (const listener of process.listeners('SIGINT').filter((l) => !before.has(l))) listener('SIGINT');
+    const r = await run;
+    expect(r.status, r.stderr).toBe(130);
+    expect(r.stderr).toContain(`pos: stopped waiting: ${pending.reference} is pending on Till 1 (follow it: pos transactions get ${pending.reference}; cancel it: pos transactions cancel ${pending.reference})`);
+    expect((await api.get<{ data: { status: string } }>(`/v1/transactions/${pending.id}`)).body.data.status).toBe('pending');
+    expect(process.listeners('SIGINT').filter((l) => !before.has(l))).toEqual([]);
+    expect((await runCli(['transactions', 'cancel', pending.id], { env: tillEnv })).status).toBe(0);
+  });
+
+  it('simulate tap exits 3 on a decline, 0 on an approval', async () => {
+    const declined = await runCli(['pay', '6.00', '--reader', 'Till 1'], { env: tillEnv });
+    expect(declined.status, declined.stderr).toBe(0);
+    const tap = await runCli(['simulate', 'tap', 'Till 1', '--card', '4000000000009995'], { env: tillEnv });
+    expect(tap.status, tap.stderr).toBe(3);
+    expect(tap.stdout).toMatch(/^Tapped on Till 1: declined: /);
+    expect(tap.stderr).toBe('pos: the card was declined on Till 1\n');
+    const approved = await runCli(['pay', '6.50', '--reader', 'Till 1'], { env: tillEnv });
+    expect(approved.status, approved.stderr).toBe(0);
+    const ok = await runCli(['simulate', 'tap', 'Till 1'], { env: tillEnv });
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(ok.stdout).toBe('Tapped on Till 1: approved\n');
+  });
+
   it('simulate tap with nothing on the reader is an API error; unknown readers are a usage error', async () => {
     const idle = await runCli(['simulate', 'tap', 'Till 1'], { env: tillEnv });
     expect(idle.status).toBe(1);
@@ -299,9 +333,10 @@ describe('close-out and completion', () => {
     expect(r.status, r.stderr).toBe(0);
     const report = json<{ data: { currency: string; total: { succeeded: { count: number }; failed: { count: number }; canceled: { count: number }; refunded: { count: number; amount: number } }; readers: { name: string }[] } }>(r).data;
     expect(report.currency).toBe('usd');
-    expect(report.total.succeeded.count).toBe(1);
-    expect(report.total.failed.count).toBe(1);
-    expect(report.total.canceled.count).toBe(1);
+    // The reader tests above: approved 14.00 and 6.50, declined 10.05 and 6.00, canceled 9.00 and 8.00.
+    expect(report.total.succeeded.count).toBe(2);
+    expect(report.total.failed.count).toBe(2);
+    expect(report.total.canceled.count).toBe(2);
     expect(report.total.refunded).toMatchObject({ count: 1, amount: 1400 });
     expect(report.readers.map((x) => x.name)).toContain('Till 1');
     const csv = await runCli(['report', 'day', '--csv'], { env: tillEnv });

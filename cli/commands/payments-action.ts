@@ -2,14 +2,13 @@ import type { CliContext } from '../context.js';
 import { printNumbered } from '../pages.js';
 import type { ListFlags } from './list-options.js';
 import { findReader } from '../../shared/api/client.js';
-import { ApiRequestError } from '../../shared/api/errors.js';
 import type { Reader, Transaction } from '../../shared/api/types.js';
 import { parseAmount, parseChargeAmount } from '../amount.js';
 import { cartTotal, parseCartLine } from '../cart.js';
 import { cancelWords, declineWords } from '../../shared/declines.js';
 import { CliError, usageError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
-import { cardOf, CONFLICT_WORDS, money, transactionRow } from '../format.js';
+import { cardOf, money, transactionRow } from '../format.js';
 import { confirm, requireLive } from '../safety.js';
 import { startSpinner } from '../spinner.js';
 import { chooseTipOnScreen } from './sim-control.js';
@@ -190,37 +189,42 @@ async function onReaderNow(ctx: CliContext, reader: Reader, intent: string): Pro
  * a decline stays `failed` while the reader waits, so then the reader's action says when it is over.
  */
 async function waitForOutcome(ctx: CliContext, reader: Reader, payment: Pick<Transaction, 'id' | 'amount' | 'currency'>, intent: string, afterDecline: boolean): Promise<void> {
-  const created = { data: payment };
-  const spinner = ctx.out.json ? undefined : startSpinner(`Waiting for the card on ${reader.name} (${money(payment.amount, payment.currency)})… Ctrl-C cancels`, ctx.io.stderr);
-  let canceling = false;
-  const onInterrupt = () => {
-    if (canceling) return;
-    canceling = true;
-    spinner?.update('Canceling…');
-    ctx.api.cancelTransaction(created.data.id, { reason: 'canceled_by_staff' }).catch((err: unknown) => {
-      canceling = false;
-      if (err instanceof ApiRequestError && err.error.code === 'authorization_in_progress') spinner?.update(`${CONFLICT_WORDS.authorization_in_progress}`);
-      else spinner?.update(`Cancel failed: ${err instanceof Error ? err.message : String(err)}`);
+  const spinner = ctx.out.json ? undefined : startSpinner(`Waiting for the card on ${reader.name} (${money(payment.amount, payment.currency)})… Ctrl-C stops waiting`, ctx.io.stderr);
+  // Ctrl-C stops the waiting, not the payment: the customer may be tapping at that moment, and a
+  // payment on the reader is staff's to cancel by name (pos transactions cancel), not a key's side effect.
+  const interrupted = new AbortController();
+  const onInterrupt = () => interrupted.abort();
+  process.once('SIGINT', onInterrupt);
+  const pause = () =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, WAIT_POLL_MS);
+      interrupted.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
     });
-  };
-  process.on('SIGINT', onInterrupt);
   let t: Transaction;
   let customerCanceled: string | null = null;
   try {
     for (;;) {
-      t = (await ctx.api.getTransaction(created.data.id)).data;
+      t = (await ctx.api.getTransaction(payment.id)).data;
+      if (interrupted.signal.aborted) break;
       if (t.status === 'failed' && afterDecline && (await onReaderNow(ctx, reader, intent))) {
-        await new Promise((r) => setTimeout(r, WAIT_POLL_MS));
+        await pause();
         continue;
       }
       if (t.status !== 'pending') break;
       customerCanceled = await canceledOnReader(ctx, reader, intent);
       if (customerCanceled) break;
-      await new Promise((r) => setTimeout(r, WAIT_POLL_MS));
+      await pause();
     }
   } finally {
     process.off('SIGINT', onInterrupt);
     spinner?.stop();
+  }
+  if (interrupted.signal.aborted) {
+    if (ctx.out.json) ctx.out.printJson({ data: t });
+    throw new CliError(
+      `stopped waiting: ${t.reference} is ${t.status}${t.status === 'pending' ? ` on ${reader.name} (follow it: pos transactions get ${t.reference}; cancel it: pos transactions cancel ${t.reference})` : ''}`,
+      ExitCode.interrupted,
+    );
   }
   if (customerCanceled) {
     if (ctx.out.json) ctx.out.printJson({ data: t, reader_failure: { code: 'customer_canceled', message: customerCanceled } });
@@ -306,11 +310,12 @@ export async function simulateTap([readerName]: [string], options: { tip?: strin
   const res = await ctx.api
     .simulatePayment({ reader_id: reader.processor_terminal_id, ...(tip !== undefined ? { amount_tip: tip } : {}), ...(options.card ? { card_number: options.card } : {}) })
     ;
+  const d = res.data;
   if (ctx.out.json) {
     ctx.out.printJson(res);
+    if (d.status === 'failed') throw new CliError(`the card was declined on ${reader.name}`, ExitCode.paymentFailed);
     return;
   }
-  const d = res.data;
   if (d.status === 'succeeded') {
     ctx.out.line(`Tapped on ${reader.name}: approved`);
     return;
@@ -318,4 +323,5 @@ export async function simulateTap([readerName]: [string], options: { tip?: strin
   // The payment knows the issuer's reason (decline_code); the reader's answer only the generic code.
   const t = d.transaction_id ? (await ctx.api.getTransaction(d.transaction_id).catch(() => null))?.data : undefined;
   ctx.out.line(`Tapped on ${reader.name}: ${d.status === 'failed' ? 'declined' : d.status}${d.status === 'failed' ? `: ${declineWords(t ?? d.failure_code)}` : ''}`);
+  if (d.status === 'failed') throw new CliError(`the card was declined on ${reader.name}`, ExitCode.paymentFailed);
 }

@@ -31,7 +31,7 @@ export function registerPaymentCommands(program: Command): void {
     .option('--tax <amount>', 'tax included in the total, shown on the cart (tips are suggested on the rest)')
     .option('--no-tip', 'no tip screen for this payment')
     .option('--no-customer-cancel', 'no cancel button on the reader')
-    .option('--wait', 'wait for the outcome; exit 3 if it fails, is canceled, or the customer cancels on the reader (Ctrl-C cancels the payment)')
+    .option('--wait', 'wait for the outcome; exit 3 if it fails, is canceled, or the customer cancels on the reader (Ctrl-C stops waiting, exit 130, and leaves the payment as it is)')
     .option('--resend <payment>', 'send an open or declined payment (id or reference) to the reader again instead of making a new one: after the customer canceled on the reader, a decline or a timeout')
     .option('--cancel-current', 'if the reader is busy with another payment, cancel that one first (without it, a busy reader is an error naming the payment)')
     .addOption(liveOption())
@@ -86,7 +86,7 @@ export function registerPaymentCommands(program: Command): void {
   const simulate = program.command('simulate').description('Test mode: act as the customer');
   simulate
     .command('tap')
-    .description('Tap a test card on a simulated reader (answers once the authorisation is over)')
+    .description('Tap a test card on a simulated reader (answers once the authorisation is over; a decline exits 3)')
     .argument('<reader>', 'reader name, tmr_… id or uuid')
     .option('--tip <amount>', 'tip the customer adds on the reader (Stripe\'s amount_tip)')
     .option('--tip-option <n>', "pick tip suggestion 1, 2 or 3 on the simulated reader's tip screen first")
