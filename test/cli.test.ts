@@ -1,4 +1,5 @@
-import { readFileSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
@@ -15,6 +16,8 @@ let env: Record<string, string>;
 let till: CreatedMerchant;
 let tillEnv: Record<string, string>;
 const config = tempDir('pos-cli-config-');
+/** The fish shell, where it is installed: the completion is loaded in it only there. */
+const FISH = (process.env.PATH ?? '').split(':').map((dir) => join(dir, 'fish')).find((path) => existsSync(path));
 
 beforeAll(async () => {
   t = await startTestServer({ reconcileIntervalMs: 100 }, { simulator: { authorizationDelayMs: 100 } });
@@ -353,6 +356,23 @@ describe('close-out and completion', () => {
     expect(bash.stdout).toContain('"pos admin merchant"');
     const zsh = await runCli(['completion', 'zsh']);
     expect(zsh.stdout).toMatch(/^#compdef pos/);
-    expect((await runCli(['completion', 'fish'])).status).toBe(2);
+    expect((await runCli(['completion', 'tcsh'])).status).toBe(2);
+  });
+
+  it('prints fish completion: each command offers its subcommands and options where the words typed lead', async () => {
+    const fish = await runCli(['completion', 'fish']);
+    expect(fish.status, fish.stderr).toBe(0);
+    expect(fish.stdout).toContain("complete -c pos -n 'test (__pos_path) = \\'pos transactions\\'' -a 'list get capture cancel'");
+    expect(fish.stdout).toContain("complete -c pos -n 'test (__pos_path) = \\'pos transactions list\\'' -l all");
+    expect(fish.stdout).toContain('complete -c pos -l api-key');
+  });
+
+  it.skipIf(!FISH)('fish loads the completion and offers what the words typed lead to (needs fish)', async () => {
+    const script = join(config.path, 'pos.fish');
+    writeFileSync(script, (await runCli(['completion', 'fish'])).stdout);
+    const offered = (line: string) => execFileSync(FISH as string, ['--no-config', '-c', `source ${script}; complete -C '${line}'`], { encoding: 'utf8' }).split('\n').map((l) => l.split('\t')[0]);
+    expect(offered('pos transactions ')).toEqual(expect.arrayContaining(['list', 'get', 'capture', 'cancel']));
+    expect(offered('pos transactions list --')).toEqual(expect.arrayContaining(['--all', '--limit', '--page']));
+    expect(offered('pos ')).toEqual(expect.arrayContaining(['charge', 'pay', 'transactions', 'completion']));
   });
 });
