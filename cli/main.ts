@@ -31,8 +31,8 @@ import { registerApiCommands } from './commands/api.js';
 
 const HELP_AFTER = `
 Amounts: 47.50 or 47.5 is 4750 cents in a two-decimal currency, 4750c is 4750 minor units in any;
-zero-decimal currencies (JPY…) take whole numbers. Refused: commas (1,000.00), extra decimals
-(47.505), signs, zero. Configuration: --server/POS_SERVER_URL, --api-key/POS_API_KEY,
+zero-decimal currencies (JPY…) take whole numbers; 47,50 is 47.50. Refused: a comma that could
+separate thousands (1,000 or 1,000.00), extra decimals (47.505), signs, zero. Configuration: --server/POS_SERVER_URL, --api-key/POS_API_KEY,
 --profile/POS_PROFILE; profiles live in POS_CONFIG_DIR (default ~/.config/pos)/config.json.
 
 Exit codes: 0 ok, 1 API error, 2 usage or configuration (or a refusal: no --yes, no --live),
