@@ -6,6 +6,13 @@ import { usageError } from './errors.js';
  * other groups register) completes without a hand-kept list: subcommand names, then long options.
  */
 
+/** Flags whose value is a name the server (or the profile file) knows: `pos __complete` lists them. */
+const NAMED = [
+  ['--reader', 'readers'],
+  ['--location', 'locations'],
+  ['--profile', 'profiles'],
+] as const;
+
 interface Node {
   path: string;
   words: string[];
@@ -57,6 +64,9 @@ ${shellCase(nodes, '    ')}
 _pos() {
   local cur cmdpath w i candidates
   cur="\${COMP_WORDS[COMP_CWORD]}"
+  case "\${COMP_WORDS[COMP_CWORD-1]}" in
+${NAMED.map(([flag, what]) => `    ${flag}) local IFS=$'\\n'; COMPREPLY=( $(compgen -W "$(pos __complete ${what} 2>/dev/null)" -- "$cur") ); return ;;`).join('\n')}
+  esac
   cmdpath="pos"
 ${walkLoop('1', 'COMP_CWORD', '"${COMP_WORDS[i]}"')}
   COMPREPLY=( $(compgen -W "$candidates" -- "$cur") )
@@ -69,6 +79,9 @@ complete -o default -F _pos pos
 # pos completion for zsh: save it as _pos in a directory of $fpath, or source it after compinit
 _pos() {
   local cmdpath="pos" w i candidates
+  case "\${words[CURRENT-1]}" in
+${NAMED.map(([flag, what]) => `    ${flag}) compadd -- "\${(@f)$(pos __complete ${what} 2>/dev/null)}"; return ;;`).join('\n')}
+  esac
 ${walkLoop('2', 'CURRENT', '"${words[i]}"')}
   compadd -- \${=candidates}
 }
@@ -106,6 +119,7 @@ function fishScript(nodes: Node[]): string {
     '    echo $path',
     'end',
     'complete -c pos -f',
+    ...NAMED.map(([flag, what]) => `complete -c pos -l ${flag.slice(2)} -x -a '(pos __complete ${what} 2>/dev/null)'`),
     ...(root?.options ?? []).map((o) => `complete -c pos -l ${o.slice(2)}`),
   ];
   for (const node of nodes) {

@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { client, type Json } from './helpers/api.js';
-import { json, runCli } from './helpers/cli.js';
+import { json, POS_BIN, runCli } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
@@ -319,6 +319,29 @@ describe('terminal payments', () => {
     const ok = await runCli(['simulate', 'tap', 'Till 1'], { env: tillEnv });
     expect(ok.status, ok.stderr).toBe(0);
     expect(ok.stdout).toBe('Tapped on Till 1: approved\n');
+  });
+
+  it('offers reader, location and profile names to completion (pos __complete)', async () => {
+    expect((await runCli(['__complete', 'readers'], { env: tillEnv })).stdout).toBe('Till 1\n');
+    expect((await runCli(['__complete', 'locations'], { env: tillEnv })).stdout).toBe('Front\n');
+    expect((await runCli(['__complete', 'profiles'], { env })).stdout).toBe('default\n');
+    // Nothing to offer is no output, not an error in the middle of typing.
+    const down = await runCli(['__complete', 'readers'], { env: { ...tillEnv, POS_SERVER_URL: 'http://127.0.0.1:9' } });
+    expect(down).toMatchObject({ status: 0, stdout: '' });
+    expect((await runCli(['--help'])).stdout).not.toContain('__complete');
+  });
+
+  it.skipIf(!FISH)('fish completes reader names after --reader from the server (needs fish)', async () => {
+    const bin = join(config.path, 'bin');
+    mkdirSync(bin, { recursive: true });
+    if (!existsSync(join(bin, 'pos'))) symlinkSync(POS_BIN, join(bin, 'pos'));
+    const script = join(config.path, 'pos-names.fish');
+    writeFileSync(script, (await runCli(['completion', 'fish'])).stdout);
+    const fishEnv = { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: config.path, POS_CONFIG_DIR: config.path, ...tillEnv };
+    const offered = await new Promise<string>((resolve, reject) =>
+      execFile(FISH as string, ['--no-config', '-c', `source ${script}; complete -C 'pos pay 5 --reader '`], { env: fishEnv, encoding: 'utf8' }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+    );
+    expect(offered.split('\n').map((l) => l.split('\t')[0])).toContain('Till 1');
   });
 
   it('simulate tap with nothing on the reader is an API error; unknown readers are a usage error', async () => {

@@ -55,4 +55,9 @@ export function registerAccountCommands(program: Command): void {
       const { completionScript } = await import('../completion.js');
       ioOf(command).stdout.write(completionScript(shell, command.parent ?? program));
     });
+  // What the completion scripts run to offer names after --reader, --location and --profile.
+  program
+    .command('__complete', { hidden: true })
+    .argument('<what>', 'readers, locations or profiles')
+    .action(lazy(async () => (await import('../completion-names.js')).completeNames));
 }
