@@ -49,6 +49,30 @@ describe('pos customers', () => {
   });
 });
 
+describe('pos trigger with overrides', () => {
+  it('--override, --add and --remove change the objects it creates, and the event carries them', async () => {
+    const paid = (await run(['trigger', 'payment.succeeded', '--override', 'metadata.order=42', '--override', 'payment:amount=5000', '--remove', 'description', '--add', 'receipt_email=ada@example.com', '--json'])).data;
+    expect(paid).toMatchObject({ amount: 5000, status: 'succeeded', description: null, receipt_email: 'ada@example.com', metadata: { order: '42', pos_trigger: 'true' } });
+    const events = await run<{ data: { type: string; data: { id: string; metadata?: Record<string, string> } }[] }>(['events', 'list', '--type', 'payment.succeeded', '--limit', '100', '--json']);
+    expect(events.data.find((e) => e.data.id === paid.id)?.data.metadata).toMatchObject({ order: '42' });
+    const customer = (await run(['trigger', 'customer.created', '--override', 'customer:name=Ada', '--override', 'payment:amount=1', '--json'])).data;
+    expect(customer).toMatchObject({ name: 'Ada' });
+  });
+
+  it('says what is wrong with an override (exit 2) and lists what it can trigger', async () => {
+    const unknown = await runCli(['trigger', 'payment.created', '--override', 'charge:amount=5'], { env });
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/"charge" is not an object a trigger creates \(payment, payout, customer\)/);
+    const taken = await runCli(['trigger', 'payment.created', '--add', 'amount=5'], { env });
+    expect(taken.status).toBe(2);
+    expect(taken.stderr).toMatch(/amount is already set; --override replaces it/);
+    const list = await runCli(['trigger', '--list'], { env });
+    expect(list.status, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/payment\.refunded +pays with pm_card_visa, then refunds it in full/);
+    expect((await runCli(['trigger'], { env })).status).toBe(2);
+  });
+});
+
 describe('pos disputes', () => {
   it('pos trigger dispute.created, then list, get, evidence and accept', async () => {
     const opened = (await run(['trigger', 'dispute.created', '--json'])).data;

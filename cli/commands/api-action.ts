@@ -36,7 +36,7 @@ interface ListPage {
 /** Pages followed at most by --paginate: a runaway loop stops instead of filling the disk. */
 const MAX_PAGES = 10_000;
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
 interface Operation {
@@ -46,7 +46,7 @@ interface Operation {
 }
 
 /** `-d` values as gh's `-F` reads them: JSON's literals and numbers typed, anything else a string. */
-function typed(raw: string): Json {
+export function typed(raw: string): Json {
   if (raw === 'true') return true;
   if (raw === 'false') return false;
   if (raw === 'null') return null;
@@ -55,7 +55,7 @@ function typed(raw: string): Json {
 }
 
 /** `a.b`, `a[b]` and `a[]` as the steps of a key path; `[]` appends. */
-function keyPath(key: string): string[] {
+export function keyPath(key: string): string[] {
   const steps: string[] = [];
   for (const part of key.split('.')) {
     const match = /^([^[\]]+)((?:\[[^\]]*\])*)$/.exec(part);
