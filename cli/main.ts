@@ -28,6 +28,7 @@ import { registerTerminalCommands } from './commands/terminal.js';
 import { registerUpCommands } from './commands/up.js';
 import { registerWebhookEndpointCommands } from './commands/webhook-endpoints.js';
 import { registerApiCommands } from './commands/api.js';
+import { registerLogsCommands } from './commands/logs.js';
 
 const HELP_AFTER = `
 Amounts: 47.50 or 47.5 is 4750 cents in a two-decimal currency, 4750c is 4750 minor units in any;
@@ -79,6 +80,7 @@ export function buildProgram(io: CliIo = processIo()): Command {
   registerKeyCommands(program);
   registerAuditCommands(program);
   registerApiCommands(program);
+  registerLogsCommands(program);
   registerServerCommands(program);
   registerSimulatorCommands(program);
   registerAdminCommands(program);

@@ -184,6 +184,8 @@ export class PosApi {
   getEvent = (event: string) => this.request<Data<EventDetail>>('GET', `/v1/events/${id(event)}`);
   resendEvent = (event: string, body: ResendEventParams) => this.request<Data<EventDetail>>('POST', `/v1/events/${id(event)}/resend`, { body });
   /** The live event stream (`GET /v1/events/stream`): a `ready` message, then one message per event. */
+  streamRequestLog = (onMessage: (message: StreamMessage) => Promise<void> | void, options: StreamOptions) => this.stream('/v1/request-log/stream', onMessage, options);
+
   streamEvents = (onMessage: (message: StreamMessage) => Promise<void> | void, options: StreamOptions & { types?: string[] | undefined }) => {
     const { types, ...rest } = options;
     const query: Query = types?.length ? { types: types.join(',') } : {};

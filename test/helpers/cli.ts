@@ -59,12 +59,14 @@ function baseEnv(): Record<string, string> {
 }
 
 /** A stream that keeps what is written to it. */
-function collector(): { stream: Writable; text: () => string } {
+function collector(onWrite?: (chunk: string) => void): { stream: Writable; text: () => string } {
   const chunks: string[] = [];
   const stream = new Writable({
     decodeStrings: false,
     write(chunk: string | Buffer, _encoding, done) {
-      chunks.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+      const text = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+      chunks.push(text);
+      onWrite?.(text);
       done();
     },
   });
@@ -77,8 +79,11 @@ function collector(): { stream: Writable; text: () => string } {
  * this process. `tty` makes a stream say it is a terminal (a prompt, colour); what depends on being a
  * separate process (signals, a closed pipe, a real terminal) needs `pos()`.
  */
-export async function runCli(args: string[], options: { env?: Record<string, string>; stdin?: string; tty?: { stdin?: boolean; stdout?: boolean; stderr?: boolean } } = {}): Promise<PosResult> {
-  const stdout = collector();
+export async function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; stdin?: string; tty?: { stdin?: boolean; stdout?: boolean; stderr?: boolean }; onStdout?: (chunk: string) => void } = {},
+): Promise<PosResult> {
+  const stdout = collector(options.onStdout);
   const stderr = collector();
   const stdin = Readable.from(options.stdin === undefined ? [] : [options.stdin]);
   // What a command asks of a terminal is whether it has one (isTTY): a person typing is `stdin`'s text.
