@@ -39,6 +39,21 @@ afterAll(async () => {
   config.cleanup();
 });
 
+type Pending = { id: string; reference: string; status: string; reader_id: string | null; amount: number };
+
+/**
+ * The newest payment, once it is on the reader: pending, and named by the reader's action. Pending
+ * with a reader alone is not enough: the payment may still be being created (a cancel then is 409).
+ */
+async function onReader(amount: number): Promise<Pending> {
+  return eventually(async () => {
+    const newest = (await api.get<{ data: Pending[] }>('/v1/transactions?size=1')).body.data[0];
+    if (newest?.status !== 'pending' || newest.amount !== amount || !newest.reader_id) return undefined;
+    const readers = await api.get<{ data: { action: { status: string; transaction_id: string | null } | null }[] }>('/v1/terminal/readers');
+    return readers.body.data.some((r) => r.action?.status === 'in_progress' && r.action.transaction_id === newest.id) ? newest : undefined;
+  }, 10_000);
+}
+
 /** Waits until the newest terminal payment is on the reader, then taps a card through the API. */
 async function tapWhenWaiting(extra: Json = {}): Promise<void> {
   const readers = await api.get<{ data: { processor_terminal_id: string }[] }>('/v1/terminal/readers');
@@ -274,11 +289,7 @@ describe('terminal payments', () => {
 
   it('pay --wait exits 3 when the payment is canceled', async () => {
     const run = runCli(['pay', '9.00', '--reader', 'Till 1', '--wait', '--json'], { env: tillEnv });
-    const pending = await eventually(async () => {
-      const list = await api.get<{ data: { id: string; status: string; reader_id: string | null; amount: number }[] }>('/v1/transactions?size=1');
-      const newest = list.body.data[0];
-      return newest?.status === 'pending' && newest.amount === 900 && newest.reader_id ? newest : undefined;
-    }, 10_000);
+    const pending = await onReader(900);
     const cancel = await runCli(['transactions', 'cancel', pending.id, '--json'], { env: tillEnv });
     expect(cancel.status, cancel.stderr).toBe(0);
     expect(json(cancel)).toMatchObject({ data: { status: 'canceled' }, reader_reset: true });
@@ -290,12 +301,9 @@ describe('terminal payments', () => {
   it('pay --wait: Ctrl-C stops waiting with exit 130 and leaves the payment on the reader', async () => {
     const before = new Set(process.listeners('SIGINT'));
     const run = runCli(['pay', '8.00', '--reader', 'Till 1', '--wait'], { env: tillEnv });
-    const pending = await eventually(async () => {
-      const list = await api.get<{ data: { id: string; reference: string; status: string; reader_id: string | null; amount: number }[] }>('/v1/transactions?size=1');
-      const newest = list.body.data[0];
-      const listening = process.listeners('SIGINT').some((l) => !before.has(l));
-      return listening && newest?.status === 'pending' && newest.amount === 800 && newest.reader_id ? newest : undefined;
-    }, 10_000);
+    const pending = await onReader(800);
+    // Waiting has begun once `pos pay` listens for Ctrl-C.
+    await eventually(async () => (process.listeners('SIGINT').some((l) => !before.has(l)) ? true : undefined), 10_000);
     // Ctrl-C as the process receives it, given only to the handler `pos pay` installed: the test's
     // own process must not be interrupted.
     for (const listener of process.listeners('SIGINT').filter((l) => !before.has(l))) listener('SIGINT');
