@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { LooseFileReport } from '../shared/files.js';
-import { type ColorMode, colorEnabled, paint, paintStatus } from './color.js';
+import { type ColorMode, colorEnabled, paintStatus } from './color.js';
 import { usageError } from './errors.js';
 import type { CliIo } from './io.js';
 
@@ -32,6 +32,7 @@ export interface Output {
   printJson(value: unknown): void;
   line(text?: string): void;
   table(rows: readonly Record<string, Cell>[], columns?: readonly string[]): void;
+  /** A line on stderr beside the data: progress, warnings, what to do next. Plain: red is for the error `pos` ends with (cli/main.ts). */
   error(text: string): void;
 }
 
@@ -88,7 +89,6 @@ export function createOutput(options: OutputOptions, { stdout, stderr, env }: Pi
   const format: OutputFormat = options.format ?? (options.json ? 'json' : 'table');
   const fields = fieldList(options.fields);
   const color = colorEnabled(options.color, env, stdout);
-  const errColor = colorEnabled(options.color, env, stderr);
   return {
     json: format !== 'table',
     format,
@@ -98,7 +98,7 @@ export function createOutput(options: OutputOptions, { stdout, stderr, env }: Pi
       else stdout.write(`${JSON.stringify(project(value, fields), null, 2)}\n`);
     },
     line: (text = '') => stdout.write(`${text}\n`),
-    error: (text) => stderr.write(`${paint(errColor, 'red', text)}\n`),
+    error: (text) => stderr.write(`${text}\n`),
     table(rows, columns) {
       const all = columns ?? (rows[0] ? Object.keys(rows[0]) : []);
       let cols = all;

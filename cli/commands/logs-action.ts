@@ -34,7 +34,7 @@ function filterOf(options: TailOptions): (entry: RequestLogEntry) => boolean {
 }
 
 function line(ctx: CliContext, e: RequestLogEntry): string {
-  const status = paint(ctx.out.color, e.status >= 500 || e.status >= 400 ? 'red' : 'green', String(e.status));
+  const status = paint(ctx.out.color, e.status >= 400 ? 'red' : 'green', String(e.status));
   return `${e.created_at}  ${status} ${e.method.padEnd(6)} ${e.path}  ${e.duration_ms} ms  ${e.request_id}  ${e.key_type === 'secret' ? 'sk' : e.key_type === 'restricted' ? 'rk' : 'pk'}_…${e.key_last4}${e.idempotency_key ? `  idempotency ${e.idempotency_key}` : ''}`;
 }
 
