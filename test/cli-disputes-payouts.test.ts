@@ -59,6 +59,17 @@ describe('pos trigger with overrides', () => {
     expect(customer).toMatchObject({ name: 'Ada' });
   });
 
+  it('terminal triggers play the customer at a simulated reader: a tap, a tip, a cancel', async () => {
+    const tipped = (await run(['trigger', 'terminal.payment.tipped', '--override', 'metadata.till=3', '--json'])).data;
+    expect(tipped).toMatchObject({ status: 'succeeded', amount: 2200, tip_amount: 200, metadata: { till: '3', pos_trigger: 'true' }, reader_id: expect.any(String) });
+    const paid = (await run(['trigger', 'terminal.payment.succeeded', '--json'])).data;
+    expect(paid).toMatchObject({ status: 'succeeded', amount: 2000, reader_id: tipped.reader_id });
+    const canceled = (await run(['trigger', 'terminal.payment.customer_canceled', '--json'])).data;
+    expect(canceled).toMatchObject({ status: 'canceled', reader_id: tipped.reader_id });
+    const events = await run<{ data: { type: string; data: { id: string } }[] }>(['events', 'list', '--limit', '100', '--json']);
+    expect(events.data.filter((e) => e.data.id === canceled.id).map((e) => e.type)).toContain('payment.canceled');
+  });
+
   it('says what is wrong with an override (exit 2) and lists what it can trigger', async () => {
     const unknown = await runCli(['trigger', 'payment.created', '--override', 'charge:amount=5'], { env });
     expect(unknown.status).toBe(2);

@@ -1,5 +1,5 @@
 import type { PosApi } from '../../shared/api/client.js';
-import type { CreateTransactionParams, Customer, Dispute, Payout, Transaction } from '../../shared/api/types.js';
+import type { CreateTransactionParams, Customer, Dispute, Payout, Reader, Transaction } from '../../shared/api/types.js';
 import { ApiRequestError } from '../../shared/api/errors.js';
 import { CliError, usageError } from '../errors.js';
 import type { CliContext } from '../context.js';
@@ -21,6 +21,8 @@ const BANK_FAILS = '000111111116';
 const PLATFORM_FEE_PERCENT = 3;
 /** 20.00: a round test amount clear of the minimum and of the card-present test amounts whose cents pick a decline. */
 const AMOUNT = 2000;
+/** 2.00: the tip the customer adds on the reader in terminal.payment.tipped. */
+const TIP = 200;
 
 /**
  * How long a trigger waits for the processor's side of it (a dispute opening, a decision, a bank's
@@ -90,6 +92,34 @@ async function payout(api: PosApi, bank: string, changes: Changes): Promise<Payo
   }
 }
 
+/** The reader terminal triggers use: the first simulated one, or one registered (with a location) for them. */
+async function simulatedReader(api: PosApi): Promise<Reader> {
+  const { processor } = (await api.merchant()).data;
+  if (processor.name !== 'stripe-simulator' || !processor.api_base) throw usageError('terminal triggers play the customer at a simulated reader: they need the simulator');
+  const found = (await api.listReaders()).data.find((r) => r.status === 'online');
+  if (found) return found;
+  if ((await api.listLocations()).data.length === 0) {
+    await api.createLocation({ display_name: 'pos trigger', address: { line1: '1 Market St', city: 'San Francisco', state: 'CA', postal_code: '94105', country: 'US' } });
+  }
+  return (await api.registerReader({ name: 'pos trigger', registration_code: 'simulated-wpe' })).data;
+}
+
+/** A payment on the simulated reader, then what the customer does there. */
+async function readerPayment(api: PosApi, changes: Changes, customer: (reader: Reader) => Promise<void>): Promise<Transaction> {
+  const reader = await simulatedReader(api);
+  const created = (await api.createTerminalPayment(applyOverrides('payment', { amount: AMOUNT, currency: 'usd', terminal_id: reader.id, description: 'pos trigger', metadata: { pos_trigger: 'true' } }, changes))).data;
+  if (!created.payment_intent_id) throw new CliError(`payment ${created.reference} has no processor payment to send to the reader`);
+  await api.processPayment(created.payment_intent_id, reader.processor_terminal_id);
+  await customer(reader);
+  return (await api.getTransaction(created.id)).data;
+}
+
+async function customerCancels(api: PosApi, reader: Reader): Promise<void> {
+  const base = (await api.merchant()).data.processor.api_base?.replace(/\/+$/, '');
+  const res = await fetch(`${base}/_sim/readers/${encodeURIComponent(reader.processor_terminal_id)}/customer_cancel`, { method: 'POST' });
+  if (!res.ok) throw new CliError(`the simulated reader refused the customer's cancel (HTTP ${res.status})`);
+}
+
 async function trigger(api: PosApi, event: Triggerable, changes: Changes): Promise<Triggered> {
   switch (event) {
     case 'payment.created':
@@ -135,6 +165,14 @@ async function trigger(api: PosApi, event: Triggerable, changes: Changes): Promi
       return { kind: 'payout', object: await payout(api, BANK_PAYS, changes) };
     case 'payout.failed':
       return { kind: 'payout', object: await payout(api, BANK_FAILS, changes) };
+    case 'terminal.payment.succeeded':
+      return { kind: 'payment', object: await readerPayment(api, changes, async (reader) => void (await api.simulatePayment({ reader_id: reader.processor_terminal_id }))) };
+    case 'terminal.payment.tipped':
+      return { kind: 'payment', object: await readerPayment(api, changes, async (reader) => void (await api.simulatePayment({ reader_id: reader.processor_terminal_id, amount_tip: TIP }))) };
+    case 'terminal.payment.customer_canceled': {
+      const open = await readerPayment(api, changes, (reader) => customerCancels(api, reader));
+      return { kind: 'payment', object: (await api.cancelTransaction(open.id, { reason: 'requested_by_customer' })).data };
+    }
     case 'customer.created':
       return { kind: 'customer', object: (await api.createCustomer(applyOverrides('customer', { name: 'pos trigger', email: 'trigger@example.com', metadata: { pos_trigger: 'true' } }, changes))).data };
   }

@@ -14,6 +14,9 @@ export const TRIGGERABLE = [
   'payout.paid',
   'payout.failed',
   'customer.created',
+  'terminal.payment.succeeded',
+  'terminal.payment.tipped',
+  'terminal.payment.customer_canceled',
 ] as const;
 export type Triggerable = (typeof TRIGGERABLE)[number];
 
@@ -30,6 +33,9 @@ export const TRIGGER_DOES: Record<Triggerable, string> = {
   'payout.paid': 'a payment available at once, paid out to a test bank account that pays (payment, payout)',
   'payout.failed': 'the same to a test bank account that fails, then the one that pays set back (payment, payout)',
   'customer.created': 'creates a customer (customer)',
+  'terminal.payment.succeeded': 'a payment sent to a simulated reader and a test card tapped on it: payment.succeeded from the counter (payment)',
+  'terminal.payment.tipped': 'the same with a 2.00 tip added on the reader: the payment succeeds with tip_amount (payment)',
+  'terminal.payment.customer_canceled': 'a payment sent to a simulated reader, the customer presses cancel, then it is canceled: payment.canceled (payment)',
 };
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
