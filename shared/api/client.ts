@@ -57,6 +57,7 @@ import type {
   UpdateCustomerParams,
   WebhookEndpoint,
   WebhookEndpointList,
+  UpdateWebhookEndpointParams,
 } from './types.js';
 
 /**
@@ -178,6 +179,9 @@ export class PosApi {
 
   createWebhookEndpoint = (body: CreateWebhookEndpointParams) => this.request<Data<WebhookEndpoint>>('POST', '/v1/webhook-endpoints', { body });
   listWebhookEndpoints = (query: { page?: number; size?: number } = {}) => this.request<WebhookEndpointList>('GET', '/v1/webhook-endpoints', { query });
+  getWebhookEndpoint = (endpoint: string) => this.request<Data<WebhookEndpoint>>('GET', `/v1/webhook-endpoints/${id(endpoint)}`);
+  updateWebhookEndpoint = (endpoint: string, body: UpdateWebhookEndpointParams) => this.request<Data<WebhookEndpoint>>('POST', `/v1/webhook-endpoints/${id(endpoint)}`, { body });
+  rollWebhookEndpointSecret = (endpoint: string) => this.request<Data<WebhookEndpoint>>('POST', `/v1/webhook-endpoints/${id(endpoint)}/roll-secret`, { body: {} });
   deleteWebhookEndpoint = (endpoint: string) => this.request<DeletedWebhookEndpoint>('DELETE', `/v1/webhook-endpoints/${id(endpoint)}`);
 
   listEvents = (query: { page?: number; size?: number; type?: string | undefined } = {}) => this.request<EventList>('GET', '/v1/events', { query });
