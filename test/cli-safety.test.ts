@@ -57,6 +57,17 @@ describe('destructive commands without a terminal', () => {
     expect((await owner().get<{ data: Obj }>(`/v1/transactions/${payment.id}`)).body.data).toMatchObject({ status: 'succeeded', amount_refunded: 0 });
   });
 
+  it('a reader is deleted only when confirmed', async () => {
+    const location = (await owner().post<{ data: Obj }>('/v1/terminal/locations', { display_name: 'Front', address: { line1: '1 Market St', city: 'SF', state: 'CA', postal_code: '94105', country: 'US' } })).body.data;
+    const reader = (await owner().post<{ data: Obj & { name: string } }>('/v1/terminals', { name: 'Till 9', registration_code: 'simulated-wpe', location_id: location.id })).body.data;
+    const refused = await runCli(['readers', 'delete', 'Till 9'], { env });
+    expect(refused.status).toBe(2);
+    expect((await owner().get<{ data: { id: string }[] }>('/v1/terminal/readers')).body.data.map((r) => r.id)).toContain(reader.id);
+    const deleted = await runCli(['readers', 'delete', 'Till 9'], { env, stdin: 'y\n', tty: TERMINAL });
+    expect(deleted.status, deleted.stderr).toBe(0);
+    expect((await owner().get<{ data: { id: string }[] }>('/v1/terminal/readers')).body.data.map((r) => r.id)).not.toContain(reader.id);
+  });
+
   it('go ahead with --yes', async () => {
     const customer = (await owner().post<{ data: Obj }>('/v1/customers', { name: 'Bob' })).body.data;
     const r = await runCli(['customers', 'delete', customer.id, '--yes'], { env });

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { lazy } from '../lazy.js';
 import { wholeListAllOption } from './list-options.js';
+import { yesOption } from './safety-options.js';
 
 export function registerTerminalCommands(program: Command): void {
   const readers = program.command('readers').description('Card readers of the key’s mode, and the agents’ printers and displays');
@@ -21,6 +22,7 @@ export function registerTerminalCommands(program: Command): void {
     .command('delete')
     .description('Delete a reader')
     .argument('<reader>', 'name, tmr_… id or uuid')
+    .addOption(yesOption())
     .action(lazy(async () => (await import('./terminal-action.js')).deleteReader));
 
   const locations = program.command('locations').description('Shop locations readers attach to');
