@@ -1,6 +1,5 @@
 import { PosApi } from '../shared/api/client.js';
 import type { SendOptions } from '../shared/api/transport.js';
-import type { ClientConfig } from '../shared/config.js';
 import { usageError } from './errors.js';
 
 /**
@@ -32,12 +31,14 @@ export class PosClient extends PosApi {
     this.#noKey = options.noKey ?? 'no API key: run `pos login --api-key sk_test_…`, pass --api-key, or set POS_API_KEY';
   }
 
+  /** The key calls are made with; without one, the usage error every call would end in. */
+  requireKey(): string {
+    if (!this.transport.apiKey) throw usageError(this.#noKey);
+    return this.transport.apiKey;
+  }
+
   override request<T>(method: string, path: string, options?: SendOptions): Promise<T> {
     if (!this.transport.apiKey) return Promise.reject(usageError(this.#noKey));
     return super.request<T>(method, path, options);
   }
-}
-
-export function createApiClient(config: ClientConfig): PosApi {
-  return new PosApi({ server: config.serverUrl, apiKey: config.apiKey });
 }

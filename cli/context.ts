@@ -3,7 +3,8 @@ import { loadCliSettings, type CliSettings } from '../shared/config.js';
 import { PosClient } from './api.js';
 import { type CliIo, ioOf } from './io.js';
 import { noKeyMessage, ProfileStore, resolveTarget } from './profiles.js';
-import { createOutput, type Output, warnOn } from './output.js';
+import type { ColorMode } from './color.js';
+import { createOutput, type Output, type OutputFormat, warnOn } from './output.js';
 
 /**
  * What every action receives as `ctx`: the API client, where to print, the resolved configuration,
@@ -21,6 +22,9 @@ export interface GlobalOptions {
   apiKey?: string;
   profile?: string;
   json?: boolean;
+  format?: OutputFormat;
+  fields?: string;
+  color?: ColorMode;
 }
 
 export async function contextFrom(command: Command): Promise<CliContext> {
@@ -31,7 +35,7 @@ export async function contextFrom(command: Command): Promise<CliContext> {
   const target = resolveTarget(profiles, settings);
   return {
     api: new PosClient({ server: target.server, apiKey: target.apiKey, noKey: noKeyMessage(profiles, target) }),
-    out: createOutput(Boolean(globals.json), io),
+    out: createOutput(globals, io),
     config: { ...settings, ...target, profiles },
     io,
   };

@@ -9,6 +9,8 @@ export const ExitCode = {
   paymentFailed: 3,
   /** `pos audit verify`: an entry of the audit trail was altered or removed. */
   auditBroken: 4,
+  /** Interrupted (Ctrl-C) while waiting: 128 + SIGINT, as a shell reports it. Nothing was undone. */
+  interrupted: 130,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -4,6 +4,8 @@ import { POS_VERSION } from '../shared/version.js';
 import { reportError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 import { attachIo, type CliIo, processIo } from './io.js';
+import { COLOR_MODES, type ColorMode, colorEnabled, paint } from './color.js';
+import { OUTPUT_FORMATS } from './output.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { registerOperateCommands } from './commands/operate.js';
 import { registerAgentCommands } from './commands/agent.js';
@@ -14,6 +16,7 @@ import { registerListenCommands } from './commands/listen.js';
 import { registerTriggerCommands } from './commands/trigger.js';
 import { registerAccountCommands } from './commands/account.js';
 import { registerLinkCommands } from './commands/links.js';
+import { registerCheckoutCommands } from './commands/checkout.js';
 import { registerPaymentCommands } from './commands/payments.js';
 import { registerDisputeCommands } from './commands/disputes.js';
 import { registerPayoutCommands } from './commands/payouts.js';
@@ -25,15 +28,17 @@ import { registerTerminalCommands } from './commands/terminal.js';
 import { registerUpCommands } from './commands/up.js';
 import { registerWebhookEndpointCommands } from './commands/webhook-endpoints.js';
 import { registerApiCommands } from './commands/api.js';
+import { registerLogsCommands } from './commands/logs.js';
 
 const HELP_AFTER = `
 Amounts: 47.50 or 47.5 is 4750 cents in a two-decimal currency, 4750c is 4750 minor units in any;
-zero-decimal currencies (JPY…) take whole numbers. Refused: commas (1,000.00), extra decimals
-(47.505), signs, zero. Configuration: --server/POS_SERVER_URL, --api-key/POS_API_KEY,
+zero-decimal currencies (JPY…) take whole numbers; 47,50 is 47.50. Refused: a comma that could
+separate thousands (1,000 or 1,000.00), extra decimals (47.505), signs, zero. Configuration: --server/POS_SERVER_URL, --api-key/POS_API_KEY,
 --profile/POS_PROFILE; profiles live in POS_CONFIG_DIR (default ~/.config/pos)/config.json.
 
-Exit codes: 0 ok, 1 API error, 2 usage or configuration, 3 payment failed or canceled (--wait),
-4 audit trail broken (pos audit verify).`;
+Exit codes: 0 ok, 1 API error, 2 usage or configuration (or a refusal: no --yes, no --live),
+3 payment failed or canceled (pay --wait, simulate tap), 4 audit trail broken (pos audit verify),
+130 interrupted by Ctrl-C while waiting (the payment is left as it is).`;
 
 /**
  * The `pos` program, printing to and reading its environment from `io`. Command groups are declared
@@ -47,11 +52,18 @@ export function buildProgram(io: CliIo = processIo()): Command {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     // Before any command is added: each copies its parent's output settings when it is made.
-    .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      outputError: (text, write) => write(paint(colorEnabled(program.opts<{ color?: ColorMode }>().color, io.env, io.stderr), 'red', text)),
+    })
     .addOption(new Option('--server <url>', 'API server (env POS_SERVER_URL, default http://127.0.0.1:4242)'))
     .addOption(new Option('--api-key <key>', 'secret API key sk_…, or a restricted key rk_… (env POS_API_KEY)'))
     .addOption(new Option('--profile <name>', 'profile of the config file (env POS_PROFILE)'))
-    .option('--json', "print the API's JSON instead of tables")
+    .option('--json', "print the API's JSON instead of tables (the same as --format json)")
+    .addOption(new Option('--format <format>', 'table, json (the API\'s JSON) or jsonl (one JSON object a line, a list item by item)').choices(OUTPUT_FORMATS))
+    .option('--fields <a,b>', 'print only these fields: keys of each object with json/jsonl (a.b for nested), columns of a table')
+    .addOption(new Option('--color <when>', 'colour statuses and errors: auto (a terminal, unless NO_COLOR; CLICOLOR_FORCE forces), always or never').choices(COLOR_MODES))
     .configureHelp({ showGlobalOptions: true })
     .addHelpText('after', HELP_AFTER);
   registerUpCommands(program);
@@ -61,12 +73,14 @@ export function buildProgram(io: CliIo = processIo()): Command {
   registerCustomerCommands(program);
   registerTerminalCommands(program);
   registerLinkCommands(program);
+  registerCheckoutCommands(program);
   registerWebhookEndpointCommands(program);
   registerReportCommands(program);
   registerAccountCommands(program);
   registerKeyCommands(program);
   registerAuditCommands(program);
   registerApiCommands(program);
+  registerLogsCommands(program);
   registerServerCommands(program);
   registerSimulatorCommands(program);
   registerAdminCommands(program);
@@ -118,7 +132,8 @@ export async function run(args: readonly string[], io: CliIo): Promise<ExitCode>
   } catch (err) {
     // Help and version are "errors" to commander; they exit 0 and have already printed.
     if (err instanceof CommanderError) return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-    return reportError(err, debugEnabled(io.env), (line) => io.stderr.write(`${line}\n`));
+    const red = colorEnabled(program.opts<{ color?: ColorMode }>().color, io.env, io.stderr);
+    return reportError(err, debugEnabled(io.env), (line) => io.stderr.write(`${paint(red, 'red', line)}\n`));
   }
 }
 

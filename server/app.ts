@@ -17,6 +17,7 @@ import { checkoutSessionRoutes } from './routes/checkout-sessions.js';
 import { customerRoutes } from './routes/customers.js';
 import { disputeRoutes } from './routes/disputes.js';
 import { eventRoutes } from './routes/events.js';
+import { requestLogRoutes } from './routes/request-log.js';
 import { merchantRoutes } from './routes/merchant.js';
 import { paymentLinkRoutes } from './routes/payment-links.js';
 import { payoutRoutes } from './routes/payouts.js';
@@ -82,6 +83,7 @@ export const apiRoutes: readonly Route[] = [
   ...eventRoutes,
   ...agentRoutes,
   ...auditLogRoutes,
+  ...requestLogRoutes,
 ];
 checkTable(apiRoutes);
 
@@ -103,7 +105,7 @@ export function createApp(deps: AppDeps): Express {
   timeResponses(app);
   hideCustomerData(app);
 
-  app.use(requestContext(logger));
+  app.use(requestContext(logger, services.requestLog));
   // Probes and scrapes first: neither rate limited nor counted as API traffic.
   const operations = deps.operations ?? { readiness: new Readiness({ db: store.db, processor: null, logger }), telemetry: noTelemetry, metrics: 'none' };
   app.use(operationsRouter(operations));

@@ -38,6 +38,7 @@ import { EventService, EventStreams } from './webhooks/events.js';
 import { WebhookQueue } from './webhooks/queue.js';
 import type { FieldCipher } from './db/encryption.js';
 import { AuditLog } from './audit/log.js';
+import { RequestLogHub } from './audit/request-log.js';
 import { DEFAULT_RETENTION, Retention, type RetentionPeriods } from './retention.js';
 import { noTelemetry, type Telemetry } from './operations/observe.js';
 
@@ -79,6 +80,8 @@ export interface Services {
   webhookEndpoints: WebhookEndpointService;
   events: EventService;
   eventStreams: EventStreams;
+  /** Finished requests, for whoever follows them live (GET /v1/request-log/stream). */
+  requestLog: RequestLogHub;
   webhookQueue: WebhookQueue;
   /** The audit trail: who changed what, with which key, through which request. */
   audit: AuditLog;
@@ -170,6 +173,7 @@ export function buildServices(deps: ServiceDeps): Services {
     events: new EventService(store, clock, cipher, retention),
     retention: new Retention(store, clock, logger, idempotency, retention, deps.leases),
     eventStreams: new EventStreams(),
+    requestLog: new RequestLogHub(),
     audit: new AuditLog(store, clock),
     webhookQueue: new WebhookQueue(store, clock, deps.webhookRetryScale ?? 1, cipher, { logger, metrics: telemetry.metrics }),
   };

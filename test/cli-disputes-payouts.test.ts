@@ -38,7 +38,7 @@ describe('pos customers', () => {
     expect(updated).toMatchObject({ name: 'Ada', email: null, phone: '+1 555 0100', metadata: {} });
     const list = await run<{ data: Obj[]; totalCount: number }>(['customers', 'list', '--json']);
     expect(list.data.map((c) => c.id)).toContain(created.id);
-    expect((await run(['customers', 'delete', created.id, '--json'])).data).toEqual({ id: created.id, object: 'customer', deleted: true });
+    expect((await run(['customers', 'delete', created.id, '--yes', '--json'])).data).toEqual({ id: created.id, object: 'customer', deleted: true });
     const gone = await runCli(['customers', 'get', created.id], { env });
     expect(gone.status).toBe(1);
     expect(gone.stderr).toMatch(/resource_missing/);
@@ -48,6 +48,41 @@ describe('pos customers', () => {
   it('pos trigger customer.created', async () => {
     const customer = (await run(['trigger', 'customer.created', '--json'])).data;
     expect(customer).toMatchObject({ object: 'customer', metadata: { pos_trigger: 'true' } });
+  });
+});
+
+describe('pos trigger with overrides', () => {
+  it('--override, --add and --remove change the objects it creates, and the event carries them', async () => {
+    const paid = (await run(['trigger', 'payment.succeeded', '--override', 'metadata.order=42', '--override', 'payment:amount=5000', '--remove', 'description', '--add', 'receipt_email=ada@example.com', '--json'])).data;
+    expect(paid).toMatchObject({ amount: 5000, status: 'succeeded', description: null, receipt_email: 'ada@example.com', metadata: { order: '42', pos_trigger: 'true' } });
+    const events = await run<{ data: { type: string; data: { id: string; metadata?: Record<string, string> } }[] }>(['events', 'list', '--type', 'payment.succeeded', '--limit', '100', '--json']);
+    expect(events.data.find((e) => e.data.id === paid.id)?.data.metadata).toMatchObject({ order: '42' });
+    const customer = (await run(['trigger', 'customer.created', '--override', 'customer:name=Ada', '--override', 'payment:amount=1', '--json'])).data;
+    expect(customer).toMatchObject({ name: 'Ada' });
+  });
+
+  it('terminal triggers play the customer at a simulated reader: a tap, a tip, a cancel', async () => {
+    const tipped = (await run(['trigger', 'terminal.payment.tipped', '--override', 'metadata.till=3', '--json'])).data;
+    expect(tipped).toMatchObject({ status: 'succeeded', amount: 2200, tip_amount: 200, metadata: { till: '3', pos_trigger: 'true' }, reader_id: expect.any(String) });
+    const paid = (await run(['trigger', 'terminal.payment.succeeded', '--json'])).data;
+    expect(paid).toMatchObject({ status: 'succeeded', amount: 2000, reader_id: tipped.reader_id });
+    const canceled = (await run(['trigger', 'terminal.payment.customer_canceled', '--json'])).data;
+    expect(canceled).toMatchObject({ status: 'canceled', reader_id: tipped.reader_id });
+    const events = await run<{ data: { type: string; data: { id: string } }[] }>(['events', 'list', '--limit', '100', '--json']);
+    expect(events.data.filter((e) => e.data.id === canceled.id).map((e) => e.type)).toContain('payment.canceled');
+  });
+
+  it('says what is wrong with an override (exit 2) and lists what it can trigger', async () => {
+    const unknown = await runCli(['trigger', 'payment.created', '--override', 'charge:amount=5'], { env });
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/"charge" is not an object a trigger creates \(payment, payout, customer\)/);
+    const taken = await runCli(['trigger', 'payment.created', '--add', 'amount=5'], { env });
+    expect(taken.status).toBe(2);
+    expect(taken.stderr).toMatch(/amount is already set; --override replaces it/);
+    const list = await runCli(['trigger', '--list'], { env });
+    expect(list.status, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/payment\.refunded +pays with pm_card_visa, then refunds it in full/);
+    expect((await runCli(['trigger'], { env })).status).toBe(2);
   });
 });
 
@@ -91,7 +126,7 @@ describe('pos balance and pos payouts', () => {
     expect(table.stdout).toMatch(new RegExp(`${failed.reference}\\s+failed`));
 
     // The failed payout's money is back in the available balance, so there is something to pay out.
-    const made = (await run(['payouts', 'create', '1.00', '--description', 'from the CLI', '--json'])).data;
+    const made = (await run(['payouts', 'create', '1.00', '--description', 'from the CLI', '--yes', '--json'])).data;
     expect(made).toMatchObject({ object: 'payout', amount: 100, currency: 'usd', description: 'from the CLI', automatic: false });
     const words = await runCli(['balance'], { env });
     expect(words.stdout).toMatch(/USD\s+\$[\d,.]+\s+\$[\d,.]+/);

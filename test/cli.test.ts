@@ -1,9 +1,10 @@
-import { readFileSync, statSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedMerchant } from '../server/accounts/merchants.js';
 import { client, type Json } from './helpers/api.js';
-import { json, runCli } from './helpers/cli.js';
+import { json, POS_BIN, runCli } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
@@ -17,6 +18,8 @@ let env: Record<string, string>;
 let till: CreatedMerchant;
 let tillEnv: Record<string, string>;
 const config = tempDir('pos-cli-config-');
+/** The fish shell, where it is installed: the completion is loaded in it only there. */
+const FISH = (process.env.PATH ?? '').split(':').map((dir) => join(dir, 'fish')).find((path) => existsSync(path));
 
 beforeAll(async () => {
   t = await startTestServer({ reconcileIntervalMs: 100 }, { simulator: { authorizationDelayMs: 100 } });
@@ -37,6 +40,21 @@ afterAll(async () => {
   await t.stop();
   config.cleanup();
 });
+
+type Pending = { id: string; reference: string; status: string; reader_id: string | null; amount: number };
+
+/**
+ * The newest payment, once it is on the reader: pending, and named by the reader's action. Pending
+ * with a reader alone is not enough: the payment may still be being created (a cancel then is 409).
+ */
+async function onReader(amount: number): Promise<Pending> {
+  return eventually(async () => {
+    const newest = (await api.get<{ data: Pending[] }>('/v1/transactions?size=1')).body.data[0];
+    if (newest?.status !== 'pending' || newest.amount !== amount || !newest.reader_id) return undefined;
+    const readers = await api.get<{ data: { action: { status: string; transaction_id: string | null } | null }[] }>('/v1/terminal/readers');
+    return readers.body.data.some((r) => r.action?.status === 'in_progress' && r.action.transaction_id === newest.id) ? newest : undefined;
+  }, 10_000);
+}
 
 /** Waits until the newest terminal payment is on the reader, then taps a card through the API. */
 async function tapWhenWaiting(extra: Json = {}): Promise<void> {
@@ -208,7 +226,7 @@ describe.concurrent('payment links and hosted checkout', () => {
     const list = json<{ data: { reference: string }[] }>(await runCli(['links', 'list', '--limit', '5', '--json'], { env }));
     expect(list.data.map((l) => l.reference)).toContain(link.reference);
     expect(json<{ data: { url: string } }>(await runCli(['links', 'get', link.reference, '--json'], { env })).data.url).toBe(link.url);
-    const off = await runCli(['links', 'deactivate', link.id, '--json'], { env });
+    const off = await runCli(['links', 'deactivate', link.id, '--yes', '--json'], { env });
     expect(off.status, off.stderr).toBe(0);
     expect(json<{ data: { status: string } }>(off).data.status).toBe('deactivated');
     expect((await runCli(['links', 'get', 'pl_nope'], { env })).status).toBe(1);
@@ -235,7 +253,7 @@ describe('webhook endpoints', () => {
     expect(created.stdout).toMatch(/Signing secret \(shown once\): whsec_[A-Za-z0-9+/]+=*/);
     const list = json<{ data: { id: string; url: string }[] }>(await runCli(['webhooks', 'list', '--json'], { env: hooksEnv }));
     expect(list.data.map((e) => e.url)).toEqual(['https://example.com/hooks']);
-    const deleted = await runCli(['webhooks', 'delete', list.data[0]!.id], { env: hooksEnv });
+    const deleted = await runCli(['webhooks', 'delete', list.data[0]!.id, '--yes'], { env: hooksEnv });
     expect(deleted.status, deleted.stderr).toBe(0);
     expect(json<{ data: unknown[] }>(await runCli(['webhooks', 'list', '--json'], { env: hooksEnv })).data).toEqual([]);
   });
@@ -258,7 +276,7 @@ describe('terminal payments', () => {
     expect(r.status, r.stderr).toBe(0);
     const paid = json<{ data: { reference: string } & Json }>(r).data;
     expect(paid).toMatchObject({ status: 'succeeded', amount: 1400, tip_amount: 200, card_last_four: expect.any(String) });
-    const refund = await runCli(['refund', paid.reference], { env: tillEnv });
+    const refund = await runCli(['refund', paid.reference, '--yes'], { env: tillEnv });
     expect(refund.status, refund.stderr).toBe(0);
     expect(refund.stdout).toMatch(/\$14\.00 succeeded/);
   });
@@ -273,17 +291,67 @@ describe('terminal payments', () => {
 
   it('pay --wait exits 3 when the payment is canceled', async () => {
     const run = runCli(['pay', '9.00', '--reader', 'Till 1', '--wait', '--json'], { env: tillEnv });
-    const pending = await eventually(async () => {
-      const list = await api.get<{ data: { id: string; status: string; reader_id: string | null; amount: number }[] }>('/v1/transactions?size=1');
-      const newest = list.body.data[0];
-      return newest?.status === 'pending' && newest.amount === 900 && newest.reader_id ? newest : undefined;
-    }, 10_000);
+    const pending = await onReader(900);
     const cancel = await runCli(['transactions', 'cancel', pending.id, '--json'], { env: tillEnv });
     expect(cancel.status, cancel.stderr).toBe(0);
     expect(json(cancel)).toMatchObject({ data: { status: 'canceled' }, reader_reset: true });
     const r = await run;
     expect(r.status).toBe(3);
     expect(json<{ data: Json }>(r).data).toMatchObject({ status: 'canceled' });
+  });
+
+  it('pay --wait: Ctrl-C stops waiting with exit 130 and leaves the payment on the reader', async () => {
+    const before = new Set(process.listeners('SIGINT'));
+    const run = runCli(['pay', '8.00', '--reader', 'Till 1', '--wait'], { env: tillEnv });
+    const pending = await onReader(800);
+    // Waiting has begun once `pos pay` listens for Ctrl-C.
+    await eventually(async () => (process.listeners('SIGINT').some((l) => !before.has(l)) ? true : undefined), 10_000);
+    // Ctrl-C as the process receives it, given only to the handler `pos pay` installed: the test's
+    // own process must not be interrupted.
+    for (const listener of process.listeners('SIGINT').filter((l) => !before.has(l))) listener('SIGINT');
+    const r = await run;
+    expect(r.status, r.stderr).toBe(130);
+    expect(r.stderr).toContain(`pos: stopped waiting: ${pending.reference} is pending on Till 1 (follow it: pos transactions get ${pending.reference}; cancel it: pos transactions cancel ${pending.reference})`);
+    expect((await api.get<{ data: { status: string } }>(`/v1/transactions/${pending.id}`)).body.data.status).toBe('pending');
+    expect(process.listeners('SIGINT').filter((l) => !before.has(l))).toEqual([]);
+    expect((await runCli(['transactions', 'cancel', pending.id], { env: tillEnv })).status).toBe(0);
+  });
+
+  it('simulate tap exits 3 on a decline, 0 on an approval', async () => {
+    const declined = await runCli(['pay', '6.00', '--reader', 'Till 1'], { env: tillEnv });
+    expect(declined.status, declined.stderr).toBe(0);
+    const tap = await runCli(['simulate', 'tap', 'Till 1', '--card', '4000000000009995'], { env: tillEnv });
+    expect(tap.status, tap.stderr).toBe(3);
+    expect(tap.stdout).toMatch(/^Tapped on Till 1: declined: /);
+    expect(tap.stderr).toBe('pos: the card was declined on Till 1\n');
+    const approved = await runCli(['pay', '6.50', '--reader', 'Till 1'], { env: tillEnv });
+    expect(approved.status, approved.stderr).toBe(0);
+    const ok = await runCli(['simulate', 'tap', 'Till 1'], { env: tillEnv });
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(ok.stdout).toBe('Tapped on Till 1: approved\n');
+  });
+
+  it('offers reader, location and profile names to completion (pos __complete)', async () => {
+    expect((await runCli(['__complete', 'readers'], { env: tillEnv })).stdout).toBe('Till 1\n');
+    expect((await runCli(['__complete', 'locations'], { env: tillEnv })).stdout).toBe('Front\n');
+    expect((await runCli(['__complete', 'profiles'], { env })).stdout).toBe('default\n');
+    // Nothing to offer is no output, not an error in the middle of typing.
+    const down = await runCli(['__complete', 'readers'], { env: { ...tillEnv, POS_SERVER_URL: 'http://127.0.0.1:9' } });
+    expect(down).toMatchObject({ status: 0, stdout: '' });
+    expect((await runCli(['--help'])).stdout).not.toContain('__complete');
+  });
+
+  it.skipIf(!FISH)('fish completes reader names after --reader from the server (needs fish)', async () => {
+    const bin = join(config.path, 'bin');
+    mkdirSync(bin, { recursive: true });
+    if (!existsSync(join(bin, 'pos'))) symlinkSync(POS_BIN, join(bin, 'pos'));
+    const script = join(config.path, 'pos-names.fish');
+    writeFileSync(script, (await runCli(['completion', 'fish'])).stdout);
+    const fishEnv = { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: config.path, POS_CONFIG_DIR: config.path, ...tillEnv };
+    const offered = await new Promise<string>((resolve, reject) =>
+      execFile(FISH as string, ['--no-config', '-c', `source ${script}; complete -C 'pos pay 5 --reader '`], { env: fishEnv, encoding: 'utf8' }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+    );
+    expect(offered.split('\n').map((l) => l.split('\t')[0])).toContain('Till 1');
   });
 
   it('simulate tap with nothing on the reader is an API error; unknown readers are a usage error', async () => {
@@ -301,9 +369,10 @@ describe('close-out and completion', () => {
     expect(r.status, r.stderr).toBe(0);
     const report = json<{ data: { currency: string; total: { succeeded: { count: number }; failed: { count: number }; canceled: { count: number }; refunded: { count: number; amount: number } }; readers: { name: string }[] } }>(r).data;
     expect(report.currency).toBe('usd');
-    expect(report.total.succeeded.count).toBe(1);
-    expect(report.total.failed.count).toBe(1);
-    expect(report.total.canceled.count).toBe(1);
+    // The reader tests above: approved 14.00 and 6.50, declined 10.05 and 6.00, canceled 9.00 and 8.00.
+    expect(report.total.succeeded.count).toBe(2);
+    expect(report.total.failed.count).toBe(2);
+    expect(report.total.canceled.count).toBe(2);
     expect(report.total.refunded).toMatchObject({ count: 1, amount: 1400 });
     expect(report.readers.map((x) => x.name)).toContain('Till 1');
     const csv = await runCli(['report', 'day', '--csv'], { env: tillEnv });
@@ -320,6 +389,23 @@ describe('close-out and completion', () => {
     expect(bash.stdout).toContain('"pos admin merchant"');
     const zsh = await runCli(['completion', 'zsh']);
     expect(zsh.stdout).toMatch(/^#compdef pos/);
-    expect((await runCli(['completion', 'fish'])).status).toBe(2);
+    expect((await runCli(['completion', 'tcsh'])).status).toBe(2);
+  });
+
+  it('prints fish completion: each command offers its subcommands and options where the words typed lead', async () => {
+    const fish = await runCli(['completion', 'fish']);
+    expect(fish.status, fish.stderr).toBe(0);
+    expect(fish.stdout).toContain("complete -c pos -n 'test (__pos_path) = \\'pos transactions\\'' -a 'list get capture cancel'");
+    expect(fish.stdout).toContain("complete -c pos -n 'test (__pos_path) = \\'pos transactions list\\'' -l all");
+    expect(fish.stdout).toContain('complete -c pos -l api-key');
+  });
+
+  it.skipIf(!FISH)('fish loads the completion and offers what the words typed lead to (needs fish)', async () => {
+    const script = join(config.path, 'pos.fish');
+    writeFileSync(script, (await runCli(['completion', 'fish'])).stdout);
+    const offered = (line: string) => execFileSync(FISH as string, ['--no-config', '-c', `source ${script}; complete -C '${line}'`], { encoding: 'utf8' }).split('\n').map((l) => l.split('\t')[0]);
+    expect(offered('pos transactions ')).toEqual(expect.arrayContaining(['list', 'get', 'capture', 'cancel']));
+    expect(offered('pos transactions list --')).toEqual(expect.arrayContaining(['--all', '--limit', '--page']));
+    expect(offered('pos ')).toEqual(expect.arrayContaining(['charge', 'pay', 'transactions', 'completion']));
   });
 });

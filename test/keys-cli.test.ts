@@ -52,12 +52,12 @@ describe('pos keys', () => {
 
   it('rolls a key with no grace, then revokes the new one: both refused at once', async () => {
     const key = await made();
-    const rolled = await runCli(['keys', 'roll', key.id, '--grace-hours', '0', '--json'], { env });
+    const rolled = await runCli(['keys', 'roll', key.id, '--grace-hours', '0', '--yes', '--json'], { env });
     expect(rolled.status, rolled.stderr).toBe(0);
     const next = json<{ data: Key }>(rolled).data;
     expect(next).toMatchObject({ name: 'Till 1 PC', scopes: key.scopes });
     expect((await client(t.url, key.secret).get('/v1/merchant')).status).toBe(401);
-    const revoked = await runCli(['keys', 'revoke', next.id], { env });
+    const revoked = await runCli(['keys', 'revoke', next.id, '--yes'], { env });
     expect(revoked.status, revoked.stderr).toBe(0);
     expect(revoked.stdout).toMatch(/^Revoked Till 1 PC \(rk_test_…\w{4}\): it is refused from now on\./);
     expect((await client(t.url, next.secret).get('/v1/merchant')).status).toBe(401);

@@ -103,3 +103,26 @@ describe('pos listen, pos trigger, pos events', () => {
     expect((await runCli(['events', 'get', 'nope', '--server', t.url, '--api-key', key])).status).toBe(2);
   });
 });
+
+describe('pos webhooks get, update and roll-secret', () => {
+  it('reads, changes and rolls an endpoint; rolling asks first', async () => {
+    const env = { POS_SERVER_URL: t.url, POS_API_KEY: key };
+    const made = (await client(t.url, key).post<{ data: { id: string; reference: string; secret: string } }>('/v1/webhook-endpoints', { url: 'https://example.com/hooks' })).body.data;
+    const got = await runCli(['webhooks', 'get', made.reference, '--json'], { env });
+    expect(JSON.parse(got.stdout)).toMatchObject({ data: { id: made.id, url: 'https://example.com/hooks', status: 'active' } });
+    const off = await runCli(['webhooks', 'update', made.id, '--events', 'payment.succeeded,payment.failed', '--description', 'shop app', '--disable', '--json'], { env });
+    expect(JSON.parse(off.stdout)).toMatchObject({ data: { status: 'disabled', events: ['payment.succeeded', 'payment.failed'], description: 'shop app' } });
+    const on = await runCli(['webhooks', 'update', made.id, '--enable', '--description', '', '--json'], { env });
+    expect(JSON.parse(on.stdout)).toMatchObject({ data: { status: 'active', description: null } });
+    expect((await runCli(['webhooks', 'update', made.id], { env })).status).toBe(2);
+    expect((await runCli(['webhooks', 'update', made.id, '--enable', '--disable'], { env })).status).toBe(2);
+
+    const refused = await runCli(['webhooks', 'roll-secret', made.id], { env });
+    expect(refused.status).toBe(2);
+    const rolled = await runCli(['webhooks', 'roll-secret', made.id, '--yes'], { env });
+    expect(rolled.status, rolled.stderr).toBe(0);
+    const secret = /Signing secret \(shown once\): (\S+)/.exec(rolled.stdout)?.[1];
+    expect(secret).toMatch(/^whsec_/);
+    expect(secret).not.toBe(made.secret);
+  });
+});

@@ -49,10 +49,15 @@ export function registerAccountCommands(program: Command): void {
   program
     .command('completion')
     .description('Print a shell completion script')
-    .argument('<shell>', 'bash or zsh')
-    .addHelpText('after', '\nInstall:\n  bash: pos completion bash > ~/.local/share/bash-completion/completions/pos\n  zsh:  pos completion zsh > "${fpath[1]}/_pos"')
+    .argument('<shell>', 'bash, zsh or fish')
+    .addHelpText('after', '\nInstall:\n  bash: pos completion bash > ~/.local/share/bash-completion/completions/pos\n  zsh:  pos completion zsh > "${fpath[1]}/_pos"\n  fish: pos completion fish > ~/.config/fish/completions/pos.fish')
     .action(async (shell: string, _options: unknown, command: Command) => {
       const { completionScript } = await import('../completion.js');
       ioOf(command).stdout.write(completionScript(shell, command.parent ?? program));
     });
+  // What the completion scripts run to offer names after --reader, --location and --profile.
+  program
+    .command('__complete', { hidden: true })
+    .argument('<what>', 'readers, locations or profiles')
+    .action(lazy(async () => (await import('../completion-names.js')).completeNames));
 }

@@ -33,7 +33,7 @@ export async function createMerchantAction(options: { businessName: string; coun
   if (!isCountry(country)) throw usageError(`--country ${options.country} is not supported: use one of ${Object.keys(COUNTRIES).join(', ')}`);
   const currency = options.currency?.toLowerCase();
   if (currency !== undefined && !isCurrency(currency)) throw usageError(`--currency ${options.currency} is not a currency the platform settles in`);
-  const out = createOutput(Boolean(options.json), io);
+  const out = createOutput({ json: Boolean(options.json) }, io);
   const { merchant, keys } = await withStore(options, io, (store) => createMerchant(store, systemClock, { businessName: name, country, ...(currency ? { currency } : {}) }));
   if (out.json) {
     out.printJson({ id: merchant.id, business_name: merchant.businessName, country: merchant.country, default_currency: merchant.defaultCurrency, api_keys: keys });
@@ -50,7 +50,7 @@ export async function createMerchantAction(options: { businessName: string; coun
 }
 
 export async function listMerchantsAction(options: { dataDir?: string; databaseUrl?: string; json?: boolean }, io: CliIo): Promise<void> {
-  const out = createOutput(Boolean(options.json), io);
+  const out = createOutput({ json: Boolean(options.json) }, io);
   const merchants = await withStore(options, io, (store) => listMerchants(store.db));
   const rows = merchants.map((m) => ({ id: m.id, business_name: m.businessName, country: m.country, currency: m.defaultCurrency, created_at: toIsoTimestamp(m.createdAt) }));
   if (out.json) out.printJson({ data: rows });
@@ -62,7 +62,7 @@ export async function listMerchantsAction(options: { dataDir?: string; databaseU
  * it and whether they speak the previous protocol (accepted now, refused once the server moves on).
  */
 export async function listAgentsAction(options: { dataDir?: string; databaseUrl?: string; json?: boolean }, io: CliIo): Promise<void> {
-  const out = createOutput(Boolean(options.json), io);
+  const out = createOutput({ json: Boolean(options.json) }, io);
   const rows = await withStore(options, io, (store) =>
     store.db
       .selectFrom('agents as a')
@@ -104,7 +104,7 @@ const MAX_GRACE_HOURS = 7 * 24;
 export async function rollKeysAction(options: { merchant: string; mode: 'test' | 'live' | 'both'; graceHours: string; dataDir?: string; databaseUrl?: string; json?: boolean }, io: CliIo): Promise<void> {
   const grace = Number(options.graceHours);
   if (!Number.isFinite(grace) || grace < 0 || grace > MAX_GRACE_HOURS) throw usageError(`--grace-hours must be a number from 0 to ${MAX_GRACE_HOURS}`);
-  const out = createOutput(Boolean(options.json), io);
+  const out = createOutput({ json: Boolean(options.json) }, io);
   const modes = options.mode === 'both' ? (['test', 'live'] as const) : ([options.mode] as const);
   const rolled = await withStore(options, io, (store) =>
     rollMerchantKeys(store, systemClock, options.merchant, modes, Math.round(grace * 3_600_000)).catch((err: unknown) => {
@@ -145,7 +145,7 @@ export async function onboardMerchantAction(
     if (err instanceof ConfigError) throw usageError(`--server: ${err.message}`);
     throw err;
   }
-  const out = createOutput(Boolean(options.json), io);
+  const out = createOutput({ json: Boolean(options.json) }, io);
   const link = await withStore(options, io, async (store) => {
     const now = systemClock.now();
     const issued = await store.transaction(async (trx) => {

@@ -1,9 +1,11 @@
 import { loadAgentConfig, type AgentFlags } from '../../shared/config.js';
+import type { CliIo } from '../io.js';
+import { processLogger } from '../log.js';
 
-export async function runAgent(flags: AgentFlags): Promise<void> {
-  const config = loadAgentConfig(flags);
+export async function runAgent(flags: AgentFlags, io: CliIo): Promise<void> {
+  const config = loadAgentConfig(flags, io.env);
   const { startAgent } = await import('../../agent/agent.js');
-  const agent = await startAgent(config);
+  const agent = await startAgent(config, { logger: processLogger(config.logLevel, io.stdout, io.env) });
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
       agent.logger.info({ signal }, 'stopping');

@@ -31,7 +31,7 @@ export function registerAgentCommands(program: Command): void {
     .action(async (_options: unknown, command: Command) => {
       const { runAgent } = await import('./agent-action.js');
       // --server, --api-key and --log-level are also program-wide options: read them with the globals.
-      await runAgent(command.optsWithGlobals());
+      await runAgent(command.optsWithGlobals(), ioOf(command));
     });
   agent
     .command('install-service')

@@ -3,6 +3,7 @@ import type { RawResponse } from '../../shared/api/transport.js';
 import type { CliContext } from '../context.js';
 import { CliError, usageError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { requireLive } from '../safety.js';
 
 export interface ApiOptions {
   data?: string[];
@@ -12,7 +13,15 @@ export interface ApiOptions {
   include?: boolean;
   paginate?: boolean;
   list?: boolean;
+  live?: boolean;
 }
+
+/** The routes whose POST moves money: payments made or captured, refunds, payouts. */
+const MONEY_ROUTES = [
+  /^\/v1\/(transactions|payment-intents|payouts)$/,
+  /^\/v1\/transactions\/[^/]+\/(capture|refunds)$/,
+  /^\/v1\/terminal\/(create-payment|process-payment)$/,
+];
 
 const METHODS = new Set(['GET', 'POST', 'DELETE', 'PUT', 'PATCH']);
 
@@ -27,7 +36,7 @@ interface ListPage {
 /** Pages followed at most by --paginate: a runaway loop stops instead of filling the disk. */
 const MAX_PAGES = 10_000;
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
 interface Operation {
@@ -37,7 +46,7 @@ interface Operation {
 }
 
 /** `-d` values as gh's `-F` reads them: JSON's literals and numbers typed, anything else a string. */
-function typed(raw: string): Json {
+export function typed(raw: string): Json {
   if (raw === 'true') return true;
   if (raw === 'false') return false;
   if (raw === 'null') return null;
@@ -46,7 +55,7 @@ function typed(raw: string): Json {
 }
 
 /** `a.b`, `a[b]` and `a[]` as the steps of a key path; `[]` appends. */
-function keyPath(key: string): string[] {
+export function keyPath(key: string): string[] {
   const steps: string[] = [];
   for (const part of key.split('.')) {
     const match = /^([^[\]]+)((?:\[[^\]]*\])*)$/.exec(part);
@@ -195,6 +204,7 @@ export async function callApi(args: [string | undefined, string[]], options: Api
   } else {
     ({ method, path } = await resolveOperation(ctx, first, rest));
   }
+  if (method === 'POST' && MONEY_ROUTES.some((route) => route.test(path))) requireLive(ctx, options.live, `POST ${path}`);
   const body = await bodyOf(options, ctx);
   if (body !== undefined && (method === 'GET' || method === 'DELETE')) throw usageError(`${method} takes no body: give query parameters with -q key=value`);
   const query = queryOf(options.query);

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { lazy } from '../lazy.js';
+import { liveOption } from './safety-options.js';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
@@ -16,6 +17,7 @@ export function registerApiCommands(program: Command): void {
     .option('-i, --include', 'print the status line and the response headers before the body')
     .option('--paginate', 'follow a list to its end (page-numbered or starting_after) and print every item as one JSON array')
     .option('--list', 'list the operations of the API document (operationId, method, path) and exit')
+    .addOption(liveOption())
     .addHelpText(
       'after',
       `

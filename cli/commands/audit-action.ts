@@ -1,9 +1,10 @@
 import { describeChainProblem, verifyAuditChain } from '../../shared/audit-chain.js';
 import type { AuditEntry } from '../../shared/api/types.js';
 import type { CliContext } from '../context.js';
+import { printNumbered } from '../pages.js';
+import type { ListFlags } from './list-options.js';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
-import { positiveInt } from './payments-action.js';
 
 const PREFIX: Record<NonNullable<AuditEntry['key']>['type'], string> = { secret: 'sk', publishable: 'pk', restricted: 'rk' };
 
@@ -25,21 +26,14 @@ function auditRow(e: AuditEntry) {
   };
 }
 
-export async function listAudit(_args: [], options: { object?: string; key?: string; since?: string; until?: string; page: string; size: string }, ctx: CliContext): Promise<void> {
-  const page = await ctx.api.listAuditLog({
-    object_id: options.object,
-    key_id: options.key,
-    created_gte: options.since,
-    created_lte: options.until,
-    page: positiveInt(options.page, '--page', 1_000_000_000),
-    size: positiveInt(options.size, '--size', 100),
-  });
-  if (ctx.out.json) {
-    ctx.out.printJson(page);
-    return;
-  }
-  ctx.out.table(page.data.map(auditRow));
-  ctx.out.line(`page ${page.page} of ${page.lastPage} (${page.totalCount} entries)`);
+export async function listAudit(_args: [], options: { object?: string; key?: string; since?: string; until?: string } & ListFlags, ctx: CliContext): Promise<void> {
+  await printNumbered(
+    ctx,
+    options,
+    (page, size) => ctx.api.listAuditLog({ object_id: options.object, key_id: options.key, created_gte: options.since, created_lte: options.until, page, size }),
+    auditRow,
+    'entries',
+  );
 }
 
 /** Pages asked for at once while verifying: the API's largest. */

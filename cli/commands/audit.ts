@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { lazy } from '../lazy.js';
+import { allOption, limitOption, pageOption, sizeOption } from './list-options.js';
 
 export function registerAuditCommands(program: Command): void {
   const audit = program
@@ -13,8 +14,10 @@ export function registerAuditCommands(program: Command): void {
     .option('--key <id>', "only entries made with this API key (its id, from `pos keys list`)")
     .option('--since <time>', 'only entries at or after this time: ISO 8601 (2026-11-21, 2026-11-21T09:00Z) or unix seconds')
     .option('--until <time>', 'only entries at or before this time (a date includes its whole day)')
-    .option('--page <n>', 'page number, from 1', '1')
-    .option('--size <n>', 'page size, 1 to 100', '10')
+    .addOption(limitOption())
+    .addOption(pageOption())
+    .addOption(sizeOption())
+    .addOption(allOption())
     .addHelpText('after', '\nExamples:\n  pos audit --object txn_1hQk2n0aZ1bC3dE4fG5h\n  pos audit --key 5f0c…-…  --since 2026-11-21 --json')
     .action(lazy(async () => (await import('./audit-action.js')).listAudit));
   audit

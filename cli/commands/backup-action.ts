@@ -13,7 +13,7 @@ function embeddedDataDir(options: { dataDir?: string }, io: CliIo, what: string)
 
 /** `pos backup --to FILE`: a consistent copy of the embedded store, made while servers serve from it. */
 export async function backupAction(options: { to: string; dataDir?: string; json?: boolean }, io: CliIo): Promise<void> {
-  const out = createOutput(Boolean(options.json), io);
+  const out = createOutput({ json: Boolean(options.json) }, io);
   const dataDir = embeddedDataDir(options, io, 'backup');
   const result = await backupSqlite(dataDir, resolve(options.to));
   if (out.json) {
@@ -26,7 +26,7 @@ export async function backupAction(options: { to: string; dataDir?: string; json
 
 /** `pos restore FILE`: the backup, checked, becomes the data dir's store; refused while the store is open. */
 export async function restoreAction(file: string, options: { dataDir?: string; json?: boolean }, io: CliIo): Promise<void> {
-  const out = createOutput(Boolean(options.json), io);
+  const out = createOutput({ json: Boolean(options.json) }, io);
   const config = loadStoreConfig(options, io.env);
   const dataDir = embeddedDataDir(options, io, 'restore');
   const result = await restoreSqlite(resolve(file), dataDir);

@@ -1,7 +1,9 @@
 import type { Customer, UpdateCustomerParams } from '../../shared/api/types.js';
 import type { CliContext } from '../context.js';
+import { printNumbered } from '../pages.js';
+import type { ListFlags } from './list-options.js';
 import { usageError } from '../errors.js';
-import { positiveInt } from './payments-action.js';
+import { confirm } from '../safety.js';
 
 interface FieldOptions {
   name?: string;
@@ -69,14 +71,8 @@ export async function createCustomer(_args: [], options: FieldOptions, ctx: CliC
   else printCustomer(ctx, res.data);
 }
 
-export async function listCustomers(_args: [], options: { page: string; size: string }, ctx: CliContext): Promise<void> {
-  const page = await ctx.api.listCustomers({ page: positiveInt(options.page, '--page', 1_000_000), size: positiveInt(options.size, '--size', 100) });
-  if (ctx.out.json) {
-    ctx.out.printJson(page);
-    return;
-  }
-  ctx.out.table(page.data.map(customerRow));
-  ctx.out.line(`page ${page.page} of ${page.lastPage} (${page.totalCount} customers)`);
+export async function listCustomers(_args: [], options: ListFlags, ctx: CliContext): Promise<void> {
+  await printNumbered(ctx, options, (page, size) => ctx.api.listCustomers({ page, size }), customerRow, 'customers');
 }
 
 export async function getCustomer([id]: [string], _options: object, ctx: CliContext): Promise<void> {
@@ -93,7 +89,8 @@ export async function updateCustomer([id]: [string], options: FieldOptions, ctx:
   else printCustomer(ctx, res.data);
 }
 
-export async function deleteCustomer([id]: [string], _options: object, ctx: CliContext): Promise<void> {
+export async function deleteCustomer([id]: [string], options: { yes?: boolean }, ctx: CliContext): Promise<void> {
+  await confirm(ctx, options.yes, `Delete customer ${id}? It can no longer be found or named by new payments`);
   const res = await ctx.api.deleteCustomer(id);
   if (ctx.out.json) ctx.out.printJson(res);
   else ctx.out.line(`Deleted customer ${res.data.id}`);

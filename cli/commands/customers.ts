@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { lazy } from '../lazy.js';
+import { allOption, limitOption, pageOption, sizeOption } from './list-options.js';
+import { yesOption } from './safety-options.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -22,8 +24,10 @@ export function registerCustomerCommands(program: Command): void {
   customers
     .command('list')
     .description('Customers, newest first')
-    .option('--page <n>', 'page number, from 1', '1')
-    .option('--size <n>', 'page size, 1 to 100', '10')
+    .addOption(limitOption())
+    .addOption(pageOption())
+    .addOption(sizeOption())
+    .addOption(allOption())
     .action(lazy(async () => (await import('./customers-action.js')).listCustomers));
   customers
     .command('get')
@@ -37,5 +41,6 @@ export function registerCustomerCommands(program: Command): void {
     .command('delete')
     .description('Delete a customer: it can no longer be found or named by new payments')
     .argument('<id>', 'uuid or cus_ reference')
+    .addOption(yesOption())
     .action(lazy(async () => (await import('./customers-action.js')).deleteCustomer));
 }

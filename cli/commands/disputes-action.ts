@@ -1,8 +1,9 @@
 import type { Dispute } from '../../shared/api/types.js';
 import type { CliContext } from '../context.js';
+import { printNumbered } from '../pages.js';
+import type { ListFlags } from './list-options.js';
 import { usageError } from '../errors.js';
 import { money } from '../format.js';
-import { positiveInt } from './payments-action.js';
 
 function disputeRow(d: Dispute) {
   return {
@@ -40,14 +41,8 @@ function printDispute(ctx: CliContext, d: Dispute): void {
   for (const [k, v] of rows) ctx.out.line(`${k.padEnd(width)}  ${v}`);
 }
 
-export async function listDisputes(_args: [], options: { transaction?: string; status?: string; page: string; size: string }, ctx: CliContext): Promise<void> {
-  const page = await ctx.api.listDisputes({ transaction_id: options.transaction, status: options.status, page: positiveInt(options.page, '--page', 1_000_000), size: positiveInt(options.size, '--size', 100) });
-  if (ctx.out.json) {
-    ctx.out.printJson(page);
-    return;
-  }
-  ctx.out.table(page.data.map(disputeRow));
-  ctx.out.line(`page ${page.page} of ${page.lastPage} (${page.totalCount} disputes)`);
+export async function listDisputes(_args: [], options: { transaction?: string; status?: string } & ListFlags, ctx: CliContext): Promise<void> {
+  await printNumbered(ctx, options, (page, size) => ctx.api.listDisputes({ transaction_id: options.transaction, status: options.status, page, size }), disputeRow, 'disputes');
 }
 
 export async function getDispute([id]: [string], _options: object, ctx: CliContext): Promise<void> {

@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import { lazy } from '../lazy.js';
+import { allOption, limitOption, pageOption, sizeOption } from './list-options.js';
 
 /** Stripe's dispute statuses (shared/contract/disputes.ts), for `--status`. */
 const STATUSES = ['warning_needs_response', 'warning_under_review', 'warning_closed', 'needs_response', 'under_review', 'won', 'lost'];
@@ -13,8 +14,10 @@ export function registerDisputeCommands(program: Command): void {
     .description('Disputes, newest first')
     .option('--transaction <id>', 'only the dispute of this payment (uuid or txn_ reference)')
     .addOption(new Option('--status <status>', 'only this status').choices(STATUSES))
-    .option('--page <n>', 'page number, from 1', '1')
-    .option('--size <n>', 'page size, 1 to 100', '10')
+    .addOption(limitOption())
+    .addOption(pageOption())
+    .addOption(sizeOption())
+    .addOption(allOption())
     .action(lazy(async () => (await import('./disputes-action.js')).listDisputes));
   disputes
     .command('get')

@@ -1,40 +1,34 @@
-import { loadClientConfig } from '../../shared/config.js';
-import type { EventDetail } from '../../shared/api/types.js';
-import { createApiClient } from '../api.js';
+import type { EventDetail, WebhookEvent } from '../../shared/api/types.js';
+import type { CliContext } from '../context.js';
 import { usageError } from '../errors.js';
-import type { CliIo } from '../io.js';
-import { createOutput } from '../output.js';
-import type { ApiFlags } from './api-options.js';
-import type { EventsListFlags } from './events.js';
-
-function positiveInt(name: string, value: string | undefined, max: number): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw usageError(`${name} must be a whole number from 1 to ${max}`);
-  return n;
-}
+import type { Output } from '../output.js';
+import { printNumbered } from '../pages.js';
+import type { ListFlags } from './list-options.js';
 
 function eventId(id: string): string {
   if (!/^evt_[A-Za-z0-9]+$/.test(id)) throw usageError(`not an event id: ${id} (they look like evt_…)`);
   return id;
 }
 
-export async function listEventsAction(flags: EventsListFlags, io: CliIo): Promise<void> {
-  const page = positiveInt('--page', flags.page ?? '1', 1_000_000_000);
-  const size = positiveInt('--size', flags.size ?? '10', 100);
-  const api = createApiClient(loadClientConfig(flags, io.env));
-  const out = createOutput(Boolean(flags.json), io);
-  const list = await api.listEvents({ page, size, type: flags.type });
-  if (out.json) {
-    out.printJson(list);
-    return;
-  }
-  out.table(list.data.map((e) => ({ id: e.id, type: e.type, mode: e.mode, object: String(e.data.reference ?? e.data.id ?? ''), created_at: e.created_at })));
+export async function listEvents(_args: [], options: { type?: string } & ListFlags, ctx: CliContext): Promise<void> {
+  const row = (e: WebhookEvent) => ({ id: e.id, type: e.type, mode: e.mode, object: String(e.data.reference ?? e.data.id ?? ''), created_at: e.created_at });
+  let unknownMode = false;
+  await printNumbered(
+    ctx,
+    options,
+    async (page, size) => {
+      const list = await ctx.api.listEvents({ page, size, type: options.type });
+      unknownMode ||= list.data.some((e) => e.mode === 'unknown');
+      return list;
+    },
+    row,
+    'events',
+  );
   // Spec §6.6: say what `unknown` means where it shows, since it is not a third mode.
-  if (list.data.some((e) => e.mode === 'unknown')) out.line('mode unknown: stored without is_test (before 2026-08-31); never sent to live endpoints.');
-  out.line(`page ${list.page} of ${list.lastPage} (${list.totalCount} events)`);
+  if (unknownMode && !ctx.out.json) ctx.out.line('mode unknown: stored without is_test (before 2026-08-31); never sent to live endpoints.');
 }
 
-function printDetail(event: EventDetail, out: ReturnType<typeof createOutput>): void {
+function printDetail(event: EventDetail, out: Output): void {
   out.line(`${event.id}  ${event.type}  ${event.created_at}  mode ${event.mode}${event.mode === 'unknown' ? ' (stored without is_test; never sent to live endpoints)' : ''}`);
   out.line(JSON.stringify(event.data, null, 2));
   if (event.deliveries.length === 0) {
@@ -50,18 +44,14 @@ function printDetail(event: EventDetail, out: ReturnType<typeof createOutput>): 
   }
 }
 
-export async function getEventAction(id: string, flags: ApiFlags & { json?: boolean }, io: CliIo): Promise<void> {
-  const api = createApiClient(loadClientConfig(flags, io.env));
-  const out = createOutput(Boolean(flags.json), io);
-  const { data } = await api.getEvent(eventId(id));
-  if (out.json) out.printJson({ data });
-  else printDetail(data, out);
+export async function getEvent([id]: [string], _options: object, ctx: CliContext): Promise<void> {
+  const { data } = await ctx.api.getEvent(eventId(id));
+  if (ctx.out.json) ctx.out.printJson({ data });
+  else printDetail(data, ctx.out);
 }
 
-export async function resendEventAction(id: string, flags: ApiFlags & { endpoint: string; json?: boolean }, io: CliIo): Promise<void> {
-  const api = createApiClient(loadClientConfig(flags, io.env));
-  const out = createOutput(Boolean(flags.json), io);
-  const { data } = await api.resendEvent(eventId(id), { endpoint_id: flags.endpoint });
-  if (out.json) out.printJson({ data });
-  else out.line(`Queued ${data.type} ${data.id} for ${flags.endpoint}: see \`pos events get ${data.id}\` for the attempt.`);
+export async function resendEvent([id]: [string], options: { endpoint: string }, ctx: CliContext): Promise<void> {
+  const { data } = await ctx.api.resendEvent(eventId(id), { endpoint_id: options.endpoint });
+  if (ctx.out.json) ctx.out.printJson({ data });
+  else ctx.out.line(`Queued ${data.type} ${data.id} for ${options.endpoint}: see \`pos events get ${data.id}\` for the attempt.`);
 }

@@ -1,6 +1,7 @@
 import type { ApiKey, CreateApiKeyParams } from '../../shared/api/types.js';
 import type { CliContext } from '../context.js';
 import { usageError } from '../errors.js';
+import { confirm } from '../safety.js';
 
 type Preset = NonNullable<CreateApiKeyParams['preset']>;
 type Permission = NonNullable<CreateApiKeyParams['scopes']>[number];
@@ -57,15 +58,17 @@ export async function listKeys(_args: [], _options: object, ctx: CliContext): Pr
   else ctx.out.table(res.data.map(keyRow));
 }
 
-export async function rollKey([id]: [string], options: { graceHours: string }, ctx: CliContext): Promise<void> {
+export async function rollKey([id]: [string], options: { graceHours: string; yes?: boolean }, ctx: CliContext): Promise<void> {
   const hours = Number(options.graceHours);
   if (!/^\d+(\.\d+)?$/.test(options.graceHours) || hours > 168) throw usageError('--grace-hours takes a number of hours from 0 to 168');
+  await confirm(ctx, options.yes, `Roll key ${id}? The old key stops working ${hours === 0 ? 'at once' : `in ${hours} hours`}`);
   const res = await ctx.api.rollApiKey(id, { grace_hours: hours });
   if (ctx.out.json) ctx.out.printJson(res);
   else printKey(ctx, res.data);
 }
 
-export async function revokeKey([id]: [string], _options: object, ctx: CliContext): Promise<void> {
+export async function revokeKey([id]: [string], options: { yes?: boolean }, ctx: CliContext): Promise<void> {
+  await confirm(ctx, options.yes, `Revoke key ${id}? Every request with it is refused from now on`);
   const res = await ctx.api.revokeApiKey(id);
   if (ctx.out.json) ctx.out.printJson(res);
   else ctx.out.line(`Revoked ${res.data.name ?? res.data.id} (rk_${res.data.mode}_…${res.data.last4}): it is refused from now on.`);

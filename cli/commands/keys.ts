@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { lazy } from '../lazy.js';
+import { yesOption } from './safety-options.js';
+import { wholeListAllOption } from './list-options.js';
 
 export function registerKeyCommands(program: Command): void {
   const keys = program
@@ -20,16 +22,19 @@ export function registerKeyCommands(program: Command): void {
   keys
     .command('list')
     .description("This mode's keys by their last four characters: secret, publishable and restricted, with status")
+    .addOption(wholeListAllOption())
     .action(lazy(async () => (await import('./keys-action.js')).listKeys));
   keys
     .command('roll')
     .description('A new key with the same permissions; the old one keeps working for the grace period')
     .argument('<id>', "the key's id (pos keys list)")
     .option('--grace-hours <h>', 'how long the old key keeps working, 0 to 168', '24')
+    .addOption(yesOption())
     .action(lazy(async () => (await import('./keys-action.js')).rollKey));
   keys
     .command('revoke')
     .description('Stop a restricted key at once: every request with it is refused (401) from now on')
     .argument('<id>', "the key's id (pos keys list)")
+    .addOption(yesOption())
     .action(lazy(async () => (await import('./keys-action.js')).revokeKey));
 }

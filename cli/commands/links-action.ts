@@ -1,7 +1,10 @@
 import type { CliContext } from '../context.js';
+import { printCursor } from '../pages.js';
+import type { ListFlags } from './list-options.js';
 import type { PaymentLink } from '../../shared/api/types.js';
 import { parseAmount } from '../amount.js';
 import { usageError } from '../errors.js';
+import { confirm } from '../safety.js';
 import { money } from '../format.js';
 import { currencyFor } from './payments-action.js';
 
@@ -16,7 +19,7 @@ function linkRow(l: PaymentLink) {
   return { reference: l.reference, status: l.status, amount: money(l.amount, l.currency.toLowerCase()), url: l.url, expires_at: l.expires_at.slice(0, 19).replace('T', ' ') };
 }
 
-interface CreateOptions {
+export interface CreateOptions {
   currency?: string;
   description?: string;
   email?: string;
@@ -26,7 +29,7 @@ interface CreateOptions {
   expiresIn?: string;
 }
 
-function commonBody(options: CreateOptions) {
+export function commonBody(options: CreateOptions) {
   const expires = expiresIn(options.expiresIn);
   return {
     ...(options.description ? { description: options.description } : {}),
@@ -47,12 +50,8 @@ export async function createLink([amountText]: [string], options: CreateOptions,
   }
 }
 
-export async function listLinks(_args: [], options: { limit: string }, ctx: CliContext): Promise<void> {
-  const limit = Number(options.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw usageError('--limit must be a whole number from 1 to 100');
-  const res = await ctx.api.listPaymentLinks({ limit });
-  if (ctx.out.json) ctx.out.printJson(res);
-  else ctx.out.table(res.data.map(linkRow));
+export async function listLinks(_args: [], options: ListFlags, ctx: CliContext): Promise<void> {
+  await printCursor(ctx, options, (query) => ctx.api.listPaymentLinks(query), linkRow, 'links');
 }
 
 export async function getLink([id]: [string], _options: object, ctx: CliContext): Promise<void> {
@@ -61,32 +60,9 @@ export async function getLink([id]: [string], _options: object, ctx: CliContext)
   else ctx.out.table([linkRow(res.data)]);
 }
 
-export async function deactivateLink([id]: [string], _options: object, ctx: CliContext): Promise<void> {
+export async function deactivateLink([id]: [string], options: { yes?: boolean }, ctx: CliContext): Promise<void> {
+  await confirm(ctx, options.yes, `Deactivate payment link ${id}? It takes no more payments, and cannot be turned back on`);
   const res = await ctx.api.deactivatePaymentLink(id);
   if (ctx.out.json) ctx.out.printJson(res);
   else ctx.out.line(`${res.data.reference} ${res.data.status}`);
-}
-
-export async function createCheckout([amountText]: [string], options: CreateOptions, ctx: CliContext): Promise<void> {
-  const currency = await currencyFor(ctx, options.currency);
-  const res = await ctx.api.createCheckoutSession({
-    amount: parseAmount(amountText, currency),
-    currency,
-    ...commonBody(options),
-    ...(options.name ? { customer_name: options.name } : {}),
-  });
-  if (ctx.out.json) ctx.out.printJson(res);
-  else {
-    ctx.out.line(`${String(res.data.reference)}  ${money(Number(res.data.amount), currency)}`);
-    ctx.out.line(res.data.url);
-  }
-}
-
-export async function getCheckout([id]: [string], _options: object, ctx: CliContext): Promise<void> {
-  const res = await ctx.api.getCheckoutSession(id);
-  if (ctx.out.json) ctx.out.printJson(res);
-  else {
-    const s = res.data as { reference: string; status: string; amount: number; currency: string; url: string; transaction_id: string };
-    ctx.out.table([{ reference: s.reference, status: s.status, amount: money(s.amount, s.currency), transaction: s.transaction_id, url: s.url }]);
-  }
 }

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { lazy } from '../lazy.js';
+import { yesOption } from './safety-options.js';
+import { allOption, limitOption, startingAfterOption } from './list-options.js';
 
 export function registerLinkCommands(program: Command): void {
   const links = program.command('links').description('Payment links: a shareable page for an amount');
@@ -18,7 +20,9 @@ export function registerLinkCommands(program: Command): void {
   links
     .command('list')
     .description('Payment links, newest first')
-    .option('--limit <n>', '1 to 100', '10')
+    .addOption(limitOption())
+    .addOption(startingAfterOption())
+    .addOption(allOption())
     .action(lazy(async () => (await import('./links-action.js')).listLinks));
   links
     .command('get')
@@ -29,24 +33,6 @@ export function registerLinkCommands(program: Command): void {
     .command('deactivate')
     .description('Stop a link from taking payments')
     .argument('<id>')
+    .addOption(yesOption())
     .action(lazy(async () => (await import('./links-action.js')).deactivateLink));
-
-  const checkout = program.command('checkout').description('Hosted checkout sessions');
-  checkout
-    .command('create')
-    .description('Create a hosted checkout session and print its URL')
-    .argument('<amount>', 'e.g. 47.50 or 4750c')
-    .option('--currency <code>', "default: the merchant's")
-    .option('--description <text>')
-    .option('--email <address>', 'prefill the customer email')
-    .option('--name <name>', 'prefill the customer name')
-    .option('--success-url <url>')
-    .option('--cancel-url <url>')
-    .option('--expires-in <seconds>', '300 to 86400')
-    .action(lazy(async () => (await import('./links-action.js')).createCheckout));
-  checkout
-    .command('get')
-    .description('One session by uuid or cs_ reference')
-    .argument('<id>')
-    .action(lazy(async () => (await import('./links-action.js')).getCheckout));
 }

@@ -1,11 +1,9 @@
-import { DEFAULT_WEBHOOK_TIMEOUT_MS, loadClientConfig } from '../../shared/config.js';
+import { DEFAULT_WEBHOOK_TIMEOUT_MS } from '../../shared/config.js';
 import { listenSecret, signedHeaders } from '../../shared/webhook-signing.js';
 import type { ApiErrorBody, WebhookEvent } from '../../shared/api/types.js';
 import { ApiRequestError } from '../../shared/api/errors.js';
-import { createApiClient } from '../api.js';
+import type { CliContext } from '../context.js';
 import { usageError } from '../errors.js';
-import type { CliIo } from '../io.js';
-import { createOutput, type Output } from '../output.js';
 import type { ListenFlags } from './listen.js';
 
 /** After the stream drops (server restart), wait this long before reconnecting: quick, without spinning. */
@@ -33,10 +31,9 @@ async function forward(url: string, secret: string, event: StreamedEvent, body: 
   }
 }
 
-export async function listenAction(flags: ListenFlags, io: CliIo): Promise<void> {
-  const out: Output = createOutput(false, io);
-  const config = loadClientConfig(flags, io.env);
-  const secret = listenSecret(config.apiKey);
+export async function listen(_args: [], flags: ListenFlags, ctx: CliContext): Promise<void> {
+  const { out, api } = ctx;
+  const secret = listenSecret(api.requireKey());
   if (flags.printSecret) {
     out.line(secret);
     return;
@@ -50,7 +47,6 @@ export async function listenAction(flags: ListenFlags, io: CliIo): Promise<void>
     }
     if (target.protocol !== 'http:' && target.protocol !== 'https:') throw usageError('--forward-to must be an http(s) URL');
   }
-  const api = createApiClient(config);
   const types = flags.events
     ?.split(',')
     .map((t) => t.trim())

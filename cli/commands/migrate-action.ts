@@ -24,7 +24,7 @@ async function withStore<T>(flags: StoreFlags, io: CliIo, migrate: boolean, work
 
 /** `pos migrate status`: what the database holds against what this version knows, changing nothing. */
 export async function migrateStatusAction(options: StoreFlags, io: CliIo): Promise<void> {
-  const out = createOutput(Boolean(options.json), io);
+  const out = createOutput({ json: Boolean(options.json) }, io);
   const state = await withStore(options, io, false, (store, schema) => migrationState(store.db, schema));
   const newest = state.versions.at(-1);
   if (out.json) {
@@ -49,7 +49,7 @@ export async function migrateStatusAction(options: StoreFlags, io: CliIo): Promi
 
 /** `pos migrate up`: applies what is pending, as a server would as it starts. */
 export async function migrateUpAction(options: StoreFlags, io: CliIo): Promise<void> {
-  const out = createOutput(Boolean(options.json), io);
+  const out = createOutput({ json: Boolean(options.json) }, io);
   const report = await withStore(options, io, true, async (store) => store.migrations);
   const appliedNow = report?.appliedNow ?? [];
   if (out.json) {

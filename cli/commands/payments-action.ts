@@ -1,13 +1,15 @@
 import type { CliContext } from '../context.js';
+import { printNumbered } from '../pages.js';
+import type { ListFlags } from './list-options.js';
 import { findReader } from '../../shared/api/client.js';
-import { ApiRequestError } from '../../shared/api/errors.js';
 import type { Reader, Transaction } from '../../shared/api/types.js';
 import { parseAmount, parseChargeAmount } from '../amount.js';
 import { cartTotal, parseCartLine } from '../cart.js';
 import { cancelWords, declineWords } from '../../shared/declines.js';
 import { CliError, usageError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
-import { cardOf, CONFLICT_WORDS, money, transactionRow } from '../format.js';
+import { cardOf, money, transactionRow } from '../format.js';
+import { confirm, requireLive } from '../safety.js';
 import { startSpinner } from '../spinner.js';
 import { chooseTipOnScreen } from './sim-control.js';
 
@@ -43,9 +45,10 @@ function printTransaction(ctx: CliContext, t: Transaction, extra: Record<string,
 
 export async function charge(
   [amountText]: [string],
-  options: { currency?: string; paymentMethod?: string; captureManual?: boolean; description?: string; email?: string; customer?: string },
+  options: { currency?: string; paymentMethod?: string; captureManual?: boolean; description?: string; email?: string; customer?: string; live?: boolean },
   ctx: CliContext,
 ): Promise<void> {
+  requireLive(ctx, options.live, 'pos charge');
   const currency = await currencyFor(ctx, options.currency);
   const amount = parseChargeAmount(amountText, currency);
   const res = await ctx.api.createTransaction({
@@ -119,9 +122,10 @@ async function resend(id: string, options: { reader: string; wait?: boolean }, c
 
 export async function pay(
   [amountText]: [string | undefined],
-  options: { reader: string; currency?: string; description?: string; wait?: boolean; cancelCurrent?: boolean; item?: string[]; tax?: string; tip?: boolean; customerCancel?: boolean; resend?: string },
+  options: { reader: string; currency?: string; description?: string; wait?: boolean; cancelCurrent?: boolean; item?: string[]; tax?: string; tip?: boolean; customerCancel?: boolean; resend?: string; live?: boolean },
   ctx: CliContext,
 ): Promise<void> {
+  requireLive(ctx, options.live, 'pos pay');
   if (options.resend !== undefined) {
     if (amountText !== undefined || options.item?.length) throw usageError('--resend sends an existing payment again: give no amount or --item');
     return resend(options.resend, options, ctx);
@@ -185,37 +189,42 @@ async function onReaderNow(ctx: CliContext, reader: Reader, intent: string): Pro
  * a decline stays `failed` while the reader waits, so then the reader's action says when it is over.
  */
 async function waitForOutcome(ctx: CliContext, reader: Reader, payment: Pick<Transaction, 'id' | 'amount' | 'currency'>, intent: string, afterDecline: boolean): Promise<void> {
-  const created = { data: payment };
-  const spinner = ctx.out.json ? undefined : startSpinner(`Waiting for the card on ${reader.name} (${money(payment.amount, payment.currency)})… Ctrl-C cancels`, ctx.io.stderr);
-  let canceling = false;
-  const onInterrupt = () => {
-    if (canceling) return;
-    canceling = true;
-    spinner?.update('Canceling…');
-    ctx.api.cancelTransaction(created.data.id, { reason: 'canceled_by_staff' }).catch((err: unknown) => {
-      canceling = false;
-      if (err instanceof ApiRequestError && err.error.code === 'authorization_in_progress') spinner?.update(`${CONFLICT_WORDS.authorization_in_progress}`);
-      else spinner?.update(`Cancel failed: ${err instanceof Error ? err.message : String(err)}`);
+  const spinner = ctx.out.json ? undefined : startSpinner(`Waiting for the card on ${reader.name} (${money(payment.amount, payment.currency)})… Ctrl-C stops waiting`, ctx.io.stderr);
+  // Ctrl-C stops the waiting, not the payment: the customer may be tapping at that moment, and a
+  // payment on the reader is staff's to cancel by name (pos transactions cancel), not a key's side effect.
+  const interrupted = new AbortController();
+  const onInterrupt = () => interrupted.abort();
+  process.once('SIGINT', onInterrupt);
+  const pause = () =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, WAIT_POLL_MS);
+      interrupted.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
     });
-  };
-  process.on('SIGINT', onInterrupt);
   let t: Transaction;
   let customerCanceled: string | null = null;
   try {
     for (;;) {
-      t = (await ctx.api.getTransaction(created.data.id)).data;
+      t = (await ctx.api.getTransaction(payment.id)).data;
+      if (interrupted.signal.aborted) break;
       if (t.status === 'failed' && afterDecline && (await onReaderNow(ctx, reader, intent))) {
-        await new Promise((r) => setTimeout(r, WAIT_POLL_MS));
+        await pause();
         continue;
       }
       if (t.status !== 'pending') break;
       customerCanceled = await canceledOnReader(ctx, reader, intent);
       if (customerCanceled) break;
-      await new Promise((r) => setTimeout(r, WAIT_POLL_MS));
+      await pause();
     }
   } finally {
     process.off('SIGINT', onInterrupt);
     spinner?.stop();
+  }
+  if (interrupted.signal.aborted) {
+    if (ctx.out.json) ctx.out.printJson({ data: t });
+    throw new CliError(
+      `stopped waiting: ${t.reference} is ${t.status}${t.status === 'pending' ? ` on ${reader.name} (follow it: pos transactions get ${t.reference}; cancel it: pos transactions cancel ${t.reference})` : ''}`,
+      ExitCode.interrupted,
+    );
   }
   if (customerCanceled) {
     if (ctx.out.json) ctx.out.printJson({ data: t, reader_failure: { code: 'customer_canceled', message: customerCanceled } });
@@ -240,21 +249,16 @@ export function positiveInt(value: string, flag: string, max: number): number {
   return n;
 }
 
-export async function listTransactions(_args: [], options: { status?: string; channel?: 'counter' | 'online'; page: string; size: string }, ctx: CliContext): Promise<void> {
-  const page = await ctx.api.listTransactions({ status: options.status, channel: options.channel, page: positiveInt(options.page, '--page', 1_000_000), size: positiveInt(options.size, '--size', 100) });
-  if (ctx.out.json) {
-    ctx.out.printJson(page);
-    return;
-  }
-  ctx.out.table(page.data.map(transactionRow));
-  ctx.out.line(`page ${page.page} of ${page.lastPage} (${page.totalCount} payments)`);
+export async function listTransactions(_args: [], options: { status?: string; channel?: 'counter' | 'online' } & ListFlags, ctx: CliContext): Promise<void> {
+  await printNumbered(ctx, options, (page, size) => ctx.api.listTransactions({ status: options.status, channel: options.channel, page, size }), transactionRow, 'payments');
 }
 
 export async function getTransaction([id]: [string], _options: object, ctx: CliContext): Promise<void> {
   printTransaction(ctx, (await ctx.api.getTransaction(id)).data);
 }
 
-export async function captureTransaction([id]: [string], options: { amount?: string }, ctx: CliContext): Promise<void> {
+export async function captureTransaction([id]: [string], options: { amount?: string; live?: boolean }, ctx: CliContext): Promise<void> {
+  requireLive(ctx, options.live, 'pos transactions capture');
   let body = {};
   if (options.amount) {
     const t = (await ctx.api.getTransaction(id)).data;
@@ -272,11 +276,20 @@ export async function cancelTransaction([id]: [string], options: { reason?: stri
   printTransaction(ctx, res.data, { reader_reset: res.reader_reset ?? undefined, warning: res.warning });
 }
 
-export async function refund([id]: [string], options: { amount?: string; reason?: string }, ctx: CliContext): Promise<void> {
+/**
+ * A refund asks first when it returns all that is left of the payment: that cannot be taken back and
+ * ends the sale. A partial refund (a returned item, a price correction) is everyday counter work.
+ */
+export async function refund([id]: [string], options: { amount?: string; reason?: string; yes?: boolean; live?: boolean }, ctx: CliContext): Promise<void> {
+  requireLive(ctx, options.live, 'pos refund');
   let amount: number | undefined;
   if (options.amount) {
     const t = (await ctx.api.getTransaction(id)).data;
     amount = parseAmount(options.amount, t.currency);
+    const rest = t.amount_captured - t.amount_refunded;
+    if (amount === rest) await confirm(ctx, options.yes, `Refund all that is left of ${t.reference} (${money(rest, t.currency)})?`);
+  } else {
+    await confirm(ctx, options.yes, `Refund all that is left of payment ${id}?`);
   }
   const res = await ctx.api.refund(id, { ...(amount !== undefined ? { amount } : {}), ...(options.reason ? { reason: options.reason } : {}) });
   if (ctx.out.json) {
@@ -297,11 +310,12 @@ export async function simulateTap([readerName]: [string], options: { tip?: strin
   const res = await ctx.api
     .simulatePayment({ reader_id: reader.processor_terminal_id, ...(tip !== undefined ? { amount_tip: tip } : {}), ...(options.card ? { card_number: options.card } : {}) })
     ;
+  const d = res.data;
   if (ctx.out.json) {
     ctx.out.printJson(res);
+    if (d.status === 'failed') throw new CliError(`the card was declined on ${reader.name}`, ExitCode.paymentFailed);
     return;
   }
-  const d = res.data;
   if (d.status === 'succeeded') {
     ctx.out.line(`Tapped on ${reader.name}: approved`);
     return;
@@ -309,4 +323,5 @@ export async function simulateTap([readerName]: [string], options: { tip?: strin
   // The payment knows the issuer's reason (decline_code); the reader's answer only the generic code.
   const t = d.transaction_id ? (await ctx.api.getTransaction(d.transaction_id).catch(() => null))?.data : undefined;
   ctx.out.line(`Tapped on ${reader.name}: ${d.status === 'failed' ? 'declined' : d.status}${d.status === 'failed' ? `: ${declineWords(t ?? d.failure_code)}` : ''}`);
+  if (d.status === 'failed') throw new CliError(`the card was declined on ${reader.name}`, ExitCode.paymentFailed);
 }

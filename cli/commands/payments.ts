@@ -1,5 +1,7 @@
 import { type Command, Option } from 'commander';
 import { lazy } from '../lazy.js';
+import { allOption, limitOption, pageOption, sizeOption } from './list-options.js';
+import { liveOption, yesOption } from './safety-options.js';
 
 const currency = () => new Option('--currency <code>', "three-letter currency (default: the merchant's)");
 
@@ -14,6 +16,7 @@ export function registerPaymentCommands(program: Command): void {
     .option('--description <text>', 'shown on the payment and receipts')
     .option('--email <address>', 'receipt email')
     .option('--customer <uuid>', 'existing customer id')
+    .addOption(liveOption())
     .addHelpText('after', '\nExamples:\n  pos charge 47.50 --payment-method pm_card_visa\n  pos charge 4750c --currency eur --json')
     .action(lazy(async () => (await import('./payments-action.js')).charge));
 
@@ -28,9 +31,10 @@ export function registerPaymentCommands(program: Command): void {
     .option('--tax <amount>', 'tax included in the total, shown on the cart (tips are suggested on the rest)')
     .option('--no-tip', 'no tip screen for this payment')
     .option('--no-customer-cancel', 'no cancel button on the reader')
-    .option('--wait', 'wait for the outcome; exit 3 if it fails, is canceled, or the customer cancels on the reader (Ctrl-C cancels the payment)')
+    .option('--wait', 'wait for the outcome; exit 3 if it fails, is canceled, or the customer cancels on the reader (Ctrl-C stops waiting, exit 130, and leaves the payment as it is)')
     .option('--resend <payment>', 'send an open or declined payment (id or reference) to the reader again instead of making a new one: after the customer canceled on the reader, a decline or a timeout')
     .option('--cancel-current', 'if the reader is busy with another payment, cancel that one first (without it, a busy reader is an error naming the payment)')
+    .addOption(liveOption())
     .addHelpText(
       'after',
       '\nExamples:\n  pos pay 12.00 --reader "Till 1" --wait\n  pos pay --resend txn_… --reader "Till 1" --wait   # the same payment again, after a cancel or a decline\n  pos pay --item "Coffee:3.50x2" --item "Bagel:2.50" --tax 0.77 --reader "Till 1" --wait\n  pos simulate tap "Till 1"   # in another shell, test mode',
@@ -43,8 +47,10 @@ export function registerPaymentCommands(program: Command): void {
     .description('Payments, newest first')
     .addOption(new Option('--status <status>', 'only this status').choices(['pending', 'requires_capture', 'succeeded', 'failed', 'canceled', 'refunded', 'partially_refunded']))
     .addOption(new Option('--channel <channel>', 'only counter payments (reader or cash) or only online ones').choices(['counter', 'online']))
-    .option('--page <n>', 'page number, from 1', '1')
-    .option('--size <n>', 'page size, 1 to 100', '10')
+    .addOption(limitOption())
+    .addOption(pageOption())
+    .addOption(sizeOption())
+    .addOption(allOption())
     .action(lazy(async () => (await import('./payments-action.js')).listTransactions));
   transactions
     .command('get')
@@ -56,6 +62,7 @@ export function registerPaymentCommands(program: Command): void {
     .description('Capture a payment authorised with --capture-manual')
     .argument('<id>')
     .option('--amount <amount>', 'capture less than authorised')
+    .addOption(liveOption())
     .action(lazy(async () => (await import('./payments-action.js')).captureTransaction));
   transactions
     .command('cancel')
@@ -71,12 +78,15 @@ export function registerPaymentCommands(program: Command): void {
     .option('--amount <amount>', 'part of the payment (default: all that is left)')
     // Stripe's refund reasons: the only ones the processor records, so the CLI takes no other word.
     .addOption(new Option('--reason <reason>', 'why the money goes back').choices(['duplicate', 'fraudulent', 'requested_by_customer']))
+    .addOption(yesOption())
+    .addOption(liveOption())
+    .addHelpText('after', '\nRefunding all that is left of a payment (no --amount, or --amount equal to the rest) asks first on a terminal\nand needs --yes without one; a partial refund does not ask.')
     .action(lazy(async () => (await import('./payments-action.js')).refund));
 
   const simulate = program.command('simulate').description('Test mode: act as the customer');
   simulate
     .command('tap')
-    .description('Tap a test card on a simulated reader (answers once the authorisation is over)')
+    .description('Tap a test card on a simulated reader (answers once the authorisation is over; a decline exits 3)')
     .argument('<reader>', 'reader name, tmr_… id or uuid')
     .option('--tip <amount>', 'tip the customer adds on the reader (Stripe\'s amount_tip)')
     .option('--tip-option <n>', "pick tip suggestion 1, 2 or 3 on the simulated reader's tip screen first")

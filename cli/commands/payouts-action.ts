@@ -1,8 +1,11 @@
 import type { Payout } from '../../shared/api/types.js';
 import { parseAmount } from '../amount.js';
 import type { CliContext } from '../context.js';
+import { printNumbered } from '../pages.js';
+import type { ListFlags } from './list-options.js';
 import { money } from '../format.js';
-import { currencyFor, positiveInt } from './payments-action.js';
+import { confirm, requireLive } from '../safety.js';
+import { currencyFor } from './payments-action.js';
 
 function payoutRow(p: Payout) {
   return {
@@ -30,14 +33,8 @@ export async function showBalance(_args: [], _options: object, ctx: CliContext):
   );
 }
 
-export async function listPayouts(_args: [], options: { status?: string; page: string; size: string }, ctx: CliContext): Promise<void> {
-  const page = await ctx.api.listPayouts({ status: options.status, page: positiveInt(options.page, '--page', 1_000_000), size: positiveInt(options.size, '--size', 100) });
-  if (ctx.out.json) {
-    ctx.out.printJson(page);
-    return;
-  }
-  ctx.out.table(page.data.map(payoutRow));
-  ctx.out.line(`page ${page.page} of ${page.lastPage} (${page.totalCount} payouts)`);
+export async function listPayouts(_args: [], options: { status?: string } & ListFlags, ctx: CliContext): Promise<void> {
+  await printNumbered(ctx, options, (page, size) => ctx.api.listPayouts({ status: options.status, page, size }), payoutRow, 'payouts');
 }
 
 export async function getPayout([id]: [string], _options: object, ctx: CliContext): Promise<void> {
@@ -46,11 +43,14 @@ export async function getPayout([id]: [string], _options: object, ctx: CliContex
   else ctx.out.table([payoutRow(res.data)]);
 }
 
-export async function createPayout([amountText]: [string | undefined], options: { currency?: string; description?: string }, ctx: CliContext): Promise<void> {
+export async function createPayout([amountText]: [string | undefined], options: { currency?: string; description?: string; yes?: boolean; live?: boolean }, ctx: CliContext): Promise<void> {
+  requireLive(ctx, options.live, 'pos payouts create');
   const currency = await currencyFor(ctx, options.currency);
+  const amount = amountText !== undefined ? parseAmount(amountText, currency) : undefined;
+  await confirm(ctx, options.yes, `Pay out ${amount !== undefined ? money(amount, currency) : `all that is available in ${currency.toUpperCase()}`} to the bank account now?`);
   const res = await ctx.api.createPayout({
     currency,
-    ...(amountText !== undefined ? { amount: parseAmount(amountText, currency) } : {}),
+    ...(amount !== undefined ? { amount } : {}),
     ...(options.description ? { description: options.description } : {}),
   });
   if (ctx.out.json) ctx.out.printJson(res);

@@ -1,5 +1,7 @@
 import { type Command, Option } from 'commander';
 import { lazy } from '../lazy.js';
+import { allOption, limitOption, pageOption, sizeOption } from './list-options.js';
+import { liveOption, yesOption } from './safety-options.js';
 
 export function registerPayoutCommands(program: Command): void {
   program
@@ -12,8 +14,10 @@ export function registerPayoutCommands(program: Command): void {
     .command('list')
     .description('Payouts, newest first')
     .addOption(new Option('--status <status>', 'only this status').choices(['pending', 'in_transit', 'paid', 'failed', 'canceled']))
-    .option('--page <n>', 'page number, from 1', '1')
-    .option('--size <n>', 'page size, 1 to 100', '10')
+    .addOption(limitOption())
+    .addOption(pageOption())
+    .addOption(sizeOption())
+    .addOption(allOption())
     .action(lazy(async () => (await import('./payouts-action.js')).listPayouts));
   payouts
     .command('get')
@@ -26,7 +30,9 @@ export function registerPayoutCommands(program: Command): void {
     .argument('[amount]', 'e.g. 250.00 or 25000c (default: all that is available)')
     .option('--currency <code>', "default: the merchant's")
     .option('--description <text>')
-    .addHelpText('after', '\nExamples:\n  pos payouts create\n  pos payouts create 250.00 --description "Weekly takings"')
+    .addOption(yesOption())
+    .addOption(liveOption())
+    .addHelpText('after', '\nExamples:\n  pos payouts create --yes\n  pos payouts create 250.00 --description "Weekly takings"')
     .action(lazy(async () => (await import('./payouts-action.js')).createPayout));
   payouts
     .command('bank-account')

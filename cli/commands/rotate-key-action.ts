@@ -51,7 +51,7 @@ export async function rotateMasterKeyAction(options: { dataDir?: string; databas
   const config = loadStoreConfig(options, io.env);
   const source = keySourceOf(config);
   const keyring = new Keyring(source);
-  const out = createOutput(Boolean(options.json), io);
+  const out = createOutput({ json: Boolean(options.json) }, io);
   const store = await openStore(config, { onLooseFile: warnOn(io.stderr) });
   try {
     const cipher = await openStoreKeyring(store, keyring, { now: systemClock.now() });

@@ -1,24 +1,26 @@
-import { loadServerConfig, type Env, type ServerConfig, type ServerFlags } from '../../shared/config.js';
+import { loadServerConfig, type ServerConfig, type ServerFlags } from '../../shared/config.js';
 import { DataDirLock } from '../data-dir-lock.js';
 import { startStack } from '../stack.js';
+import type { CliIo } from '../io.js';
+import { processLogger } from '../log.js';
 
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 
-/** `pos server`, configured from its flags and the environment of its run (cli/io.ts). */
-export async function runServer(flags: ServerFlags, env: Env): Promise<void> {
-  const config = loadServerConfig(flags, env);
+/** `pos server`, configured from its flags and the environment of its run, logging to its output (cli/io.ts). */
+export async function runServer(flags: ServerFlags, io: CliIo): Promise<void> {
+  const config = loadServerConfig(flags, io.env);
   // The data dir is this server's alone when it holds the SQLite ledger or the embedded simulator.
   // Instances on one PostgreSQL database with Stripe share only the main key there, read-only.
   const lock = !config.databaseUrl || config.processor === 'simulator' ? DataDirLock.acquire(config.dataDir, 'pos server') : undefined;
   try {
-    await serve(config, lock);
+    await serve(config, lock, io);
   } finally {
     lock?.release();
   }
 }
 
-async function serve(config: ServerConfig, lock: DataDirLock | undefined): Promise<void> {
-  const stack = await startStack(config);
+async function serve(config: ServerConfig, lock: DataDirLock | undefined, io: CliIo): Promise<void> {
+  const stack = await startStack(config, { logger: processLogger(config.logLevel, io.stdout, io.env) });
   const server = stack.server;
   lock?.listening(server.port);
   await new Promise<void>((resolve) => {

@@ -42,7 +42,7 @@ export function registerServerCommands(program: Command): void {
     .addHelpText('after', '\nExamples:\n  pos server\n  pos server --port 8080 --data-dir /var/lib/pos\n  pos server --backup-every 1h --backup-keep 24 --backup-dir /mnt/backup/pos')
     .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
       const { runServer } = await import('./server-action.js');
-      await runServer(options, ioOf(command).env);
+      await runServer(options, ioOf(command));
     });
   server
     .command('install-service')

@@ -1,4 +1,5 @@
 import type { CliContext } from '../context.js';
+import { confirm } from '../safety.js';
 import type { Location } from '../../shared/api/types.js';
 import { deviceRow, readerRow } from '../format.js';
 import { parseAmount } from '../amount.js';
@@ -39,8 +40,9 @@ export async function registerReader(_args: [], options: { name: string; code: s
   else ctx.out.line(`Registered ${res.data.name}: ${res.data.processor_terminal_id} (${res.data.status})`);
 }
 
-export async function deleteReader([wanted]: [string], _options: object, ctx: CliContext): Promise<void> {
+export async function deleteReader([wanted]: [string], options: { yes?: boolean }, ctx: CliContext): Promise<void> {
   const reader = await resolveReader(ctx, wanted);
+  await confirm(ctx, options.yes, `Delete reader ${reader.name} (${reader.processor_terminal_id})? It takes no payments until registered again`);
   const res = await ctx.api.deleteReader(reader.id);
   if (ctx.out.json) ctx.out.printJson(res);
   else ctx.out.line(`Deleted ${res.data.name} (${res.data.processor_terminal_id})`);

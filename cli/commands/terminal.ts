@@ -1,11 +1,14 @@
 import type { Command } from 'commander';
 import { lazy } from '../lazy.js';
+import { wholeListAllOption } from './list-options.js';
+import { yesOption } from './safety-options.js';
 
 export function registerTerminalCommands(program: Command): void {
   const readers = program.command('readers').description('Card readers of the key’s mode, and the agents’ printers and displays');
   readers
     .command('list', { isDefault: true })
     .description('Readers with presence (online/offline, last seen), then the receipt printers and customer displays')
+    .addOption(wholeListAllOption())
     .action(lazy(async () => (await import('./terminal-action.js')).listReaders));
   readers
     .command('register')
@@ -19,6 +22,7 @@ export function registerTerminalCommands(program: Command): void {
     .command('delete')
     .description('Delete a reader')
     .argument('<reader>', 'name, tmr_… id or uuid')
+    .addOption(yesOption())
     .action(lazy(async () => (await import('./terminal-action.js')).deleteReader));
 
   const locations = program.command('locations').description('Shop locations readers attach to');
@@ -55,5 +59,6 @@ export function registerTerminalCommands(program: Command): void {
   locations
     .command('list')
     .description('Locations of the key’s mode')
+    .addOption(wholeListAllOption())
     .action(lazy(async () => (await import('./terminal-action.js')).listLocations));
 }

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { ioOf } from '../io.js';
-import { addApiOptions, type ApiFlags } from './api-options.js';
+import { lazy } from '../lazy.js';
 
 /** Events `pos trigger` can cause, each by real test-mode activity going through the processor. */
 export const TRIGGERABLE = [
@@ -15,25 +14,44 @@ export const TRIGGERABLE = [
   'payout.paid',
   'payout.failed',
   'customer.created',
+  'terminal.payment.succeeded',
+  'terminal.payment.tipped',
+  'terminal.payment.customer_canceled',
 ] as const;
 export type Triggerable = (typeof TRIGGERABLE)[number];
 
+/** What each trigger does, for `pos trigger --list`. */
+export const TRIGGER_DOES: Record<Triggerable, string> = {
+  'payment.created': 'creates a payment and leaves it open (payment)',
+  'payment.succeeded': 'creates and confirms a payment with pm_card_visa (payment)',
+  'payment.failed': 'creates a payment with a card that declines (payment)',
+  'payment.canceled': 'creates a payment, then cancels it (payment)',
+  'payment.authorized': 'confirms a manual-capture payment and leaves it uncaptured (payment)',
+  'payment.refunded': 'pays with pm_card_visa, then refunds it in full (payment)',
+  'dispute.created': 'pays with a card the cardholder disputes as fraudulent (payment)',
+  'dispute.closed': 'a disputed payment, then winning evidence: the dispute closes won (payment)',
+  'payout.paid': 'a payment available at once, paid out to a test bank account that pays (payment, payout)',
+  'payout.failed': 'the same to a test bank account that fails, then the one that pays set back (payment, payout)',
+  'customer.created': 'creates a customer (customer)',
+  'terminal.payment.succeeded': 'a payment sent to a simulated reader and a test card tapped on it: payment.succeeded from the counter (payment)',
+  'terminal.payment.tipped': 'the same with a 2.00 tip added on the reader: the payment succeeds with tip_amount (payment)',
+  'terminal.payment.customer_canceled': 'a payment sent to a simulated reader, the customer presses cancel, then it is canceled: payment.canceled (payment)',
+};
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
 export function registerTriggerCommands(program: Command): void {
-  addApiOptions(
-    program
-      .command('trigger')
-      .description('Make real test-mode activity that produces the event (and the ones before it), to exercise your webhook handler')
-      .argument('<event>', TRIGGERABLE.join(' | '))
-      .option('--json', 'print the object (payment, dispute, payout or customer) as JSON'),
-  )
+  program
+    .command('trigger')
+    .description('Make real test-mode activity that produces the event (and the ones before it), to exercise your webhook handler')
+    .argument('[event]', TRIGGERABLE.join(' | '))
+    .option('--override <path=value>', 'set a field of the objects it creates, e.g. metadata.order=42 or payment:amount=5000 (repeatable)', collect)
+    .option('--add <path=value>', 'add a field it does not set, or an item to a list (repeatable)', collect)
+    .option('--remove <path>', 'leave out a field it sets, e.g. description (repeatable)', collect)
+    .option('--list', 'list the events it can trigger and what each one does')
     .addHelpText(
       'after',
-      '\nExamples:\n  pos trigger payment.succeeded\n  pos trigger dispute.closed    # a disputed payment, then winning evidence\n  pos trigger payout.failed     # pays out to a test bank account that fails, then sets back the one that pays',
+      '\nThe objects it creates (in brackets in --list): payment, payout, customer; path=value applies to all\nof them, payment:path=value to one kind. Values are typed (numbers, true, false, null), metadata kept as strings.\n\nExamples:\n  pos trigger payment.succeeded\n  pos trigger payment.succeeded --override metadata.order=42 --override payment:amount=5000\n  pos trigger dispute.closed    # a disputed payment, then winning evidence\n  pos trigger payout.failed     # pays out to a test bank account that fails, then sets back the one that pays',
     )
-    .action(async (event: string, _options: ApiFlags & { json?: boolean }, command: Command) => {
-      // --server, --api-key and --json are also global options, parsed by the program first: read both levels, then the profile.
-      const options = await (await import('../profile-flags.js')).withProfile(command.optsWithGlobals<ApiFlags & { json?: boolean }>(), ioOf(command));
-      const { triggerAction } = await import('./trigger-action.js');
-      await triggerAction(event, options, ioOf(command));
-    });
+    .action(lazy(async () => (await import('./trigger-action.js')).triggerEvent));
 }

@@ -1,3 +1,4 @@
+import type { RequestLogHub } from '../audit/request-log.js';
 import { answerForFailure, ProcessorFailure } from '../processor/errors.js';
 import type { ErrorRequestHandler, Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
@@ -19,12 +20,29 @@ import './types.js';
  * access-log line. `Server-Timing` (how much of the client's latency was ours; the benchmark reads
  * it) is added by `timeResponses` as the head goes out.
  */
-export function requestContext(logger: Logger): RequestHandler {
+export function requestContext(logger: Logger, requestLog?: RequestLogHub): RequestHandler {
   const logRequests = logger.isLevelEnabled('info');
   return (req, res, next) => {
     req.startedAt = performance.now();
     req.requestId = newReference('request');
     res.setHeader('Request-Id', req.requestId);
+    if (requestLog) {
+      res.on('finish', () => {
+        const principal = req.principal;
+        if (!principal || requestLog.size === 0) return;
+        requestLog.publish(principal.merchantId, principal.mode, {
+          request_id: req.requestId,
+          method: req.method,
+          path: pathOf(req),
+          status: res.statusCode,
+          duration_ms: Math.round((performance.now() - req.startedAt) * 10) / 10,
+          idempotency_key: req.get('idempotency-key') ?? null,
+          key_type: principal.kind,
+          key_last4: principal.last4,
+          created_at: new Date().toISOString(),
+        });
+      });
+    }
     if (logRequests) {
       res.on('finish', () => {
         logger.info(

@@ -57,6 +57,7 @@ import type {
   UpdateCustomerParams,
   WebhookEndpoint,
   WebhookEndpointList,
+  UpdateWebhookEndpointParams,
 } from './types.js';
 
 /**
@@ -178,12 +179,17 @@ export class PosApi {
 
   createWebhookEndpoint = (body: CreateWebhookEndpointParams) => this.request<Data<WebhookEndpoint>>('POST', '/v1/webhook-endpoints', { body });
   listWebhookEndpoints = (query: { page?: number; size?: number } = {}) => this.request<WebhookEndpointList>('GET', '/v1/webhook-endpoints', { query });
+  getWebhookEndpoint = (endpoint: string) => this.request<Data<WebhookEndpoint>>('GET', `/v1/webhook-endpoints/${id(endpoint)}`);
+  updateWebhookEndpoint = (endpoint: string, body: UpdateWebhookEndpointParams) => this.request<Data<WebhookEndpoint>>('POST', `/v1/webhook-endpoints/${id(endpoint)}`, { body });
+  rollWebhookEndpointSecret = (endpoint: string) => this.request<Data<WebhookEndpoint>>('POST', `/v1/webhook-endpoints/${id(endpoint)}/roll-secret`, { body: {} });
   deleteWebhookEndpoint = (endpoint: string) => this.request<DeletedWebhookEndpoint>('DELETE', `/v1/webhook-endpoints/${id(endpoint)}`);
 
   listEvents = (query: { page?: number; size?: number; type?: string | undefined } = {}) => this.request<EventList>('GET', '/v1/events', { query });
   getEvent = (event: string) => this.request<Data<EventDetail>>('GET', `/v1/events/${id(event)}`);
   resendEvent = (event: string, body: ResendEventParams) => this.request<Data<EventDetail>>('POST', `/v1/events/${id(event)}/resend`, { body });
   /** The live event stream (`GET /v1/events/stream`): a `ready` message, then one message per event. */
+  streamRequestLog = (onMessage: (message: StreamMessage) => Promise<void> | void, options: StreamOptions) => this.stream('/v1/request-log/stream', onMessage, options);
+
   streamEvents = (onMessage: (message: StreamMessage) => Promise<void> | void, options: StreamOptions & { types?: string[] | undefined }) => {
     const { types, ...rest } = options;
     const query: Query = types?.length ? { types: types.join(',') } : {};

@@ -42,6 +42,7 @@ import type {
   ResendEventSchema,
   WebhookEndpointListSchema,
   WebhookEndpointSchema,
+  UpdateWebhookEndpointSchema,
 } from '../contract/webhooks.js';
 
 /**
@@ -114,6 +115,7 @@ export type CreateCheckoutSessionParams = z.input<typeof CreateCheckoutSessionSc
 export type WebhookEndpoint = z.output<typeof WebhookEndpointSchema>;
 export type WebhookEndpointList = z.output<typeof WebhookEndpointListSchema>;
 export type DeletedWebhookEndpoint = z.output<typeof DeletedWebhookEndpointSchema>;
+export type UpdateWebhookEndpointParams = z.input<typeof UpdateWebhookEndpointSchema>;
 export type CreateWebhookEndpointParams = z.input<typeof CreateWebhookEndpointSchema>;
 export type WebhookEvent = z.output<typeof EventSchema>;
 export type EventDetail = z.output<typeof EventDetailSchema>;

@@ -59,12 +59,14 @@ function baseEnv(): Record<string, string> {
 }
 
 /** A stream that keeps what is written to it. */
-function collector(): { stream: Writable; text: () => string } {
+function collector(onWrite?: (chunk: string) => void): { stream: Writable; text: () => string } {
   const chunks: string[] = [];
   const stream = new Writable({
     decodeStrings: false,
     write(chunk: string | Buffer, _encoding, done) {
-      chunks.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+      const text = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+      chunks.push(text);
+      onWrite?.(text);
       done();
     },
   });
@@ -74,14 +76,24 @@ function collector(): { stream: Writable; text: () => string } {
 /**
  * Runs `pos` in this process: the program the binary runs (cli/main.ts), on streams it returns and
  * the environment `pos()` would give the binary plus `env`. The exit code is returned, not set on
- * this process. What depends on being a separate process (signals, a closed pipe, a terminal) needs
- * `pos()`.
+ * this process. `tty` makes a stream say it is a terminal (a prompt, colour); what depends on being a
+ * separate process (signals, a closed pipe, a real terminal) needs `pos()`.
  */
-export async function runCli(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<PosResult> {
-  const stdout = collector();
+export async function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; stdin?: string; tty?: { stdin?: boolean; stdout?: boolean; stderr?: boolean }; onStdout?: (chunk: string) => void } = {},
+): Promise<PosResult> {
+  const stdout = collector(options.onStdout);
   const stderr = collector();
   const stdin = Readable.from(options.stdin === undefined ? [] : [options.stdin]);
-  const status = await run(args, { stdout: stdout.stream, stderr: stderr.stream, stdin, env: { ...baseEnv(), ...options.env } });
+  // What a command asks of a terminal is whether it has one (isTTY): a person typing is `stdin`'s text.
+  const tty = options.tty ?? {};
+  const status = await run(args, {
+    stdout: Object.assign(stdout.stream, { isTTY: Boolean(tty.stdout) }),
+    stderr: Object.assign(stderr.stream, { isTTY: Boolean(tty.stderr) }),
+    stdin: Object.assign(stdin, { isTTY: Boolean(tty.stdin) }),
+    env: { ...baseEnv(), ...options.env },
+  });
   // Writes already made finish in the same turn; one more lets any queued behind them through.
   await new Promise((resolve) => setImmediate(resolve));
   return { status, stdout: stdout.text(), stderr: stderr.text() };
