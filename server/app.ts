@@ -32,6 +32,7 @@ import type { PaymentProcessor } from './processor/port.js';
 import { ProcessorEventLog } from './processor/event-log.js';
 import { operationsRouter, type OperationsRoutesDeps } from './http/operations.js';
 import { requestTelemetry } from './http/telemetry.js';
+import { inRequestContext } from './operations/observe.js';
 import { Readiness } from './operations/readiness.js';
 import { noTelemetry } from './operations/observe.js';
 
@@ -127,7 +128,7 @@ export function createApp(deps: AppDeps): Express {
   });
   // Before the key's permissions are checked, so a restricted key refused a write is on the trail too.
   v1.use(auditTrail(services.audit, routes, logger));
-  v1.use(apiEntry(express.json({ limit: BODY_LIMIT }), routes));
+  v1.use(apiEntry(inRequestContext(express.json({ limit: BODY_LIMIT })), routes));
   const liveMoney = liveMoneyOf(deps.processor.kind, config.simulateLive);
   v1.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', '/payouts', ...TERMINAL_PAYMENT_PATHS], liveMoneyGate(liveMoney));
   v1.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', ...TERMINAL_PAYMENT_PATHS], accountReadinessGate(services.onboarding, 'charges'));

@@ -35,9 +35,6 @@ export function requestTelemetry(telemetry: Telemetry, routes: RouteMatcher): Re
     const parent = propagator.extract(ROOT_CONTEXT, req.headers, headerGetter);
     const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method, 'url.path': pathOf(req.originalUrl) } }, parent);
     const active = trace.setSpan(parent, span);
-    // The body and the answer are streams whose events would otherwise run outside the request's context.
-    context.bind(active, req);
-    context.bind(active, res);
     res.once('finish', () => {
       const route = routeOf(req, routes);
       metrics.request(route, req.method, res.statusCode, req.principal?.mode ?? 'none', (performance.now() - started) / 1000);

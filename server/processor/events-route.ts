@@ -1,6 +1,7 @@
 import express, { Router } from 'express';
 import type { Logger } from 'pino';
 import type { Mode } from '../db/schema.js';
+import { inRequestContext } from '../operations/observe.js';
 import { EventNotYetApplicable } from './errors.js';
 import type { ProcessorEventLog } from './event-log.js';
 import type { EventsPort } from './port.js';
@@ -24,7 +25,7 @@ const EVENT_BODY_LIMIT = '1mb';
  */
 export function processorEventsRouter(deps: { processor: EventsPort; log: ProcessorEventLog; logger: Logger; handlers: readonly ProcessorEventHandler[] }): Router {
   const router = Router();
-  router.post('/', express.raw({ type: () => true, limit: EVENT_BODY_LIMIT }), async (req, res) => {
+  router.post('/', inRequestContext(express.raw({ type: () => true, limit: EVENT_BODY_LIMIT })), async (req, res) => {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const event = deps.processor.verifyEvent(body, req.get('stripe-signature'));
     const mode: Mode = event.mode;

@@ -9,6 +9,7 @@ import type { Scope } from '../accounts/scope.js';
 import { type Assets, type Processor, renderClosedPage, renderNotFoundPage, renderOnboardingPage, renderPaymentPage, renderUnavailablePage } from '../pages/render.js';
 import { PageDetailsSchema } from '../../shared/contract/checkout.js';
 import type { CheckoutPages, PageKind } from '../checkout/pages.js';
+import { inRequestContext } from '../operations/observe.js';
 
 /** What the pages need of the processor adapter: which processor, its publishable key, where browsers reach it. */
 export interface PageProcessor {
@@ -162,7 +163,7 @@ export function pagesRouter(pages: CheckoutPages, processor: PageProcessor, live
     res.json({ data: { reference: found.reference, status: found.status, receipt_url: found.receiptUrl } });
   };
 
-  const json = express.json({ limit: START_BODY_LIMIT });
+  const json = inRequestContext(express.json({ limit: START_BODY_LIMIT }));
   router.get('/checkout/:reference/payments/:transaction', result('session'));
   router.get('/pay/:reference/payments/:transaction', result('link'));
   router.get('/checkout/:reference', show('session'));
