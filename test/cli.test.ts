@@ -7,6 +7,7 @@ import { client, type Json } from './helpers/api.js';
 import { json, POS_BIN, runCli } from './helpers/cli.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
+import { haveFish } from './helpers/tools.js';
 
 // @backend-once what the CLI prints, sends and exits with; the answers behind it (amounts, refund limits, lists, links, sessions) are the API tests', on both backends.
 
@@ -19,7 +20,7 @@ let till: CreatedMerchant;
 let tillEnv: Record<string, string>;
 const config = tempDir('pos-cli-config-');
 /** The fish shell, where it is installed: the completion is loaded in it only there. */
-const FISH = (process.env.PATH ?? '').split(':').map((dir) => join(dir, 'fish')).find((path) => existsSync(path));
+const FISH = haveFish() ? (process.env.PATH ?? '').split(':').map((dir) => join(dir, 'fish')).find((path) => existsSync(path)) : undefined;
 
 beforeAll(async () => {
   t = await startTestServer({ reconcileIntervalMs: 100 }, { simulator: { authorizationDelayMs: 100 } });

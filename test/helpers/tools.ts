@@ -24,3 +24,5 @@ export const haveSystemdAnalyze = (): boolean =>
   haveTool('systemd-analyze', () => spawnSync('systemd-analyze', ['--version']).status === 0, 'apt-get install -y systemd');
 /** util-linux `script`: a pty that records every byte a program writes to its terminal. */
 export const haveScript = (): boolean => haveTool('script', onPath('script'), 'apt-get install -y bsdutils');
+/** The fish shell, to load `pos completion fish` in. */
+export const haveFish = (): boolean => haveTool('fish', onPath('fish'), 'apt-get install -y fish');
