@@ -1,6 +1,6 @@
 import { principalOf } from '../http/middleware.js';
 import { route } from '../http/route-table.js';
-import { RequestLogEntrySchema } from '../../shared/contract/request-log.js';
+import { RequestLogEntrySchema, RequestLogStreamQuerySchema } from '../../shared/contract/request-log.js';
 
 /** A comment line this often keeps proxies and NAT tables from dropping an idle stream (as the event stream does). */
 const HEARTBEAT_MS = 15_000;
@@ -13,7 +13,9 @@ export const requestLogRoutes = [
     path: '/v1/request-log/stream',
     scope: 'secret',
     summary: "Server-Sent Events: each /v1 request of the key's merchant and mode as it finishes (pos logs tail)",
+    query: RequestLogStreamQuerySchema,
     responses: { 200: RequestLogEntrySchema },
+    stream: 'RequestLogEntry',
     async handle({ requestLog, eventStreams }, { req, res }) {
       const principal = principalOf(req);
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });

@@ -16,3 +16,6 @@ export const RequestLogEntrySchema = z
   .openapi('RequestLogEntry');
 
 export type RequestLogEntry = z.output<typeof RequestLogEntrySchema>;
+
+/** The stream takes no parameters (`pos logs tail` filters what it receives): anything else is a 400, not a stream that never ends. */
+export const RequestLogStreamQuerySchema = z.object({}).strict();
