@@ -38,8 +38,11 @@ function table(program: Command): Node[] {
   return nodes.map((n) => (n.path === 'pos' ? n : { ...n, words: [...n.words, ...globals] })).map((n) => ({ ...n, words: [...new Set(n.words)] }));
 }
 
+/** What `pos api` takes first besides its flags: a method, or an operationId the server's document lists (`pos __complete operations`). */
+const API_FIRST = 'GET POST DELETE $(pos __complete operations 2>/dev/null)';
+
 function shellCase(nodes: Node[], indent: string): string {
-  return nodes.map((n) => `${indent}"${n.path}") candidates="${n.words.join(' ')}" ;;`).join('\n');
+  return nodes.map((n) => `${indent}"${n.path}") candidates="${n.words.join(' ')}${n.path === 'pos api' ? ` ${API_FIRST}` : ''}" ;;`).join('\n');
 }
 
 function knownPaths(nodes: Node[]): string {
@@ -125,6 +128,7 @@ function fishScript(nodes: Node[]): string {
   for (const node of nodes) {
     const when = `-n ${quote(`test (__pos_path) = ${quote(node.path)}`)}`;
     if (node.subcommands.length) lines.push(`complete -c pos ${when} -a ${quote(node.subcommands.join(' '))}`);
+    if (node.path === 'pos api') lines.push(`complete -c pos ${when} -a ${quote(`GET POST DELETE (pos __complete operations 2>/dev/null)`)}`);
     if (node.path !== 'pos') for (const option of node.options) lines.push(`complete -c pos ${when} -l ${option.slice(2)}`);
   }
   return `${lines.join('\n')}\n`;

@@ -56,6 +56,11 @@ describe('pos api', () => {
     expect(included.stdout).toMatch(/^content-type: application\/json/m);
     expect(JSON.parse(included.stdout.slice(included.stdout.indexOf('\n\n') + 2))).toMatchObject({ data: { id } });
 
+    // Completion offers the document's operationIds after `pos api`, in every shell.
+    const offered = (await runCli(['__complete', 'operations'], { env })).stdout.split('\n');
+    expect(offered).toEqual(expect.arrayContaining(['createTransaction', 'retrieveTransaction', 'streamRequestLog']));
+    for (const shell of ['bash', 'zsh', 'fish']) expect((await runCli(['completion', shell])).stdout, shell).toMatch(/GET POST DELETE \$?\(pos __complete operations/);
+
     const operations = await runCli(['api', '--list', '--json'], { env });
     expect(json<{ operationId: string }[]>(operations).map((o) => o.operationId)).toEqual(expect.arrayContaining(['createTransaction', 'retrieveTransaction']));
   });

@@ -58,6 +58,6 @@ export function registerAccountCommands(program: Command): void {
   // What the completion scripts run to offer names after --reader, --location and --profile.
   program
     .command('__complete', { hidden: true })
-    .argument('<what>', 'readers, locations or profiles')
+    .argument('<what>', 'readers, locations, profiles or operations')
     .action(lazy(async () => (await import('../completion-names.js')).completeNames));
 }
