@@ -132,6 +132,24 @@ function promises(holder: () => TestServer): void {
     expect((await client(holder().url, rolled.body.data.secret).get('/v1/events')).status).toBe(200);
   });
 
+  it('ends the request-log stream of a secret key rolled with grace_hours 0, as it ends the event stream', async () => {
+    const merchant = await a.merchant('Rolled Log Reader');
+    const owner = client(a.url, merchant.keys.sk_test);
+    const log = await openRawStream(holder().url, merchant.keys.sk_test, undefined, '/v1/request-log/stream');
+    // Live: a request with the key shows on it (each instance streams the requests it answered).
+    await eventually(async () => {
+      await client(holder().url, merchant.keys.sk_test).get('/v1/customers?size=1');
+      return log.messages.find((m) => m.event === 'request' && m.data.path === '/v1/customers') ? true : undefined;
+    }, 10_000);
+    const since = Date.now();
+    expect((await owner.post(`/v1/api-keys/${await secretKeyId(owner, merchant.keys.sk_test)}/roll`, { grace_hours: 0 })).status).toBe(201);
+    await eventually(() => log.endedAt(), BOUND_MS + 5_000);
+    const last = log.messages.at(-1);
+    expect(last?.event).toBe('error');
+    expect(last?.data).toMatchObject({ error: { type: 'authentication_error', code: 'api_key_invalid' } });
+    expect(log.endedAt()! - since).toBeLessThan(BOUND_MS);
+  });
+
   it('keeps a rolled key’s connections through its grace and ends them when it is over', async () => {
     const key = await restrictedKey(owner);
     const held = await hold(holder().url, key.secret);

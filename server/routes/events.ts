@@ -5,20 +5,11 @@ import { EventDetailSchema, EventListQuerySchema, EventListSchema, EventSchema, 
 import { z } from '../../shared/contract/zod.js';
 import { pageRequest } from '../pagination.js';
 import { filterMatches } from '../webhooks/endpoints.js';
-import type { KeyEnd } from '../accounts/key-watch.js';
 import { missingEventPermission, shownTo, visibleEventTypes } from '../accounts/visibility.js';
-import { missingScope, unauthenticated } from '../errors.js';
+import { missingScope } from '../errors.js';
+import { openEventStream } from '../http/event-stream.js';
 
 const IdParams = z.object({ id: z.string().openapi({ description: 'evt_ id' }) });
-
-/** A comment line this often keeps proxies and NAT tables from dropping an idle stream. */
-const HEARTBEAT_MS = 15_000;
-
-/** What the stream says before it ends because its key stopped working: the 401 a new request with the key gets. */
-const KEY_ENDED: Record<KeyEnd, string> = {
-  revoked: 'The API key this stream was opened with was revoked',
-  expired: 'The API key this stream was opened with expired (it was rolled and its grace period ended)',
-};
 
 // A restricted key sees only events about objects it may read (server/accounts/visibility.ts);
 // fields of customers inside the events it does see are nulled by the answer layer. Asking for
@@ -59,52 +50,23 @@ export const eventRoutes = [
       const lastId = req.get('last-event-id');
       const seq = (lastId ? await events.seqOf(scope, lastId) : undefined) ?? (await events.currentSeq(scope));
 
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-      // A HEAD has no body to stream, and Node sends its head only with the body's first byte or its
-      // end: without this, a HEAD would hold a stream open and its caller would never be answered.
-      if (req.method === 'HEAD') {
-        res.end();
-        return;
-      }
-      res.write(`event: ready\ndata: ${JSON.stringify({ mode: scope.mode })}\n\n`);
-
-      let closed = false;
-      let stop = (): void => {};
-      let release = (): void => {};
-      const heartbeat = setInterval(() => res.write(': ping\n\n'), HEARTBEAT_MS);
-      const close = () => {
-        if (closed) return;
-        closed = true;
-        clearInterval(heartbeat);
-        stop();
-        release();
-        forget();
-        res.end();
-      };
-      const forget = streams.add(close);
-      res.on('close', close);
-      // Ends the stream as soon as its key stops working, on whichever instance revoked or rolled it;
-      // the client is told why, as a new request with the key would be (401).
-      release = keyWatch.hold(principal, (why) => {
-        if (closed) return;
-        res.write(`event: error\ndata: ${JSON.stringify(unauthenticated(KEY_ENDED[why]).toBody())}\n\n`);
-        close();
-      });
+      const stream = openEventStream(req, res, { streams, keyWatch, principal });
+      if (!stream) return;
       // Woken by each commit that writes an event of this merchant and mode; a failed read ends the
       // stream, and the client resumes with Last-Event-ID.
-      stop = events.follow(
+      const stop = events.follow(
         scope,
         seq,
         (batch) => {
-          if (closed) return;
           for (const event of batch) {
             if (types && !filterMatches(types, event.type)) continue;
-            res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(shownTo(principal, event))}\n\n`);
+            stream.send(event.type, shownTo(principal, event), event.id);
           }
         },
-        close,
+        () => stream.close(),
         visible,
       );
+      stream.onClose(stop);
     },
   }),
   route({

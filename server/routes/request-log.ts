@@ -1,11 +1,12 @@
 import { principalOf } from '../http/middleware.js';
+import { openEventStream } from '../http/event-stream.js';
 import { route } from '../http/route-table.js';
 import { RequestLogEntrySchema, RequestLogStreamQuerySchema } from '../../shared/contract/request-log.js';
 
-/** A comment line this often keeps proxies and NAT tables from dropping an idle stream (as the event stream does). */
-const HEARTBEAT_MS = 15_000;
-
-/** The merchant's own requests as they finish: the secret key's alone, since it shows every key's traffic. */
+/**
+ * The merchant's own requests as they finish: the secret key's alone, since it shows every key's
+ * traffic, and ended the moment that key is revoked or expires, as the event stream is.
+ */
 export const requestLogRoutes = [
   route({
     operationId: 'streamRequestLog',
@@ -16,30 +17,11 @@ export const requestLogRoutes = [
     query: RequestLogStreamQuerySchema,
     responses: { 200: RequestLogEntrySchema },
     stream: 'RequestLogEntry',
-    async handle({ requestLog, eventStreams }, { req, res }) {
+    async handle({ requestLog, eventStreams, keyWatch }, { req, res }) {
       const principal = principalOf(req);
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-      if (req.method === 'HEAD') {
-        res.end();
-        return;
-      }
-      res.write(`event: ready\ndata: ${JSON.stringify({ mode: principal.mode })}\n\n`);
-      let closed = false;
-      const heartbeat = setInterval(() => res.write(': ping\n\n'), HEARTBEAT_MS);
-      const stop = requestLog.subscribe(principal.merchantId, principal.mode, (entry) => {
-        if (!closed) res.write(`id: ${entry.request_id}\nevent: request\ndata: ${JSON.stringify(entry)}\n\n`);
-      });
-      const close = () => {
-        if (closed) return;
-        closed = true;
-        clearInterval(heartbeat);
-        stop();
-        forget();
-        res.end();
-      };
-      // Closed with the event streams when the server shuts down.
-      const forget = eventStreams.add(close);
-      res.on('close', close);
+      const stream = openEventStream(req, res, { streams: eventStreams, keyWatch, principal });
+      if (!stream) return;
+      stream.onClose(requestLog.subscribe(principal.merchantId, principal.mode, (entry) => stream.send('request', entry, entry.request_id)));
     },
   }),
 ];

@@ -27,11 +27,11 @@ export interface RawStream {
 }
 
 /** `GET /v1/events/stream` with `key`, resolved once the server said `ready`. */
-export async function openRawStream(url: string, key: string, lastEventId?: string): Promise<RawStream> {
+export async function openRawStream(url: string, key: string, lastEventId?: string, path = '/v1/events/stream'): Promise<RawStream> {
   const messages: SseMessage[] = [];
   let endedAt: number | undefined;
   let response: IncomingMessage | undefined;
-  const req = request(`${url}/v1/events/stream`, { headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) } });
+  const req = request(`${url}${path}`, { headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) } });
   const ended = new Promise<void>((resolve, reject) => {
     req.once('error', reject);
     req.once('response', (res) => {
