@@ -1,13 +1,10 @@
 import { DEFAULT_WEBHOOK_TIMEOUT_MS } from '../../shared/config.js';
 import { listenSecret, signedHeaders } from '../../shared/webhook-signing.js';
-import type { ApiErrorBody, WebhookEvent } from '../../shared/api/types.js';
-import { ApiRequestError } from '../../shared/api/errors.js';
+import type { WebhookEvent } from '../../shared/api/types.js';
 import type { CliContext } from '../context.js';
 import { usageError } from '../errors.js';
+import { followStream } from '../follow-stream.js';
 import type { ListenFlags } from './listen.js';
-
-/** After the stream drops (server restart), wait this long before reconnecting: quick, without spinning. */
-const RECONNECT_DELAY_MS = 1_000;
 
 /** The fields of a streamed event this command reads; the message body is forwarded untouched. */
 type StreamedEvent = Pick<WebhookEvent, 'id' | 'type' | 'created_at'>;
@@ -52,55 +49,17 @@ export async function listen(_args: [], flags: ListenFlags, ctx: CliContext): Pr
     .map((t) => t.trim())
     .filter(Boolean);
 
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
   let lastEventId: string | undefined;
-  let announced = false;
-  let connected = false;
-  /** Why the server ended the stream for good (its key was revoked or expired): reconnecting would only be refused. */
-  let refused: ApiRequestError | undefined;
-  try {
-    while (!stop.signal.aborted) {
-      const stream = api.streamEvents(
-        async (message) => {
-          if (message.event === 'error') {
-            refused = new ApiRequestError(401, (JSON.parse(message.data) as { error: ApiErrorBody }).error);
-            return;
-          }
-          if (message.event === 'ready') {
-            if (announced && !connected) out.error('Reconnected.');
-            connected = true;
-            if (!announced) {
-              const mode = (JSON.parse(message.data) as { mode: string }).mode;
-              out.error(`Ready! Listening for ${mode}-mode events. Your webhook signing secret is ${secret} (^C to quit)`);
-              announced = true;
-            }
-            return;
-          }
-          const event = JSON.parse(message.data) as StreamedEvent;
-          lastEventId = event.id;
-          const result = flags.forwardTo ? `  ${await forward(flags.forwardTo, secret, event, message.data)}` : '';
-          out.line(`${event.created_at}  --> ${event.type} [${event.id}]${result}`);
-        },
-        { signal: stop.signal, lastEventId, types },
-      );
-      try {
-        await stream;
-      } catch (err) {
-        // Before the first connection an error is the answer (bad key, wrong URL); after it, the
-        // server is restarting and we wait for it.
-        if (!announced) throw err;
-      }
-      if (refused) throw refused;
-      if (stop.signal.aborted) break;
-      if (connected) out.error('Connection to the server lost; reconnecting…');
-      connected = false;
-      await new Promise((resolve) => setTimeout(resolve, RECONNECT_DELAY_MS));
-    }
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
+  await followStream(
+    out,
+    // Resumes after the last event shown, so a reconnect neither loses nor repeats one.
+    (receive, signal) => api.streamEvents(receive, { signal, lastEventId, types }),
+    (mode) => out.error(`Ready! Listening for ${mode}-mode events. Your webhook signing secret is ${secret} (^C to quit)`),
+    async (message) => {
+      const event = JSON.parse(message.data) as StreamedEvent;
+      lastEventId = event.id;
+      const result = flags.forwardTo ? `  ${await forward(flags.forwardTo, secret, event, message.data)}` : '';
+      out.line(`${event.created_at}  --> ${event.type} [${event.id}]${result}`);
+    },
+  );
 }

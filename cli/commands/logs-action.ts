@@ -1,12 +1,8 @@
-import type { ApiErrorBody } from '../../shared/api/types.js';
-import { ApiRequestError } from '../../shared/api/errors.js';
 import type { RequestLogEntry } from '../../shared/contract/request-log.js';
 import { paint } from '../color.js';
 import type { CliContext } from '../context.js';
 import { usageError } from '../errors.js';
-
-/** After the stream drops (server restart), wait this long before reconnecting: quick, without spinning. */
-const RECONNECT_DELAY_MS = 1_000;
+import { followStream } from '../follow-stream.js';
 
 interface TailOptions {
   status?: string;
@@ -40,50 +36,15 @@ function line(ctx: CliContext, e: RequestLogEntry): string {
 
 export async function tailLogs(_args: [], options: TailOptions, ctx: CliContext): Promise<void> {
   const show = filterOf(options);
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  let announced = false;
-  let connected = false;
-  let refused: ApiRequestError | undefined;
-  try {
-    while (!stop.signal.aborted) {
-      const stream = ctx.api.streamRequestLog(
-        (message) => {
-          if (message.event === 'error') {
-            refused = new ApiRequestError(401, (JSON.parse(message.data) as { error: ApiErrorBody }).error);
-            return;
-          }
-          if (message.event === 'ready') {
-            if (announced && !connected) ctx.out.error('Reconnected.');
-            if (!announced) ctx.out.error(`Ready! Tailing ${(JSON.parse(message.data) as { mode: string }).mode}-mode requests (^C to quit)`);
-            announced = true;
-            connected = true;
-            return;
-          }
-          const entry = JSON.parse(message.data) as RequestLogEntry;
-          if (!show(entry)) return;
-          if (ctx.out.json) ctx.out.printJson(entry);
-          else ctx.out.line(line(ctx, entry));
-        },
-        { signal: stop.signal },
-      );
-      try {
-        await stream;
-      } catch (err) {
-        // Before the first connection an error is the answer (a restricted key, a wrong URL); after it,
-        // the server is restarting and we wait for it.
-        if (!announced) throw err;
-      }
-      if (refused) throw refused;
-      if (stop.signal.aborted) break;
-      if (connected) ctx.out.error('Connection to the server lost; reconnecting…');
-      connected = false;
-      await new Promise((resolve) => setTimeout(resolve, RECONNECT_DELAY_MS));
-    }
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
+  await followStream(
+    ctx.out,
+    (receive, signal) => ctx.api.streamRequestLog(receive, { signal }),
+    (mode) => ctx.out.error(`Ready! Tailing ${mode}-mode requests (^C to quit)`),
+    (message) => {
+      const entry = JSON.parse(message.data) as RequestLogEntry;
+      if (!show(entry)) return;
+      if (ctx.out.json) ctx.out.printJson(entry);
+      else ctx.out.line(line(ctx, entry));
+    },
+  );
 }
