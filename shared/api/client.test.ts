@@ -126,3 +126,41 @@ describe('PosApi transport errors', () => {
     }
   });
 });
+
+describe('PosApi retries', () => {
+  it('retries a throttled read after its Retry-After and a 503, and answers what came next', async () => {
+    const seen: string[] = [];
+    const s = await stub((req, res) => {
+      seen.push(req.method ?? '');
+      if (seen.length === 1) res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' }).end('{"error":{"type":"rate_limit_error","message":"slow down"}}');
+      else if (seen.length === 2) res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"type":"api_error","message":"draining"}}');
+      else res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":{"id":"m-1"}}');
+    });
+    try {
+      const merchant = (await new PosApi({ server: s.url, apiKey: 'sk_test_x', maxRetries: 2, retryBaseMs: 1 }).merchant()) as unknown as { data: { id: string } };
+      expect(merchant.data.id).toBe('m-1');
+      expect(seen).toEqual(['GET', 'GET', 'GET']);
+    } finally {
+      await close(s.server);
+    }
+  });
+
+  it('gives up after its retries with the last answer, and never repeats a write without an Idempotency-Key', async () => {
+    let calls = 0;
+    const s = await stub((_req, res) => {
+      calls += 1;
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' }).end('{"error":{"type":"rate_limit_error","message":"slow down"}}');
+    });
+    try {
+      const api = new PosApi({ server: s.url, apiKey: 'sk_test_x', maxRetries: 2, retryBaseMs: 1 });
+      expect(await caught(api.merchant())).toMatchObject({ status: 429 });
+      expect(calls).toBe(3);
+      calls = 0;
+      const raw = await api.transport.send('POST', '/v1/customers', { body: { name: 'x' } });
+      expect(raw.status).toBe(429);
+      expect(calls).toBe(1);
+    } finally {
+      await close(s.server);
+    }
+  });
+});
