@@ -25,11 +25,16 @@ export class RequestLogHub {
     };
   }
 
-  /** How many streams are open: the cost of publishing is nothing when nobody follows. */
+  /** How many streams are open. */
   get size(): number {
     let n = 0;
     for (const set of this.#listeners.values()) n += set.size;
     return n;
+  }
+
+  /** Whether any stream follows this merchant and mode: a request nobody follows costs no entry. */
+  follows(merchantId: string, mode: string): boolean {
+    return this.#listeners.has(RequestLogHub.#channel(merchantId, mode));
   }
 
   publish(merchantId: string, mode: string, entry: RequestLogEntry): void {

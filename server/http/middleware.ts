@@ -29,7 +29,7 @@ export function requestContext(logger: Logger, requestLog?: RequestLogHub): Requ
     if (requestLog) {
       res.on('finish', () => {
         const principal = req.principal;
-        if (!principal || requestLog.size === 0) return;
+        if (!principal || !requestLog.follows(principal.merchantId, principal.mode)) return;
         requestLog.publish(principal.merchantId, principal.mode, {
           request_id: req.requestId,
           method: req.method,
