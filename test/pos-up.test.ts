@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { client } from './helpers/api.js';
 import { json, POS_BIN, runCli } from './helpers/cli.js';
 import { eventually, tempDir } from './helpers/tmp.js';
@@ -9,6 +9,12 @@ import { eventually, tempDir } from './helpers/tmp.js';
 const dir = tempDir('pos-up-');
 const env = { POS_CONFIG_DIR: join(dir.path, 'config') };
 afterAll(() => dir.cleanup());
+// A failed assertion must not leave a `pos up` serving after the run: every one started is killed here.
+const running = new Set<ReturnType<typeof spawn>>();
+afterEach(() => {
+  for (const child of running) child.kill('SIGKILL');
+  running.clear();
+});
 
 /** `pos up` without a terminal: serves and logs JSON until SIGTERM. Resolves with its URL and stdout. */
 async function up(): Promise<{ url: string; stdout: () => string; stop: () => Promise<number | null> }> {
@@ -16,8 +22,14 @@ async function up(): Promise<{ url: string; stdout: () => string; stop: () => Pr
     env: { PATH: process.env.PATH ?? '', HOME: dir.path, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
   let out = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`pos up did not get ready:\n${out}`)), 20_000);
     child.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
@@ -69,5 +81,6 @@ describe('pos up without a terminal', () => {
     expect(keys.filter((k) => k.type === 'restricted').map((k) => k.name)).toEqual(['pos up counter']);
     expect(json<{ data: unknown[] }>(await runCli(['readers', 'list', '--json'], { env })).data).toHaveLength(1);
     expect(await second.stop()).toBe(0);
-  });
+    // Two start-ups of the whole stack and six CLI processes: over the suite's 30 s on a loaded machine.
+  }, 60_000);
 });
