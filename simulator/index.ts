@@ -40,6 +40,7 @@ import { Adjustments } from './engine/payments/adjustments.js';
 import { PlatformMoney } from './engine/connect/platformMoney.js';
 import { PayoutReversals } from './engine/payouts/payoutReversals.js';
 import { CashBalances } from './engine/customers/cashBalances.js';
+import { CashBalancePayments } from './engine/payments/cashBalancePayments.js';
 import { CustomerObjects } from './engine/customers/customerObjects.js';
 import type { Services } from './http/services.js';
 import { createApp } from './http/app.js';
@@ -194,6 +195,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const charges = new Charges(kernel, ledger, transfers);
   const captures = new Captures(kernel, charges);
   const attempts = new PaymentAttempts(kernel, accounts, paymentMethods, charges, captures);
+  const cashBalancePayments = new CashBalancePayments(kernel, cashBalances, paymentMethods, (origin, row, pm) => attempts.approve(origin, row, pm, {}));
+  attempts.cashBalancePayments = cashBalancePayments;
+  captures.onCanceled = (origin, row) => cashBalancePayments.canceled(origin, row);
   const payments = new PaymentIntents(kernel, accounts, paymentMethods, customers, attempts);
   const refunds = new Refunds(kernel, charges, ledger, transfers);
   const adjustments = new Adjustments(kernel, charges, captures);
@@ -243,6 +247,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     customers,
     customerObjects,
     cashBalances,
+    cashBalancePayments,
     endpoints,
     events,
     afterCommit: () => dispatcher.poke(),

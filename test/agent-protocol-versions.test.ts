@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { z } from 'zod';
@@ -98,6 +99,49 @@ describe('agent protocol versions', () => {
     ]);
     old.close();
     current.close();
+  });
+
+  it('answers a plain GET with the protocols it speaks, under the websocket’s own key, which then connects', async () => {
+    const counter = await client(t.url, key).post<{ data: { secret: string } }>('/v1/api-keys', { name: 'Counter', preset: 'counter' });
+    expect(counter.status, JSON.stringify(counter.body)).toBe(201);
+    const agentKey = counter.body.data.secret;
+    const described = await client(t.url, agentKey).get<{ data: Json }>(UPSTREAM_PATH);
+    expect(described.status).toBe(200);
+    expect(described.body.data).toEqual({
+      object: 'agent_protocol',
+      current: UPSTREAM_PROTOCOL_VERSION,
+      accepted: [UPSTREAM_PROTOCOL_VERSION - 1, UPSTREAM_PROTOCOL_VERSION],
+      server_version: POS_VERSION,
+      websocket_path: UPSTREAM_PATH,
+    });
+
+    // What it names is what the websocket speaks.
+    const agent = await open(t.url, agentKey);
+    agent.send({ type: 'hello', protocol: described.body.data.current as number, agent_id: randomUUID(), name: 'Checked first', version: POS_VERSION, heartbeat_ms: 60_000, cursor: null });
+    expect(await agent.next('welcome')).toMatchObject({ protocol: described.body.data.current, server_version: described.body.data.server_version });
+    agent.close();
+
+    // A wrong key learns nothing, as the upgrade refuses it.
+    const wrong = 'sk_test_' + 'x'.repeat(32);
+    const refused = await client(t.url, wrong).get<{ error: Json }>(UPSTREAM_PATH);
+    expect(refused.status).toBe(401);
+    expect(refused.body.error).toMatchObject({ type: 'authentication_error' });
+    await expect(open(t.url, wrong)).rejects.toThrow(/401/);
+  });
+
+  it('answers 426 to an Upgrade header that arrived without Connection: Upgrade (a proxy that drops it)', async () => {
+    const answer = await new Promise<{ status: number; body: Json }>((resolve, reject) => {
+      const req = get(`${t.url}${UPSTREAM_PATH}`, { headers: { authorization: `Bearer ${key}`, upgrade: 'websocket' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Json }));
+      });
+      req.on('error', reject);
+    });
+    expect(answer.status).toBe(426);
+    expect(answer.body).toMatchObject({ error: { type: 'invalid_request_error', code: 'upgrade_required' } });
+    expect(String((answer.body.error as Json).message)).toContain('Connection: Upgrade');
   });
 
   it('refuses a protocol it does not speak, naming the ones it does', async () => {

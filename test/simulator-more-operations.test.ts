@@ -7,8 +7,8 @@ import { verifiedAccountParams } from '../simulator/testing/onboarding.js';
  * More of the operations Stripe documents on the resources the simulator claims, through the
  * official `stripe` package: debit cards as external accounts, the Charges API's create, a
  * customer's cash balance and funding instructions; and the calls the simulator refuses as Stripe
- * refuses them here (a local payment method in the wrong currency, paying from a cash balance,
- * microdeposits, files and SetupIntents it never has).
+ * refuses them here (a local payment method in the wrong currency, applying a cash balance or
+ * microdeposits to a card payment, files and SetupIntents it never has).
  */
 
 let t: TestSimulator;

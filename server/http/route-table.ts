@@ -21,7 +21,10 @@ import { parseInput } from './validate.js';
 
 export type Method = 'get' | 'post' | 'delete' | 'patch';
 
-/** The successes an operation answers with (426: the websocket endpoint asked without an upgrade). */
+/**
+ * The statuses an operation answers on purpose, each with its schema (426: a websocket endpoint sent
+ * an Upgrade header that did not arrive as an upgrade; declaring it also declares the upgrade's 101).
+ */
 export type SuccessStatus = 200 | 201 | 202 | 426;
 
 /**
@@ -261,7 +264,7 @@ function scopeList(scope: RouteScope): string[] {
   return typeof scope === 'string' ? [scope] : [...scope];
 }
 
-const SUCCESS_DESCRIPTION: Record<SuccessStatus, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 426: 'Upgrade required: this endpoint is a websocket' };
+const SUCCESS_DESCRIPTION: Record<SuccessStatus, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 426: 'Upgrade required: an Upgrade header arrived without Connection: Upgrade (a proxy on the way may drop it), so no websocket was opened' };
 
 type RefusalStatus = ErrorStatus | 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429;
 
@@ -359,6 +362,8 @@ export function openApiDocument(routes: readonly Route[]): ReturnType<OpenApiGen
       method: 'post',
       path: type,
       summary: `The ${type} event, POSTed to each webhook endpoint whose events match it`,
+      // The endpoint authenticates the call by its signature (the description), not by a credential it was given.
+      security: [],
       description: 'Signed as Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature headers; docs/webhooks.md). Answer 2xx to acknowledge; anything else is retried.',
       request: { body: { required: true, content: { 'application/json': { schema: EVENT_PAYLOADS[type] } } } },
       responses: { 200: { description: 'Acknowledged (any 2xx)' } },

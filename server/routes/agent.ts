@@ -1,7 +1,8 @@
 import { upgradeRequired } from '../errors.js';
 import type { Permission } from '../../shared/contract/permissions.js';
 import { route } from '../http/route-table.js';
-import { ErrorBodySchema } from '../../shared/contract/common.js';
+import { dataEnvelope, ErrorBodySchema } from '../../shared/contract/common.js';
+import { agentProtocol, AgentProtocolSchema } from '../../shared/contract/agent.js';
 
 /**
  * What the agent's websocket needs of a restricted key: it reports readers' presence and activity
@@ -15,12 +16,21 @@ export const agentRoutes = [
     operationId: 'connectAgent',
     method: 'get',
     path: '/v1/agent/connect',
+    // The same key as the websocket, so checking compatibility asks for nothing the agent lacks.
     scope: AGENT_CONNECT_SCOPE,
-    summary: 'Agent-facing: the upstream websocket (upgrade with Authorization: Bearer sk_… or a restricted key with terminal:write and transactions:read); a plain GET is 426',
-    responses: { 426: ErrorBodySchema },
+    summary:
+      'Agent-facing: the upstream websocket (upgrade with Authorization: Bearer sk_… or a restricted key with terminal:write and transactions:read). ' +
+      'A plain GET answers the agent protocols this server speaks, to check an agent against before upgrading; ' +
+      'an Upgrade header without Connection: Upgrade (a proxy that drops it) is 426',
+    responses: { 200: dataEnvelope(AgentProtocolSchema), 426: ErrorBodySchema },
     // A websocket upgrade never reaches Express (server/routes/agent-upstream.ts takes it first).
-    handle() {
-      throw upgradeRequired('This endpoint is a websocket: connect with an Upgrade: websocket request');
+    handle(_services, { req, res }) {
+      if (req.headers.upgrade !== undefined) {
+        throw upgradeRequired(
+          `Upgrade: ${req.headers.upgrade} arrived without Connection: Upgrade, so no websocket was opened: a proxy on the way may drop it (docs/agent-protocol.md)`,
+        );
+      }
+      res.json({ data: agentProtocol() });
     },
   }),
 ];

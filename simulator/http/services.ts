@@ -7,6 +7,7 @@ import type { BankAccounts } from '../engine/connect/bankAccounts.js';
 import type { Capabilities } from '../engine/connect/capabilities.js';
 import type { Customers } from '../engine/customers/customers.js';
 import type { CashBalances } from '../engine/customers/cashBalances.js';
+import type { CashBalancePayments } from '../engine/payments/cashBalancePayments.js';
 import type { CustomerObjects } from '../engine/customers/customerObjects.js';
 import type { Disputes } from '../engine/disputes/disputes.js';
 import type { EventLog, WebhookEndpoints } from '../engine/events/events.js';
@@ -55,6 +56,7 @@ export interface Services {
   customers: Customers;
   customerObjects: CustomerObjects;
   cashBalances: CashBalances;
+  cashBalancePayments: CashBalancePayments;
   endpoints: WebhookEndpoints;
   events: EventLog;
   /** Wakes timers and the webhook dispatcher once a request has committed. */

@@ -25,7 +25,7 @@ const { startSimulator } = await import(resolve(import.meta.dirname, '../../dist
 /** Resource prefixes of the test names that the simulator claims (simulator/README.md). */
 const CLAIMED = [
   'account_links', 'accounts', 'application_fees', 'balance', 'balance_transactions', 'charges', 'customers',
-  'disputes', 'events', 'payment_intents', 'payment_methods', 'payouts', 'refunds', 'terminal', 'test_helpers_terminal',
+  'disputes', 'events', 'payment_intents', 'payment_methods', 'payouts', 'refunds', 'terminal', 'test_helpers_customers', 'test_helpers_terminal',
   'transfers', 'webhook_endpoints',
 ];
 
@@ -42,7 +42,7 @@ const EXPECTED_REFUSALS = {
   test_payment_intents_post_4: 'as on Stripe: p24 payments are in eur or pln, and the test asks for usd',
   test_payment_methods_post: 'as on Stripe: the test card expires 8/2024, in the past, so Stripe refuses it too (invalid_expiry_year)',
   test_refunds_cancel_post: 'as on Stripe: only a refund in requires_action can be canceled; card refunds never are',
-  test_payment_intents_apply_customer_balance_post: 'as on Stripe for an intent without customer_balance; intents paid from a cash balance are not modelled',
+  test_test_helpers_customers_fund_cash_balance_post: "not modelled: the simulator's platform is in the US and funds cash balances by US bank transfer, in usd; the test funds eur (EU bank transfers)",
   test_payment_intents_verify_microdeposits_post: 'as on Stripe: the call gives neither the amounts nor the descriptor code',
   test_terminal_readers_process_setup_intent_post: "as on Stripe for an unknown id: SetupIntents are not a resource the simulator claims, so the test's SetupIntent cannot exist",
   test_terminal_configurations_post_3: "as on Stripe for an unknown id: the splash screen is an uploaded file, and Files are not a resource the simulator claims",
@@ -120,6 +120,15 @@ async function fixtures(body) {
   ids.cus_xxxxxxxxxxxxx = customer.id;
   ids.cus_xyz = customer.id;
   ids.cus_123 = customer.id;
+  if (/applyCustomerBalance/.test(body)) {
+    // An intent waiting for funds, and a balance that holds them (manual reconciliation: the test applies them).
+    await stripe.customers.updateCashBalance(customer.id, { settings: { reconciliation_mode: 'manual' } });
+    ids.pi_xxxxxxxxxxxxx = (await stripe.paymentIntents.create({
+      amount: 2000, currency: 'usd', customer: customer.id, payment_method_types: ['customer_balance'], payment_method_data: { type: 'customer_balance' },
+      payment_method_options: { customer_balance: { funding_type: 'bank_transfer', bank_transfer: { type: 'us_bank_transfer' } } }, confirm: true,
+    })).id;
+    await stripe.testHelpers.customers.fundCashBalance(customer.id, { amount: 2000, currency: 'usd' });
+  }
   if (need('pm_xxxxxxxxxxxxx')) {
     const pm = await stripe.paymentMethods.create({ type: 'card', card: { token: 'tok_visa' } });
     if (/update|detach/.test(body)) await stripe.paymentMethods.attach(pm.id, { customer: customer.id });

@@ -16,6 +16,9 @@ export class Captures {
     private readonly charges: Charges,
   ) {}
 
+  /** Told of each canceled intent before its event: a cash balance takes back what it paid of it. */
+  onCanceled: ((origin: Origin, row: PaymentIntentRow) => void) | undefined;
+
   /** Captures `amount`: the charge moves the money, the intent records it. */
   settle(origin: Origin, row: PaymentIntentRow, chargeRow: ChargeRow, amount: number): void {
     this.charges.capture(origin, row, chargeRow, amount);
@@ -81,6 +84,7 @@ export class Captures {
     pi.next_action = null;
     pi.amount_capturable = 0;
     row.internal.readerId = null;
+    this.onCanceled?.(origin, row);
     this.kernel.store.save(row);
     this.kernel.events.emit(origin, 'payment_intent.canceled', pi);
     return pi;

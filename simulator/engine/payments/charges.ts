@@ -183,6 +183,7 @@ export class Charges {
       };
       return (body.type === 'card_present' ? { type: 'card_present', card_present: details } : { type: 'interac_present', interac_present: details }) as Stripe.Charge.PaymentMethodDetails;
     }
+    if (body.type === 'customer_balance') return { type: 'customer_balance', customer_balance: {} } as Stripe.Charge.PaymentMethodDetails;
     const bank = body.us_bank_account;
     return {
       type: 'us_bank_account',
@@ -215,7 +216,8 @@ export class Charges {
     charge.application_fee_amount = pi.application_fee_amount;
     const cardNumber = this.kernel.store.find<unknown, PaymentMethodInternal>(String(charge.payment_method))?.internal.cardNumber ?? '';
     const methodType = charge.payment_method_details?.type ?? 'card';
-    const sourceType: SourceType = methodType === 'us_bank_account' ? 'bank_account' : 'card';
+    // A customer balance holds what bank transfers brought in.
+    const sourceType: SourceType = methodType === 'us_bank_account' || methodType === 'customer_balance' ? 'bank_account' : 'card';
     const availability = bypassesPending(cardNumber) ? 'available' : 'pending';
     const fee = pi.application_fee_amount ?? 0;
     const destination = typeof pi.transfer_data?.destination === 'string' ? pi.transfer_data.destination : null;

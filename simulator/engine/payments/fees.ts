@@ -22,10 +22,15 @@ const CARD_PRESENT_FIXED = 5;
 const ACH_RATE = 0.008;
 const ACH_CAP = 500;
 
+/** US bank transfers paid from a customer's cash balance: 0.5%, capped at $5.00. */
+const BANK_TRANSFER_RATE = 0.005;
+const BANK_TRANSFER_CAP = 500;
+
 /** Stripe's processing fee on `amount` captured with a payment method of `type`. */
 export function processingFee(amount: number, type: string): number {
   if (amount <= 0) return 0;
   if (type === 'us_bank_account') return Math.min(Math.round(amount * ACH_RATE), ACH_CAP);
+  if (type === 'customer_balance') return Math.min(Math.round(amount * BANK_TRANSFER_RATE), BANK_TRANSFER_CAP);
   if (type === 'card_present' || type === 'interac_present') return Math.round(amount * CARD_PRESENT_RATE) + CARD_PRESENT_FIXED;
   return Math.round(amount * CARD_RATE) + CARD_FIXED;
 }

@@ -8,6 +8,7 @@ import type { Captures } from './captures.js';
 import type { PaymentMethodBody, PaymentMethodRow, PaymentMethods } from './paymentMethods.js';
 import { assertTypeAllowed, checkAchCapability, getAnyIntent } from './intentRules.js';
 import type { AccountChecks, IntentResult, PaymentIntentRow } from './types.js';
+import type { CashBalancePayments } from './cashBalancePayments.js';
 
 /**
  * One payment attempt and where it leads: the instrument's outcome decides between approval
@@ -26,6 +27,9 @@ export class PaymentAttempts {
     private readonly captures: Captures,
   ) {}
 
+  /** Pays `customer_balance` attempts; set once both exist, as each needs the other. */
+  cashBalancePayments: CashBalancePayments | undefined;
+
   /** One payment attempt with `pm`: the outcome of the instrument decides the next status. */
   attempt(origin: Origin, row: PaymentIntentRow, pm: PaymentMethodRow, returnUrl: string | undefined): IntentResult {
     const pi = row.body;
@@ -40,6 +44,10 @@ export class PaymentAttempts {
       checkAchCapability(this.accounts, origin.scope, pi, ['us_bank_account']);
       if (row.internal.microdeposits === 'required') return this.awaitMicrodeposits(origin, row);
       return this.startAch(origin, row, pm);
+    }
+    if (pm.body.type === 'customer_balance') {
+      if (!this.cashBalancePayments) throw new Error('cash balance payments are not wired');
+      return this.cashBalancePayments.attempt(origin, row, pm);
     }
     const outcome: CardOutcome = row.internal.authenticated ? { kind: 'approve' } : testCard(pm.internal.cardNumber ?? '').outcome;
     if (outcome.kind === 'authenticate') {

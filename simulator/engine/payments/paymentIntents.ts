@@ -8,6 +8,7 @@ import { assertCanCharge, capabilityStatus } from '../connect/capabilityState.js
 import type { Customers } from '../customers/customers.js';
 import type { PaymentMethodRow, PaymentMethods } from './paymentMethods.js';
 import type { PaymentAttempts } from './paymentAttempts.js';
+import { withCustomerBalanceOptions } from './cashBalancePayments.js';
 import {
   CONFIRMABLE,
   assertUpdatable,
@@ -167,6 +168,7 @@ export class PaymentIntents {
     }
     const microdeposits = input.payment_method_options?.us_bank_account?.verification_method === 'microdeposits';
     if (microdeposits) pi.payment_method_options = { us_bank_account: { verification_method: 'microdeposits' } } as Stripe.PaymentIntent.PaymentMethodOptions;
+    withCustomerBalanceOptions(pi, input.payment_method_options?.customer_balance);
     const row = this.kernel.store.insert<Stripe.PaymentIntent, PaymentIntentInternal>('payment_intent', scope, pi, microdeposits ? { microdeposits: 'required' } : {});
     this.kernel.events.emit(origin, 'payment_intent.created', row.body);
     if (!input.confirm) return { intent: row.body };
@@ -258,6 +260,7 @@ export class PaymentIntents {
       row.internal.microdeposits = 'required';
       pi.payment_method_options = { ...pi.payment_method_options, us_bank_account: { verification_method: 'microdeposits' } } as Stripe.PaymentIntent.PaymentMethodOptions;
     }
+    withCustomerBalanceOptions(pi, input.payment_method_options?.customer_balance);
     return this.attempts.attempt(origin, row, pm, input.return_url);
   }
 

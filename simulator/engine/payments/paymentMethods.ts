@@ -215,6 +215,12 @@ export class PaymentMethods {
       body.us_bank_account = this.bankDetails(bank);
       return this.kernel.store.insert('payment_method', origin.scope, body, { accountNumber: bank.account_number });
     }
+    if (data.type === 'customer_balance') {
+      // Paid from the customer's cash balance: no details of its own (cashBalancePayments.ts).
+      const body = this.base(origin.scope, 'customer_balance', data.billing_details, data.metadata);
+      body.customer_balance = {};
+      return this.kernel.store.insert('payment_method', origin.scope, body, {});
+    }
     throw invalidRequest(`The payment method type \`${data.type}\` is not supported by the simulator.`, p('type'), 'parameter_invalid');
   }
 

@@ -20,6 +20,8 @@ export interface PaymentIntentInternal {
   timerId?: string | null;
   /** The bank account is to be verified by microdeposits before it is debited (`verification_method: microdeposits`), or was. */
   microdeposits?: 'required' | 'verified';
+  /** Paid from the customer's cash balance so far, while it waits for the rest (cashBalancePayments.ts). */
+  cashApplied?: number;
 }
 
 export type PaymentIntentRow = StoredObject<Stripe.PaymentIntent, PaymentIntentInternal>;
@@ -49,12 +51,19 @@ export interface PaymentIntentCreateInput {
   statement_descriptor?: string | null | undefined;
   statement_descriptor_suffix?: string | null | undefined;
   transfer_group?: string | undefined;
-  /** Only the US bank account's verification method is read: `microdeposits` makes it wait for them. */
-  payment_method_options?: UsBankAccountOptions | undefined;
+  /** The US bank account's verification method (`microdeposits` makes it wait for them) and how a customer balance collects what it lacks. */
+  payment_method_options?: PaymentMethodOptionsInput | undefined;
 }
 
-export interface UsBankAccountOptions {
+/** How a PaymentIntent paid from a cash balance collects what the balance lacks: a bank transfer. */
+export interface CustomerBalanceOptions {
+  funding_type?: 'bank_transfer' | undefined;
+  bank_transfer?: { type?: string | undefined; requested_address_types?: string[] | undefined } | undefined;
+}
+
+export interface PaymentMethodOptionsInput {
   us_bank_account?: { verification_method?: 'automatic' | 'instant' | 'microdeposits' | undefined } | undefined;
+  customer_balance?: CustomerBalanceOptions | undefined;
 }
 
 /** What an update may change: the create fields that stay editable until the intent settles, and clearing the fee. */
@@ -83,7 +92,7 @@ export interface PaymentIntentConfirmInput {
   receipt_email?: string | null | undefined;
   capture_method?: 'automatic' | 'automatic_async' | 'manual' | undefined;
   setup_future_usage?: 'off_session' | 'on_session' | null | undefined;
-  payment_method_options?: UsBankAccountOptions | undefined;
+  payment_method_options?: PaymentMethodOptionsInput | undefined;
 }
 
 export interface CaptureInput {

@@ -65,6 +65,7 @@ const sourceList = z.object({ ...listParams, object: str.optional() }).strict();
 const plainList = z.object(listParams).strict();
 
 const cashBalanceUpdate = z.object({ settings: z.object({ reconciliation_mode: z.enum(['automatic', 'manual', 'merchant_default']).optional() }).strict().optional(), expand }).strict();
+const fundCashBalance = z.object({ amount: int, currency: str, reference: str.optional(), expand }).strict();
 const fundingInstructionsCreate = z
   .object({
     currency: str,
@@ -89,6 +90,10 @@ export function customerObjectsRouter(s: Services): Router {
   r.get('/v1/customers/:id/cash_balance_transactions/:child', handle(s, ({ ctx, params, path }) => {
     parse(expandOnly, params);
     return s.cashBalances.retrieveTransaction(ctx.scope, String(path.id), String(path.child));
+  }));
+  r.post('/v1/test_helpers/customers/:id/fund_cash_balance', handle(s, ({ ctx, params, path }) => {
+    const { expand: _expand, ...input } = parse(fundCashBalance, params);
+    return s.cashBalancePayments.receive(ctx, String(path.id), input);
   }));
   r.post('/v1/customers/:id/funding_instructions', handle(s, ({ ctx, params, path }) => {
     const { expand: _expand, ...input } = parse(fundingInstructionsCreate, params);

@@ -1,6 +1,5 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { unexpectedState } from '../../errors.js';
 import { Reply, errorReply } from '../endpoint.js';
 import { bool, DEFAULT_LIST_LIMIT, expand, int, listParams, metadata, optionalText, parse, searchSchema, str, stringList } from '../params.js';
 import { type Services, handle, page } from '../services.js';
@@ -26,6 +25,7 @@ export const paymentMethodData = z
       })
       .strict()
       .optional(),
+    customer_balance: z.object({}).strict().optional(),
     // Local payment methods' own details: accepted so the currency is checked first (engine/payments/intentRules.ts), then refused as not modelled.
     ...Object.fromEntries(['p24', 'blik', 'ideal', 'bancontact', 'eps', 'giropay', 'sofort'].map((type) => [type, z.record(z.string(), z.unknown()).optional()])),
     billing_details: z
@@ -41,9 +41,21 @@ const captureMethod = z.enum(['automatic', 'automatic_async', 'manual']);
 const futureUsage = z.union([z.literal(''), z.enum(['off_session', 'on_session'])]).transform((v) => (v === '' ? null : v));
 /** Accepted and ignored: the simulator does not model these, but clients send them. */
 const ignored = z.unknown().optional();
-/** Of the per-type options, the US bank account's verification method is read (microdeposits); the others are taken and ignored. */
+/**
+ * Of the per-type options, the US bank account's verification method (microdeposits) and how a
+ * customer balance collects what it lacks (a bank transfer) are read; the others are taken and ignored.
+ */
 const paymentMethodOptions = z
-  .looseObject({ us_bank_account: z.looseObject({ verification_method: z.enum(['automatic', 'instant', 'microdeposits']).optional() }).optional() })
+  .looseObject({
+    us_bank_account: z.looseObject({ verification_method: z.enum(['automatic', 'instant', 'microdeposits']).optional() }).optional(),
+    customer_balance: z
+      .object({
+        funding_type: z.enum(['bank_transfer']).optional(),
+        bank_transfer: z.object({ type: str, requested_address_types: stringList.optional(), eu_bank_transfer: ignored }).strict().optional(),
+      })
+      .strict()
+      .optional(),
+  })
   .optional();
 
 const createSchema = z
@@ -180,12 +192,9 @@ export function paymentIntentsRouter(s: Services): Router {
     return s.captures.cancel(ctx, String(path.id), p.cancellation_reason);
   }));
 
-  // Paying from a customer's cash balance (`customer_balance`) is not modelled: no intent can, so
-  // the call is refused as Stripe refuses it for an intent without that type.
   r.post('/v1/payment_intents/:id/apply_customer_balance', handle(s, ({ ctx, params, path }) => {
-    parse(applyBalanceSchema, params);
-    const intent = s.payments.retrieve(ctx.scope, String(path.id));
-    throw unexpectedState(`This PaymentIntent cannot apply a customer balance: \`customer_balance\` is not one of its payment_method_types (${intent.payment_method_types.join(', ')}).`, { payment_intent: intent });
+    const { expand: _expand, ...input } = parse(applyBalanceSchema, params);
+    return s.cashBalancePayments.apply(ctx, String(path.id), input);
   }));
   r.post('/v1/payment_intents/:id/verify_microdeposits', handle(s, ({ ctx, params, path }) => {
     const { expand: _expand, client_secret: _secret, ...input } = parse(verifyMicrodepositsSchema, params);
