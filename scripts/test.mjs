@@ -1,38 +1,50 @@
 #!/usr/bin/env node
-// `npm test`: the build, then the type check and the dependency rules side by side (each is one
-// single-threaded process; the type check needs the client the build generates from the OpenAPI
-// document, test/generated/), then the whole suite on SQLite, then again on PostgreSQL
-// (scripts/test-postgres.mjs, which says when and why it is skipped). Both passes run even when
-// the first fails, so one run shows every failure; the command fails if a check or either pass did.
-import { spawn, spawnSync } from 'node:child_process';
+// `npm test`: the build, then the whole suite on SQLite with the type check and the dependency rules
+// running beside it, then the suite again on PostgreSQL (scripts/test-postgres.mjs, which says when
+// and why it is skipped). The checks need the client the build generates from the OpenAPI document
+// (test/generated/), and nothing the tests need: each is one single-threaded process, and beside
+// the SQLite pass they use the time its two workers leave idle (tests waiting on sockets, timers and
+// fsyncs) instead of holding up its start by half a minute. Every part runs even when another
+// fails, so one run shows every failure; the command fails if any did.
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-/** Runs an npm script with its output kept, and prints that output whole once it ends. */
-function check(script) {
+/** Runs a command; resolves with whether it passed. `quiet` keeps its output for the caller. */
+function run(command, args, { env = process.env, quiet = false } = {}) {
   return new Promise((resolve) => {
-    const child = spawn('npm', ['run', '--silent', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit', env });
     const output = [];
-    child.stdout.on('data', (chunk) => output.push(chunk));
-    child.stderr.on('data', (chunk) => output.push(chunk));
-    child.on('close', (status) => {
-      const text = Buffer.concat(output).toString('utf8').trim();
-      console.log(`${status === 0 ? 'ok' : 'FAILED'}: npm run ${script}${text ? `\n${text}` : ''}`);
-      resolve(status === 0);
-    });
+    child.stdout?.on('data', (chunk) => output.push(chunk));
+    child.stderr?.on('data', (chunk) => output.push(chunk));
+    child.on('close', (status) => resolve({ ok: status === 0, output: Buffer.concat(output).toString('utf8').trim() }));
   });
 }
 
-const checks = [await check('build')];
-if (checks[0]) checks.push(...(await Promise.all(['typecheck', 'check:deps'].map(check))));
-if (checks.includes(false)) {
-  console.error('npm test: a check failed; no test was run');
+/** An npm script with its output kept and printed whole once it ends, so it does not cut into vitest's. */
+async function check(script) {
+  const { ok, output } = await run('npm', ['run', '--silent', script], { quiet: true });
+  return { ok, report: `${ok ? 'ok' : 'FAILED'}: npm run ${script}${output ? `\n${output}` : ''}` };
+}
+
+const build = await check('build');
+console.log(build.report);
+if (!build.ok) {
+  console.error('npm test: the build failed; no test was run');
   process.exit(1);
 }
 
-const sqlite = spawnSync('npx', ['vitest', 'run'], { stdio: 'inherit', env: { ...process.env, POS_TEST_DATABASE_URL: '' } });
-const postgres = spawnSync(process.execPath, [fileURLToPath(new URL('./test-postgres.mjs', import.meta.url))], { stdio: 'inherit', env: process.env });
-const failed = [sqlite.status !== 0 ? 'SQLite' : null, postgres.status !== 0 ? 'PostgreSQL' : null].filter(Boolean);
+const checks = Promise.all(['typecheck', 'check:deps'].map(check));
+const sqlite = await run('npx', ['vitest', 'run'], { env: { ...process.env, POS_TEST_DATABASE_URL: '' } });
+const checked = await checks;
+for (const { report } of checked) console.log(report);
+const postgres = await run(process.execPath, [fileURLToPath(new URL('./test-postgres.mjs', import.meta.url))]);
+
+const failed = [
+  ...checked.filter((c) => !c.ok).map((c) => c.report.split('\n')[0].replace('FAILED: ', '')),
+  sqlite.ok ? null : 'the SQLite pass',
+  postgres.ok ? null : 'the PostgreSQL pass',
+].filter(Boolean);
 if (failed.length > 0) {
-  console.error(`npm test: the ${failed.join(' and ')} pass failed`);
+  console.error(`npm test failed: ${failed.join(', ')}`);
   process.exit(1);
 }
