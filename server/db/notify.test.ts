@@ -3,8 +3,7 @@ import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TEST_DATABASE_URL } from '../../test/helpers/db.js';
-import { seedSqliteDataDir } from '../../test/helpers/db.js';
+import { seedSqliteDataDir, SQLITE_PASS, TEST_DATABASE_URL } from '../../test/helpers/db.js';
 import { eventually, tempDir } from '../../test/helpers/tmp.js';
 import { followNotices, LocalListeners, type Notice, notifyOnCommit } from './notify.js';
 import { dropPostgresSchema, openPostgresStore } from './postgres.js';
@@ -16,7 +15,7 @@ const shopB: Notice = { topic: 'events', merchantId: 'm_b', mode: 'test' };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('notices on SQLite', () => {
+describe.runIf(SQLITE_PASS)('notices on SQLite', () => {
   const dirs: ReturnType<typeof tempDir>[] = [];
   const stores: Store[] = [];
   afterEach(async () => {
@@ -95,7 +94,7 @@ describe('notices on SQLite', () => {
   });
 });
 
-describe('following notices', () => {
+describe.runIf(SQLITE_PASS)('following notices', () => {
   it('reads once at the start, again after each notice, and once more for notices that came during a read', async () => {
     const listeners = new LocalListeners();
     let passes = 0;

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { seedSqliteDataDir } from '../../test/helpers/db.js';
+import { seedSqliteDataDir } from '../../test/helpers/template.js';
 import { tempDir } from '../../test/helpers/tmp.js';
 import { POS_VERSION } from '../../shared/version.js';
 import { Prepared } from './prepared.js';

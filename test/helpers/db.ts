@@ -14,6 +14,13 @@ export { seedSqliteDataDir };
 export const TEST_DATABASE_URL = process.env.POS_TEST_DATABASE_URL || undefined;
 
 /**
+ * Whether this is the SQLite pass. A block that never reaches the backend under test (a pure rule,
+ * an in-memory ledger, SQLite opened by hand) says `describe.runIf(SQLITE_PASS)`: the PostgreSQL
+ * pass would run it again exactly as it ran, for nothing.
+ */
+export const SQLITE_PASS = !TEST_DATABASE_URL;
+
+/**
  * Schemas this worker migrated, emptied again when their tests were done, for its next data dirs
  * (seedDataDir): migrating a schema takes a second or more. The run drops them at its end
  * (test/global-setup.ts), with every other schema of its prefix.

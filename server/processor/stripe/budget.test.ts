@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import Stripe from 'stripe';
 import { dropPostgresSchema, openPostgresStore } from '../../db/postgres.js';
-import { TEST_DATABASE_URL } from '../../../test/helpers/db.js';
+import { SQLITE_PASS, TEST_DATABASE_URL } from '../../../test/helpers/db.js';
 import { BudgetTimeoutError, MemoryLedger, PostgresLedger, ProcessorBudget, STEP_MS, WINDOW_MS, accountKey, decide, stripeLimits, type Priority } from '../budget.js';
 import { BudgetedHttpClient, backoffMs, endpointOf, priorityOf } from './budget-client.js';
 
@@ -42,7 +42,7 @@ function drive(calls: { priority: Priority; endpoint: string; at: number }[], li
   return { sent, byPriority };
 }
 
-describe('the budget rule', () => {
+describe.runIf(SQLITE_PASS)('the budget rule', () => {
   it('lets reads fill 80 % of the account window, five at a time at most, and says how long to wait', () => {
     const { sent } = drive(Array.from({ length: 60 }, () => ({ priority: 'read' as const, endpoint: 'GET /v1/payment_intents/:id', at: 0 })));
     // Test mode's 25 a second: reads take 20 per 1.25 s window, 4 per fifth of it.
@@ -106,7 +106,7 @@ describe('the budget rule', () => {
   });
 });
 
-describe('endpoints and priorities', () => {
+describe.runIf(SQLITE_PASS)('endpoints and priorities', () => {
   it('counts calls per method and path template', () => {
     expect(endpointOf('post', '/v1/payment_intents/pi_3MtwBwLkdIwHu7ix28a3tqPa/confirm')).toBe('POST /v1/payment_intents/:id/confirm');
     expect(endpointOf('GET', '/v1/terminal/readers/tmr_FDOt2wlRZEdpd7?expand[]=action')).toBe('GET /v1/terminal/readers/:id');
@@ -140,7 +140,7 @@ describe('endpoints and priorities', () => {
   });
 });
 
-describe('the queue', () => {
+describe.runIf(SQLITE_PASS)('the queue', () => {
   beforeEach(() => {
     vi.useFakeTimers();
   });
@@ -203,7 +203,7 @@ describe('the queue', () => {
   });
 });
 
-describe('the HTTP client', () => {
+describe.runIf(SQLITE_PASS)('the HTTP client', () => {
   /** A stand-in for the node client: answers with the given statuses in turn. */
   function answering(...statuses: { status: number; headers?: Record<string, string> }[]) {
     const calls: string[] = [];
