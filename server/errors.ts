@@ -274,6 +274,11 @@ export function internal(): ApiError {
   return new ApiError(500, 'api_error', 'Something went wrong on our side; the request is safe to retry');
 }
 
+/** A refusal its operation's declaration does not list: a defect in pos, answered as one (500) and named. */
+export function undeclaredRefusal(operationId: string, status: number, code: string | undefined): ApiError {
+  return new ApiError(500, 'api_error', `${operationId} raised ${status} ${code ?? '(no code)'}, which its declaration in the route table does not list`);
+}
+
 /** The processor failed or refused the platform itself (502): nothing the caller sent is wrong. */
 export function upstreamFailure(code: ErrorCode<502>, message: string): ApiError {
   return new ApiError(502, 'api_error', message, { code });

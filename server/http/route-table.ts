@@ -8,7 +8,7 @@ import type { RouteScope } from '../accounts/permissions.js';
 import { ErrorBodySchema } from '../../shared/contract/common.js';
 import { EVENT_TYPES } from '../../shared/contract/event-types.js';
 import { EVENT_PAYLOADS } from '../../shared/contract/event-payloads.js';
-import { ApiError, ERROR_CODES, type CodedStatus, type ErrorCode } from '../errors.js';
+import { type ApiError, ERROR_CODES, type CodedStatus, type ErrorCode, undeclaredRefusal } from '../errors.js';
 import { z as zo } from '../../shared/contract/zod.js';
 import type { Services } from '../services.js';
 import { parseInput } from './validate.js';
@@ -141,7 +141,7 @@ export const CHECK_REFUSALS = process.env.POS_CHECK_REFUSALS === '1';
  */
 export function declaredOrFlagged(r: Route | undefined, error: ApiError): ApiError {
   if (!CHECK_REFUSALS || r === undefined || (error.status >= 500 && !(error.status in ERROR_CODES)) || declaresRefusal(r, error.status, error.code)) return error;
-  return new ApiError(500, 'api_error', `${r.operationId} raised ${error.status} ${error.code ?? '(no code)'}, which its declaration in the route table does not list`);
+  return undeclaredRefusal(r.operationId, error.status, error.code);
 }
 
 /** The codes an operation can answer with a refusal status, or undefined when it cannot answer that status. */
