@@ -20,7 +20,7 @@ export async function runServer(flags: ServerFlags, io: CliIo): Promise<void> {
 }
 
 async function serve(config: ServerConfig, lock: DataDirLock | undefined, io: CliIo): Promise<void> {
-  const stack = await startStack(config, { logger: processLogger(config.logLevel, io.stdout, io.env) });
+  const stack = await startStack(config, { logger: processLogger(config.logLevel, io.stdout, io.env), simulatorProcess: true });
   const server = stack.server;
   lock?.listening(server.port);
   await new Promise<void>((resolve) => {
