@@ -38,11 +38,11 @@ process.on('message', (message: ToChild) => {
     void stop();
     return;
   }
-  const { keySource, ...settings } = message.settings;
+  const { keySource, forwardLog, ...settings } = message.settings;
   startSimulator({
     ...settings,
     keyring: new Keyring(keySourceFrom(keySource)),
-    logger: (line) => send({ type: 'log', line }),
+    ...(forwardLog ? { logger: (line: string) => send({ type: 'log', line }) } : {}),
     onLooseFile: (found) => send({ type: 'loose', found }),
   }).then(
     (sim) => {

@@ -19,6 +19,8 @@ const CHILD_ENTRY = fileURLToPath(new URL('./child.js', import.meta.url));
 export type ChildSettings = Pick<SimulatorOptions, 'dataDir' | 'port' | 'host' | 'rateLimits' | 'authorizationDelayMs' | 'achSettlementDelayMs' | 'disputeDelayMs' | 'verificationDelayMs' | 'accountLinkTtlMs'> & {
   /** Where its main keys are: the server's own source, read again by the child. */
   keySource: KeySource;
+  /** Send its log lines (one per request) to the parent: only when they are logged, as each one crosses the channel. */
+  forwardLog?: boolean;
 };
 
 export type ToChild = { type: 'start'; settings: ChildSettings } | { type: 'close' };
@@ -30,6 +32,7 @@ export type FromChild =
   | { type: 'loose'; found: LooseFile };
 
 export interface SimulatorProcessLogger {
+  isLevelEnabled(level: 'debug'): boolean;
   debug(fields: object, message: string): void;
   info(fields: object, message: string): void;
   warn(fields: object, message: string): void;
@@ -147,6 +150,7 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 export async function startSimulatorProcess(options: SimulatorProcessOptions): Promise<SimulatorProcess> {
+  options = { ...options, settings: { ...options.settings, forwardLog: options.logger.isLevelEnabled('debug') } };
   const first = await startChild(options.settings, options);
   const { url, host, port, keys } = first.listening;
   // A restart listens where the server's client already points.
