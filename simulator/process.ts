@@ -189,7 +189,6 @@ export async function startSimulatorProcess(options: SimulatorProcessOptions): P
           options.onAvailability?.(true);
         },
         (err: unknown) => {
-          delayMs = Math.min(delayMs * 2, RESTART_MAX_MS);
           options.logger.error({ err, restart_in_ms: delayMs }, 'the embedded simulator could not be restarted');
           if (!closing) scheduleRestart();
         },
