@@ -8,7 +8,7 @@ import type { AccountPolicy } from '../server/processor/port.js';
 import type { ProcessorEventHandler } from '../server/processor/events-route.js';
 import { startServer, type RunningServer } from '../server/main.js';
 import type { RunningSimulator, SimulatorOptions } from '../simulator/index.js';
-import type { SimulatorProcess } from '../simulator/process.js';
+import type { SimulatorLaunch, SimulatorProcess } from '../simulator/process.js';
 import { Keyring } from '../shared/crypto/keyring.js';
 import { keySourceOf } from '../shared/crypto/key-source.js';
 import { openStoreWithKeys } from '../server/db/encryption.js';
@@ -35,8 +35,9 @@ export interface StackOptions {
    * Runs the embedded simulator in a child process of its own, as `pos server` and `pos up` do: the
    * processor's work then uses another core instead of the server's event loop. In process (the
    * default here) a test reaches its control surface directly; the child runs built code (dist/).
+   * A child already forked (`launchSimulatorProcess`) is started, or ended if the stack fails first.
    */
-  simulatorProcess?: boolean;
+  simulatorProcess?: boolean | SimulatorLaunch;
 }
 
 export function stripeConnection(config: ServerConfig): ProcessorConnection {
@@ -88,9 +89,18 @@ export async function startStack(config: ServerConfig, options: StackOptions = {
   let started: RunningServer | undefined;
   let connection: ProcessorConnection;
   // The database's main key decides first (and a new data dir's key file is made by it); one
-  // keyring for both, so a key the server learns in a rotation is the simulator's too.
-  const keyring = new Keyring(keySourceOf(config));
-  const opened = await openStoreWithKeys(config, keyring, { now: (options.clock ?? systemClock).now(), logger }, { onLooseFile: warnLooseFiles(logger) });
+  // keyring for both in process, so a key the server learns in a rotation is the simulator's too
+  // (a simulator process reads the same key source, and again when it meets a key it lacks).
+  const launched = typeof options.simulatorProcess === 'object' ? options.simulatorProcess : undefined;
+  let keyring: Keyring;
+  let opened: Awaited<ReturnType<typeof openStoreWithKeys>>;
+  try {
+    keyring = new Keyring(keySourceOf(config));
+    opened = await openStoreWithKeys(config, keyring, { now: (options.clock ?? systemClock).now(), logger }, { onLooseFile: warnLooseFiles(logger) });
+  } catch (err) {
+    launched?.discard();
+    throw err;
+  }
   try {
     if (config.processor === 'simulator') {
       const rateLimits = options.simulator?.rateLimits ?? config.simulatorRateLimits;
@@ -112,6 +122,7 @@ export async function startStack(config: ServerConfig, options: StackOptions = {
           ...(s.accountLinkTtlMs !== undefined ? { accountLinkTtlMs: s.accountLinkTtlMs } : {}),
         };
         child = await startSimulatorProcess({
+          ...(launched ? { launched } : {}),
           settings: { ...settings, dataDir, rateLimits, keySource: keyring.source },
           logger,
           onLooseFile: warnLooseFiles(logger),
@@ -128,9 +139,11 @@ export async function startStack(config: ServerConfig, options: StackOptions = {
         prefill: { test: true, live: config.simulateLive && config.simulatedLiveAccounts === 'ready' },
       });
     } else {
+      launched?.discard();
       connection = stripeConnection(config);
     }
   } catch (err) {
+    launched?.discard();
     await opened.store.close();
     throw err;
   }

@@ -23,7 +23,7 @@ let stopping: Promise<void> | undefined;
 function stop(): Promise<void> {
   stopping ??= (async () => {
     await running?.close();
-    process.disconnect?.();
+    if (process.connected) process.disconnect();
   })();
   return stopping;
 }
@@ -50,9 +50,9 @@ process.on('message', (message: ToChild) => {
       send({ type: 'listening', url: sim.url, host: sim.host, port: sim.port, keys: sim.keys });
     },
     (err: unknown) => {
-      const e = err instanceof Error ? (err as NodeJS.ErrnoException) : new Error(String(err));
-      send({ type: 'failed', name: e.name, message: e.message, ...(typeof (e as NodeJS.ErrnoException).code === 'string' ? { code: (e as NodeJS.ErrnoException).code as string } : {}) });
-      process.disconnect?.();
+      const e: NodeJS.ErrnoException = err instanceof Error ? err : new Error(String(err));
+      send({ type: 'failed', name: e.name, message: e.message, ...(typeof e.code === 'string' ? { code: e.code } : {}) });
+      if (process.connected) process.disconnect();
     },
   );
 });

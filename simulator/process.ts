@@ -45,6 +45,8 @@ export interface SimulatorProcessOptions {
   onLooseFile?: (found: LooseFile) => void;
   /** Told when the simulator died and when it answers again, so readiness can say so at once. */
   onAvailability?: (available: boolean) => void;
+  /** The child forked earlier (`launchSimulatorProcess`) to start first; by default one is forked now. */
+  launched?: SimulatorLaunch;
 }
 
 export interface SimulatorProcess {
@@ -80,10 +82,41 @@ const HEALTHY_AFTER_MS = 60_000;
 /** Lines of the child's stderr kept for the crash report (a stack trace fits). */
 const STDERR_LINES = 30;
 
-function spawnChild(): ChildProcess {
+/** A child forked and loading its code, not yet told to start: see `launchSimulatorProcess`. */
+export interface SimulatorLaunch {
+  readonly child: ChildProcess;
+  /** Its last stderr lines, for a crash report. */
+  readonly stderr: string[];
+  /** Ends a child that will not be started (the stack failed first). */
+  discard(): void;
+}
+
+/**
+ * Forks the simulator's process now; `startSimulatorProcess({ launched })` starts it later. Node's
+ * own start-up and the simulator's module loading then overlap with the server's.
+ */
+export function launchSimulatorProcess(): SimulatorLaunch {
   // An inspector port cannot be shared with the parent; profiling and other flags are inherited.
   const execArgv = process.execArgv.filter((arg) => !arg.startsWith('--inspect'));
-  return fork(CHILD_ENTRY, [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced', execArgv });
+  const child = fork(CHILD_ENTRY, [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced', execArgv });
+  const stderr: string[] = [];
+  let buffer = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    buffer += chunk;
+    for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
+      stderr.push(buffer.slice(0, newline));
+      if (stderr.length > STDERR_LINES) stderr.shift();
+      buffer = buffer.slice(newline + 1);
+    }
+  });
+  return {
+    child,
+    stderr,
+    discard() {
+      // Without a start, the channel closing is what ends it.
+      if (child.connected) child.disconnect();
+    },
+  };
 }
 
 function rebuiltError(failed: Extract<FromChild, { type: 'failed' }>): Error {
@@ -99,18 +132,8 @@ interface Started {
   stderr: string[];
 }
 
-function startChild(settings: ChildSettings, options: SimulatorProcessOptions): Promise<Started> {
-  const child = spawnChild();
-  const stderr: string[] = [];
-  let buffer = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    buffer += chunk;
-    for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
-      stderr.push(buffer.slice(0, newline));
-      if (stderr.length > STDERR_LINES) stderr.shift();
-      buffer = buffer.slice(newline + 1);
-    }
-  });
+function startChild(settings: ChildSettings, options: SimulatorProcessOptions, launched: SimulatorLaunch = launchSimulatorProcess()): Promise<Started> {
+  const { child, stderr } = launched;
   child.on('message', (message: FromChild) => {
     if (message.type === 'log') options.logger.debug({ component: 'simulator' }, message.line);
     else if (message.type === 'loose') options.onLooseFile?.(message.found);
@@ -151,7 +174,7 @@ function exited(child: ChildProcess): Promise<void> {
 
 export async function startSimulatorProcess(options: SimulatorProcessOptions): Promise<SimulatorProcess> {
   options = { ...options, settings: { ...options.settings, forwardLog: options.logger.isLevelEnabled('debug') } };
-  const first = await startChild(options.settings, options);
+  const first = await startChild(options.settings, options, options.launched);
   const { url, host, port, keys } = first.listening;
   // A restart listens where the server's client already points.
   const again: ChildSettings = { ...options.settings, port };
