@@ -1,7 +1,8 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { pinTo } from './wrk.js';
+import { pinPid, pinTo } from './wrk.js';
 
 export const POS_BIN = fileURLToPath(new URL('../../bin/pos.js', import.meta.url));
 const BASELINE_SERVER = fileURLToPath(new URL('./baseline-server.js', import.meta.url));
@@ -24,6 +25,8 @@ const LOG_TAIL_LINES = 40;
 
 export interface ServerChild {
   url: string;
+  /** The server's own process (taskset execs it, so this is node's pid). */
+  pid: number;
   /** The last lines of its output (stdout and stderr), for error messages. */
   logs: string[];
   stop(): Promise<void>;
@@ -75,7 +78,7 @@ function spawnServer(
         if (entry.url && isReady(entry)) {
           clearTimeout(timer);
           settled = true;
-          resolve({ url: entry.url, logs, stop });
+          resolve({ url: entry.url, pid: child.pid!, logs, stop });
         }
       }
     });
@@ -89,7 +92,7 @@ function spawnServer(
             if (response.ok) {
               clearTimeout(timer);
               settled = true;
-              resolve({ url: probe.url, logs, stop });
+              resolve({ url: probe.url, pid: child.pid!, logs, stop });
             } else setTimeout(poll, PROBE_INTERVAL_MS);
           },
           () => setTimeout(poll, PROBE_INTERVAL_MS),
@@ -135,10 +138,76 @@ async function freePort(): Promise<number> {
  * access log isn't what is measured. At warn the "pos server listening" line (info) is not printed, so the port is
  * chosen here and readiness is /healthz; the log line still wins if a build prints it.
  */
-export async function startPos(dataDir: string, cpu: number, cores: number, env: Record<string, string> = {}): Promise<ServerChild> {
+export async function startPos(dataDir: string, cpu: number, cores: number, env: Record<string, string> = {}, simulatorCpu?: number): Promise<ServerChild> {
   const port = await freePort();
   const argv = [process.execPath, POS_BIN, 'server', '--port', String(port), '--data-dir', dataDir, '--rate-limit', '100000000', '--log-level', 'warn'];
-  return spawnServer(pinTo(cpu, argv, cores), (entry) => entry.msg === 'pos server listening', { url: `http://127.0.0.1:${port}`, path: '/healthz' }, { POS_SIMULATOR_RATE_LIMITS: 'off', ...env });
+  const server = await spawnServer(pinTo(cpu, argv, cores), (entry) => entry.msg === 'pos server listening', { url: `http://127.0.0.1:${port}`, path: '/healthz' }, { POS_SIMULATOR_RATE_LIMITS: 'off', ...env });
+  // The embedded simulator runs in a child process, which inherits the server's CPU; placed on
+  // another CPU it has the second core a newcomer's unpinned `pos server` would give it.
+  if (simulatorCpu !== undefined) for (const child of childPids(server.pid)) pinPid(simulatorCpu, child, cores);
+  return server;
+}
+
+/** The processes `pid` started (/proc/<pid>/task/<tid>/children), none where the kernel does not say. */
+export function childPids(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+    );
+  } catch {
+    return [];
+  }
+}
+
+/** The CPU ticks of one second (`getconf CLK_TCK`), the unit of /proc/<pid>/stat's times. */
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** CPU time a process has used so far (user + system, all its threads), in ms, from /proc/<pid>/stat. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which may hold spaces, closed by the last ')': utime is the 12th, stime the 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+/** `pos server` and the standalone `pos simulator` it calls, in two processes (the bench's split mode). */
+export interface SplitPos {
+  server: ServerChild;
+  simulator: ServerChild;
+  stop(): Promise<void>;
+}
+
+/**
+ * The split mode: `pos simulator` on its own data dir's state, its environment for servers printed
+ * by `pos simulator env` (keys and webhook secrets, with the server's address as the webhook URL),
+ * and `pos server --processor stripe` pointed at it, each pinned to its own CPU. Rate limits off
+ * on both as in `startPos`.
+ */
+export async function startSplit(dataDir: string, placement: { serverCpu: number; simulatorCpu: number; cores: number }): Promise<SplitPos> {
+  const [port, simulatorPort] = [await freePort(), await freePort()];
+  const env = execFileSync(process.execPath, [POS_BIN, 'simulator', 'env', '--port', String(simulatorPort), '--data-dir', dataDir, '--webhook-url', `http://127.0.0.1:${port}/processor/webhooks`], { encoding: 'utf8' });
+  const serverEnv: Record<string, string> = { POS_SIMULATOR_RATE_LIMITS: 'off' };
+  for (const line of env.split('\n')) {
+    const match = /^([A-Z_]+)=(.*)$/.exec(line);
+    if (match) serverEnv[match[1]!] = match[2]!;
+  }
+  const simArgv = [process.execPath, POS_BIN, 'simulator', '--port', String(simulatorPort), '--data-dir', dataDir];
+  const simulator = await spawnServer(pinTo(placement.simulatorCpu, simArgv, placement.cores), () => false, { url: `http://127.0.0.1:${simulatorPort}`, path: '/_sim/rate_limits' }, { POS_SIMULATOR_RATE_LIMITS: 'off' });
+  try {
+    const argv = [process.execPath, POS_BIN, 'server', '--port', String(port), '--data-dir', dataDir, '--rate-limit', '100000000', '--log-level', 'warn'];
+    const server = await spawnServer(pinTo(placement.serverCpu, argv, placement.cores), (entry) => entry.msg === 'pos server listening', { url: `http://127.0.0.1:${port}`, path: '/healthz' }, serverEnv);
+    return {
+      server,
+      simulator,
+      async stop() {
+        await server.stop();
+        await simulator.stop();
+      },
+    };
+  } catch (err) {
+    await simulator.stop();
+    throw err;
+  }
 }
 
 export interface BenchMerchant {

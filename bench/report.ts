@@ -96,7 +96,7 @@ export interface Figures {
   bytes_per_transaction: number | null;
   instrumentation_overhead_create_pct: number | null;
   instrumentation_overhead_get_pct: number | null;
-  /** Not measured by this bench yet: it needs the server and the simulator in separate processes. */
+  /** Measured in the split mode: `pos server` and `pos simulator` in two processes, CPU from /proc over the run. */
   server_cpu_ms_per_create: number | null;
   simulator_cpu_ms_per_create: number | null;
   /** Measured by `node dist/bench/webhooks.js`, not by this run yet. */

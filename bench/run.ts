@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { sqlitePath } from '../server/db/sqlite.js';
-import { createMerchant, helpWallTimeMs, startBaseline, startFloor, startPos, type ServerChild } from './processes.js';
+import { cpuMs, createMerchant, helpWallTimeMs, startBaseline, startFloor, startPos, startSplit, type ServerChild } from './processes.js';
 import { measureBytesPerPayment, processorCallsPerPayment, type ProcessorCalls } from './figures.js';
 import { machineFacts, renderMarkdown, round, type Figures, type Outcome, type RunReport, type ScenarioResult, type Target } from './report.js';
 import { seedList, type SeededList } from './seed.js';
@@ -27,7 +27,11 @@ const USAGE = `npm run bench [-- options]
 
 const RESULTS_DIR = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 
-/** The pos server and the baseline run on this CPU, wrk on the other (when there are two). */
+/**
+ * The pos server and the baseline run on this CPU, wrk on the other (when there are two). The
+ * simulator `pos server` embeds runs in a child process of its own: it goes on wrk's CPU, the
+ * second core an unpinned server would use.
+ */
 const SERVER_CPU = 1;
 const WRK_CPU = 0;
 
@@ -173,6 +177,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pos-bench-'));
   let pos: ServerChild | undefined;
   let calls: ProcessorCalls | undefined;
+  let split: SplitCpu | undefined;
   try {
     const payer = createMerchant(dataDir, 'Bench');
     const lister = createMerchant(dataDir, 'Bench List');
@@ -180,7 +185,7 @@ async function main(): Promise<void> {
     const seeded = seedList({ file: sqlitePath(dataDir), merchantId: lister.id, mode: 'test', list: options.resource, rows: options.rows, now: Date.now() });
     log(`seeded in ${round(seeded.seconds, 1)} s`);
 
-    pos = await startPos(dataDir, SERVER_CPU, cores);
+    pos = await startPos(dataDir, SERVER_CPU, cores, {}, WRK_CPU);
     log('processor calls per payment');
     try {
       calls = await processorCallsPerPayment(pos.url, payer.secretKey);
@@ -290,7 +295,7 @@ async function main(): Promise<void> {
     pos = undefined;
     const collector = await startSink();
     try {
-      pos = await startPos(dataDir, SERVER_CPU, cores, { POS_METRICS_LISTEN: '127.0.0.1:0', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
+      pos = await startPos(dataDir, SERVER_CPU, cores, { POS_METRICS_LISTEN: '127.0.0.1:0', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }, WRK_CPU);
       const instrumented = `${pos.url}/v1/${options.resource}`;
       const plain = (name: string) => results.find((r) => r.name === name)?.requestsPerSecond;
       const overhead = (name: string, result: ScenarioResult): ScenarioResult => {
@@ -312,6 +317,35 @@ async function main(): Promise<void> {
       });
     } finally {
       await collector.close();
+    }
+
+    // The split mode: the same create with the simulator in a process of its own (`pos simulator`)
+    // and `pos server --processor stripe` pointed at it, each on its own CPU, so each one's CPU time
+    // over the measured run (from /proc) is its own. The embedded simulator's state is the same
+    // data dir's, so the merchant's connected account is already there.
+    await pos?.stop();
+    pos = undefined;
+    if (options.resource === 'transactions') {
+      const splitName = `${createName}, split mode (pos simulator + pos server --processor stripe)`;
+      await attempt(splitName, { kind: 'none' }, async () => {
+        const both = await startSplit(dataDir, { serverCpu: SERVER_CPU, simulatorCpu: WRK_CPU, cores });
+        try {
+          const url = `${both.server.url}/v1/transactions`;
+          const headers = { ...auth(payer), ...json };
+          await preflight(url, { method: 'POST', headers, body: createBody }, [201]);
+          const request = { url, method: 'POST' as const, headers, body: createBody, connections: options.connections, cpu: WRK_CPU, cores };
+          if (options.warmupSeconds > 0) await runWrk({ ...request, durationSeconds: options.warmupSeconds });
+          const before = { server: cpuMs(both.server.pid), simulator: cpuMs(both.simulator.pid) };
+          const measured = await runWrk({ ...request, durationSeconds: options.durationSeconds });
+          const after = { server: cpuMs(both.server.pid), simulator: cpuMs(both.simulator.pid) };
+          const creates = Math.max(1, measured.requests);
+          split = { server: round((after.server - before.server) / creates, 3), simulator: round((after.simulator - before.simulator) / creates, 3) };
+          const result = scenarioFrom(splitName, measured, { kind: 'none' });
+          return { ...result, note: appendNote(result.note, `CPU per create from /proc over the measured run: server ${split.server} ms, simulator ${split.simulator} ms`) };
+        } finally {
+          await both.stop();
+        }
+      });
     }
   } finally {
     await pos?.stop();
@@ -343,7 +377,7 @@ async function main(): Promise<void> {
     baselineRps,
     scenarios: results,
     store,
-    figures: figuresOf(results, baselineRps, calls, bytesPerTransaction),
+    figures: figuresOf(results, baselineRps, calls, bytesPerTransaction, split),
   };
   mkdirSync(RESULTS_DIR, { recursive: true });
   // Colons are legal on Linux but not on every filesystem the repo is checked out on.
@@ -355,7 +389,13 @@ async function main(): Promise<void> {
   process.stdout.write(`${markdown}\nwritten: ${jsonFile} and ${join(RESULTS_DIR, 'latest.md')}\n`);
 }
 
-function figuresOf(results: ScenarioResult[], baselineRps: number, calls: ProcessorCalls | undefined, bytesPerTransaction: number | null): Figures {
+/** CPU ms per create of each process in the split mode. */
+interface SplitCpu {
+  server: number;
+  simulator: number;
+}
+
+function figuresOf(results: ScenarioResult[], baselineRps: number, calls: ProcessorCalls | undefined, bytesPerTransaction: number | null, split: SplitCpu | undefined): Figures {
   const rps = (start: string, end = '') => results.find((r) => r.name.startsWith(start) && r.name.endsWith(end))?.requestsPerSecond;
   const create = results.find((r) => r.name === 'POST /v1/transactions');
   const floor = rps('floor:');
@@ -375,8 +415,8 @@ function figuresOf(results: ScenarioResult[], baselineRps: number, calls: Proces
     bytes_per_transaction: bytesPerTransaction,
     instrumentation_overhead_create_pct: overheadPct('POST /v1/transactions'),
     instrumentation_overhead_get_pct: overheadPct('GET /v1/transactions/{id}'),
-    server_cpu_ms_per_create: null,
-    simulator_cpu_ms_per_create: null,
+    server_cpu_ms_per_create: split?.server ?? null,
+    simulator_cpu_ms_per_create: split?.simulator ?? null,
     webhooks_floor_ratio: null,
   };
 }

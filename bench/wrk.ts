@@ -38,6 +38,12 @@ export function pinTo(cpu: number, argv: readonly string[], cores: number): stri
   return ['taskset', '-c', String(cpu), ...argv];
 }
 
+/** Moves a running process (every thread of it) to `cpu`, where `pinTo` would have placed it. */
+export function pinPid(cpu: number, pid: number, cores: number): void {
+  if (cores < 2 || !onPath('taskset')) return;
+  spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+}
+
 export interface WrkRequest {
   url: string;
   method: 'GET' | 'POST';

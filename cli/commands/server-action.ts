@@ -1,6 +1,5 @@
 import { loadServerConfig, type ServerConfig, type ServerFlags } from '../../shared/config.js';
 import { DataDirLock } from '../data-dir-lock.js';
-import { startStack } from '../stack.js';
 import type { CliIo } from '../io.js';
 import { processLogger } from '../log.js';
 
@@ -20,7 +19,11 @@ export async function runServer(flags: ServerFlags, io: CliIo): Promise<void> {
 }
 
 async function serve(config: ServerConfig, lock: DataDirLock | undefined, io: CliIo): Promise<void> {
-  const stack = await startStack(config, { logger: processLogger(config.logLevel, io.stdout, io.env) });
+  // The embedded simulator's process is forked before the server's code is loaded: the two
+  // start-ups overlap instead of adding up.
+  const launched = config.processor === 'simulator' ? (await import('../../simulator/process.js')).launchSimulatorProcess() : undefined;
+  const { startStack } = await import('../stack.js');
+  const stack = await startStack(config, { logger: processLogger(config.logLevel, io.stdout, io.env), simulatorProcess: launched ?? true });
   const server = stack.server;
   lock?.listening(server.port);
   await new Promise<void>((resolve) => {

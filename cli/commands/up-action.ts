@@ -183,7 +183,7 @@ async function upLocked(config: ServerConfig, run: { interactive: boolean; agent
   let agent: LocalAgent | undefined;
   try {
     try {
-      stack = await startStack(config, { logger });
+      stack = await startStack(config, { logger, simulatorProcess: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw usageError(`port ${config.port} is in use: is another pos already running? (pos up --port 4343)`);
       throw err;
