@@ -111,7 +111,8 @@ export function createApp(deps: AppDeps): Express {
   const operations = deps.operations ?? { readiness: new Readiness({ db: store.db, processor: null, logger }), telemetry: noTelemetry, metrics: 'none' };
   app.use(operationsRouter(operations));
   const routes = routeMatcher(apiRoutes);
-  app.use(requestTelemetry(operations.telemetry, routes));
+  const measured = requestTelemetry(operations.telemetry, routes);
+  if (measured) app.use(measured);
   // Processor events are authenticated by their signature, not an API key, and are not rate
   // limited: throttling the processor would only delay outcomes it retries anyway.
   app.use(
