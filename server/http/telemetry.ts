@@ -4,7 +4,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { Request, RequestHandler } from 'express';
 import type { Telemetry } from '../operations/observe.js';
 import { noMetrics } from '../operations/metrics.js';
-import type { RouteMatcher } from './route-table.js';
+import { declaredPathOf, type RouteMatcher } from './route-table.js';
 import './types.js';
 
 const propagator = new W3CTraceContextPropagator();
@@ -54,10 +54,10 @@ export function requestTelemetry(telemetry: Telemetry, routes: RouteMatcher): Re
 }
 
 /**
- * The route template that answered: Express's own (`/v1/transactions/:id` written as the route
- * table writes it, `{id}`), or for a /v1 request refused before routing (401, 429) the declared
- * route it asked for. Express's route objects live as long as the app, so each one's template is
- * worked out once rather than on every request.
+ * The route template that answered: the declared path of a /v1 operation, Express's own elsewhere
+ * (`/pay/:id` written as the route table writes it, `{id}`), or for a /v1 request refused before
+ * routing (401, 429) the declared route it asked for. Express's route objects live as long as the
+ * app, so each one's template is worked out once rather than on every request.
  */
 class RouteTemplates {
   readonly #routes: RouteMatcher;
@@ -68,6 +68,8 @@ class RouteTemplates {
   }
 
   of(req: Request): string {
+    const declared = declaredPathOf(req);
+    if (declared !== undefined) return declared;
     const route = req.route as { path?: unknown } | undefined;
     if (route && typeof route.path === 'string') {
       const known = this.#known.get(route);
