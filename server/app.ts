@@ -111,7 +111,8 @@ export function createApp(deps: AppDeps): Express {
   const operations = deps.operations ?? { readiness: new Readiness({ db: store.db, processor: null, logger }), telemetry: noTelemetry, metrics: 'none' };
   app.use(operationsRouter(operations));
   const routes = routeMatcher(apiRoutes);
-  app.use(requestTelemetry(operations.telemetry, routes));
+  const measured = requestTelemetry(operations.telemetry, routes);
+  if (measured) app.use(measured);
   // Processor events are authenticated by their signature, not an API key, and are not rate
   // limited: throttling the processor would only delay outcomes it retries anyway.
   app.use(
@@ -130,9 +131,12 @@ export function createApp(deps: AppDeps): Express {
   v1.use(auditTrail(services.audit, routes, logger));
   v1.use(apiEntry(inRequestContext(express.json({ limit: BODY_LIMIT })), routes));
   const liveMoney = liveMoneyOf(deps.processor.kind, config.simulateLive);
-  v1.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', '/payouts', ...TERMINAL_PAYMENT_PATHS], liveMoneyGate(liveMoney));
-  v1.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', ...TERMINAL_PAYMENT_PATHS], accountReadinessGate(services.onboarding, 'charges'));
-  v1.use('/payouts', accountReadinessGate(services.onboarding, 'payouts'));
+  // Both gates let every read through, so reads skip them whole: Express walks a layer per path.
+  const moneyGates = express.Router();
+  moneyGates.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', '/payouts', ...TERMINAL_PAYMENT_PATHS], liveMoneyGate(liveMoney));
+  moneyGates.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', ...TERMINAL_PAYMENT_PATHS], accountReadinessGate(services.onboarding, 'charges'));
+  moneyGates.use('/payouts', accountReadinessGate(services.onboarding, 'payouts'));
+  v1.use((req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? next() : moneyGates(req, res, next)));
   v1.use(routerOf(apiRoutes, services));
   app.use('/v1', v1);
 

@@ -229,13 +229,39 @@ export function routeMatcher(routes: readonly Route[]): RouteMatcher {
   };
 }
 
-/** The Express router of the operations, to mount at `/v1`. */
+/** Each mounted Express route's declared path (`/v1/transactions/{id}`), for whoever labels a request by it. */
+const declaredPaths = new WeakMap<object, string>();
+
+/** The declared path of the operation that answered `req`, once routed; undefined outside the table. */
+export function declaredPathOf(req: Request): string | undefined {
+  const route: unknown = req.route;
+  return typeof route === 'object' && route !== null ? declaredPaths.get(route) : undefined;
+}
+
+/**
+ * The Express router of the operations, to mount at `/v1`. Express tries a router's routes one by
+ * one, so the operations are grouped by their first segment (`/transactions`, `/terminal`), each
+ * group a router of its own: a request is matched against a score of groups and then a few routes,
+ * not against the whole table. Segments are literal, so no two groups can match one request, and
+ * inside a group the table's match order holds.
+ */
 export function routerOf(routes: readonly Route[], services: Services): Router {
   const router = Router();
+  const groups = new Map<string, Router>();
   for (const r of inMatchOrder(routes)) {
     if (!r.path.startsWith(`${MOUNT}/`)) throw new Error(`${r.operationId}: ${r.path} is not under ${MOUNT}`);
-    const path = r.path.slice(MOUNT.length).replace(/\{(\w+)\}/g, ':$1');
-    router[r.method](path, (req: Request, res: Response) => r.run(services, req, res));
+    const path = r.path.slice(MOUNT.length);
+    const segment = path.split('/')[1] ?? '';
+    if (segment === '' || segment.includes('{')) throw new Error(`${r.operationId}: ${r.path} must start with a literal segment under ${MOUNT}`);
+    let group = groups.get(segment);
+    if (!group) {
+      group = Router();
+      groups.set(segment, group);
+      router.use(`/${segment}`, group);
+    }
+    const route = group.route(path.slice(segment.length + 1).replace(/\{(\w+)\}/g, ':$1') || '/');
+    route[r.method]((req: Request, res: Response) => r.run(services, req, res));
+    declaredPaths.set(route, r.path);
   }
   return router;
 }

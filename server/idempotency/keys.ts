@@ -129,6 +129,13 @@ const FINISHED = 'finished';
  */
 export const LOCK_TIMEOUT_MS = 75_000;
 
+/**
+ * Replayed answers kept unpacked. A replay is a client retrying one key, usually a few times within
+ * seconds; a thousand answers of ~1 KB cover every key retried at once on an instance for a few MB.
+ * Past it the set starts over.
+ */
+const REPLAYED_ANSWERS_KEPT = 1_000;
+
 /** How long a duplicate waits for the first request with its key before answering 409. */
 const WAIT_FOR_FIRST_MS = 30_000;
 /** Poll interval while waiting on a request running in another process. */
@@ -166,6 +173,8 @@ export class IdempotencyService {
   readonly #operations = new Map<string, Operation<unknown, unknown>>();
   /** Requests running in this process, by key row id, so duplicates here wait without polling. */
   readonly #inflight = new Map<string, Promise<unknown>>();
+  /** Stored answers already unpacked, by key row id (`#answerText`). */
+  readonly #answers = new Map<string, { stored: string; text: string }>();
 
   constructor(
     private readonly store: Store,
@@ -195,6 +204,24 @@ export class IdempotencyService {
   /** A key row's column as the JSON text it was given, opened when it was sealed and unpacked. */
   #open(rowId: string, column: SealedColumn, stored: string): string {
     return unpackJson(this.cipher ? this.cipher.open(column, rowId, stored) : stored);
+  }
+
+  /**
+   * A finished key's stored answer as JSON text. Finished rows never change, so the text unpacked
+   * for one replay serves the next ones of the same key (a client retrying in a loop), as long as
+   * the stored column still reads the same. Sealed answers (they name a customer's details) are
+   * opened every time rather than kept in the clear in memory.
+   */
+  #answerText(rowId: string, stored: string): string {
+    const kept = this.#answers.get(rowId);
+    if (kept && kept.stored === stored) return kept.text;
+    const opened = this.cipher ? this.cipher.open('idempotency_keys.response_body', rowId, stored) : stored;
+    const text = unpackJson(opened);
+    if (opened === stored) {
+      if (this.#answers.size >= REPLAYED_ANSWERS_KEPT) this.#answers.clear();
+      this.#answers.set(rowId, { stored, text });
+    }
+    return text;
   }
 
   #stateOf(row: IdempotencyKeysTable): unknown {
@@ -320,13 +347,22 @@ export class IdempotencyService {
   }
 
   #replay<S>(row: IdempotencyKeysTable): ExecuteResult<S, never> {
-    return { response: this.#stored(row), replayed: true, state: this.#stateOf(row) as S };
+    const stateOf = (): S => this.#stateOf(row) as S;
+    let state: { value: S } | undefined;
+    // The state is opened only if someone reads it: the HTTP edge sends the stored answer alone.
+    return {
+      response: this.#stored(row),
+      replayed: true,
+      get state(): S {
+        return (state ??= { value: stateOf() }).value;
+      },
+    };
   }
 
   #stored(row: IdempotencyKeysTable): FinalResponse {
     const status = Number(row.response_status ?? 500);
     if (row.response_body === null) return { status, body: null };
-    const text = this.#open(row.id, 'idempotency_keys.response_body', row.response_body);
+    const text = this.#answerText(row.id, row.response_body);
     let parsed: unknown;
     // Parsed only if someone looks (a replayed create that is not plainly an object; tests).
     return {

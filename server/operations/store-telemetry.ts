@@ -17,16 +17,26 @@ export function instrumentTransactions(store: Store, telemetry: Pick<Telemetry, 
     traced(
       tracer,
       'db.transaction',
-      async () => {
+      () => {
         const started = performance.now();
+        const timed = (outcome: 'commit' | 'rollback') => metrics.transaction(dialect, outcome, (performance.now() - started) / 1000);
+        // Chained rather than awaited in an async wrapper: one promise fewer per unit of work.
+        let running: Promise<T>;
         try {
-          const result = await transaction(work);
-          metrics.transaction(dialect, 'commit', (performance.now() - started) / 1000);
-          return result;
+          running = transaction(work);
         } catch (err) {
-          metrics.transaction(dialect, 'rollback', (performance.now() - started) / 1000);
-          throw err;
+          running = Promise.reject(err as Error);
         }
+        return running.then(
+          (result) => {
+            timed('commit');
+            return result;
+          },
+          (err: unknown) => {
+            timed('rollback');
+            throw err;
+          },
+        );
       },
       { kind: SpanKind.CLIENT, attributes: { 'db.system': dialect } },
     );

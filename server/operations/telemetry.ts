@@ -1,4 +1,4 @@
-import { context, createNoopMeter } from '@opentelemetry/api';
+import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
@@ -8,7 +8,7 @@ import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from 
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { TelemetryConfig } from '../../shared/config.js';
-import { Metrics } from './metrics.js';
+import { Metrics, noMetrics } from './metrics.js';
 import { noTelemetry, type Telemetry } from './observe.js';
 
 export { noTelemetry, traced, type Telemetry } from './observe.js';
@@ -47,8 +47,12 @@ export function startTelemetry(config: TelemetryConfig): Telemetry {
       }),
     );
   }
-  const meterProvider = readers.length > 0 ? new MeterProvider({ resource, readers }) : undefined;
-  const metrics = meterProvider ? new Metrics(meterProvider.getMeter('pos')) : new Metrics(createNoopMeter());
+  // One view over every instrument: its storage is shared by all readers, so a measurement with both
+  // Prometheus and OTLP configured is aggregated once rather than once per reader. Its default
+  // aggregation still takes each histogram's own buckets.
+  const meterProvider = readers.length > 0 ? new MeterProvider({ resource, readers, views: [{ instrumentName: '*' }] }) : undefined;
+  // No reader: the no-op instruments, and `noMetrics` itself, so the request layer is not even mounted.
+  const metrics = meterProvider ? new Metrics(meterProvider.getMeter('pos')) : noMetrics;
 
   let tracerProvider: NodeTracerProvider | undefined;
   if (config.otlpEndpoint) {
