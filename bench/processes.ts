@@ -7,6 +7,7 @@ import { pinPid, pinTo } from './wrk.js';
 export const POS_BIN = fileURLToPath(new URL('../../bin/pos.js', import.meta.url));
 const BASELINE_SERVER = fileURLToPath(new URL('./baseline-server.js', import.meta.url));
 const FLOOR_SERVER = fileURLToPath(new URL('./floor-server.js', import.meta.url));
+const WEBHOOK_RECEIVER = fileURLToPath(new URL('./webhook-receiver.js', import.meta.url));
 
 /**
  * How long a server may take to print its URL. `pos server` migrates and opens the simulator first;
@@ -115,6 +116,11 @@ export function startBaseline(cpu: number, cores: number): Promise<ServerChild> 
 /** The create floor (bench/floor-server.ts): Express plus one stripe SDK call to a canned processor. */
 export function startFloor(cpu: number, cores: number): Promise<ServerChild> {
   return spawnServer(pinTo(cpu, [process.execPath, FLOOR_SERVER], cores), () => true);
+}
+
+/** The merchant's receiver of the webhook scenarios (bench/webhook-receiver.ts). */
+export function startWebhookReceiver(cpu: number, cores: number): Promise<ServerChild> {
+  return spawnServer(pinTo(cpu, [process.execPath, WEBHOOK_RECEIVER], cores), () => true);
 }
 
 /** A port nobody listens on right now (the OS picks it); the tiny race until the server binds it is harmless here. */

@@ -99,7 +99,7 @@ export interface Figures {
   /** Measured in the split mode: `pos server` and `pos simulator` in two processes, CPU from /proc over the run. */
   server_cpu_ms_per_create: number | null;
   simulator_cpu_ms_per_create: number | null;
-  /** Measured by `node dist/bench/webhooks.js`, not by this run yet. */
+  /** Webhook deliveries per second by pos over a bare Node sender's (bench/webhooks.ts). */
   webhooks_floor_ratio: number | null;
 }
 

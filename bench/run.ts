@@ -13,6 +13,7 @@ import { seedList, type SeededList } from './seed.js';
 import { benchStore, type StoreBenchResult } from './store.js';
 import { ensureWrk, percentile, runWrk, type WrkResult } from './wrk.js';
 import { positiveOption } from './options.js';
+import { DEFAULT_DELIVERIES, measureWebhooks, type WebhookFigures } from './webhooks.js';
 
 const USAGE = `npm run bench [-- options]
 
@@ -359,9 +360,17 @@ async function main(): Promise<void> {
   } catch (err) {
     log(`  ${err instanceof Error ? err.message : String(err)}`);
   }
+  log('webhooks: pos delivering an outbox backlog, and a bare Node sender posting the same signed bodies');
+  let webhooks: WebhookFigures | undefined;
+  try {
+    webhooks = await measureWebhooks({ deliveries: options.quick ? 2_000 : DEFAULT_DELIVERIES, rounds: 2, senderCpu: SERVER_CPU, receiverCpu: WRK_CPU, cores, log: (line) => log(line) });
+  } catch (err) {
+    log(`  ${err instanceof Error ? err.message : String(err)}`);
+  }
   await measureBaseline('after');
   const baselineRps = Math.round(baselines.reduce((a, b) => a + b, 0) / baselines.length);
   for (const [i, r] of results.entries()) results[i] = withRatio(r, baselineRps);
+  if (webhooks) results.push(...webhookScenarios(webhooks));
 
   log('pos --help');
   const help = helpWallTimeMs(HELP_RUNS);
@@ -377,7 +386,7 @@ async function main(): Promise<void> {
     baselineRps,
     scenarios: results,
     store,
-    figures: figuresOf(results, baselineRps, calls, bytesPerTransaction, split),
+    figures: figuresOf(results, baselineRps, calls, bytesPerTransaction, split, webhooks),
   };
   mkdirSync(RESULTS_DIR, { recursive: true });
   // Colons are legal on Linux but not on every filesystem the repo is checked out on.
@@ -389,13 +398,37 @@ async function main(): Promise<void> {
   process.stdout.write(`${markdown}\nwritten: ${jsonFile} and ${join(RESULTS_DIR, 'latest.md')}\n`);
 }
 
+/** The webhook rows: their ratio is pos's deliveries over the bare sender's, not to the hello-world baseline. */
+function webhookScenarios(w: WebhookFigures): ScenarioResult[] {
+  const mean = (values: number[]) => Math.round(values.reduce((a, b) => a + b, 0) / values.length);
+  const runs = (values: number[]) => values.map((v) => v.toLocaleString('en-US')).join(', ');
+  const target: Target = { kind: 'ratio', min: 0.5 };
+  return [
+    {
+      name: `webhooks: bare Node sender (floor), ${w.deliveries.toLocaleString('en-US')} deliveries per run`,
+      target: { kind: 'none' },
+      outcome: 'info',
+      requestsPerSecond: mean(w.floorPerSecond),
+      note: `deliveries/s; runs: ${runs(w.floorPerSecond)}`,
+    },
+    {
+      name: `webhooks: pos worker, outbox backlog of ${w.deliveries.toLocaleString('en-US')}`,
+      target,
+      outcome: w.ratio >= target.min ? 'pass' : 'fail',
+      requestsPerSecond: mean(w.posPerSecond),
+      ratio: w.ratio,
+      note: `deliveries/s; ratio to the bare sender; runs: ${runs(w.posPerSecond)}`,
+    },
+  ];
+}
+
 /** CPU ms per create of each process in the split mode. */
 interface SplitCpu {
   server: number;
   simulator: number;
 }
 
-function figuresOf(results: ScenarioResult[], baselineRps: number, calls: ProcessorCalls | undefined, bytesPerTransaction: number | null, split: SplitCpu | undefined): Figures {
+function figuresOf(results: ScenarioResult[], baselineRps: number, calls: ProcessorCalls | undefined, bytesPerTransaction: number | null, split: SplitCpu | undefined, webhooks: WebhookFigures | undefined): Figures {
   const rps = (start: string, end = '') => results.find((r) => r.name.startsWith(start) && r.name.endsWith(end))?.requestsPerSecond;
   const create = results.find((r) => r.name === 'POST /v1/transactions');
   const floor = rps('floor:');
@@ -417,7 +450,7 @@ function figuresOf(results: ScenarioResult[], baselineRps: number, calls: Proces
     instrumentation_overhead_get_pct: overheadPct('GET /v1/transactions/{id}'),
     server_cpu_ms_per_create: split?.server ?? null,
     simulator_cpu_ms_per_create: split?.simulator ?? null,
-    webhooks_floor_ratio: null,
+    webhooks_floor_ratio: webhooks?.ratio ?? null,
   };
 }
 

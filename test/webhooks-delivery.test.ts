@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { client, type Json } from './helpers/api.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
@@ -149,6 +151,50 @@ describe('webhook delivery (spec §6)', () => {
     expect(disabled.disabled_reason).toMatch(/410/);
     await new Promise((res) => setTimeout(res, 200));
     expect(gone.received).toHaveLength(1);
+  });
+
+  it('sends a backlog to one endpoint once per event, in order per payment, never more than 8 requests at a time', async () => {
+    const t = await server();
+    let open = 0;
+    let most = 0;
+    let parked: (() => void)[] | undefined = [];
+    const seen: { id: string; type: string; object: string }[] = [];
+    // Holds its first requests unanswered until every payment is made, so the events pile up as a
+    // backlog; then answers each a moment later, so that requests overlap and the in-flight limit
+    // is what bounds them.
+    const receiver = createServer((req, res) => {
+      open += 1;
+      most = Math.max(most, open);
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; type: string; data: { id: string } };
+        const answer = () => {
+          seen.push({ id: event.id, type: event.type, object: event.data.id });
+          setTimeout(() => {
+            open -= 1;
+            res.writeHead(200).end();
+          }, 2);
+        };
+        if (parked) parked.push(answer);
+        else answer();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+    const { keys } = await t.merchant();
+    await endpoint(t, keys.sk_test, `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`);
+    const payments = await Promise.all(Array.from({ length: 40 }, () => pay(t, keys.sk_test)));
+    const held = parked;
+    parked = undefined;
+    for (const answer of held) answer();
+    await eventually(() => (seen.length >= 80 ? true : undefined), 20_000);
+    await new Promise((res) => setTimeout(res, 200));
+    expect(held.length).toBeGreaterThan(0);
+    expect(seen).toHaveLength(80);
+    expect(new Set(seen.map((e) => e.id)).size).toBe(80);
+    for (const id of payments) expect(seen.filter((e) => e.object === id).map((e) => e.type)).toEqual(['payment.created', 'payment.succeeded']);
+    expect(most).toBeLessThanOrEqual(8);
   });
 
   it('a black-hole receiver does not slow delivery to a healthy one', async () => {
