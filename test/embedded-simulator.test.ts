@@ -1,33 +1,11 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { client, type Json } from './helpers/api.js';
-import { seedDataDir } from './helpers/db.js';
-import { adminMerchant, spawnServer, type ServerProcess } from './helpers/server.js';
-import { eventually, tempDir } from './helpers/tmp.js';
+import { adminMerchant, spawnedServers } from './helpers/server.js';
+import { eventually } from './helpers/tmp.js';
 
-const cleanups: (() => void | Promise<void>)[] = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-
-function dataDir(): string {
-  const dir = tempDir();
-  cleanups.push(dir.cleanup);
-  seedDataDir(dir.path);
-  return dir.path;
-}
-
-async function serverOn(dir: string): Promise<ServerProcess> {
-  const server = await spawnServer(dir);
-  cleanups.push(async () => {
-    if (server.child.exitCode === null) {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    }
-  });
-  return server;
-}
+const { dataDir, serverOn } = spawnedServers();
 
 /** The processes `pid` started, as the kernel lists them. */
 function childrenOf(pid: number): number[] {

@@ -1,33 +1,11 @@
 import { connect } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { client, type Json } from './helpers/api.js';
 import { pos } from './helpers/cli.js';
-import { seedDataDir } from './helpers/db.js';
-import { adminMerchant, posAdmin, spawnServer, type ServerProcess } from './helpers/server.js';
-import { eventually, tempDir } from './helpers/tmp.js';
+import { adminMerchant, posAdmin, spawnedServers } from './helpers/server.js';
+import { eventually } from './helpers/tmp.js';
 
-const cleanups: (() => void | Promise<void>)[] = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-
-function dataDir(): string {
-  const dir = tempDir();
-  cleanups.push(dir.cleanup);
-  seedDataDir(dir.path);
-  return dir.path;
-}
-
-async function serverOn(dir: string): Promise<ServerProcess> {
-  const server = await spawnServer(dir);
-  cleanups.push(async () => {
-    if (server.child.exitCode === null) {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    }
-  });
-  return server;
-}
+const { dataDir, serverOn } = spawnedServers();
 
 describe('pos server lifecycle', () => {
   it('answers /healthz, tags every response with a Request-Id, and logs JSON lines', async () => {

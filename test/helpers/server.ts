@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { afterEach } from 'vitest';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { loadServerConfig, type Env, type ServerFlags } from '../../shared/config.js';
@@ -134,4 +135,33 @@ export async function spawnServer(dataDir: string, extraArgs: string[] = [], env
     });
   });
   return { child, url, logs, exited };
+}
+
+/**
+ * Seeded data dirs and spawned `pos server`s for one test file, each removed or killed (SIGKILL,
+ * when it has not exited) after every test, so a failed assertion leaves no server behind.
+ */
+export function spawnedServers(): { dataDir(): string; serverOn(dir: string): Promise<ServerProcess> } {
+  const cleanups: (() => void | Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const fn of cleanups.splice(0).reverse()) await fn();
+  });
+  return {
+    dataDir() {
+      const dir = tempDir();
+      cleanups.push(dir.cleanup);
+      seedDataDir(dir.path);
+      return dir.path;
+    },
+    async serverOn(dir) {
+      const server = await spawnServer(dir);
+      cleanups.push(async () => {
+        if (server.child.exitCode === null) {
+          server.child.kill('SIGKILL');
+          await server.exited;
+        }
+      });
+      return server;
+    },
+  };
 }
