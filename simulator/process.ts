@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
 import { ConfigError } from '../shared/config.js';
 import type { KeySource } from '../shared/crypto/key-source.js';
 import type { LooseFile } from '../shared/files.js';
@@ -100,15 +101,12 @@ export function launchSimulatorProcess(): SimulatorLaunch {
   const execArgv = process.execArgv.filter((arg) => !arg.startsWith('--inspect'));
   const child = fork(CHILD_ENTRY, [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced', execArgv });
   const stderr: string[] = [];
-  let buffer = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    buffer += chunk;
-    for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
-      stderr.push(buffer.slice(0, newline));
+  if (child.stderr) {
+    createInterface({ input: child.stderr, crlfDelay: Infinity }).on('line', (line) => {
+      stderr.push(line);
       if (stderr.length > STDERR_LINES) stderr.shift();
-      buffer = buffer.slice(newline + 1);
-    }
-  });
+    });
+  }
   return {
     child,
     stderr,
