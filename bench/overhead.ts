@@ -53,6 +53,13 @@ interface Side {
   dataDir: string;
 }
 
+/**
+ * A round that completed fewer requests than this measures start-up and timers, not requests (a
+ * create takes up to ~0.5 s at p99 on a busy 2-core machine): the measurement is refused rather
+ * than reported.
+ */
+const MIN_REQUESTS_PER_ROUND = 20;
+
 /** Default rounds: 4 pairs of 3 s per scenario, ~1 minute for both scenarios with warm-ups. */
 export const DEFAULT_PAIRS = 4;
 export const DEFAULT_ROUND_SECONDS = 3;
@@ -95,7 +102,8 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
         const spent = cpuMs(side.server.pid) - before;
         const failed = result.errors.non2xx3xx + result.errors.connect + result.errors.read + result.errors.write + result.errors.timeout;
         if (failed > 0) throw new Error(`overhead: ${scenario} round had ${failed} failed requests`);
-        return { rps: result.requestsPerSecond, cpuPerRequest: spent / Math.max(1, result.requests) };
+        if (result.requests < MIN_REQUESTS_PER_ROUND) throw new Error(`overhead: a ${scenario} round completed ${result.requests} requests in ${options.roundSeconds} s, too few to measure (is the machine busy?)`);
+        return { rps: result.requestsPerSecond, cpuPerRequest: spent / result.requests };
       };
       const plain = { rps: [] as number[], cpu: [] as number[] };
       const instrumented = { rps: [] as number[], cpu: [] as number[] };

@@ -327,7 +327,7 @@ async function main(): Promise<void> {
     try {
       overhead = await measureOverhead({
         pairs: options.quick ? 2 : DEFAULT_PAIRS,
-        roundSeconds: options.quick ? 1 : DEFAULT_ROUND_SECONDS,
+        roundSeconds: options.quick ? 2 : DEFAULT_ROUND_SECONDS,
         warmupSeconds: options.warmupSeconds,
         connections: options.connections,
         serverCpu: SERVER_CPU,
