@@ -1,5 +1,3 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +12,7 @@ import { benchStore, type StoreBenchResult } from './store.js';
 import { ensureWrk, percentile, runWrk, type WrkResult } from './wrk.js';
 import { positiveOption } from './options.js';
 import { DEFAULT_DELIVERIES, measureWebhooks, type WebhookFigures } from './webhooks.js';
+import { DEFAULT_PAIRS, DEFAULT_ROUND_SECONDS, measureOverhead, type OverheadScenario } from './overhead.js';
 
 const USAGE = `npm run bench [-- options]
 
@@ -289,42 +288,11 @@ async function main(): Promise<void> {
       });
     }
 
-    // The cost of instrumentation, in the same run: the same create and GET on a server that
-    // records every metric (scraped off its own listener) and exports a span tree per request by
-    // OTLP to a collector that accepts and drops them. Reported as the change in requests per second.
-    await pos.stop();
-    pos = undefined;
-    const collector = await startSink();
-    try {
-      pos = await startPos(dataDir, SERVER_CPU, cores, { POS_METRICS_LISTEN: '127.0.0.1:0', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }, WRK_CPU);
-      const instrumented = `${pos.url}/v1/${options.resource}`;
-      const plain = (name: string) => results.find((r) => r.name === name)?.requestsPerSecond;
-      const overhead = (name: string, result: ScenarioResult): ScenarioResult => {
-        const without = plain(name);
-        if (without === undefined || result.requestsPerSecond === undefined) return result;
-        return { ...result, note: appendNote(result.note, `instrumentation overhead: ${round((1 - result.requestsPerSecond / without) * 100, 1)} % fewer requests/s than "${name}"`) };
-      };
-      const tracedCreate = `${createName} with metrics and OTLP traces`;
-      await attempt(tracedCreate, { kind: 'none' }, async () => {
-        await preflight(instrumented, { method: 'POST', headers: { ...auth(payer), ...json }, body: createBody }, [201]);
-        return overhead(createName, scenarioFrom(tracedCreate, await load(instrumented, 'POST', { ...auth(payer), ...json }, createBody), { kind: 'none' }));
-      });
-      const tracedGet = `${getName} with metrics and OTLP traces`;
-      await attempt(tracedGet, { kind: 'none' }, async () => {
-        if (!createdId) throw new PreflightError('no id to fetch: the create scenario failed', 'error');
-        const url = `${instrumented}/${createdId}`;
-        await preflight(url, { method: 'GET', headers: auth(payer) }, [200]);
-        return overhead(getName, scenarioFrom(tracedGet, await load(url, 'GET', auth(payer)), { kind: 'none' }));
-      });
-    } finally {
-      await collector.close();
-    }
-
     // The split mode: the same create with the simulator in a process of its own (`pos simulator`)
     // and `pos server --processor stripe` pointed at it, each on its own CPU, so each one's CPU time
     // over the measured run (from /proc) is its own. The embedded simulator's state is the same
     // data dir's, so the merchant's connected account is already there.
-    await pos?.stop();
+    await pos.stop();
     pos = undefined;
     if (options.resource === 'transactions') {
       const splitName = `${createName}, split mode (pos simulator + pos server --processor stripe)`;
@@ -351,6 +319,26 @@ async function main(): Promise<void> {
   } finally {
     await pos?.stop();
     rmSync(dataDir, { recursive: true, force: true });
+  }
+  // The cost of instrumentation: a plain and an instrumented server side by side, short rounds
+  // alternating between them (bench/overhead.ts), so the figure does not depend on which ran last.
+  let overhead: OverheadScenario[] | undefined;
+  if (options.resource === 'transactions') {
+    try {
+      overhead = await measureOverhead({
+        pairs: options.quick ? 2 : DEFAULT_PAIRS,
+        roundSeconds: options.quick ? 2 : DEFAULT_ROUND_SECONDS,
+        warmupSeconds: options.warmupSeconds,
+        connections: options.connections,
+        serverCpu: SERVER_CPU,
+        otherCpu: WRK_CPU,
+        cores,
+        log,
+      });
+      results.push(...overhead.map(overheadScenario));
+    } catch (err) {
+      log(`  ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
   const bytesPayments = options.quick ? 100 : BYTES_PAYMENTS;
   log(`bytes per payment: ${bytesPayments} card payments through the API on a fresh store`);
@@ -386,7 +374,8 @@ async function main(): Promise<void> {
     baselineRps,
     scenarios: results,
     store,
-    figures: figuresOf(results, baselineRps, calls, bytesPerTransaction, split, webhooks),
+    figures: figuresOf(results, baselineRps, calls, bytesPerTransaction, split, webhooks, overhead),
+    overhead,
   };
   mkdirSync(RESULTS_DIR, { recursive: true });
   // Colons are legal on Linux but not on every filesystem the repo is checked out on.
@@ -422,21 +411,41 @@ function webhookScenarios(w: WebhookFigures): ScenarioResult[] {
   ];
 }
 
+/** One overhead scenario as a row of the table: the instrumented side's figures, the overhead in the note. */
+function overheadScenario(o: OverheadScenario): ScenarioResult {
+  const name = o.scenario === 'create' ? 'POST /v1/transactions' : 'GET /v1/transactions/{id}';
+  const mean = (values: number[]) => Math.round(values.reduce((a, b) => a + b, 0) / values.length);
+  const range = ([low, high]: [number, number]) => `${low} to ${high}`;
+  return {
+    name: `${name} with metrics and OTLP traces (rounds alternating with a plain server)`,
+    target: { kind: 'none' },
+    outcome: 'info',
+    requestsPerSecond: mean(o.instrumentedRps),
+    note:
+      `instrumentation overhead over ${o.plainRps.length} pairs of rounds, median (range): server CPU per request +${o.cpuPct} % (${range(o.cpuPctRange)}), ` +
+      `requests/s −${o.throughputPct} % (${range(o.throughputPctRange)}); plain ${mean(o.plainRps).toLocaleString('en-US')} req/s`,
+  };
+}
+
 /** CPU ms per create of each process in the split mode. */
 interface SplitCpu {
   server: number;
   simulator: number;
 }
 
-function figuresOf(results: ScenarioResult[], baselineRps: number, calls: ProcessorCalls | undefined, bytesPerTransaction: number | null, split: SplitCpu | undefined, webhooks: WebhookFigures | undefined): Figures {
+function figuresOf(
+  results: ScenarioResult[],
+  baselineRps: number,
+  calls: ProcessorCalls | undefined,
+  bytesPerTransaction: number | null,
+  split: SplitCpu | undefined,
+  webhooks: WebhookFigures | undefined,
+  overhead: OverheadScenario[] | undefined,
+): Figures {
   const rps = (start: string, end = '') => results.find((r) => r.name.startsWith(start) && r.name.endsWith(end))?.requestsPerSecond;
   const create = results.find((r) => r.name === 'POST /v1/transactions');
   const floor = rps('floor:');
-  const overheadPct = (plainName: string): number | null => {
-    const plain = rps(plainName, plainName);
-    const traced = rps(`${plainName} with metrics`);
-    return plain && traced ? round((1 - traced / plain) * 100, 1) : null;
-  };
+  const overheadOf = (scenario: OverheadScenario['scenario']) => overhead?.find((o) => o.scenario === scenario);
   const ratio = (value: number | undefined, of: number | undefined) => (value && of ? round(value / of, 3) : null);
   return {
     create_floor_ratio: ratio(create?.requestsPerSecond, floor),
@@ -446,8 +455,10 @@ function figuresOf(results: ScenarioResult[], baselineRps: number, calls: Proces
     processor_calls_per_card_payment: calls?.card ?? null,
     processor_calls_per_terminal_payment: calls?.terminal ?? null,
     bytes_per_transaction: bytesPerTransaction,
-    instrumentation_overhead_create_pct: overheadPct('POST /v1/transactions'),
-    instrumentation_overhead_get_pct: overheadPct('GET /v1/transactions/{id}'),
+    instrumentation_overhead_create_pct: overheadOf('create')?.cpuPct ?? null,
+    instrumentation_overhead_get_pct: overheadOf('get')?.cpuPct ?? null,
+    instrumentation_overhead_create_rps_pct: overheadOf('create')?.throughputPct ?? null,
+    instrumentation_overhead_get_rps_pct: overheadOf('get')?.throughputPct ?? null,
     server_cpu_ms_per_create: split?.server ?? null,
     simulator_cpu_ms_per_create: split?.simulator ?? null,
     webhooks_floor_ratio: webhooks?.ratio ?? null,
@@ -457,19 +468,6 @@ function figuresOf(results: ScenarioResult[], baselineRps: number, calls: Proces
 function appendNote(note: string | undefined, extra: string | undefined): string | undefined {
   if (!extra) return note;
   return note ? `${note}; ${extra}` : extra;
-}
-
-/** An OTLP/HTTP collector that takes everything and keeps nothing: export costs the server, not the sink. */
-async function startSink(): Promise<{ url: string; close(): Promise<void> }> {
-  const sink = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
-  });
-  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', () => resolve()));
-  return {
-    url: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => sink.close(() => resolve())),
-  };
 }
 
 function scenarioFrom(name: string, result: WrkResult, target: Target): ScenarioResult {

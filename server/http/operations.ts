@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import express, { type Router } from 'express';
+import express, { type RequestHandler } from 'express';
 import type { Readiness } from '../operations/readiness.js';
 import type { Telemetry } from '../operations/observe.js';
 import { sendJson } from './send.js';
@@ -21,7 +21,7 @@ export interface OperationsRoutesDeps {
  * server/operations/readiness.ts) and `GET /metrics` (Prometheus text). Mounted at the root of the
  * public app and of the metrics listener (docs/operations.md).
  */
-export function operationsRouter(deps: OperationsRoutesDeps): Router {
+export function operationsRouter(deps: OperationsRoutesDeps): RequestHandler {
   const router = express.Router();
   router.get('/healthz', (_req, res) => {
     sendJson(res, 200, { status: 'ok' });
@@ -47,5 +47,16 @@ export function operationsRouter(deps: OperationsRoutesDeps): Router {
       prometheus(req, res);
     });
   }
-  return router;
+  // Every request passes here first, nearly all of them for /v1: those skip the router (a path
+  // match per probe route) after one lookup. Express matches these paths in any letter case and
+  // with a trailing slash, and so does the lookup.
+  return (req, res, next) => (PATHS.has(probePath(req.url)) ? router(req, res, next) : next());
+}
+
+const PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+function probePath(url: string): string {
+  const query = url.indexOf('?');
+  const path = (query < 0 ? url : url.slice(0, query)).toLowerCase();
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
 }

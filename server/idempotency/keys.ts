@@ -1,4 +1,5 @@
 import { noTelemetry, traced, type Telemetry } from '../operations/observe.js';
+import type { Span } from '@opentelemetry/api';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/time.js';
@@ -390,7 +391,7 @@ export class IdempotencyService {
   async #drive(row: IdempotencyKeysTable, unsaved = false, origin: RequestOrigin | undefined = parseStoredOrigin(row.origin === null ? null : unpackJson(row.origin))): Promise<ExecuteResult> {
     const operation = this.#operations.get(row.operation);
     if (!operation) throw new Error(`no idempotent operation named ${row.operation}`);
-    const run = traced(this.telemetry.tracer, `idempotency ${row.operation}`, () => this.#run(operation, row, unsaved, origin), { attributes: { 'pos.operation': row.operation, 'pos.recovery_point': row.recovery_point } });
+    const run = traced(this.telemetry.tracer, `idempotency ${row.operation}`, (span) => this.#run(operation, row, unsaved, origin, span), { attributes: { 'pos.operation': row.operation, 'pos.recovery_point': row.recovery_point } });
     this.#inflight.set(row.id, run);
     try {
       return await run;
@@ -399,7 +400,7 @@ export class IdempotencyService {
     }
   }
 
-  async #run(operation: Operation<unknown, unknown>, row: IdempotencyKeysTable, unsaved: boolean, origin: RequestOrigin | undefined): Promise<ExecuteResult> {
+  async #run(operation: Operation<unknown, unknown>, row: IdempotencyKeysTable, unsaved: boolean, origin: RequestOrigin | undefined, span: Span | undefined): Promise<ExecuteResult> {
     const scope: Scope = { merchantId: row.merchant_id, mode: row.mode, ...(origin ? { origin } : {}) };
     let point = row.recovery_point;
     let state: unknown = this.#stateOf(row);
@@ -448,7 +449,11 @@ export class IdempotencyService {
       };
       let result: StepResult<unknown, unknown>;
       try {
-        result = await traced(this.telemetry.tracer, `step ${point}`, () => step(stepState, ctx));
+        // Each recovery point an event on the operation's span, not a span of its own: a span per
+        // step doubled the spans of a create, and what runs inside a step is its processor call
+        // and database units, which are the operation's children either way.
+        span?.addEvent(`step ${point}`);
+        result = await step(stepState, ctx);
       } catch (err) {
         if (err instanceof LostClaim) throw err;
         if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429) {

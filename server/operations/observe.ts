@@ -32,23 +32,34 @@ export const noTelemetry: Telemetry = {
 /**
  * Runs `work` inside a span of `tracer` (a child of the active one), ending it when the work ends
  * and marking it failed when it throws; with no tracer it only runs the work.
+ *
+ * `leaf`: nothing the work does opens a span of its own (a database unit, a processor call), so
+ * the span is not made the active one. Activating it is an AsyncLocalStorage `run` and a context
+ * object per span, paid on every create for no child.
  */
-export function traced<T>(tracer: Tracer | undefined, name: string, work: (span: Span | undefined) => Promise<T>, options: { kind?: SpanKind; attributes?: Attributes } = {}): Promise<T> {
+export function traced<T>(tracer: Tracer | undefined, name: string, work: (span: Span | undefined) => Promise<T>, options: { kind?: SpanKind; attributes?: Attributes; leaf?: boolean } = {}): Promise<T> {
   if (!tracer) return started(work, undefined);
-  // Settled with one `then` rather than an async wrapper: every promise costs more while the
-  // context manager follows each one (Node 20's AsyncLocalStorage), and this runs for every span.
-  return tracer.startActiveSpan(name, options, (span) => {
-    const failed = (err: unknown): never => {
-      span.recordException(err instanceof Error ? err : String(err));
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end();
-      throw err;
-    };
-    return started(work, span).then((result) => {
-      span.end();
-      return result;
-    }, failed);
-  });
+  const { leaf, ...spanOptions } = options;
+  if (leaf) return settled(tracer.startSpan(name, spanOptions), work);
+  return tracer.startActiveSpan(name, spanOptions, (span) => settled(span, work));
+}
+
+/**
+ * The work's promise, ending `span` when it settles. Settled with one `then` rather than an async
+ * wrapper: every promise costs more while the context manager follows each one (Node 20's
+ * AsyncLocalStorage), and this runs for every span.
+ */
+function settled<T>(span: Span, work: (span: Span | undefined) => Promise<T>): Promise<T> {
+  const failed = (err: unknown): never => {
+    span.recordException(err instanceof Error ? err : String(err));
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+    throw err;
+  };
+  return started(work, span).then((result) => {
+    span.end();
+    return result;
+  }, failed);
 }
 
 /** The work's promise; one that throws before it has a promise is a rejected one, as in an async function. */

@@ -38,6 +38,6 @@ export function instrumentTransactions(store: Store, telemetry: Pick<Telemetry, 
           },
         );
       },
-      { kind: SpanKind.CLIENT, attributes: { 'db.system': dialect } },
+      { kind: SpanKind.CLIENT, attributes: { 'db.system': dialect }, leaf: true },
     );
 }

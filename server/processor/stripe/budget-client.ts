@@ -224,7 +224,7 @@ export class InstrumentedHttpClient implements Stripe.HttpClient {
         }
         return response;
       },
-      { kind: SpanKind.CLIENT, attributes: { 'pos.processor.endpoint': endpoint, 'http.request.method': method } },
+      { kind: SpanKind.CLIENT, attributes: { 'pos.processor.endpoint': endpoint, 'http.request.method': method }, leaf: true },
     );
   }
 }

@@ -1,0 +1,165 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cpuMs, createMerchant, startPos, type ServerChild } from './processes.js';
+import { round } from './report.js';
+import { runWrk, type WrkRequest } from './wrk.js';
+
+/**
+ * The cost of instrumentation, measured so that it does not depend on when it is measured: two
+ * `pos server`s from the same build run side by side on the same CPU, one plain and one recording
+ * every metric (scraped off its own listener) and exporting a span tree per request by OTLP to a
+ * collector that accepts and drops them. Short rounds alternate between them in the order
+ * A B B A, so a machine that speeds up or slows down during the run weighs on both alike; each
+ * pair of neighbouring rounds gives one ratio. Two figures per scenario, each the median of its
+ * pairs with the spread beside it: requests per second, and the server process's CPU time per
+ * request from /proc (which another process stealing the CPU does not change).
+ */
+
+export interface OverheadOptions {
+  /** Pairs of rounds (one plain, one instrumented) per scenario. */
+  pairs: number;
+  roundSeconds: number;
+  warmupSeconds: number;
+  connections: number;
+  serverCpu: number;
+  /** Where each server's embedded simulator and wrk go. */
+  otherCpu: number;
+  cores: number;
+  log: (line: string) => void;
+}
+
+export interface OverheadScenario {
+  /** 'create' (POST /v1/transactions) or 'get' (GET /v1/transactions/{id}). */
+  scenario: 'create' | 'get';
+  /** Median over pairs of (1 − instrumented req/s ÷ plain req/s), in %. */
+  throughputPct: number;
+  throughputPctRange: [number, number];
+  /** Median over pairs of (instrumented CPU ms per request ÷ plain − 1), in %. */
+  cpuPct: number;
+  cpuPctRange: [number, number];
+  plainRps: number[];
+  instrumentedRps: number[];
+  plainCpuMsPerRequest: number[];
+  instrumentedCpuMsPerRequest: number[];
+}
+
+interface Side {
+  server: ServerChild;
+  key: string;
+  id?: string;
+  dataDir: string;
+}
+
+/**
+ * A round that completed fewer requests than this measures start-up and timers, not requests (a
+ * create takes up to ~0.5 s at p99 on a busy 2-core machine): the measurement is refused rather
+ * than reported.
+ */
+const MIN_REQUESTS_PER_ROUND = 20;
+
+/** Default rounds: 4 pairs of 3 s per scenario, ~1 minute for both scenarios with warm-ups. */
+export const DEFAULT_PAIRS = 4;
+export const DEFAULT_ROUND_SECONDS = 3;
+
+const CREATE_BODY = JSON.stringify({ amount: 4750, currency: 'usd' });
+
+export async function measureOverhead(options: OverheadOptions): Promise<OverheadScenario[]> {
+  const collector = await startSink();
+  const sides: Side[] = [];
+  try {
+    for (const instrumented of [false, true]) {
+      const dataDir = mkdtempSync(join(tmpdir(), `pos-bench-overhead-${instrumented ? 'on' : 'off'}-`));
+      const merchant = createMerchant(dataDir, 'Bench Overhead');
+      const env: Record<string, string> = instrumented ? { POS_METRICS_LISTEN: '127.0.0.1:0', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url } : {};
+      const server = await startPos(dataDir, options.serverCpu, options.cores, env, options.otherCpu);
+      sides.push({ server, key: merchant.secretKey, dataDir });
+    }
+    for (const side of sides) {
+      const response = await fetch(`${side.server.url}/v1/transactions`, { method: 'POST', headers: headersOf(side, true), body: CREATE_BODY });
+      if (response.status !== 201) throw new Error(`overhead: a create answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
+      side.id = ((await response.json()) as { data: { id: string } }).data.id;
+    }
+    const results: OverheadScenario[] = [];
+    for (const scenario of ['create', 'get'] as const) {
+      options.log(`instrumentation overhead: ${scenario}, ${options.pairs} pairs of ${options.roundSeconds} s rounds, plain and instrumented alternating`);
+      const request = (side: Side, durationSeconds: number): WrkRequest => ({
+        url: scenario === 'create' ? `${side.server.url}/v1/transactions` : `${side.server.url}/v1/transactions/${side.id}`,
+        method: scenario === 'create' ? 'POST' : 'GET',
+        headers: headersOf(side, scenario === 'create'),
+        ...(scenario === 'create' ? { body: CREATE_BODY } : {}),
+        connections: options.connections,
+        durationSeconds,
+        cpu: options.otherCpu,
+        cores: options.cores,
+      });
+      if (options.warmupSeconds > 0) for (const side of sides) await runWrk(request(side, options.warmupSeconds));
+      const round_ = async (side: Side): Promise<{ rps: number; cpuPerRequest: number }> => {
+        const before = cpuMs(side.server.pid);
+        const result = await runWrk(request(side, options.roundSeconds));
+        const spent = cpuMs(side.server.pid) - before;
+        const failed = result.errors.non2xx3xx + result.errors.connect + result.errors.read + result.errors.write + result.errors.timeout;
+        if (failed > 0) throw new Error(`overhead: ${scenario} round had ${failed} failed requests`);
+        if (result.requests < MIN_REQUESTS_PER_ROUND) throw new Error(`overhead: a ${scenario} round completed ${result.requests} requests in ${options.roundSeconds} s, too few to measure (is the machine busy?)`);
+        return { rps: result.requestsPerSecond, cpuPerRequest: spent / result.requests };
+      };
+      const plain = { rps: [] as number[], cpu: [] as number[] };
+      const instrumented = { rps: [] as number[], cpu: [] as number[] };
+      for (let pair = 0; pair < options.pairs; pair++) {
+        // A B, then B A: the order flips every pair, so a steady drift favours neither.
+        const order = pair % 2 === 0 ? [0, 1] : [1, 0];
+        for (const index of order) {
+          const measured = await round_(sides[index]!);
+          const into = index === 0 ? plain : instrumented;
+          into.rps.push(measured.rps);
+          into.cpu.push(measured.cpuPerRequest);
+        }
+      }
+      const throughput = plain.rps.map((p, i) => (1 - instrumented.rps[i]! / p) * 100);
+      const cpu = plain.cpu.map((p, i) => (instrumented.cpu[i]! / p - 1) * 100);
+      results.push({
+        scenario,
+        throughputPct: round(median(throughput), 1),
+        throughputPctRange: [round(Math.min(...throughput), 1), round(Math.max(...throughput), 1)],
+        cpuPct: round(median(cpu), 1),
+        cpuPctRange: [round(Math.min(...cpu), 1), round(Math.max(...cpu), 1)],
+        plainRps: plain.rps,
+        instrumentedRps: instrumented.rps,
+        plainCpuMsPerRequest: plain.cpu.map((v) => round(v, 4)),
+        instrumentedCpuMsPerRequest: instrumented.cpu.map((v) => round(v, 4)),
+      });
+    }
+    return results;
+  } finally {
+    for (const side of sides) {
+      await side.server.stop();
+      rmSync(side.dataDir, { recursive: true, force: true });
+    }
+    await collector.close();
+  }
+}
+
+function headersOf(side: Side, json: boolean): Record<string, string> {
+  return { Authorization: `Bearer ${side.key}`, ...(json ? { 'Content-Type': 'application/json' } : {}) };
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** An OTLP/HTTP collector that takes everything and keeps nothing: export costs the server, not the sink. */
+async function startSink(): Promise<{ url: string; close(): Promise<void> }> {
+  const sink = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => sink.close(() => resolve())),
+  };
+}
