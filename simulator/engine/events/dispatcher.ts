@@ -152,11 +152,7 @@ export class WebhookDispatcher {
     if (error === null) {
       this.store.transaction(() => {
         this.store.updateDelivery(delivery.id, { status: 'delivered', attempts, nextAt: delivery.nextAt, lastError: null });
-        const fresh = this.store.find<EventBody, Record<string, never>>(event.id);
-        if (fresh) {
-          fresh.body.pending_webhooks = Math.max(0, fresh.body.pending_webhooks - 1);
-          this.store.save(fresh);
-        }
+        this.store.eventDelivered(event.id);
       });
       return;
     }
