@@ -370,6 +370,14 @@ export class Store {
       .run(JSON.stringify(object.body), this.#internalText(object.type, object.id, object.internal), object.id);
   }
 
+  /**
+   * One webhook of an event was delivered: its `pending_webhooks` goes down by one (never below
+   * zero), in place, without reading the event's body into objects and writing it back.
+   */
+  eventDelivered(id: string): void {
+    this.#prepare(`update objects set body = json_set(body, '$.pending_webhooks', max(0, json_extract(body, '$.pending_webhooks') - 1)) where id = ? and type = 'event'`).run(id);
+  }
+
   remove(id: string): void {
     this.#prepare('delete from objects where id = ?').run(id);
   }

@@ -1,6 +1,6 @@
 import type { Clock } from '../../shared/time.js';
 import type { Mode } from '../db/schema.js';
-import type { Store } from '../db/store.js';
+import type { Executor, Store } from '../db/store.js';
 import type { ProcessorEvent } from './snapshots.js';
 
 function objectId(event: ProcessorEvent): string | null {
@@ -29,10 +29,12 @@ export class ProcessorEventLog {
   }
 
   async record(event: ProcessorEvent, mode: Mode): Promise<void> {
-    await this.store.db
-      .insertInto('processor_events')
-      .values({ id: event.id, mode, type: event.type, object_id: objectId(event), received_at: this.clock.now() })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
+    const row = { id: event.id, mode, type: event.type, object_id: objectId(event), received_at: this.clock.now() };
+    const insert = (db: Executor) => db.insertInto('processor_events').values(row).onConflict((oc) => oc.column('id').doNothing()).execute();
+    // On SQLite a write outside a unit is a commit of its own, whose fsync blocks the event loop
+    // (better-sqlite3 is synchronous); as a unit it shares the group commit of the writes around
+    // it. On PostgreSQL the lone INSERT is already one round trip, and a transaction would add two.
+    if (this.store.dialect === 'sqlite') await this.store.transaction(insert);
+    else await insert(this.store.db);
   }
 }

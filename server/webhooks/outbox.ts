@@ -1,5 +1,7 @@
+import { sql } from 'kysely';
 import { newReference } from '../../shared/ids.js';
-import { insertRow } from '../db/prepared.js';
+import { insertRow, Prepared } from '../db/prepared.js';
+import type { Mode } from '../db/schema.js';
 import type { Executor, Trx } from '../db/store.js';
 import { nextSeq } from '../db/counters.js';
 import { notifyOnCommit } from '../db/notify.js';
@@ -21,6 +23,37 @@ export function eventMode(data: Record<string, unknown>): 'test' | 'live' | 'unk
   if (data.is_test === false) return 'live';
   return 'unknown';
 }
+
+/**
+ * Moves the merchant's and mode's webhook fan-out cursor past an event no endpoint can want: while
+ * the merchant has no active endpoint in the mode, and the fan-out has seen every event before
+ * this one. Done in the event's own transaction, it spares the webhook worker a transaction (and
+ * its commit) per event of the many merchants that never registered an endpoint. An endpoint made
+ * later starts after the events written before it (docs/webhooks.md), so none of these is owed to
+ * it; with a backlog still to fan out, or an endpoint listening, the worker's fan-out decides as
+ * before (server/webhooks/queue.ts). A scope whose cursor the worker has not made yet is left to it.
+ */
+const skipUnwatchedEvent = new Prepared<{ merchantId: string; mode: Mode; seq: number; previous: number }, never>((db, arg) =>
+  db
+    .updateTable('webhook_cursors')
+    .set({ last_seq: arg('seq') })
+    .where('merchant_id', '=', arg('merchantId'))
+    .where('mode', '=', arg('mode'))
+    .where('last_seq', '=', arg('previous'))
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('webhook_endpoints')
+            .select(sql.lit(1).as('one'))
+            .where('merchant_id', '=', arg('merchantId'))
+            .where('mode', '=', arg('mode'))
+            .where('status', '=', sql.lit('active'))
+            .where('deleted_at', 'is', null),
+        ),
+      ),
+    ),
+);
 
 /**
  * Writes an event into the outbox inside the caller's transaction: the event exists if and only
@@ -49,6 +82,7 @@ export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objec
     request_id: origin?.requestId ?? null,
     idempotency_key: origin?.idempotencyKey ?? null,
   });
+  await skipUnwatchedEvent.execute(trx, { merchantId: scope.merchantId, mode: scope.mode, seq, previous: seq - 1 });
   notifyOnCommit(trx, { topic: 'events', merchantId: scope.merchantId, mode: scope.mode });
   return id;
 }

@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
 import type Stripe from 'stripe';
 import type { DeliveryRow, Store } from '../../store.js';
 import type { EndpointInternal, EventBody } from './events.js';
@@ -24,6 +26,33 @@ const MAX_ATTEMPTS = 12;
 /** Node's setTimeout overflows past 2^31-1 ms; later wake-ups are re-armed when they fire. */
 const MAX_TIMER_MS = 2_147_483_647;
 
+/**
+ * Sends one signed POST and resolves with the status, or rejects with why there was none. Node's
+ * own client over a kept-alive connection rather than `fetch`: deliveries go one after another to
+ * the same few endpoints, and fetch's streams and per-request setup cost the simulator more CPU than
+ * the rest of a delivery (measured with a CPU profile under payment load).
+ */
+function post(url: URL, headers: Record<string, string>, payload: string, agents: { http: http.Agent; https: https.Agent }, signal: AbortSignal): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const secure = url.protocol === 'https:';
+    const request = (secure ? https : http).request(
+      url,
+      { method: 'POST', headers: { ...headers, 'Content-Length': String(Buffer.byteLength(payload)) }, agent: secure ? agents.https : agents.http, signal },
+      (response) => {
+        response.on('error', reject);
+        response.on('end', () => resolve(response.statusCode ?? 0));
+        // Cut before its end (the receiver hung up, or the signal fired): no answer.
+        response.on('close', () => {
+          if (!response.complete) reject(new Error('the connection closed before the answer ended'));
+        });
+        response.resume();
+      },
+    );
+    request.on('error', reject);
+    request.end(payload);
+  });
+}
+
 export function signPayload(payload: string, secret: string, timestampSeconds: number): string {
   const signature = createHmac('sha256', secret).update(`${timestampSeconds}.${payload}`, 'utf8').digest('hex');
   return `t=${timestampSeconds},v1=${signature}`;
@@ -38,6 +67,8 @@ export class WebhookDispatcher {
   private idleWaiters: (() => void)[] = [];
   /** Aborts the delivery in flight when the simulator closes; it stays pending for the next run. */
   private readonly shutdown = new AbortController();
+  /** Connections kept open between deliveries; one at a time is all the dispatcher sends. */
+  private readonly agents = { http: new http.Agent({ keepAlive: true, maxSockets: 1 }), https: new https.Agent({ keepAlive: true, maxSockets: 1 }) };
 
   constructor(
     private readonly store: Store,
@@ -102,18 +133,18 @@ export class WebhookDispatcher {
     const header = signPayload(payload, endpoint.internal.secret, Math.floor(this.now() / 1000));
     let error: string | null = null;
     try {
-      const response = await fetch(endpoint.body.url, {
-        method: 'POST',
-        headers: {
+      const status = await post(
+        new URL(endpoint.body.url),
+        {
           'Content-Type': 'application/json; charset=utf-8',
           'User-Agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
           'Stripe-Signature': header,
         },
-        body: payload,
-        signal: AbortSignal.any([AbortSignal.timeout(DELIVERY_TIMEOUT_MS), this.shutdown.signal]),
-      });
-      await response.arrayBuffer().catch(() => undefined);
-      if (response.status < 200 || response.status >= 300) error = `HTTP ${response.status}`;
+        payload,
+        this.agents,
+        AbortSignal.any([AbortSignal.timeout(DELIVERY_TIMEOUT_MS), this.shutdown.signal]),
+      );
+      if (status < 200 || status >= 300) error = `HTTP ${status}`;
     } catch (cause) {
       error = cause instanceof Error ? cause.message : String(cause);
     }
@@ -121,11 +152,7 @@ export class WebhookDispatcher {
     if (error === null) {
       this.store.transaction(() => {
         this.store.updateDelivery(delivery.id, { status: 'delivered', attempts, nextAt: delivery.nextAt, lastError: null });
-        const fresh = this.store.find<EventBody, Record<string, never>>(event.id);
-        if (fresh) {
-          fresh.body.pending_webhooks = Math.max(0, fresh.body.pending_webhooks - 1);
-          this.store.save(fresh);
-        }
+        this.store.eventDelivered(event.id);
       });
       return;
     }
@@ -146,6 +173,8 @@ export class WebhookDispatcher {
     if (this.wake) clearTimeout(this.wake);
     this.shutdown.abort();
     await this.current;
+    this.agents.http.destroy();
+    this.agents.https.destroy();
     for (const resolve of this.idleWaiters) resolve();
     this.idleWaiters = [];
   }
