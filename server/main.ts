@@ -119,6 +119,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     recoveryRetryScale: config.recoveryRetryScale,
     ...(config.presenceTtlMs !== undefined ? { presenceTtlMs: config.presenceTtlMs } : {}),
     readerCheckMs: config.readerCheckMs,
+    readerStatusMaxAgeMs: config.readerStatusMaxAgeMs,
     retention: retentionOf(config),
     telemetry,
   });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Domain, openDomain } from '../../test/helpers/domain.js';
+import { DEFAULT_READER_STATUS_MAX_AGE_MS } from './readers.js';
 
 describe('terminal payments on the in-memory processor', () => {
   let d: Domain;
@@ -58,6 +59,22 @@ describe('terminal payments on the in-memory processor', () => {
     expect(row.status).toBe('canceled');
     expect(readerReset?.reset).toBe(false);
     expect(readerReset?.warning).toContain(reader);
+  });
+
+  it('reads the reader before a payment only when the processor has not said it is online for longer than the max age', async () => {
+    const [row] = await d.services.terminal.listReaders(d.scope);
+    const terminalId = row?.id ?? '';
+    const reads = () => d.processor.count('retrieveReader');
+    const listed = reads();
+    // Its registration said online a moment ago.
+    await d.services.terminal.createPayment(d.scope, { amount: 1200, terminal_id: terminalId }, undefined);
+    expect(reads()).toBe(listed);
+    d.clock.advance(DEFAULT_READER_STATUS_MAX_AGE_MS + 1);
+    await d.services.terminal.createPayment(d.scope, { amount: 1200, terminal_id: terminalId }, undefined);
+    expect(reads()).toBe(listed + 1);
+    // That read said online: believed again for the max age.
+    await d.services.terminal.createPayment(d.scope, { amount: 1200, terminal_id: terminalId }, undefined);
+    expect(reads()).toBe(listed + 1);
   });
 
   it('sweeps pending terminal payments past their stale age', async () => {
