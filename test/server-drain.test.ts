@@ -137,13 +137,15 @@ afterAll(async () => {
 describe('stopping with a handler still at work', () => {
   it('closes the store only once a handler whose client left has committed its answer', async () => {
     const s = await start();
+    // What start-up says (a new main key file on PostgreSQL) is not this test's business.
+    const mark = s.logs.length;
     await abandonedPayment(s, 'left-early');
     const closing = s.server.close();
     await eventually(() => s.logs.find((l) => l.msg === 'waiting for requests whose clients left'), 10_000);
     release();
     await closing;
 
-    const troubles = s.logs.filter((l) => l.level >= 40);
+    const troubles = s.logs.slice(mark).filter((l) => l.level >= 40);
     expect(troubles).toEqual([]);
     const db = await openTestDb(s.dir.path);
     try {
