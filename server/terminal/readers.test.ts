@@ -77,6 +77,18 @@ describe('terminal payments on the in-memory processor', () => {
     expect(reads()).toBe(listed + 1);
   });
 
+  it('keeps the processor\'s latest word on a reader\'s status: one said earlier, arriving late, changes nothing', async () => {
+    const row = async () => d.store.db.selectFrom('terminal_readers').selectAll().where('processor_reader_id', '=', reader).executeTakeFirstOrThrow();
+    const registered = await row();
+    const now = d.clock.now();
+    await d.services.readerActions.onPresence(registered, 'offline', now + 10);
+    await d.services.readerActions.onPresence(registered, 'online', now + 5);
+    expect(await row()).toMatchObject({ processor_status: 'offline', processor_status_at: now + 10 });
+    expect(d.services.readerActions.knownOnline(await row(), DEFAULT_READER_STATUS_MAX_AGE_MS)).toBe(false);
+    await d.services.readerActions.onPresence(registered, 'online', now + 20);
+    expect(await row()).toMatchObject({ processor_status: 'online', processor_status_at: now + 20 });
+  });
+
   it('sweeps pending terminal payments past their stale age', async () => {
     const { id } = await pending();
     d.clock.advance(11 * 60 * 1000);
