@@ -272,8 +272,8 @@ export class ReaderActions {
       const next = keepIntent ? { ...update, paymentIntentId: keepIntent(row) } : update;
       const decision = decide(row, next);
       if (decision === 'apply') await this.#write(trx, row, next);
-      // What it says of the reader's status counts even when its action is old news (#write leaves the status alone).
-      if (next.processorStatus) await this.#statusSeen(trx, row, next.processorStatus, statusTimeOf(next.source));
+      // What it says of the reader's status counts even when its action is old news.
+      else if (next.processorStatus) await this.#statusSeen(trx, row, next.processorStatus, statusTimeOf(next.source));
       return decision;
     });
     if (decision === 'read') await this.refresh(which.mode, which.processorReaderId);
@@ -283,6 +283,8 @@ export class ReaderActions {
     const now = this.clock.now();
     const seq = await nextSeq(trx, row.merchant_id, row.mode, 'reader_actions');
     const checkAt = next.status === 'in_progress' ? now + this.checkMs : null;
+    const said = statusTimeOf(next.source);
+    const status = next.processorStatus && (row.processor_status_at === null || said >= row.processor_status_at) ? { processor_status: next.processorStatus, processor_status_at: said } : {};
     await trx
       .updateTable('terminal_readers')
       .set({
@@ -298,6 +300,7 @@ export class ReaderActions {
         action_processor_at: next.source.kind === 'event' ? next.source.at : now,
         action_updated_at: now,
         action_check_at: checkAt,
+        ...status,
       })
       .where('id', '=', row.id)
       .execute();
