@@ -364,7 +364,8 @@ export class TerminalService {
       if (!reader) throw invalid('terminal_id', 'No such reader in this mode: terminal_id takes a reader id from GET /v1/terminal/readers', 'resource_missing');
       // A payment for a reader the processor reports offline would only be canceled again: refused
       // before it exists, so a till retrying Enter leaves no trail of canceled payments. A retried
-      // request (same key) is answered from its stored response before this check counts.
+      // request (same key) is answered from its stored response before this check counts, and the
+      // processor's recent word that the reader is online spares the read (DEFAULT_READER_STATUS_MAX_AGE_MS).
       if (!this.readerActions.knownOnline(reader, this.readerStatusMaxAgeMs) && (!clientKey || !(await this.transactions.createRequested(scope, clientKey)))) {
         await this.#refuseOffline(reader);
       }
@@ -398,8 +399,8 @@ export class TerminalService {
 
   /**
    * Reads the reader and refuses it when the processor reports it offline; a processor that cannot
-   * be asked does not block the sale. Not asked when it said the reader was online within
-   * `readerStatusMaxAgeMs` (its answers to our reader requests, its reader events, the
+   * be asked does not block the sale. createPayment skips it when the processor said the reader was
+   * online within `readerStatusMaxAgeMs` (its answers to our reader requests, its reader events, the
    * registration): a reader said offline, or not heard of for longer, is read.
    */
   async #refuseOffline(reader: TerminalReadersTable): Promise<void> {
