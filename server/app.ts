@@ -35,6 +35,7 @@ import { requestTelemetry } from './http/telemetry.js';
 import { inRequestContext } from './operations/observe.js';
 import { Readiness } from './operations/readiness.js';
 import { noTelemetry } from './operations/observe.js';
+import type { InFlight } from './http/in-flight.js';
 
 /**
  * Largest accepted request body. The biggest legitimate body is a create with 50 metadata pairs of
@@ -67,6 +68,8 @@ export interface AppDeps {
   processorEventHandlers?: readonly ProcessorEventHandler[];
   /** What /healthz, /readyz and /metrics answer; default: ready when the database is, no metrics. */
   operations?: OperationsRoutesDeps;
+  /** Counts the requests whose work is not over, for a stopping server to wait on (server/main.ts). */
+  inFlight?: InFlight;
 }
 
 /** Every /v1 operation: what the router mounts, `GET /v1/openapi.json` documents and the gate grants. */
@@ -105,6 +108,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('trust proxy', config.trustProxy ?? false);
   timeResponses(app);
   hideCustomerData(app);
+  deps.inFlight?.attach(app);
 
   app.use(requestContext(logger, services.requestLog));
   // Probes and scrapes first: neither rate limited nor counted as API traffic.

@@ -16,6 +16,7 @@ import { StoredEndpointSettings } from './processor/endpoint-settings.js';
 import type { PaymentProcessor } from './processor/port.js';
 import { buildServices, type Services } from './services.js';
 import { DatabaseRateLimiter } from './http/rate-limit.js';
+import { InFlight } from './http/in-flight.js';
 import { Leases, PresenceOnDemand } from './db/leases.js';
 import { presenceTtlMs, Reconciler } from './payments/reconciler.js';
 import { createOperationsApp } from './operations-app.js';
@@ -35,8 +36,9 @@ import { instrumentTransactions } from './operations/store-telemetry.js';
 import { listenForOperators, readersOnline } from './operations/listener.js';
 
 /**
- * How long SIGTERM waits for in-flight requests before cutting connections. Orchestrators
- * (systemd, Kubernetes) kill at 30 s by default; 25 s leaves them time to see a clean exit.
+ * How long SIGTERM waits for in-flight requests, those whose clients already left included, before
+ * cutting connections and closing the store under what still runs. Orchestrators (systemd,
+ * Kubernetes) kill at 30 s by default; 25 s leaves them time to see a clean exit.
  */
 const DRAIN_TIMEOUT_MS = 25_000;
 
@@ -81,10 +83,13 @@ export interface StartOptions {
    * before the embedded simulator, so the database's key decides. The server closes it.
    */
   opened?: { store: Store; cipher: StoreKeyring };
+  /** How long close() waits for in-flight requests; default DRAIN_TIMEOUT_MS (tests shorten it). */
+  drainTimeoutMs?: number;
 }
 
 export async function startServer(config: ServerConfig, options: StartOptions): Promise<RunningServer> {
   const logger = options.logger ?? pino({ level: config.logLevel });
+  const drainTimeoutMs = options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS;
   const clock = options.clock ?? systemClock;
   // The right main key or no start at all: a wrong or missing one is a ConfigError naming it.
   const { store, cipher } = options.opened ?? (await openStoreWithKeys(config, new Keyring(keySourceOf(config)), { now: clock.now(), logger }, { onLooseFile: warnLooseFiles(logger) }));
@@ -119,6 +124,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     recoveryRetryScale: config.recoveryRetryScale,
     ...(config.presenceTtlMs !== undefined ? { presenceTtlMs: config.presenceTtlMs } : {}),
     readerCheckMs: config.readerCheckMs,
+    readerStatusMaxAgeMs: config.readerStatusMaxAgeMs,
     retention: retentionOf(config),
     telemetry,
   });
@@ -134,7 +140,9 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const sharedCounts = config.databaseUrl && runsApi
     ? (await import('./db/postgres.js')).openPostgresUnflushed(config.databaseUrl, config.databaseSchema ? { schema: config.databaseSchema } : {})
     : undefined;
+  const inFlight = new InFlight();
   const app = runsApi ? createApp({
+    inFlight,
     ...(sharedCounts ? { rateLimiter: new DatabaseRateLimiter(sharedCounts, config.rateLimit, config.rateWindowSeconds) } : {}),
     store,
     clock,
@@ -210,6 +218,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
   const close = (): Promise<void> => {
     closing ??= (async () => {
       closingDown = true;
+      const drainStarted = performance.now();
       // Not ready from the first moment: a load balancer still probing sees 503 and sends no more.
       readiness.drain();
       readiness.stop();
@@ -224,10 +233,20 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
       // response finishes later would otherwise hold the exit for its whole keep-alive timeout.
       server.closeIdleConnections();
       const sweeper = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
-      const timer = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+      const timer = setTimeout(() => server.closeAllConnections(), drainTimeoutMs);
       await drained;
       clearInterval(sweeper);
       clearTimeout(timer);
+      // The sockets are closed, but a handler whose client left may still be at work (a processor
+      // call, then the transaction recording its answer): the store and the loops stay until it is
+      // done, within the same drain timeout.
+      if (inFlight.count > 0) {
+        const running = inFlight.count;
+        logger.info({ requests: running }, 'waiting for requests whose clients left');
+        if (!(await inFlight.idle(Math.max(0, drainStarted + drainTimeoutMs - performance.now())))) {
+          logger.warn({ requests: inFlight.count }, 'requests still running at the drain timeout; closing the store under them');
+        }
+      }
       await reconciler.stop();
       await services.retention.stop();
       await backups?.stop();

@@ -112,6 +112,8 @@ export interface ServiceDeps {
   presenceTtlMs?: number;
   /** How long an in-progress reader action may go without news before it is read (server/terminal/reader-actions.ts). */
   readerCheckMs?: number;
+  /** How long the processor's word that a reader is online spares the read before a payment for it (server/terminal/readers.ts). */
+  readerStatusMaxAgeMs?: number;
   /** How long events, webhook deliveries and the processor's events are kept (server/retention.ts). */
   retention?: RetentionPeriods;
   /** Metrics and spans (server/operations/); none by default. */
@@ -158,7 +160,7 @@ export function buildServices(deps: ServiceDeps): Services {
     refunds,
     disputes,
     payouts,
-    terminal: new TerminalService(store, clock, processor, transactions, payments, readerActions, logger, deps.terminalStaleMs),
+    terminal: new TerminalService(store, clock, processor, transactions, payments, readerActions, logger, deps.terminalStaleMs, deps.readerStatusMaxAgeMs),
     checkout,
     paymentLinks,
     pages: new CheckoutPages(store, checkout, paymentLinks),

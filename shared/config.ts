@@ -255,6 +255,8 @@ export const serverConfigSchema = z.object({
   presenceTtlMs: z.coerce.number().int().min(100).max(24 * 60 * 60 * 1000).optional(),
   /** An in-progress reader action with no event for this long is read from the processor (server/terminal/reader-actions.ts). */
   readerCheckMs: z.coerce.number().int().min(100).max(24 * 60 * 60 * 1000).default(30_000),
+  /** A reader the processor said was online this recently is not read again before a payment for it; 0 reads every time (server/terminal/readers.ts). */
+  readerStatusMaxAgeMs: z.coerce.number().int().min(0).max(24 * 60 * 60 * 1000).default(30_000),
   /** How often the embedded store is backed up (`1h`, `30m`, `1d`); unset, never (docs/operations.md, "Backups"). */
   backupEveryMs: durationSchema.optional(),
   /** How many scheduled backups are kept, the oldest removed first: 24 hourly ones are a day back. */
@@ -298,6 +300,7 @@ export interface ServerFlags {
   accountType?: string | undefined;
   simulatedLiveAccounts?: string | undefined;
   readerCheckMs?: string | number | undefined;
+  readerStatusMaxAgeMs?: string | number | undefined;
   backupEvery?: string | undefined;
   backupKeep?: string | number | undefined;
   backupDir?: string | undefined;
@@ -354,6 +357,7 @@ export function loadServerConfig(flags: ServerFlags, env: Env = process.env): Se
     accountType: pick(flags.accountType, env.POS_ACCOUNT_TYPE),
     simulatedLiveAccounts: pick(flags.simulatedLiveAccounts, env.POS_SIMULATED_LIVE_ACCOUNTS),
     readerCheckMs: pick(flags.readerCheckMs, env.POS_READER_CHECK_MS),
+    readerStatusMaxAgeMs: pick(flags.readerStatusMaxAgeMs, env.POS_READER_STATUS_MAX_AGE_MS),
     backupEveryMs: pick(flags.backupEvery, env.POS_BACKUP_EVERY),
     backupKeep: pick(flags.backupKeep, env.POS_BACKUP_KEEP),
     backupDir: pick(flags.backupDir, env.POS_BACKUP_DIR),

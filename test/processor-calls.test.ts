@@ -80,7 +80,8 @@ describe('processor calls per payment', () => {
     expect(callsSince(before, await paymentCalls())).toEqual({ 'POST /v1/payment_intents': 1 });
   });
 
-  it('a reader payment is the reader check, the create, the process and the tap: its outcome comes from the events', async () => {
+  it('a reader payment is the create, the process and the tap: its outcome comes from the events', async () => {
+    // The reader's registration a moment ago said it was online: no read before the payment.
     const before = await paymentCalls();
     const created = await api.post<{ data: { id: string; payment_intent_id: string } }>('/v1/terminal/create-payment', { amount: 1500, terminal_id: reader.id });
     expect(created.status).toBe(201);
@@ -91,10 +92,47 @@ describe('processor calls per payment', () => {
     const paid = (await api.get<{ data: Txn }>(`/v1/transactions/${created.body.data.id}`)).body.data;
     expect(paid).toMatchObject({ status: 'succeeded', card_brand: 'visa', card_last_four: '4242' });
     expect(callsSince(before, await paymentCalls())).toEqual({
-      'GET /v1/terminal/readers/:id': 1,
       'POST /v1/payment_intents': 1,
       'POST /v1/terminal/readers/:id/process_payment_intent': 1,
       'POST /v1/test_helpers/terminal/readers/:id/present_payment_method': 1,
     });
+  });
+
+  it('a reader the processor reports offline is refused before a payment exists, and read until it is back', async () => {
+    const control = t.stack.simulator?.control;
+    if (!control) throw new Error('no simulator');
+    const count = async () => (await api.get<{ total_count: number }>('/v1/transactions?size=1')).body.total_count;
+    await control.setReaderOnline(reader.processor_terminal_id, false);
+    try {
+      // It said online moments ago (the last payment's answers and events): this payment is made
+      // without a read, and sending it to the reader is what finds the reader gone.
+      const made = await api.post<{ data: { id: string; payment_intent_id: string } }>('/v1/terminal/create-payment', { amount: 1300, terminal_id: reader.id });
+      expect(made.status).toBe(201);
+      const sent = await api.post<{ error: Record<string, unknown> }>('/v1/terminal/process-payment', { payment_intent_id: made.body.data.payment_intent_id, reader_id: reader.processor_terminal_id });
+      expect(sent.status).toBe(409);
+      expect(sent.body.error).toMatchObject({ type: 'invalid_request_error', code: 'reader_offline' });
+      await api.post(`/v1/transactions/${made.body.data.id}/cancel`, {});
+
+      // Now the processor has said it is offline: the next attempt reads it, and is refused before a payment exists.
+      const before = await paymentCalls();
+      const payments = await count();
+      const refused = await api.post<{ error: Record<string, unknown> }>('/v1/terminal/create-payment', { amount: 1300, terminal_id: reader.id });
+      expect(refused.status).toBe(409);
+      expect(refused.body.error).toEqual({
+        type: 'invalid_request_error',
+        code: 'reader_offline',
+        message: 'The reader is offline: check its power and network, or take the payment by link',
+      });
+      expect(await count()).toBe(payments);
+      expect(callsSince(before, await paymentCalls())).toEqual({ 'GET /v1/terminal/readers/:id': 1 });
+    } finally {
+      await control.setReaderOnline(reader.processor_terminal_id, true);
+    }
+    // Last said offline: read again, and taken once it is back.
+    const before = await paymentCalls();
+    const back = await api.post<{ data: { id: string } }>('/v1/terminal/create-payment', { amount: 1300, terminal_id: reader.id });
+    expect(back.status).toBe(201);
+    expect(callsSince(before, await paymentCalls())).toEqual({ 'GET /v1/terminal/readers/:id': 1, 'POST /v1/payment_intents': 1 });
+    await api.post(`/v1/transactions/${back.body.data.id}/cancel`, {});
   });
 });

@@ -15,8 +15,11 @@ let reader: { id: string; processor_terminal_id: string };
 const ADDRESS = { line1: '1 Market St', city: 'San Francisco', state: 'CA', postal_code: '94105', country: 'US' };
 
 beforeAll(async () => {
-  // A long authorisation window makes the "card already tapped" races deterministic.
-  t = await startTestServer({ reconcileIntervalMs: 100 }, { simulator: { authorizationDelayMs: 150 } });
+  // A long authorisation window makes the "card already tapped" races deterministic. The reader
+  // goes offline here with no word from the processor (Stripe sends none), a moment after it last
+  // said online: a max age of 0 reads it before every payment, as a reader not heard of for the
+  // default age is (the default's cost and the word it trusts: test/processor-calls.test.ts).
+  t = await startTestServer({ reconcileIntervalMs: 100, readerStatusMaxAgeMs: 0 }, { simulator: { authorizationDelayMs: 150 } });
   m = await t.merchant('Counter Café');
   api = client(t.url, m.keys.sk_test);
   expect((await api.post('/v1/terminal/locations', { display_name: 'Front counter', address: ADDRESS })).status).toBe(201);

@@ -31,6 +31,7 @@ export function registerServerCommands(program: Command): void {
     .option('--recovery-retry-scale <factor>', 'compress the backoff and age limit of retried half-done requests, for tests only (env POS_RECOVERY_RETRY_SCALE, default 1)')
     .option('--presence-ttl-ms <ms>', 'mark agent-reported readers offline after this long without a heartbeat (env POS_PRESENCE_TTL_MS, default 3 agent heartbeats)')
     .option('--reader-check-ms <ms>', 'read a reader from the processor when its payment had no event for this long (env POS_READER_CHECK_MS, default 30000)')
+    .option('--reader-status-max-age-ms <ms>', 'before a payment on a reader, read it from the processor unless it said the reader was online within this long; 0 always reads (env POS_READER_STATUS_MAX_AGE_MS, default 30000)')
     .option('--backup-every <duration>', 'back up the embedded store this often (90s, 30m, 1h, 1d; env POS_BACKUP_EVERY; docs/operations.md, "Backups")')
     .option('--backup-keep <n>', 'scheduled backups kept, the oldest removed first (env POS_BACKUP_KEEP, default 24)')
     .option('--backup-dir <dir>', 'where scheduled backups go (env POS_BACKUP_DIR, default <data dir>/backups; better on another disk)')

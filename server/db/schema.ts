@@ -363,6 +363,8 @@ export interface TerminalReadersTable {
   action_check_at: number | null;
   /** Presence as the processor last reported it (registration, events, reads). */
   processor_status: ReaderStatus | null;
+  /** When the processor said so (epoch ms): an event's `created`, or when we sent the request it answered; null: never since this was kept. */
+  processor_status_at: number | null;
 }
 
 export type ReaderActionStatus = 'in_progress' | 'succeeded' | 'failed' | 'canceled';

@@ -12,6 +12,7 @@ import { type ApiError, ERROR_CODES, type CodedStatus, type ErrorCode, undeclare
 import { z as zo } from '../../shared/contract/zod.js';
 import type { Services } from '../services.js';
 import { parseInput } from './validate.js';
+import { handling } from './in-flight.js';
 
 /**
  * The /v1 operations, each declared once: its method, path, scope, schemas, statuses and handler.
@@ -259,7 +260,7 @@ export function routerOf(routes: readonly Route[], services: Services): RequestH
       groups.set(segment.toLowerCase(), group);
     }
     const route = group.route(path.replace(/\{(\w+)\}/g, ':$1'));
-    route[r.method]((req: Request, res: Response) => r.run(services, req, res));
+    route[r.method]((req: Request, res: Response) => handling(req, r.run(services, req, res)));
     declaredPaths.set(route, r.path);
   }
   return (req, res, next) => {

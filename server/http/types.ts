@@ -14,6 +14,10 @@ declare global {
       principal?: Principal | undefined;
       /** A write's origin for the audit trail and its events (server/http/audit.ts); undefined for reads. */
       origin?: RequestOrigin | undefined;
+      /** Counted among the requests in flight and not yet done (server/http/in-flight.ts). */
+      counted?: boolean;
+      /** The route handler's work, while a stopping server waits for it (server/http/in-flight.ts). */
+      handling?: Promise<unknown> | undefined;
     }
   }
 }

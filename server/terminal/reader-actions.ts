@@ -107,6 +107,11 @@ export function decide(stored: ActionState & { action_updated_at: number | null 
   return 'read';
 }
 
+/** When what an update says was true: an event's `created`, or the moment our request was sent (the answer is later). */
+function statusTimeOf(source: ActionUpdate['source']): number {
+  return source.kind === 'event' ? source.at : source.startedAt;
+}
+
 function intentIdOf(reader: ReaderSnapshot): string | null {
   return reader.action?.paymentIntentId ?? null;
 }
@@ -208,18 +213,41 @@ export class ReaderActions {
   }
 
   /**
-   * The processor said whether the reader is reachable (a read, or a request it refused as
-   * offline). Stripe sends no event when a reader drops off, so this is how the counter's header
-   * learns it: a change takes the next seq and agents are pushed the reader.
+   * The processor said whether the reader is reachable (a read sent at `at`, or a request it
+   * refused as offline). Stripe sends no event when a reader drops off, so this is how the
+   * counter's header learns it: a change takes the next seq and agents are pushed the reader.
    */
-  async onPresence(row: TerminalReadersTable, status: 'online' | 'offline'): Promise<void> {
+  async onPresence(row: TerminalReadersTable, status: 'online' | 'offline', at: number): Promise<void> {
     await this.store.transaction(async (trx) => {
-      const current = await trx.selectFrom('terminal_readers').select(['processor_status']).where('id', '=', row.id).executeTakeFirst();
-      if (!current || current.processor_status === status) return;
-      const seq = await nextSeq(trx, row.merchant_id, row.mode, 'reader_actions');
-      await trx.updateTable('terminal_readers').set({ processor_status: status, action_seq: seq }).where('id', '=', row.id).execute();
-      notifyOnCommit(trx, { topic: 'readers', merchantId: row.merchant_id, mode: row.mode });
+      let query = trx.selectFrom('terminal_readers').selectAll().where('id', '=', row.id);
+      if (this.store.dialect === 'postgres') query = query.forUpdate();
+      const current = await query.executeTakeFirst();
+      if (current) await this.#statusSeen(trx, current, status, at);
     });
+  }
+
+  /**
+   * Keeps what the processor said of the reader's status, and when, unless it already told us
+   * something later (events arrive late and out of order). A change of status takes the next seq
+   * and agents are pushed the reader; the same status said again only moves its time on.
+   */
+  async #statusSeen(trx: Trx, row: TerminalReadersTable, status: 'online' | 'offline', at: number): Promise<void> {
+    if (row.processor_status_at !== null && at < row.processor_status_at) return;
+    if (row.processor_status === status) {
+      if (row.processor_status_at !== at) await trx.updateTable('terminal_readers').set({ processor_status_at: at }).where('id', '=', row.id).execute();
+      return;
+    }
+    const seq = await nextSeq(trx, row.merchant_id, row.mode, 'reader_actions');
+    await trx.updateTable('terminal_readers').set({ processor_status: status, processor_status_at: at, action_seq: seq }).where('id', '=', row.id).execute();
+    notifyOnCommit(trx, { topic: 'readers', merchantId: row.merchant_id, mode: row.mode });
+  }
+
+  /**
+   * Whether the processor said the reader was online recently enough to be believed without asking
+   * again: within `withinMs` of now, and nothing it said since contradicts it.
+   */
+  knownOnline(row: TerminalReadersTable, withinMs: number): boolean {
+    return row.processor_status === 'online' && row.processor_status_at !== null && this.clock.now() - row.processor_status_at <= withinMs;
   }
 
   /** A reader was registered: its first seq, so agents following the merchant learn of it. */
@@ -243,9 +271,10 @@ export class ReaderActions {
       if (!row || (only && !only(row))) return 'ignore';
       const next = keepIntent ? { ...update, paymentIntentId: keepIntent(row) } : update;
       const decision = decide(row, next);
-      if (decision !== 'apply') return decision;
-      await this.#write(trx, row, next);
-      return 'apply';
+      if (decision === 'apply') await this.#write(trx, row, next);
+      // What it says of the reader's status counts even when its action is old news.
+      else if (next.processorStatus) await this.#statusSeen(trx, row, next.processorStatus, statusTimeOf(next.source));
+      return decision;
     });
     if (decision === 'read') await this.refresh(which.mode, which.processorReaderId);
   }
@@ -254,6 +283,8 @@ export class ReaderActions {
     const now = this.clock.now();
     const seq = await nextSeq(trx, row.merchant_id, row.mode, 'reader_actions');
     const checkAt = next.status === 'in_progress' ? now + this.checkMs : null;
+    const said = statusTimeOf(next.source);
+    const status = next.processorStatus && (row.processor_status_at === null || said >= row.processor_status_at) ? { processor_status: next.processorStatus, processor_status_at: said } : {};
     await trx
       .updateTable('terminal_readers')
       .set({
@@ -269,7 +300,7 @@ export class ReaderActions {
         action_processor_at: next.source.kind === 'event' ? next.source.at : now,
         action_updated_at: now,
         action_check_at: checkAt,
-        ...(next.processorStatus ? { processor_status: next.processorStatus } : {}),
+        ...status,
       })
       .where('id', '=', row.id)
       .execute();

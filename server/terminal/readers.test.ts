@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Domain, openDomain } from '../../test/helpers/domain.js';
+import { DEFAULT_READER_STATUS_MAX_AGE_MS } from './readers.js';
 
 describe('terminal payments on the in-memory processor', () => {
   let d: Domain;
@@ -58,6 +59,34 @@ describe('terminal payments on the in-memory processor', () => {
     expect(row.status).toBe('canceled');
     expect(readerReset?.reset).toBe(false);
     expect(readerReset?.warning).toContain(reader);
+  });
+
+  it('reads the reader before a payment only when the processor has not said it is online for longer than the max age', async () => {
+    const [row] = await d.services.terminal.listReaders(d.scope);
+    const terminalId = row?.id ?? '';
+    const reads = () => d.processor.count('retrieveReader');
+    const listed = reads();
+    // Its registration said online a moment ago.
+    await d.services.terminal.createPayment(d.scope, { amount: 1200, terminal_id: terminalId }, undefined);
+    expect(reads()).toBe(listed);
+    d.clock.advance(DEFAULT_READER_STATUS_MAX_AGE_MS + 1);
+    await d.services.terminal.createPayment(d.scope, { amount: 1200, terminal_id: terminalId }, undefined);
+    expect(reads()).toBe(listed + 1);
+    // That read said online: believed again for the max age.
+    await d.services.terminal.createPayment(d.scope, { amount: 1200, terminal_id: terminalId }, undefined);
+    expect(reads()).toBe(listed + 1);
+  });
+
+  it('keeps the processor\'s latest word on a reader\'s status: one said earlier, arriving late, changes nothing', async () => {
+    const row = async () => d.store.db.selectFrom('terminal_readers').selectAll().where('processor_reader_id', '=', reader).executeTakeFirstOrThrow();
+    const registered = await row();
+    const now = d.clock.now();
+    await d.services.readerActions.onPresence(registered, 'offline', now + 10);
+    await d.services.readerActions.onPresence(registered, 'online', now + 5);
+    expect(await row()).toMatchObject({ processor_status: 'offline', processor_status_at: now + 10 });
+    expect(d.services.readerActions.knownOnline(await row(), DEFAULT_READER_STATUS_MAX_AGE_MS)).toBe(false);
+    await d.services.readerActions.onPresence(registered, 'online', now + 20);
+    expect(await row()).toMatchObject({ processor_status: 'online', processor_status_at: now + 20 });
   });
 
   it('sweeps pending terminal payments past their stale age', async () => {

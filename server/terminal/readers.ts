@@ -45,6 +45,17 @@ export const DEFAULT_TERMINAL_STALE_MS = 10 * 60 * 1000;
  */
 const SIMULATE_WAIT_MS = 30_000;
 
+/**
+ * How long the processor's word that a reader is online is believed without asking again before a
+ * payment is made for it (`--reader-status-max-age-ms`). The processor's own status already lags
+ * the reader: Stripe marks a reader offline only once its heartbeats stop, and advises against
+ * blocking payments on the field. Half a minute more is of the same order as that lag and as the
+ * reconciliation read (DEFAULT_READER_CHECK_MS); it spares the read for a till taking a sale at
+ * least every half minute, the busy till whose calls crowd the platform's shared budget, while an
+ * idle till's next sale reads once as before. 0 reads for every payment.
+ */
+export const DEFAULT_READER_STATUS_MAX_AGE_MS = 30_000;
+
 /** Stale payments swept per pass, so a backlog never holds the processor or the database long. */
 const SWEEP_BATCH = 50;
 
@@ -116,6 +127,7 @@ export class TerminalService {
     private readonly readerActions: ReaderActions,
     private readonly logger: Logger,
     private readonly staleMs: number = DEFAULT_TERMINAL_STALE_MS,
+    private readonly readerStatusMaxAgeMs: number = DEFAULT_READER_STATUS_MAX_AGE_MS,
   ) {}
 
   async #tippingOut(scope: Scope, tipping: z.infer<typeof TippingSchema>): Promise<TippingOut> {
@@ -249,6 +261,7 @@ export class TerminalService {
       );
     }
     let reader: ReaderSnapshot;
+    const startedAt = this.clock.now();
     try {
       reader = await this.processor.registerReader(
         scope.mode,
@@ -287,6 +300,7 @@ export class TerminalService {
       action_updated_at: null,
       action_check_at: null,
       processor_status: reader.status,
+      processor_status_at: startedAt,
     };
     await this.store.transaction(async (trx) => {
       row.action_seq = await this.readerActions.registered(trx, row);
@@ -350,8 +364,11 @@ export class TerminalService {
       if (!reader) throw invalid('terminal_id', 'No such reader in this mode: terminal_id takes a reader id from GET /v1/terminal/readers', 'resource_missing');
       // A payment for a reader the processor reports offline would only be canceled again: refused
       // before it exists, so a till retrying Enter leaves no trail of canceled payments. A retried
-      // request (same key) is answered from its stored response before this check counts.
-      if (!clientKey || !(await this.transactions.createRequested(scope, clientKey))) await this.#refuseOffline(reader);
+      // request (same key) is answered from its stored response before this check counts, and the
+      // processor's recent word that the reader is online spares the read (DEFAULT_READER_STATUS_MAX_AGE_MS).
+      if (!this.readerActions.knownOnline(reader, this.readerStatusMaxAgeMs) && (!clientKey || !(await this.transactions.createRequested(scope, clientKey)))) {
+        await this.#refuseOffline(reader);
+      }
     }
     return this.transactions.create(
       scope,
@@ -380,11 +397,17 @@ export class TerminalService {
     );
   }
 
-  /** Refuses a reader the processor reports offline; a processor that cannot be asked does not block the sale. */
+  /**
+   * Reads the reader and refuses it when the processor reports it offline; a processor that cannot
+   * be asked does not block the sale. createPayment skips it when the processor said the reader was
+   * online within `readerStatusMaxAgeMs` (its answers to our reader requests, its reader events, the
+   * registration): a reader said offline, or not heard of for longer, is read.
+   */
   async #refuseOffline(reader: TerminalReadersTable): Promise<void> {
+    const startedAt = this.clock.now();
     const seen = await this.processor.retrieveReader(reader.mode, reader.processor_reader_id).catch(() => undefined);
     if (!seen) return;
-    await this.readerActions.onPresence(reader, seen.status === 'offline' ? 'offline' : 'online');
+    await this.readerActions.onPresence(reader, seen.status === 'offline' ? 'offline' : 'online', startedAt);
     if (seen.status === 'offline') throw conflict('reader_offline', 'The reader is offline: check its power and network, or take the payment by link');
   }
 
@@ -421,7 +444,7 @@ export class TerminalService {
         ...(options?.tax ? { tipEligibleAmount: txn.amount - options.tax } : {}),
       });
     } catch (err) {
-      if (processorErrorCode(err) === 'terminal_reader_offline') await this.readerActions.onPresence(reader, 'offline');
+      if (processorErrorCode(err) === 'terminal_reader_offline') await this.readerActions.onPresence(reader, 'offline', startedAt);
       throw readerConflict(err);
     }
     await this.store.transaction((trx) => this.payments.update(trx, txn.id, () => ({ terminal_id: reader.id, reader_id: reader.processor_reader_id, location_id: reader.location_id }), this.clock.now()));
