@@ -48,6 +48,20 @@ export interface ClaimedDelivery {
   attempts: number;
   /** The exact body sent on every attempt. */
   body: string;
+  /** When the lease ends (epoch ms): past it another worker may claim the delivery, so it must not be sent late. */
+  leaseEnd: number;
+}
+
+/** What one claim may take. */
+export interface ClaimRequest {
+  slots: number;
+  /** Endpoints at their limit already: not looked at. */
+  busy: ReadonlySet<string>;
+  /** Deliveries this worker holds per endpoint (sending or about to). */
+  held: ReadonlyMap<string, number>;
+  /** How many deliveries this worker may hold for an endpoint. */
+  limitOf: (endpointId: string) => number;
+  leaseMs: number;
 }
 
 export interface AttemptOutcome {
@@ -68,6 +82,21 @@ export function eventBody(row: { id: string; type: string; created_at: number; d
   return JSON.stringify({ id: row.id, type: row.type, created_at: toIsoTimestamp(row.created_at), request: eventRequest(row), data: eventData(cipher, row) });
 }
 
+/**
+ * Endpoints whose decrypted secrets are kept: a worker signs for a few endpoints at a time, and an
+ * AES-GCM open per delivery is wasted work; past this many the cache simply starts over.
+ */
+const SECRET_CACHE_ENDPOINTS = 1_000;
+
+/** Ids per `IN (...)` list: well under SQLite's bound-parameter limit, and short statements for PostgreSQL. */
+const IN_CHUNK = 500;
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
 /** An endpoint this batch disabled, told to the operator once its transaction committed. */
 interface Disabled {
   endpointId: string;
@@ -79,6 +108,9 @@ interface Disabled {
 }
 
 export class WebhookQueue {
+  /** Decrypted secrets by endpoint, valid while the stored ciphertexts are the same (a roll changes them). */
+  readonly #secrets = new Map<string, { sealed: string; previous: string | null; secret: string; previousSecret: string | null }>();
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
@@ -182,106 +214,179 @@ export class WebhookQueue {
    * holds back a delivery while an earlier event about the same object is still pending to the same
    * endpoint: `payment.created` reaches an endpoint before that payment's later events.
    */
-  async claim(slots: number, busy: ReadonlySet<string>, perEndpoint: ReadonlyMap<string, number>, perEndpointLimit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-    if (slots <= 0) return [];
-    return this.store.transaction(async (trx) => {
+  claim(request: ClaimRequest): Promise<ClaimedDelivery[]> {
+    return this.pass({ outcomes: [], released: [], claim: request });
+  }
+
+  /**
+   * One step of the worker in one transaction, so one commit: stores finished attempts' outcomes,
+   * gives back deliveries claimed but not sent, and claims more.
+   */
+  async pass(work: { outcomes: readonly AttemptOutcome[]; released: readonly ClaimedDelivery[]; claim?: ClaimRequest | undefined }): Promise<ClaimedDelivery[]> {
+    if (work.outcomes.length === 0 && work.released.length === 0 && (!work.claim || work.claim.slots <= 0)) return [];
+    const disabled: Disabled[] = [];
+    const claimed = await this.store.transaction(async (trx) => {
       const now = this.clock.now();
-      const candidates = await trx
-        .selectFrom('webhook_deliveries as d')
-        .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-        .select(['d.id', 'd.endpoint_id', 'd.object_id', 'd.event_seq', 'd.manual'])
-        .where('d.status', '=', 'pending')
-        .where('d.next_attempt_at', '<=', now)
-        .where('e.status', '=', 'active')
-        .$if(busy.size > 0, (qb) => qb.where('d.endpoint_id', 'not in', [...busy]))
-        .orderBy('d.next_attempt_at')
-        .limit(slots * CANDIDATES_PER_SLOT)
-        .$if(this.store.dialect === 'postgres', (qb) => qb.forUpdate('d').skipLocked())
-        .execute();
-      if (candidates.length === 0) return [];
+      if (work.outcomes.length > 0) await this.#recordIn(trx, work.outcomes, now, disabled);
+      if (work.released.length > 0) await this.#release(trx, work.released, now);
+      return work.claim && work.claim.slots > 0 ? this.#claimIn(trx, work.claim) : [];
+    });
+    this.#tellDisabled(disabled);
+    return claimed;
+  }
 
-      const ordered = candidates.filter((c) => !c.manual && c.object_id !== null);
-      const firstPending = new Map<string, number>();
-      if (ordered.length > 0) {
-        const heads = await trx
-          .selectFrom('webhook_deliveries')
-          .select(['endpoint_id', 'object_id', (eb) => eb.fn.min('event_seq').as('first_seq')])
-          .where('status', '=', 'pending')
-          .where('manual', '=', 0)
-          .where('endpoint_id', 'in', [...new Set(ordered.map((c) => c.endpoint_id))])
-          .where('object_id', 'in', [...new Set(ordered.map((c) => c.object_id as string))])
-          .groupBy(['endpoint_id', 'object_id'])
-          .execute();
-        for (const h of heads) firstPending.set(`${h.endpoint_id}|${h.object_id}`, h.first_seq);
+  async #claimIn(trx: Trx, { slots, busy, held, limitOf, leaseMs }: ClaimRequest): Promise<ClaimedDelivery[]> {
+    const now = this.clock.now();
+    const candidates = await trx
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .select(['d.id', 'd.endpoint_id', 'd.object_id', 'd.event_seq', 'd.manual'])
+      .where('d.status', '=', 'pending')
+      .where('d.next_attempt_at', '<=', now)
+      .where('e.status', '=', 'active')
+      .$if(busy.size > 0, (qb) => qb.where('d.endpoint_id', 'not in', [...busy]))
+      .orderBy('d.next_attempt_at')
+      .limit(slots * CANDIDATES_PER_SLOT)
+      .$if(this.store.dialect === 'postgres', (qb) => qb.forUpdate('d').skipLocked())
+      .execute();
+    if (candidates.length === 0) return [];
+
+    const taken: string[] = [];
+    const waiting: string[] = [];
+    const load = new Map(held);
+    let rest = candidates;
+    // Candidates are taken up to each endpoint's limit first, and only those are checked for an
+    // earlier pending event about the same object: the check costs a lookup per object, and most
+    // candidates are beyond what the endpoints can take. A candidate held back frees its place.
+    while (taken.length < slots && rest.length > 0) {
+      const tentative: typeof candidates = [];
+      const later: typeof candidates = [];
+      for (const c of rest) {
+        const n = load.get(c.endpoint_id) ?? 0;
+        if (taken.length + tentative.length >= slots || n >= limitOf(c.endpoint_id)) {
+          later.push(c);
+          continue;
+        }
+        load.set(c.endpoint_id, n + 1);
+        tentative.push(c);
       }
-
-      const taken: string[] = [];
-      const waiting: string[] = [];
-      const load = new Map(perEndpoint);
-      for (const c of candidates) {
-        if (taken.length >= slots) break;
+      if (tentative.length === 0) break;
+      rest = later;
+      const firstPending = await this.#firstPending(trx, tentative);
+      for (const c of tentative) {
         const head = c.manual || c.object_id === null ? undefined : firstPending.get(`${c.endpoint_id}|${c.object_id}`);
         if (head !== undefined && head < c.event_seq) {
           waiting.push(c.id);
-          continue;
-        }
-        const n = load.get(c.endpoint_id) ?? 0;
-        if (n >= perEndpointLimit) continue;
-        load.set(c.endpoint_id, n + 1);
-        taken.push(c.id);
+          load.set(c.endpoint_id, (load.get(c.endpoint_id) ?? 1) - 1);
+        } else taken.push(c.id);
       }
-      // Held back by an earlier event: woken when that one completes (see #wakeSuccessors); the
-      // lease-length recheck is only a safety net.
-      if (waiting.length > 0) await trx.updateTable('webhook_deliveries').set({ next_attempt_at: now + leaseMs }).where('id', 'in', waiting).execute();
-      if (taken.length === 0) return [];
-      await trx.updateTable('webhook_deliveries').set({ claimed_at: now, next_attempt_at: now + leaseMs }).where('id', 'in', taken).execute();
-      const rows = await trx
-        .selectFrom('webhook_deliveries as d')
-        .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-        .innerJoin('events as v', 'v.id', 'd.event_id')
-        .select([
-          'd.id as delivery_id',
-          'd.endpoint_id',
-          'd.object_id',
-          'd.manual',
-          'd.attempts',
-          'e.url',
-          'e.mode',
-          'e.secret',
-          'e.previous_secret',
-          'e.previous_secret_expires_at',
-          'v.id as event_id',
-          'v.type',
-          'v.created_at',
-          'v.data',
-          'v.request_id',
-          'v.idempotency_key',
-        ])
-        .where('d.id', 'in', taken)
-        .execute();
-      const byId = new Map(rows.map((r) => [r.delivery_id, r]));
-      return taken.flatMap((id) => {
-        const r = byId.get(id);
-        if (!r) return [];
-        const secrets = [this.cipher.open('webhook_endpoints.secret', r.endpoint_id, r.secret)];
-        if (r.previous_secret && r.previous_secret_expires_at !== null && r.previous_secret_expires_at > now) secrets.push(this.cipher.open('webhook_endpoints.previous_secret', r.endpoint_id, r.previous_secret));
-        return [
-          {
-            deliveryId: r.delivery_id,
-            endpointId: r.endpoint_id,
-            mode: r.mode,
-            url: r.url,
-            secrets,
-            eventId: r.event_id,
-            eventCreatedAt: r.created_at,
-            objectId: r.object_id,
-            manual: Boolean(r.manual),
-            attempts: r.attempts,
-            body: eventBody({ id: r.event_id, type: r.type, created_at: r.created_at, data: r.data, request_id: r.request_id, idempotency_key: r.idempotency_key }, this.cipher),
-          },
-        ];
-      });
+    }
+    // Held back by an earlier event: woken when that one completes (see #wakeSuccessors); the
+    // lease-length recheck is only a safety net.
+    if (waiting.length > 0) await trx.updateTable('webhook_deliveries').set({ next_attempt_at: now + leaseMs }).where('id', 'in', waiting).execute();
+    if (taken.length === 0) return [];
+    await trx.updateTable('webhook_deliveries').set({ claimed_at: now, next_attempt_at: now + leaseMs }).where('id', 'in', taken).execute();
+    const rows = await trx
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .innerJoin('events as v', 'v.id', 'd.event_id')
+      .select([
+        'd.id as delivery_id',
+        'd.endpoint_id',
+        'd.object_id',
+        'd.manual',
+        'd.attempts',
+        'e.url',
+        'e.mode',
+        'e.secret',
+        'e.previous_secret',
+        'e.previous_secret_expires_at',
+        'v.id as event_id',
+        'v.type',
+        'v.created_at',
+        'v.data',
+        'v.request_id',
+        'v.idempotency_key',
+      ])
+      .where('d.id', 'in', taken)
+      .execute();
+    const byId = new Map(rows.map((r) => [r.delivery_id, r]));
+    return taken.flatMap((id) => {
+      const r = byId.get(id);
+      if (!r) return [];
+      const keys = this.#openSecrets(r.endpoint_id, r.secret, r.previous_secret);
+      const secrets = [keys.secret];
+      if (keys.previousSecret !== null && r.previous_secret_expires_at !== null && r.previous_secret_expires_at > now) secrets.push(keys.previousSecret);
+      return [
+        {
+          deliveryId: r.delivery_id,
+          endpointId: r.endpoint_id,
+          mode: r.mode,
+          url: r.url,
+          secrets,
+          eventId: r.event_id,
+          eventCreatedAt: r.created_at,
+          objectId: r.object_id,
+          manual: Boolean(r.manual),
+          attempts: r.attempts,
+          body: eventBody({ id: r.event_id, type: r.type, created_at: r.created_at, data: r.data, request_id: r.request_id, idempotency_key: r.idempotency_key }, this.cipher),
+          leaseEnd: now + leaseMs,
+        },
+      ];
     });
+  }
+
+  /** The earliest pending event per endpoint and object among `candidates` that keep their order. */
+  async #firstPending(trx: Trx, candidates: readonly { endpoint_id: string; object_id: string | null; manual: number }[]): Promise<Map<string, number>> {
+    const firstPending = new Map<string, number>();
+    const ordered = candidates.filter((c) => !c.manual && c.object_id !== null);
+    if (ordered.length === 0) return firstPending;
+    const heads = await trx
+      .selectFrom('webhook_deliveries')
+      .select(['endpoint_id', 'object_id', (eb) => eb.fn.min('event_seq').as('first_seq')])
+      .where('status', '=', 'pending')
+      .where('manual', '=', 0)
+      .where('endpoint_id', 'in', [...new Set(ordered.map((c) => c.endpoint_id))])
+      .where('object_id', 'in', [...new Set(ordered.map((c) => c.object_id as string))])
+      .groupBy(['endpoint_id', 'object_id'])
+      .execute();
+    for (const h of heads) firstPending.set(`${h.endpoint_id}|${h.object_id}`, h.first_seq);
+    return firstPending;
+  }
+
+  #openSecrets(endpointId: string, sealed: string, previous: string | null): { secret: string; previousSecret: string | null } {
+    const cached = this.#secrets.get(endpointId);
+    if (cached && cached.sealed === sealed && cached.previous === previous) return cached;
+    if (this.#secrets.size >= SECRET_CACHE_ENDPOINTS) this.#secrets.clear();
+    const opened = {
+      sealed,
+      previous,
+      secret: this.cipher.open('webhook_endpoints.secret', endpointId, sealed),
+      previousSecret: previous ? this.cipher.open('webhook_endpoints.previous_secret', endpointId, previous) : null,
+    };
+    this.#secrets.set(endpointId, opened);
+    return opened;
+  }
+
+  /**
+   * Claimed deliveries this worker will not send after all: due again at once. Only while the lease
+   * is still ours (the row still carries our deadline): a lease that ran out may be another's now.
+   */
+  async #release(trx: Trx, released: readonly ClaimedDelivery[], now: number): Promise<void> {
+    const byLease = new Map<number, string[]>();
+    for (const d of released) byLease.set(d.leaseEnd, [...(byLease.get(d.leaseEnd) ?? []), d.deliveryId]);
+    for (const [leaseEnd, ids] of byLease) {
+      for (const part of chunks(ids, IN_CHUNK)) {
+        await trx
+          .updateTable('webhook_deliveries')
+          .set({ claimed_at: null, next_attempt_at: now })
+          .where('id', 'in', part)
+          .where('status', '=', 'pending')
+          .where('next_attempt_at', '=', leaseEnd)
+          .execute();
+      }
+    }
+    notifyOnCommit(trx, { topic: 'webhook_deliveries' });
   }
 
   /**
@@ -303,12 +408,68 @@ export class WebhookQueue {
 
   /** Stores a batch of attempt outcomes in one transaction. */
   async record(outcomes: readonly AttemptOutcome[]): Promise<void> {
-    if (outcomes.length === 0) return;
-    const disabled: Disabled[] = [];
-    await this.store.transaction(async (trx) => {
-      const now = this.clock.now();
-      for (const o of outcomes) await this.#recordOne(trx, o, now, disabled);
-    });
+    await this.pass({ outcomes, released: [] });
+  }
+
+  async #recordIn(trx: Trx, outcomes: readonly AttemptOutcome[], now: number, disabled: Disabled[]): Promise<void> {
+    // A batch with a failure in it goes one outcome at a time, in order: a failure and a success
+    // on one endpoint must leave its failing_since as their order says.
+    if (outcomes.every((o) => isSuccess(o.statusCode))) await this.#recordDelivered(trx, outcomes, now);
+    else for (const o of outcomes) await this.#recordOne(trx, o, now, disabled);
+  }
+
+  /** Successful attempts, the common case, in a few statements for the whole batch. */
+  async #recordDelivered(trx: Trx, outcomes: readonly AttemptOutcome[], now: number): Promise<void> {
+    for (const part of chunks(outcomes, INSERT_CHUNK)) {
+      await trx
+        .insertInto('webhook_attempts')
+        .values(part.map((o) => this.#attemptRow(o)))
+        .execute();
+    }
+    const groups = new Map<string, { attempts: number; statusCode: number | null; error: string | null; ids: string[] }>();
+    for (const o of outcomes) {
+      const attempts = o.delivery.attempts + 1;
+      const key = JSON.stringify([attempts, o.statusCode, o.error]);
+      const group = groups.get(key) ?? { attempts, statusCode: o.statusCode, error: o.error, ids: [] };
+      group.ids.push(o.delivery.deliveryId);
+      groups.set(key, group);
+    }
+    for (const g of groups.values()) {
+      for (const part of chunks(g.ids, IN_CHUNK)) {
+        await trx
+          .updateTable('webhook_deliveries')
+          .set({ attempts: g.attempts, claimed_at: null, last_status_code: g.statusCode, last_error: g.error, updated_at: now, status: 'delivered', completed_at: now })
+          .where('id', 'in', part)
+          .execute();
+      }
+    }
+    const endpoints = [...new Set(outcomes.map((o) => o.delivery.endpointId))];
+    await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', 'in', endpoints).where('failing_since', 'is not', null).execute();
+    const successorsOf = new Map<string, string[]>();
+    for (const { delivery: d } of outcomes) {
+      if (d.manual || d.objectId === null) continue;
+      successorsOf.set(d.endpointId, [...(successorsOf.get(d.endpointId) ?? []), d.objectId]);
+    }
+    for (const [endpointId, objectIds] of successorsOf) {
+      for (const part of chunks([...new Set(objectIds)], IN_CHUNK)) await this.#wakeSuccessorsOf(trx, endpointId, part, now);
+    }
+  }
+
+  #attemptRow(o: AttemptOutcome) {
+    const d = o.delivery;
+    return {
+      id: randomUUID(),
+      delivery_id: d.deliveryId,
+      event_id: d.eventId,
+      endpoint_id: d.endpointId,
+      attempted_at: o.attemptedAt,
+      status_code: o.statusCode,
+      latency_ms: Math.round(o.latencyMs),
+      error: o.error,
+    };
+  }
+
+  #tellDisabled(disabled: readonly Disabled[]): void {
     for (const d of disabled) {
       this.operator.metrics.endpointDisabled(d.reason);
       this.operator.logger?.warn({ endpoint_id: d.endpointId, merchant_id: d.merchantId, mode: d.mode, url: d.url, reason: d.words }, 'webhook endpoint disabled: its deliveries failed');
@@ -328,19 +489,7 @@ export class WebhookQueue {
 
   async #recordOne(trx: Trx, o: AttemptOutcome, now: number, disabled: Disabled[]): Promise<void> {
     const d = o.delivery;
-    await trx
-      .insertInto('webhook_attempts')
-      .values({
-        id: randomUUID(),
-        delivery_id: d.deliveryId,
-        event_id: d.eventId,
-        endpoint_id: d.endpointId,
-        attempted_at: o.attemptedAt,
-        status_code: o.statusCode,
-        latency_ms: Math.round(o.latencyMs),
-        error: o.error,
-      })
-      .execute();
+    await trx.insertInto('webhook_attempts').values(this.#attemptRow(o)).execute();
     const attempts = d.attempts + 1;
     const common = { attempts, claimed_at: null, last_status_code: o.statusCode, last_error: o.error, updated_at: now };
     const endpoint = await trx.selectFrom('webhook_endpoints').select(['status', 'failing_since']).where('id', '=', d.endpointId).executeTakeFirst();
@@ -405,11 +554,15 @@ export class WebhookQueue {
   /** Deliveries that waited for this one (same endpoint and object, later events) may go now. */
   async #wakeSuccessors(trx: Trx, d: ClaimedDelivery, now: number): Promise<void> {
     if (d.manual || d.objectId === null) return;
+    await this.#wakeSuccessorsOf(trx, d.endpointId, [d.objectId], now);
+  }
+
+  async #wakeSuccessorsOf(trx: Trx, endpointId: string, objectIds: readonly string[], now: number): Promise<void> {
     await trx
       .updateTable('webhook_deliveries')
       .set({ next_attempt_at: now })
-      .where('endpoint_id', '=', d.endpointId)
-      .where('object_id', '=', d.objectId)
+      .where('endpoint_id', '=', endpointId)
+      .where('object_id', 'in', objectIds)
       .where('status', '=', 'pending')
       .where('manual', '=', 0)
       .where('attempts', '=', 0)
