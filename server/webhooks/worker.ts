@@ -52,6 +52,9 @@ const READY_WAIT_MS = 2_000;
  * are sent again (at least once), so the window is kept short.
  */
 const RECORD_BATCH = 128;
+
+/** Endpoints remembered as healthy: past this many the set starts over (each earns its place back with one 2xx). */
+const HEALTHY_ENDPOINTS = 10_000;
 const RECORD_DELAY_MS = 100;
 
 /** On SIGTERM, in-flight requests get this long to finish before they are cut (their deliveries are then retried). */
@@ -84,7 +87,7 @@ export class WebhookWorker {
   /** Claimed, not yet sent, by endpoint, in the order claimed. */
   readonly #ready = new Map<string, ClaimedDelivery[]>();
   #readyCount = 0;
-  /** Endpoints whose last attempt here succeeded and that still have deliveries here: they may have more claimed ahead. */
+  /** Endpoints whose last attempt here succeeded: they may have more claimed ahead. */
   readonly #healthy = new Set<string>();
   #outcomes: AttemptOutcome[] = [];
   /** Claimed deliveries not sent after all, given back with the next pass. */
@@ -261,7 +264,7 @@ export class WebhookWorker {
    */
   #claimable(held: ReadonlyMap<string, number>): number {
     let slots = Math.max(0, this.#maxInFlight - this.#inFlight.size - this.#readyCount);
-    for (const id of this.#healthy) slots += Math.max(0, this.#limitOf(id) - Math.max(this.#perEndpointLimit, held.get(id) ?? 0));
+    for (const [id, n] of held) if (this.#healthy.has(id)) slots += Math.max(0, this.#limitOf(id) - Math.max(this.#perEndpointLimit, n));
     return slots;
   }
 
@@ -303,9 +306,8 @@ export class WebhookWorker {
         retryAfterMs: parseRetryAfter(result.retryAfter, this.clock.now()),
       });
       if (delivered) {
-        // Healthy only while it has deliveries here: the set stays as small as the work in hand.
-        if ((this.#perEndpoint.get(delivery.endpointId) ?? 0) + (this.#ready.get(delivery.endpointId)?.length ?? 0) > 0) this.#healthy.add(delivery.endpointId);
-        else this.#healthy.delete(delivery.endpointId);
+        if (this.#healthy.size >= HEALTHY_ENDPOINTS) this.#healthy.clear();
+        this.#healthy.add(delivery.endpointId);
       } else {
         // A failing endpoint sends nothing more until its failure is stored (and maybe disables it).
         this.#healthy.delete(delivery.endpointId);
