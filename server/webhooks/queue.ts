@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { Mode, WebhookDeliveriesTable } from '../db/schema.js';
-import type { Store, Trx } from '../db/store.js';
+import type { Executor, Store, Trx } from '../db/store.js';
 import { notifyOnCommit } from '../db/notify.js';
 import { filterMatches, presentEndpoint } from './endpoints.js';
 import { eventData, eventMode, eventRequest, recordEvent } from './outbox.js';
@@ -95,6 +95,18 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
+}
+
+/** Completed deliveries whose successors may go now: object ids by endpoint. */
+type Finished = Map<string, Set<string>>;
+
+/** Notes a completed delivery that keeps its object's order; false for one that does not (a resend, an event about no object). */
+function finish(finished: Finished, d: ClaimedDelivery): boolean {
+  if (d.manual || d.objectId === null) return false;
+  const objects = finished.get(d.endpointId);
+  if (objects) objects.add(d.objectId);
+  else finished.set(d.endpointId, new Set([d.objectId]));
+  return true;
 }
 
 /** An endpoint this batch disabled, told to the operator once its transaction committed. */
@@ -214,25 +226,52 @@ export class WebhookQueue {
    * holds back a delivery while an earlier event about the same object is still pending to the same
    * endpoint: `payment.created` reaches an endpoint before that payment's later events.
    */
-  claim(request: ClaimRequest): Promise<ClaimedDelivery[]> {
-    return this.pass({ outcomes: [], released: [], claim: request });
+  async claim(request: ClaimRequest): Promise<ClaimedDelivery[]> {
+    return (await this.pass({ outcomes: [], released: [], claim: request })).claimed;
   }
 
   /**
    * One step of the worker in one transaction, so one commit: stores finished attempts' outcomes,
-   * gives back deliveries claimed but not sent, and claims more.
+   * gives back deliveries claimed but not sent, and claims more. `woken`: deliveries made due just
+   * after the commit (successors of the completions), for the caller to claim at once.
    */
-  async pass(work: { outcomes: readonly AttemptOutcome[]; released: readonly ClaimedDelivery[]; claim?: ClaimRequest | undefined }): Promise<ClaimedDelivery[]> {
-    if (work.outcomes.length === 0 && work.released.length === 0 && (!work.claim || work.claim.slots <= 0)) return [];
+  async pass(work: { outcomes: readonly AttemptOutcome[]; released: readonly ClaimedDelivery[]; claim?: ClaimRequest | undefined }): Promise<{ claimed: ClaimedDelivery[]; woken: number }> {
+    if (work.outcomes.length === 0 && work.released.length === 0 && (!work.claim || work.claim.slots <= 0)) return { claimed: [], woken: 0 };
     const disabled: Disabled[] = [];
+    const finished: Finished = new Map();
     const claimed = await this.store.transaction(async (trx) => {
       const now = this.clock.now();
-      if (work.outcomes.length > 0) await this.#recordIn(trx, work.outcomes, now, disabled);
+      if (work.outcomes.length > 0) await this.#recordIn(trx, work.outcomes, now, disabled, finished);
       if (work.released.length > 0) await this.#release(trx, work.released, now);
       return work.claim && work.claim.slots > 0 ? this.#claimIn(trx, work.claim) : [];
     });
     this.#tellDisabled(disabled);
-    return claimed;
+    const woken = finished.size > 0 ? await this.#wakeSuccessorsAfterCommit(finished) : 0;
+    return { claimed, woken };
+  }
+
+  /**
+   * Wakes, once the completions are committed, the successors another instance held back while
+   * they were not (PostgreSQL only). The wake inside the transaction cannot see a successor that
+   * another instance fanned out after it ran and then claimed before the commit: that instance
+   * still read the predecessor as pending and set its successor to wait for a lease. Any such
+   * claim locked the successor before the commit, so this statement, after it, either sees the
+   * wait or waits for that claim's commit and then sees it. With one process on SQLite every
+   * transaction runs alone and the wake inside it is enough. A failure here costs only time: the
+   * successor's lease-length recheck still comes.
+   */
+  async #wakeSuccessorsAfterCommit(finished: Finished): Promise<number> {
+    if (this.store.dialect !== 'postgres') return 0;
+    let woken = 0;
+    try {
+      const now = this.clock.now();
+      for (const [endpointId, objectIds] of finished) {
+        for (const part of chunks([...objectIds], IN_CHUNK)) woken += await this.#wakeSuccessorsOf(this.store.db, endpointId, part, now);
+      }
+    } catch (err) {
+      this.operator.logger?.warn({ err }, 'could not wake webhook deliveries waiting for ones just completed; they go at their lease-length recheck');
+    }
+    return woken;
   }
 
   async #claimIn(trx: Trx, { slots, busy, held, limitOf, leaseMs }: ClaimRequest): Promise<ClaimedDelivery[]> {
@@ -411,15 +450,15 @@ export class WebhookQueue {
     await this.pass({ outcomes, released: [] });
   }
 
-  async #recordIn(trx: Trx, outcomes: readonly AttemptOutcome[], now: number, disabled: Disabled[]): Promise<void> {
+  async #recordIn(trx: Trx, outcomes: readonly AttemptOutcome[], now: number, disabled: Disabled[], finished: Finished): Promise<void> {
     // A batch with a failure in it goes one outcome at a time, in order: a failure and a success
     // on one endpoint must leave its failing_since as their order says.
-    if (outcomes.every((o) => isSuccess(o.statusCode))) await this.#recordDelivered(trx, outcomes, now);
-    else for (const o of outcomes) await this.#recordOne(trx, o, now, disabled);
+    if (outcomes.every((o) => isSuccess(o.statusCode))) await this.#recordDelivered(trx, outcomes, now, finished);
+    else for (const o of outcomes) await this.#recordOne(trx, o, now, disabled, finished);
   }
 
   /** Successful attempts, the common case, in a few statements for the whole batch. */
-  async #recordDelivered(trx: Trx, outcomes: readonly AttemptOutcome[], now: number): Promise<void> {
+  async #recordDelivered(trx: Trx, outcomes: readonly AttemptOutcome[], now: number, finished: Finished): Promise<void> {
     for (const part of chunks(outcomes, INSERT_CHUNK)) {
       await trx
         .insertInto('webhook_attempts')
@@ -445,13 +484,9 @@ export class WebhookQueue {
     }
     const endpoints = [...new Set(outcomes.map((o) => o.delivery.endpointId))];
     await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', 'in', endpoints).where('failing_since', 'is not', null).execute();
-    const successorsOf = new Map<string, string[]>();
-    for (const { delivery: d } of outcomes) {
-      if (d.manual || d.objectId === null) continue;
-      successorsOf.set(d.endpointId, [...(successorsOf.get(d.endpointId) ?? []), d.objectId]);
-    }
-    for (const [endpointId, objectIds] of successorsOf) {
-      for (const part of chunks([...new Set(objectIds)], IN_CHUNK)) await this.#wakeSuccessorsOf(trx, endpointId, part, now);
+    for (const { delivery: d } of outcomes) finish(finished, d);
+    for (const [endpointId, objectIds] of finished) {
+      for (const part of chunks([...objectIds], IN_CHUNK)) await this.#wakeSuccessorsOf(trx, endpointId, part, now);
     }
   }
 
@@ -487,7 +522,7 @@ export class WebhookQueue {
     return { depth: Number(row?.depth ?? 0), oldestDueAt: oldest === null || oldest === undefined ? null : Number(oldest) };
   }
 
-  async #recordOne(trx: Trx, o: AttemptOutcome, now: number, disabled: Disabled[]): Promise<void> {
+  async #recordOne(trx: Trx, o: AttemptOutcome, now: number, disabled: Disabled[], finished: Finished): Promise<void> {
     const d = o.delivery;
     await trx.insertInto('webhook_attempts').values(this.#attemptRow(o)).execute();
     const attempts = d.attempts + 1;
@@ -497,7 +532,7 @@ export class WebhookQueue {
     if (isSuccess(o.statusCode)) {
       await trx.updateTable('webhook_deliveries').set({ ...common, status: 'delivered', completed_at: now }).where('id', '=', d.deliveryId).execute();
       if (endpoint?.failing_since !== null) await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', d.endpointId).execute();
-      await this.#wakeSuccessors(trx, d, now);
+      await this.#wakeSuccessors(trx, d, now, finished);
       return;
     }
 
@@ -516,7 +551,7 @@ export class WebhookQueue {
     const next = d.manual || o.statusCode === 410 ? null : nextAttemptAt({ now, eventCreatedAt: d.eventCreatedAt, failures: attempts, scale: this.scale, retryAfterMs: o.retryAfterMs });
     if (next === null) {
       await trx.updateTable('webhook_deliveries').set({ ...common, status: 'failed', completed_at: now }).where('id', '=', d.deliveryId).execute();
-      await this.#wakeSuccessors(trx, d, now);
+      await this.#wakeSuccessors(trx, d, now, finished);
       if (!d.manual && endpoint?.status === 'active' && endpoint.failing_since !== null) {
         // Given up after its whole retry window, and the endpoint failed every attempt since this
         // delivery's first: the endpoint has been failing for the window too.
@@ -552,13 +587,18 @@ export class WebhookQueue {
   }
 
   /** Deliveries that waited for this one (same endpoint and object, later events) may go now. */
-  async #wakeSuccessors(trx: Trx, d: ClaimedDelivery, now: number): Promise<void> {
-    if (d.manual || d.objectId === null) return;
-    await this.#wakeSuccessorsOf(trx, d.endpointId, [d.objectId], now);
+  async #wakeSuccessors(trx: Trx, d: ClaimedDelivery, now: number, finished: Finished): Promise<void> {
+    if (!finish(finished, d)) return;
+    await this.#wakeSuccessorsOf(trx, d.endpointId, [d.objectId as string], now);
   }
 
-  async #wakeSuccessorsOf(trx: Trx, endpointId: string, objectIds: readonly string[], now: number): Promise<void> {
-    await trx
+  /**
+   * How many it woke. Every successor still waiting is written, even one already due: on
+   * PostgreSQL an UPDATE waits for a row another transaction holds only when the row as it last
+   * committed matches, and a claim about to make it wait has not committed yet.
+   */
+  async #wakeSuccessorsOf(db: Executor, endpointId: string, objectIds: readonly string[], now: number): Promise<number> {
+    const result = await db
       .updateTable('webhook_deliveries')
       .set({ next_attempt_at: now })
       .where('endpoint_id', '=', endpointId)
@@ -567,7 +607,8 @@ export class WebhookQueue {
       .where('manual', '=', 0)
       .where('attempts', '=', 0)
       .where('claimed_at', 'is', null)
-      .execute();
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 }
 

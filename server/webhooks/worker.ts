@@ -151,14 +151,15 @@ export class WebhookWorker {
         const free = this.#claimable(held);
         const claim: ClaimRequest | undefined =
           free > 0 ? { slots: free, busy: this.#busy(held), held, limitOf: (id) => this.#limitOf(id), leaseMs: this.options.timeoutMs + LEASE_MARGIN_MS + READY_WAIT_MS } : undefined;
-        const deliveries = await this.#pass(claim);
+        const { claimed: deliveries, woken } = await this.#pass(claim);
         for (const delivery of deliveries) this.#hold(delivery);
         this.#pumpAll();
         const claimed = deliveries.length;
         const now = this.clock.now();
-        if ((free > 0 && claimed === free && this.#readyCount === 0 && this.#claimable(this.#held()) > 0) || this.#released.length > 0) {
-          // A full batch means more is probably due, and deliveries given back are due now: go round
-          // again at once. While claimed deliveries wait to be sent, their answers call the next pass.
+        if ((((free > 0 && claimed === free) || woken > 0) && this.#readyCount === 0 && this.#claimable(this.#held()) > 0) || this.#released.length > 0) {
+          // A full batch means more is probably due, and deliveries given back or woken after the
+          // commit are due now: go round again at once. While claimed deliveries wait to be sent,
+          // their answers call the next pass.
           wakeAt = now;
         } else if (free <= 0 || this.#readyCount > 0) {
           // Holding all it may, or still sending what it claimed: finished requests wake the loop.
@@ -179,7 +180,7 @@ export class WebhookWorker {
   }
 
   /** Stores the outcomes so far, gives back what will not be sent, and claims `claim`: one transaction. */
-  async #pass(claim?: ClaimRequest): Promise<ClaimedDelivery[]> {
+  async #pass(claim?: ClaimRequest): Promise<{ claimed: ClaimedDelivery[]; woken: number }> {
     clearTimeout(this.#recordTimer);
     this.#recordTimer = undefined;
     const outcomes = this.#outcomes;
