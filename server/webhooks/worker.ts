@@ -42,13 +42,10 @@ const CLAIM_AHEAD = 16;
 /**
  * How long a delivery claimed ahead may wait for a free slot: its lease is this much longer, and a
  * delivery still waiting when less than a request's timeout and margin is left is given back
- * unsent, so no request ever outlives its lease. The wait counts from the start of the claim, and
- * on a loaded machine a claim's transaction and the event loop behind it can take seconds: with a
- * budget that short every delivery of a slow pass would be given back, and the next pass be as
- * slow, so nothing would go out while the load lasted. Ten seconds leaves room for that and costs
- * only a longer lease, which matters only when an instance dies holding it.
+ * unsent, so no request ever outlives its lease. Kept short because every claim's lease carries
+ * it, and on PostgreSQL a lease held by an instance that died runs out only then.
  */
-const READY_WAIT_MS = 10_000;
+const READY_WAIT_MS = 2_000;
 
 /**
  * While an endpoint still has claimed deliveries to send, finished attempts are stored together:
