@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { Mode, WebhookDeliveriesTable } from '../db/schema.js';
-import type { Store, Trx } from '../db/store.js';
+import type { Executor, Store, Trx } from '../db/store.js';
 import { notifyOnCommit } from '../db/notify.js';
 import { filterMatches, presentEndpoint } from './endpoints.js';
 import { eventData, eventMode, eventRequest, recordEvent } from './outbox.js';
@@ -48,6 +48,20 @@ export interface ClaimedDelivery {
   attempts: number;
   /** The exact body sent on every attempt. */
   body: string;
+  /** When the lease ends (epoch ms): past it another worker may claim the delivery, so it must not be sent late. */
+  leaseEnd: number;
+}
+
+/** What one claim may take. */
+export interface ClaimRequest {
+  slots: number;
+  /** Endpoints at their limit already: not looked at. */
+  busy: ReadonlySet<string>;
+  /** Deliveries this worker holds per endpoint (sending or about to). */
+  held: ReadonlyMap<string, number>;
+  /** How many deliveries this worker may hold for an endpoint. */
+  limitOf: (endpointId: string) => number;
+  leaseMs: number;
 }
 
 export interface AttemptOutcome {
@@ -68,6 +82,33 @@ export function eventBody(row: { id: string; type: string; created_at: number; d
   return JSON.stringify({ id: row.id, type: row.type, created_at: toIsoTimestamp(row.created_at), request: eventRequest(row), data: eventData(cipher, row) });
 }
 
+/**
+ * Endpoints whose decrypted secrets are kept: a worker signs for a few endpoints at a time, and an
+ * AES-GCM open per delivery is wasted work; past this many the cache simply starts over.
+ */
+const SECRET_CACHE_ENDPOINTS = 1_000;
+
+/** Ids per `IN (...)` list: well under SQLite's bound-parameter limit, and short statements for PostgreSQL. */
+const IN_CHUNK = 500;
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Completed deliveries whose successors may go now: object ids by endpoint. */
+type Finished = Map<string, Set<string>>;
+
+/** Notes a completed delivery that keeps its object's order; false for one that does not (a resend, an event about no object). */
+function finish(finished: Finished, d: ClaimedDelivery): boolean {
+  if (d.manual || d.objectId === null) return false;
+  const objects = finished.get(d.endpointId);
+  if (objects) objects.add(d.objectId);
+  else finished.set(d.endpointId, new Set([d.objectId]));
+  return true;
+}
+
 /** An endpoint this batch disabled, told to the operator once its transaction committed. */
 interface Disabled {
   endpointId: string;
@@ -79,6 +120,9 @@ interface Disabled {
 }
 
 export class WebhookQueue {
+  /** Decrypted secrets by endpoint, valid while the stored ciphertexts are the same (a roll changes them). */
+  readonly #secrets = new Map<string, { sealed: string; previous: string | null; secret: string; previousSecret: string | null }>();
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
@@ -182,106 +226,206 @@ export class WebhookQueue {
    * holds back a delivery while an earlier event about the same object is still pending to the same
    * endpoint: `payment.created` reaches an endpoint before that payment's later events.
    */
-  async claim(slots: number, busy: ReadonlySet<string>, perEndpoint: ReadonlyMap<string, number>, perEndpointLimit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-    if (slots <= 0) return [];
-    return this.store.transaction(async (trx) => {
+  async claim(request: ClaimRequest): Promise<ClaimedDelivery[]> {
+    return (await this.pass({ outcomes: [], released: [], claim: request })).claimed;
+  }
+
+  /**
+   * One step of the worker in one transaction, so one commit: stores finished attempts' outcomes,
+   * gives back deliveries claimed but not sent, and claims more. `woken`: deliveries made due just
+   * after the commit (successors of the completions), for the caller to claim at once.
+   */
+  async pass(work: { outcomes: readonly AttemptOutcome[]; released: readonly ClaimedDelivery[]; claim?: ClaimRequest | undefined }): Promise<{ claimed: ClaimedDelivery[]; woken: number }> {
+    if (work.outcomes.length === 0 && work.released.length === 0 && (!work.claim || work.claim.slots <= 0)) return { claimed: [], woken: 0 };
+    const disabled: Disabled[] = [];
+    const finished: Finished = new Map();
+    const claimed = await this.store.transaction(async (trx) => {
       const now = this.clock.now();
-      const candidates = await trx
-        .selectFrom('webhook_deliveries as d')
-        .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-        .select(['d.id', 'd.endpoint_id', 'd.object_id', 'd.event_seq', 'd.manual'])
-        .where('d.status', '=', 'pending')
-        .where('d.next_attempt_at', '<=', now)
-        .where('e.status', '=', 'active')
-        .$if(busy.size > 0, (qb) => qb.where('d.endpoint_id', 'not in', [...busy]))
-        .orderBy('d.next_attempt_at')
-        .limit(slots * CANDIDATES_PER_SLOT)
-        .$if(this.store.dialect === 'postgres', (qb) => qb.forUpdate('d').skipLocked())
-        .execute();
-      if (candidates.length === 0) return [];
+      if (work.outcomes.length > 0) await this.#recordIn(trx, work.outcomes, now, disabled, finished);
+      if (work.released.length > 0) await this.#release(trx, work.released, now);
+      return work.claim && work.claim.slots > 0 ? this.#claimIn(trx, work.claim) : [];
+    });
+    this.#tellDisabled(disabled);
+    const woken = finished.size > 0 ? await this.#wakeSuccessorsAfterCommit(finished) : 0;
+    return { claimed, woken };
+  }
 
-      const ordered = candidates.filter((c) => !c.manual && c.object_id !== null);
-      const firstPending = new Map<string, number>();
-      if (ordered.length > 0) {
-        const heads = await trx
-          .selectFrom('webhook_deliveries')
-          .select(['endpoint_id', 'object_id', (eb) => eb.fn.min('event_seq').as('first_seq')])
-          .where('status', '=', 'pending')
-          .where('manual', '=', 0)
-          .where('endpoint_id', 'in', [...new Set(ordered.map((c) => c.endpoint_id))])
-          .where('object_id', 'in', [...new Set(ordered.map((c) => c.object_id as string))])
-          .groupBy(['endpoint_id', 'object_id'])
-          .execute();
-        for (const h of heads) firstPending.set(`${h.endpoint_id}|${h.object_id}`, h.first_seq);
+  /**
+   * Wakes, once the completions are committed, the successors another instance held back while
+   * they were not (PostgreSQL only). The wake inside the transaction cannot see a successor that
+   * another instance fanned out after it ran and then claimed before the commit: that instance
+   * still read the predecessor as pending and set its successor to wait for a lease. Any such
+   * claim locked the successor before the commit, so this statement, after it, either sees the
+   * wait or waits for that claim's commit and then sees it. With one process on SQLite every
+   * transaction runs alone and the wake inside it is enough. A failure here costs only time: the
+   * successor's lease-length recheck still comes.
+   */
+  async #wakeSuccessorsAfterCommit(finished: Finished): Promise<number> {
+    if (this.store.dialect !== 'postgres') return 0;
+    let woken = 0;
+    try {
+      const now = this.clock.now();
+      for (const [endpointId, objectIds] of finished) {
+        for (const part of chunks([...objectIds], IN_CHUNK)) woken += await this.#wakeSuccessorsOf(this.store.db, endpointId, part, now);
       }
+    } catch (err) {
+      this.operator.logger?.warn({ err }, 'could not wake webhook deliveries waiting for ones just completed; they go at their lease-length recheck');
+    }
+    return woken;
+  }
 
-      const taken: string[] = [];
-      const waiting: string[] = [];
-      const load = new Map(perEndpoint);
-      for (const c of candidates) {
-        if (taken.length >= slots) break;
+  async #claimIn(trx: Trx, { slots, busy, held, limitOf, leaseMs }: ClaimRequest): Promise<ClaimedDelivery[]> {
+    const now = this.clock.now();
+    const candidates = await trx
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .select(['d.id', 'd.endpoint_id', 'd.object_id', 'd.event_seq', 'd.manual'])
+      .where('d.status', '=', 'pending')
+      .where('d.next_attempt_at', '<=', now)
+      .where('e.status', '=', 'active')
+      .$if(busy.size > 0, (qb) => qb.where('d.endpoint_id', 'not in', [...busy]))
+      .orderBy('d.next_attempt_at')
+      .limit(slots * CANDIDATES_PER_SLOT)
+      .$if(this.store.dialect === 'postgres', (qb) => qb.forUpdate('d').skipLocked())
+      .execute();
+    if (candidates.length === 0) return [];
+
+    const taken: string[] = [];
+    const waiting: string[] = [];
+    const load = new Map(held);
+    let rest = candidates;
+    // Candidates are taken up to each endpoint's limit first, and only those are checked for an
+    // earlier pending event about the same object: the check costs a lookup per object, and most
+    // candidates are beyond what the endpoints can take. A candidate held back frees its place.
+    while (taken.length < slots && rest.length > 0) {
+      const tentative: typeof candidates = [];
+      const later: typeof candidates = [];
+      for (const c of rest) {
+        const n = load.get(c.endpoint_id) ?? 0;
+        if (taken.length + tentative.length >= slots || n >= limitOf(c.endpoint_id)) {
+          later.push(c);
+          continue;
+        }
+        load.set(c.endpoint_id, n + 1);
+        tentative.push(c);
+      }
+      if (tentative.length === 0) break;
+      rest = later;
+      const firstPending = await this.#firstPending(trx, tentative);
+      for (const c of tentative) {
         const head = c.manual || c.object_id === null ? undefined : firstPending.get(`${c.endpoint_id}|${c.object_id}`);
         if (head !== undefined && head < c.event_seq) {
           waiting.push(c.id);
-          continue;
-        }
-        const n = load.get(c.endpoint_id) ?? 0;
-        if (n >= perEndpointLimit) continue;
-        load.set(c.endpoint_id, n + 1);
-        taken.push(c.id);
+          load.set(c.endpoint_id, (load.get(c.endpoint_id) ?? 1) - 1);
+        } else taken.push(c.id);
       }
-      // Held back by an earlier event: woken when that one completes (see #wakeSuccessors); the
-      // lease-length recheck is only a safety net.
-      if (waiting.length > 0) await trx.updateTable('webhook_deliveries').set({ next_attempt_at: now + leaseMs }).where('id', 'in', waiting).execute();
-      if (taken.length === 0) return [];
-      await trx.updateTable('webhook_deliveries').set({ claimed_at: now, next_attempt_at: now + leaseMs }).where('id', 'in', taken).execute();
-      const rows = await trx
-        .selectFrom('webhook_deliveries as d')
-        .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-        .innerJoin('events as v', 'v.id', 'd.event_id')
-        .select([
-          'd.id as delivery_id',
-          'd.endpoint_id',
-          'd.object_id',
-          'd.manual',
-          'd.attempts',
-          'e.url',
-          'e.mode',
-          'e.secret',
-          'e.previous_secret',
-          'e.previous_secret_expires_at',
-          'v.id as event_id',
-          'v.type',
-          'v.created_at',
-          'v.data',
-          'v.request_id',
-          'v.idempotency_key',
-        ])
-        .where('d.id', 'in', taken)
-        .execute();
-      const byId = new Map(rows.map((r) => [r.delivery_id, r]));
-      return taken.flatMap((id) => {
-        const r = byId.get(id);
-        if (!r) return [];
-        const secrets = [this.cipher.open('webhook_endpoints.secret', r.endpoint_id, r.secret)];
-        if (r.previous_secret && r.previous_secret_expires_at !== null && r.previous_secret_expires_at > now) secrets.push(this.cipher.open('webhook_endpoints.previous_secret', r.endpoint_id, r.previous_secret));
-        return [
-          {
-            deliveryId: r.delivery_id,
-            endpointId: r.endpoint_id,
-            mode: r.mode,
-            url: r.url,
-            secrets,
-            eventId: r.event_id,
-            eventCreatedAt: r.created_at,
-            objectId: r.object_id,
-            manual: Boolean(r.manual),
-            attempts: r.attempts,
-            body: eventBody({ id: r.event_id, type: r.type, created_at: r.created_at, data: r.data, request_id: r.request_id, idempotency_key: r.idempotency_key }, this.cipher),
-          },
-        ];
-      });
+    }
+    // Held back by an earlier event: woken when that one completes (see #wakeSuccessors); the
+    // lease-length recheck is only a safety net.
+    if (waiting.length > 0) await trx.updateTable('webhook_deliveries').set({ next_attempt_at: now + leaseMs }).where('id', 'in', waiting).execute();
+    if (taken.length === 0) return [];
+    await trx.updateTable('webhook_deliveries').set({ claimed_at: now, next_attempt_at: now + leaseMs }).where('id', 'in', taken).execute();
+    const rows = await trx
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .innerJoin('events as v', 'v.id', 'd.event_id')
+      .select([
+        'd.id as delivery_id',
+        'd.endpoint_id',
+        'd.object_id',
+        'd.manual',
+        'd.attempts',
+        'e.url',
+        'e.mode',
+        'e.secret',
+        'e.previous_secret',
+        'e.previous_secret_expires_at',
+        'v.id as event_id',
+        'v.type',
+        'v.created_at',
+        'v.data',
+        'v.request_id',
+        'v.idempotency_key',
+      ])
+      .where('d.id', 'in', taken)
+      .execute();
+    const byId = new Map(rows.map((r) => [r.delivery_id, r]));
+    return taken.flatMap((id) => {
+      const r = byId.get(id);
+      if (!r) return [];
+      const keys = this.#openSecrets(r.endpoint_id, r.secret, r.previous_secret);
+      const secrets = [keys.secret];
+      if (keys.previousSecret !== null && r.previous_secret_expires_at !== null && r.previous_secret_expires_at > now) secrets.push(keys.previousSecret);
+      return [
+        {
+          deliveryId: r.delivery_id,
+          endpointId: r.endpoint_id,
+          mode: r.mode,
+          url: r.url,
+          secrets,
+          eventId: r.event_id,
+          eventCreatedAt: r.created_at,
+          objectId: r.object_id,
+          manual: Boolean(r.manual),
+          attempts: r.attempts,
+          body: eventBody({ id: r.event_id, type: r.type, created_at: r.created_at, data: r.data, request_id: r.request_id, idempotency_key: r.idempotency_key }, this.cipher),
+          leaseEnd: now + leaseMs,
+        },
+      ];
     });
+  }
+
+  /** The earliest pending event per endpoint and object among `candidates` that keep their order. */
+  async #firstPending(trx: Trx, candidates: readonly { endpoint_id: string; object_id: string | null; manual: number }[]): Promise<Map<string, number>> {
+    const firstPending = new Map<string, number>();
+    const ordered = candidates.filter((c) => !c.manual && c.object_id !== null);
+    if (ordered.length === 0) return firstPending;
+    const heads = await trx
+      .selectFrom('webhook_deliveries')
+      .select(['endpoint_id', 'object_id', (eb) => eb.fn.min('event_seq').as('first_seq')])
+      .where('status', '=', 'pending')
+      .where('manual', '=', 0)
+      .where('endpoint_id', 'in', [...new Set(ordered.map((c) => c.endpoint_id))])
+      .where('object_id', 'in', [...new Set(ordered.map((c) => c.object_id as string))])
+      .groupBy(['endpoint_id', 'object_id'])
+      .execute();
+    for (const h of heads) firstPending.set(`${h.endpoint_id}|${h.object_id}`, h.first_seq);
+    return firstPending;
+  }
+
+  #openSecrets(endpointId: string, sealed: string, previous: string | null): { secret: string; previousSecret: string | null } {
+    const cached = this.#secrets.get(endpointId);
+    if (cached && cached.sealed === sealed && cached.previous === previous) return cached;
+    if (this.#secrets.size >= SECRET_CACHE_ENDPOINTS) this.#secrets.clear();
+    const opened = {
+      sealed,
+      previous,
+      secret: this.cipher.open('webhook_endpoints.secret', endpointId, sealed),
+      previousSecret: previous ? this.cipher.open('webhook_endpoints.previous_secret', endpointId, previous) : null,
+    };
+    this.#secrets.set(endpointId, opened);
+    return opened;
+  }
+
+  /**
+   * Claimed deliveries this worker will not send after all: due again at once. Only while the lease
+   * is still ours (the row still carries our deadline): a lease that ran out may be another's now.
+   */
+  async #release(trx: Trx, released: readonly ClaimedDelivery[], now: number): Promise<void> {
+    const byLease = new Map<number, string[]>();
+    for (const d of released) byLease.set(d.leaseEnd, [...(byLease.get(d.leaseEnd) ?? []), d.deliveryId]);
+    for (const [leaseEnd, ids] of byLease) {
+      for (const part of chunks(ids, IN_CHUNK)) {
+        await trx
+          .updateTable('webhook_deliveries')
+          .set({ claimed_at: null, next_attempt_at: now })
+          .where('id', 'in', part)
+          .where('status', '=', 'pending')
+          .where('next_attempt_at', '=', leaseEnd)
+          .execute();
+      }
+    }
+    notifyOnCommit(trx, { topic: 'webhook_deliveries' });
   }
 
   /**
@@ -303,12 +447,64 @@ export class WebhookQueue {
 
   /** Stores a batch of attempt outcomes in one transaction. */
   async record(outcomes: readonly AttemptOutcome[]): Promise<void> {
-    if (outcomes.length === 0) return;
-    const disabled: Disabled[] = [];
-    await this.store.transaction(async (trx) => {
-      const now = this.clock.now();
-      for (const o of outcomes) await this.#recordOne(trx, o, now, disabled);
-    });
+    await this.pass({ outcomes, released: [] });
+  }
+
+  async #recordIn(trx: Trx, outcomes: readonly AttemptOutcome[], now: number, disabled: Disabled[], finished: Finished): Promise<void> {
+    // A batch with a failure in it goes one outcome at a time, in order: a failure and a success
+    // on one endpoint must leave its failing_since as their order says.
+    if (outcomes.every((o) => isSuccess(o.statusCode))) await this.#recordDelivered(trx, outcomes, now, finished);
+    else for (const o of outcomes) await this.#recordOne(trx, o, now, disabled, finished);
+  }
+
+  /** Successful attempts, the common case, in a few statements for the whole batch. */
+  async #recordDelivered(trx: Trx, outcomes: readonly AttemptOutcome[], now: number, finished: Finished): Promise<void> {
+    for (const part of chunks(outcomes, INSERT_CHUNK)) {
+      await trx
+        .insertInto('webhook_attempts')
+        .values(part.map((o) => this.#attemptRow(o)))
+        .execute();
+    }
+    const groups = new Map<string, { attempts: number; statusCode: number | null; error: string | null; ids: string[] }>();
+    for (const o of outcomes) {
+      const attempts = o.delivery.attempts + 1;
+      const key = JSON.stringify([attempts, o.statusCode, o.error]);
+      const group = groups.get(key) ?? { attempts, statusCode: o.statusCode, error: o.error, ids: [] };
+      group.ids.push(o.delivery.deliveryId);
+      groups.set(key, group);
+    }
+    for (const g of groups.values()) {
+      for (const part of chunks(g.ids, IN_CHUNK)) {
+        await trx
+          .updateTable('webhook_deliveries')
+          .set({ attempts: g.attempts, claimed_at: null, last_status_code: g.statusCode, last_error: g.error, updated_at: now, status: 'delivered', completed_at: now })
+          .where('id', 'in', part)
+          .execute();
+      }
+    }
+    const endpoints = [...new Set(outcomes.map((o) => o.delivery.endpointId))];
+    await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', 'in', endpoints).where('failing_since', 'is not', null).execute();
+    for (const { delivery: d } of outcomes) finish(finished, d);
+    for (const [endpointId, objectIds] of finished) {
+      for (const part of chunks([...objectIds], IN_CHUNK)) await this.#wakeSuccessorsOf(trx, endpointId, part, now);
+    }
+  }
+
+  #attemptRow(o: AttemptOutcome) {
+    const d = o.delivery;
+    return {
+      id: randomUUID(),
+      delivery_id: d.deliveryId,
+      event_id: d.eventId,
+      endpoint_id: d.endpointId,
+      attempted_at: o.attemptedAt,
+      status_code: o.statusCode,
+      latency_ms: Math.round(o.latencyMs),
+      error: o.error,
+    };
+  }
+
+  #tellDisabled(disabled: readonly Disabled[]): void {
     for (const d of disabled) {
       this.operator.metrics.endpointDisabled(d.reason);
       this.operator.logger?.warn({ endpoint_id: d.endpointId, merchant_id: d.merchantId, mode: d.mode, url: d.url, reason: d.words }, 'webhook endpoint disabled: its deliveries failed');
@@ -326,21 +522,9 @@ export class WebhookQueue {
     return { depth: Number(row?.depth ?? 0), oldestDueAt: oldest === null || oldest === undefined ? null : Number(oldest) };
   }
 
-  async #recordOne(trx: Trx, o: AttemptOutcome, now: number, disabled: Disabled[]): Promise<void> {
+  async #recordOne(trx: Trx, o: AttemptOutcome, now: number, disabled: Disabled[], finished: Finished): Promise<void> {
     const d = o.delivery;
-    await trx
-      .insertInto('webhook_attempts')
-      .values({
-        id: randomUUID(),
-        delivery_id: d.deliveryId,
-        event_id: d.eventId,
-        endpoint_id: d.endpointId,
-        attempted_at: o.attemptedAt,
-        status_code: o.statusCode,
-        latency_ms: Math.round(o.latencyMs),
-        error: o.error,
-      })
-      .execute();
+    await trx.insertInto('webhook_attempts').values(this.#attemptRow(o)).execute();
     const attempts = d.attempts + 1;
     const common = { attempts, claimed_at: null, last_status_code: o.statusCode, last_error: o.error, updated_at: now };
     const endpoint = await trx.selectFrom('webhook_endpoints').select(['status', 'failing_since']).where('id', '=', d.endpointId).executeTakeFirst();
@@ -348,7 +532,7 @@ export class WebhookQueue {
     if (isSuccess(o.statusCode)) {
       await trx.updateTable('webhook_deliveries').set({ ...common, status: 'delivered', completed_at: now }).where('id', '=', d.deliveryId).execute();
       if (endpoint?.failing_since !== null) await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', d.endpointId).execute();
-      await this.#wakeSuccessors(trx, d, now);
+      await this.#wakeSuccessors(trx, d, now, finished);
       return;
     }
 
@@ -367,7 +551,7 @@ export class WebhookQueue {
     const next = d.manual || o.statusCode === 410 ? null : nextAttemptAt({ now, eventCreatedAt: d.eventCreatedAt, failures: attempts, scale: this.scale, retryAfterMs: o.retryAfterMs });
     if (next === null) {
       await trx.updateTable('webhook_deliveries').set({ ...common, status: 'failed', completed_at: now }).where('id', '=', d.deliveryId).execute();
-      await this.#wakeSuccessors(trx, d, now);
+      await this.#wakeSuccessors(trx, d, now, finished);
       if (!d.manual && endpoint?.status === 'active' && endpoint.failing_since !== null) {
         // Given up after its whole retry window, and the endpoint failed every attempt since this
         // delivery's first: the endpoint has been failing for the window too.
@@ -403,18 +587,28 @@ export class WebhookQueue {
   }
 
   /** Deliveries that waited for this one (same endpoint and object, later events) may go now. */
-  async #wakeSuccessors(trx: Trx, d: ClaimedDelivery, now: number): Promise<void> {
-    if (d.manual || d.objectId === null) return;
-    await trx
+  async #wakeSuccessors(trx: Trx, d: ClaimedDelivery, now: number, finished: Finished): Promise<void> {
+    if (!finish(finished, d)) return;
+    await this.#wakeSuccessorsOf(trx, d.endpointId, [d.objectId as string], now);
+  }
+
+  /**
+   * How many it woke. Every successor still waiting is written, even one already due: on
+   * PostgreSQL an UPDATE waits for a row another transaction holds only when the row as it last
+   * committed matches, and a claim about to make it wait has not committed yet.
+   */
+  async #wakeSuccessorsOf(db: Executor, endpointId: string, objectIds: readonly string[], now: number): Promise<number> {
+    const result = await db
       .updateTable('webhook_deliveries')
       .set({ next_attempt_at: now })
-      .where('endpoint_id', '=', d.endpointId)
-      .where('object_id', '=', d.objectId)
+      .where('endpoint_id', '=', endpointId)
+      .where('object_id', 'in', objectIds)
       .where('status', '=', 'pending')
       .where('manual', '=', 0)
       .where('attempts', '=', 0)
       .where('claimed_at', 'is', null)
-      .execute();
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 }
 

@@ -7,7 +7,7 @@ import { type EgressOptions, endpointRule } from './egress.js';
 import { postWebhook } from './http.js';
 import { parseRetryAfter } from './schedule.js';
 import { signedHeaders } from '../../shared/webhook-signing.js';
-import type { AttemptOutcome, ClaimedDelivery, WebhookQueue } from './queue.js';
+import type { AttemptOutcome, ClaimedDelivery, ClaimRequest, WebhookQueue } from './queue.js';
 
 export interface WebhookWorkerOptions {
   timeoutMs: number;
@@ -30,6 +30,33 @@ export const DEFAULT_PER_ENDPOINT = 8;
 
 /** A lease outlives the request it covers by this much, so a slow write of the outcome never lets a second worker send the same attempt. */
 const LEASE_MARGIN_MS = 5_000;
+
+/**
+ * An endpoint that answered its last delivery with a 2xx gets this many times its in-flight limit
+ * claimed at once: the next requests go out the moment earlier ones are answered, and one commit
+ * stores and claims several rounds instead of one. A failing or new endpoint gets only its
+ * in-flight limit, so nothing waits behind a receiver that is down.
+ */
+const CLAIM_AHEAD = 16;
+
+/**
+ * How long a delivery claimed ahead may wait for a free slot: its lease is this much longer, and a
+ * delivery still waiting when less than a request's timeout and margin is left is given back
+ * unsent, so no request ever outlives its lease. Kept short because every claim's lease carries
+ * it, and on PostgreSQL a lease held by an instance that died runs out only then.
+ */
+const READY_WAIT_MS = 2_000;
+
+/**
+ * While an endpoint still has claimed deliveries to send, finished attempts are stored together:
+ * after this many, or this long after the first. A crash in between only means those deliveries
+ * are sent again (at least once), so the window is kept short.
+ */
+const RECORD_BATCH = 128;
+
+/** Endpoints remembered as healthy: past this many the set starts over (each earns its place back with one 2xx). */
+const HEALTHY_ENDPOINTS = 10_000;
+const RECORD_DELAY_MS = 100;
 
 /** On SIGTERM, in-flight requests get this long to finish before they are cut (their deliveries are then retried). */
 const STOP_GRACE_MS = 5_000;
@@ -58,7 +85,15 @@ const MAX_SLEEP_MS = 60 * 60 * 1000;
 export class WebhookWorker {
   readonly #inFlight = new Map<string, { delivery: ClaimedDelivery; done: Promise<void> }>();
   readonly #perEndpoint = new Map<string, number>();
+  /** Claimed, not yet sent, by endpoint, in the order claimed. */
+  readonly #ready = new Map<string, ClaimedDelivery[]>();
+  #readyCount = 0;
+  /** Endpoints whose last attempt here succeeded: they may have more claimed ahead. */
+  readonly #healthy = new Set<string>();
   #outcomes: AttemptOutcome[] = [];
+  /** Claimed deliveries not sent after all, given back with the next pass. */
+  #released: ClaimedDelivery[] = [];
+  #recordTimer: NodeJS.Timeout | undefined;
   #wake: (() => void) | undefined;
   #wakeQueued = false;
   /** Set by every wake-up, cleared when a pass starts: a notice during a pass means one more pass. */
@@ -112,24 +147,26 @@ export class WebhookWorker {
       /** When to look again (epoch ms); null: only when woken. */
       let wakeAt: number | null;
       try {
-        await this.#flush();
         await this.queue.fanOut();
-        let claimed = 0;
-        const free = this.#maxInFlight - this.#inFlight.size;
-        if (free > 0) {
-          const deliveries = await this.queue.claim(free, this.#busy(), this.#perEndpoint, this.#perEndpointLimit, this.options.timeoutMs + LEASE_MARGIN_MS);
-          for (const delivery of deliveries) this.#send(delivery);
-          claimed = deliveries.length;
-        }
+        const held = this.#held();
+        const free = this.#claimable(held);
+        const claim: ClaimRequest | undefined =
+          free > 0 ? { slots: free, busy: this.#busy(held), held, limitOf: (id) => this.#limitOf(id), leaseMs: this.options.timeoutMs + LEASE_MARGIN_MS + READY_WAIT_MS } : undefined;
+        const { claimed: deliveries, woken } = await this.#pass(claim);
+        for (const delivery of deliveries) this.#hold(delivery);
+        this.#pumpAll();
+        const claimed = deliveries.length;
         const now = this.clock.now();
-        if (free > 0 && claimed === free) {
-          // A full batch means more is probably due: go round again at once.
+        if ((((free > 0 && claimed === free) || woken > 0) && this.#readyCount === 0 && this.#claimable(this.#held()) > 0) || this.#released.length > 0) {
+          // A full batch means more is probably due, and deliveries given back or woken after the
+          // commit are due now: go round again at once. While claimed deliveries wait to be sent,
+          // their answers call the next pass.
           wakeAt = now;
-        } else if (free <= 0) {
-          // Every slot is taken: a finished request wakes the loop.
+        } else if (free <= 0 || this.#readyCount > 0) {
+          // Holding all it may, or still sending what it claimed: finished requests wake the loop.
           wakeAt = null;
         } else {
-          const due = await this.queue.nextDueAt(this.#busy());
+          const due = await this.queue.nextDueAt(this.#busy(this.#held()));
           wakeAt = due !== null && due <= now && claimed === 0 ? now + CONTENDED_MS : due;
         }
       } catch (err) {
@@ -137,15 +174,100 @@ export class WebhookWorker {
         this.logger.warn({ err }, 'webhook delivery pass failed');
         wakeAt = this.clock.now() + ERROR_BACKOFF_MS;
       }
-      // Outcomes that arrived, or notices heard, while the loop was busy are seen to at once.
-      if (this.#outcomes.length > 0 || this.#woken) continue;
+      // Notices heard, or outcomes that want storing now, while the loop was busy are seen to at once.
+      if (this.#woken) continue;
       await this.#sleep(wakeAt === null ? null : wakeAt - this.clock.now());
     }
   }
 
-  /** Endpoints at their limit of requests in flight. */
-  #busy(): Set<string> {
-    return new Set([...this.#perEndpoint].filter(([, n]) => n >= this.#perEndpointLimit).map(([id]) => id));
+  /** Stores the outcomes so far, gives back what will not be sent, and claims `claim`: one transaction. */
+  async #pass(claim?: ClaimRequest): Promise<{ claimed: ClaimedDelivery[]; woken: number }> {
+    clearTimeout(this.#recordTimer);
+    this.#recordTimer = undefined;
+    const outcomes = this.#outcomes;
+    const released = this.#released;
+    this.#outcomes = [];
+    this.#released = [];
+    try {
+      return await this.queue.pass({ outcomes, released, claim });
+    } catch (err) {
+      this.#outcomes = outcomes.concat(this.#outcomes);
+      this.#released = released.concat(this.#released);
+      throw err;
+    }
+  }
+
+  #limitOf(endpointId: string): number {
+    return this.#healthy.has(endpointId) ? this.#perEndpointLimit * CLAIM_AHEAD : this.#perEndpointLimit;
+  }
+
+  /** Deliveries held per endpoint: in flight plus claimed and waiting. */
+  #held(): Map<string, number> {
+    const held = new Map(this.#perEndpoint);
+    for (const [id, list] of this.#ready) held.set(id, (held.get(id) ?? 0) + list.length);
+    return held;
+  }
+
+  #hold(delivery: ClaimedDelivery): void {
+    const list = this.#ready.get(delivery.endpointId);
+    if (list) list.push(delivery);
+    else this.#ready.set(delivery.endpointId, [delivery]);
+    this.#readyCount += 1;
+  }
+
+  /** Sends what an endpoint holds while it and the worker have free slots. */
+  #pump(endpointId: string): void {
+    const list = this.#ready.get(endpointId);
+    while (list && list.length > 0 && this.#inFlight.size < this.#maxInFlight && (this.#perEndpoint.get(endpointId) ?? 0) < this.#perEndpointLimit) {
+      const delivery = list.shift()!;
+      this.#readyCount -= 1;
+      // Not enough lease left for a whole request: give it back rather than risk a second sender.
+      if (delivery.leaseEnd - this.clock.now() < this.options.timeoutMs + LEASE_MARGIN_MS) this.#released.push(delivery);
+      else this.#send(delivery);
+    }
+    if (list && list.length === 0) this.#ready.delete(endpointId);
+  }
+
+  #pumpAll(): void {
+    for (const endpointId of [...this.#ready.keys()]) this.#pump(endpointId);
+  }
+
+  /** Gives back everything an endpoint holds unsent. */
+  #releaseReady(endpointId: string): void {
+    const list = this.#ready.get(endpointId);
+    if (!list) return;
+    this.#ready.delete(endpointId);
+    this.#readyCount -= list.length;
+    this.#released.push(...list);
+  }
+
+  /** Stores outcomes at once, or soon while the endpoint has more to send anyway. */
+  #recordSoon(endpointId: string, now: boolean): void {
+    const ready = this.#ready.get(endpointId)?.length ?? 0;
+    if (now || this.#outcomes.length >= RECORD_BATCH || ready < this.#perEndpointLimit || this.#released.length > 0) {
+      this.nudge();
+      return;
+    }
+    this.#recordTimer ??= setTimeout(() => {
+      this.#recordTimer = undefined;
+      this.nudge();
+    }, RECORD_DELAY_MS);
+  }
+
+  /** Endpoints holding all this worker may hold for them. */
+  #busy(held: ReadonlyMap<string, number>): Set<string> {
+    return new Set([...held].filter(([id, n]) => n >= this.#limitOf(id)).map(([id]) => id));
+  }
+
+  /**
+   * What one claim may take: the free in-flight slots (for any endpoint), plus what healthy
+   * endpoints may hold beyond their in-flight limit. Asking for no more than can be taken keeps
+   * the claim's reads small.
+   */
+  #claimable(held: ReadonlyMap<string, number>): number {
+    let slots = Math.max(0, this.#maxInFlight - this.#inFlight.size - this.#readyCount);
+    for (const [id, n] of held) if (this.#healthy.has(id)) slots += Math.max(0, this.#limitOf(id) - Math.max(this.#perEndpointLimit, n));
+    return slots;
   }
 
   #sleep(ms: number | null): Promise<void> {
@@ -185,21 +307,22 @@ export class WebhookWorker {
         error: result.error,
         retryAfterMs: parseRetryAfter(result.retryAfter, this.clock.now()),
       });
-      this.nudge();
+      if (delivered) {
+        if (this.#healthy.size >= HEALTHY_ENDPOINTS) this.#healthy.clear();
+        this.#healthy.add(delivery.endpointId);
+      } else {
+        // A failing endpoint sends nothing more until its failure is stored (and maybe disables it).
+        this.#healthy.delete(delivery.endpointId);
+        this.#releaseReady(delivery.endpointId);
+      }
+      if (!this.#stopped) {
+        this.#pump(delivery.endpointId);
+        // A slot of the worker's own freed: others may be waiting for one.
+        if (this.#readyCount > 0 && this.#inFlight.size < this.#maxInFlight) this.#pumpAll();
+      }
+      this.#recordSoon(delivery.endpointId, !delivered);
     });
     this.#inFlight.set(delivery.deliveryId, { delivery, done });
-  }
-
-  async #flush(): Promise<void> {
-    if (this.#outcomes.length === 0) return;
-    const batch = this.#outcomes;
-    this.#outcomes = [];
-    try {
-      await this.queue.record(batch);
-    } catch (err) {
-      this.#outcomes = batch.concat(this.#outcomes);
-      throw err;
-    }
   }
 
   /** Stops claiming, lets in-flight requests finish (up to a grace), and stores their outcomes. */
@@ -209,13 +332,14 @@ export class WebhookWorker {
     for (const unsubscribe of this.#unsubscribe.splice(0)) unsubscribe();
     this.nudge();
     await this.#loop;
+    for (const endpointId of [...this.#ready.keys()]) this.#releaseReady(endpointId);
     const pending = [...this.#inFlight.values()].map((f) => f.done);
     const grace = new Promise<void>((resolve) => setTimeout(resolve, Math.min(STOP_GRACE_MS, this.options.timeoutMs)).unref());
     await Promise.race([Promise.all(pending), grace]);
     this.#abort.abort();
     await Promise.all(pending);
     try {
-      await this.#flush();
+      await this.#pass();
     } catch (err) {
       this.logger.warn({ err }, 'could not store the last webhook outcomes; those deliveries will be sent again');
     }
