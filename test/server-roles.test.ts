@@ -1,14 +1,12 @@
-import pino from 'pino';
-import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadServerConfig, type ServerFlags } from '../shared/config.js';
-import { startStack, type Stack } from '../cli/stack.js';
+import { loadServerConfig } from '../shared/config.js';
+import type { Stack } from '../cli/stack.js';
 import { createMerchant } from '../server/accounts/merchants.js';
 import { systemClock } from '../shared/time.js';
-import { startSimulator, type RunningSimulator } from '../simulator/index.js';
 import { client } from './helpers/api.js';
-import { backendFlags, releaseDataDir, seedDataDir, TEST_DATABASE_URL } from './helpers/db.js';
+import { TEST_DATABASE_URL } from './helpers/db.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { startRoleStacks, type RoleStacks } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
 /**
@@ -30,32 +28,17 @@ if (!TEST_DATABASE_URL) console.info('server-roles: the api/worker run skipped, 
 describe.skipIf(!TEST_DATABASE_URL)('an api instance and two workers on one PostgreSQL database', () => {
   const dir = tempDir('pos-roles-');
   const simDir = tempDir('pos-roles-sim-');
-  let sim: RunningSimulator;
+  let stacks: RoleStacks | undefined;
   let api: Stack;
   let workers: Stack[] = [];
   let receiver: Receiver;
   let key: string;
 
   beforeAll(async () => {
-    seedDataDir(dir.path);
-    sim = await startSimulator({ dataDir: simDir.path, authorizationDelayMs: 50, logger: () => undefined });
-    const platform = new Stripe(sim.keys.secretTest, { host: sim.host, port: sim.port, protocol: 'http' });
-    const hook = await platform.webhookEndpoints.create({ url: 'http://127.0.0.1:9/', enabled_events: ['*'] });
-    const env = {
-      POS_PROCESSOR: 'stripe',
-      STRIPE_API_BASE: sim.url,
-      STRIPE_SECRET_KEY_TEST: sim.keys.secretTest,
-      STRIPE_PUBLISHABLE_KEY_TEST: sim.keys.publishableTest,
-      STRIPE_WEBHOOK_SECRET: hook.secret ?? '',
-    };
     // A short interval: an API instance that ran the reconciler would show it within the window below.
-    const start = (role: string) => {
-      const flags: ServerFlags = { role, port: 0, dataDir: dir.path, logLevel: 'silent', reconcileIntervalMs: 100, webhookRetryScale: 0.01, ...backendFlags(dir.path) };
-      return startStack(loadServerConfig(flags, env), { logger: pino({ level: 'silent' }) });
-    };
-    api = await start('api');
-    workers = await Promise.all([start('worker'), start('worker')]);
-    await platform.webhookEndpoints.update(hook.id, { url: `${api.server.url}/processor/webhooks` });
+    stacks = await startRoleStacks(dir.path, simDir.path, { reconcileIntervalMs: 100, webhookRetryScale: 0.01 }, { authorizationDelayMs: 50 });
+    ({ api, workers } = stacks);
+    await stacks.platform.webhookEndpoints.update(stacks.hook.id, { url: `${api.server.url}/processor/webhooks` });
     key = (await createMerchant(api.server.store, systemClock, { businessName: 'Split Roles' })).keys.sk_test;
     receiver = await startReceiver();
     const made = await client(api.server.url, key).post('/v1/webhook-endpoints', { url: receiver.url });
@@ -63,11 +46,8 @@ describe.skipIf(!TEST_DATABASE_URL)('an api instance and two workers on one Post
   }, 60_000);
 
   afterAll(async () => {
-    await api?.close();
-    for (const w of workers) await w.close();
     await receiver?.close();
-    await sim?.close();
-    await releaseDataDir(dir.path);
+    await stacks?.close();
     dir.cleanup();
     simDir.cleanup();
   });
@@ -102,7 +82,7 @@ describe.skipIf(!TEST_DATABASE_URL)('an api instance and two workers on one Post
     // its own would never let it. Each look waits for the processor's deliveries to be done first.
     await eventually(
       async () => {
-        await sim.control.webhooksIdle();
+        await stacks!.sim.control.webhooksIdle();
         return (await statementsIn(api, 1_000)) === 0 ? true : undefined;
       },
       15_000,

@@ -1,20 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import pino from 'pino';
-import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadServerConfig, type ServerFlags } from '../shared/config.js';
-import { startStack, type Stack } from '../cli/stack.js';
+import type { Stack } from '../cli/stack.js';
 import { createMerchant } from '../server/accounts/merchants.js';
 import type { Store } from '../server/db/store.js';
 import { recordEvent, type EventType } from '../server/webhooks/outbox.js';
 import { systemClock } from '../shared/time.js';
-import { startSimulator, type RunningSimulator } from '../simulator/index.js';
 import { client } from './helpers/api.js';
-import { backendFlags, releaseDataDir, seedDataDir, TEST_DATABASE_URL } from './helpers/db.js';
+import { TEST_DATABASE_URL } from './helpers/db.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { startRoleStacks, startTestServer, type RoleStacks, type TestServer } from './helpers/server.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
 /**
@@ -92,7 +88,7 @@ async function expectDeliveredOnceInOrder(receiver: Receiver, objects: string[])
 describe.skipIf(!TEST_DATABASE_URL)('two worker instances on one PostgreSQL database, on a loaded machine', () => {
   const dir = tempDir('pos-workers-');
   const simDir = tempDir('pos-workers-sim-');
-  let sim: RunningSimulator;
+  let stacks: RoleStacks | undefined;
   let api: Stack;
   let workers: Stack[] = [];
   let receiver: Receiver;
@@ -101,23 +97,8 @@ describe.skipIf(!TEST_DATABASE_URL)('two worker instances on one PostgreSQL data
   let burners: ChildProcess[] = [];
 
   beforeAll(async () => {
-    seedDataDir(dir.path);
-    sim = await startSimulator({ dataDir: simDir.path, logger: () => undefined });
-    const platform = new Stripe(sim.keys.secretTest, { host: sim.host, port: sim.port, protocol: 'http' });
-    const hook = await platform.webhookEndpoints.create({ url: 'http://127.0.0.1:9/', enabled_events: ['*'] });
-    const env = {
-      POS_PROCESSOR: 'stripe',
-      STRIPE_API_BASE: sim.url,
-      STRIPE_SECRET_KEY_TEST: sim.keys.secretTest,
-      STRIPE_PUBLISHABLE_KEY_TEST: sim.keys.publishableTest,
-      STRIPE_WEBHOOK_SECRET: hook.secret ?? '',
-    };
-    const start = (role: string) => {
-      const flags: ServerFlags = { role, port: 0, dataDir: dir.path, logLevel: 'silent', webhookTimeoutMs: TIMEOUT_MS, ...backendFlags(dir.path) };
-      return startStack(loadServerConfig(flags, env), { logger: pino({ level: 'silent' }) });
-    };
-    api = await start('api');
-    workers = await Promise.all([start('worker'), start('worker')]);
+    stacks = await startRoleStacks(dir.path, simDir.path, { webhookTimeoutMs: TIMEOUT_MS });
+    ({ api, workers } = stacks);
     const merchant = await createMerchant(api.server.store, systemClock, { businessName: 'Two Workers' });
     merchantId = merchant.merchant.id;
     receiver = await startReceiver();
@@ -128,11 +109,8 @@ describe.skipIf(!TEST_DATABASE_URL)('two worker instances on one PostgreSQL data
 
   afterAll(async () => {
     for (const b of burners) b.kill('SIGKILL');
-    await api?.close();
-    for (const w of workers) await w.close();
     await receiver?.close();
-    await sim?.close();
-    await releaseDataDir(dir.path);
+    await stacks?.close();
     dir.cleanup();
     simDir.cleanup();
   });

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { afterEach } from 'vitest';
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import Stripe from 'stripe';
 import { loadServerConfig, type Env, type ServerFlags } from '../../shared/config.js';
 import type { RunningServer } from '../../server/main.js';
 import { startStack, type Stack, type StackOptions } from '../../cli/stack.js';
@@ -10,6 +11,7 @@ import { systemClock } from '../../shared/time.js';
 import { POS_BIN, pos, type PosResult, runCli } from './cli.js';
 import { backendEnv, backendFlags, releaseDataDir, seedDataDir } from './db.js';
 import { tempDir } from './tmp.js';
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../simulator/index.js';
 
 export interface TestServer {
   url: string;
@@ -162,6 +164,62 @@ export function spawnedServers(): { dataDir(): string; serverOn(dir: string): Pr
         }
       });
       return server;
+    },
+  };
+}
+
+/** An API instance and two workers on one database, pointed at one simulator (server/main.ts roles). */
+export interface RoleStacks {
+  sim: RunningSimulator;
+  /** The platform's webhook endpoint on the simulator, whose secret the instances verify with. */
+  hook: Stripe.WebhookEndpoint;
+  platform: Stripe;
+  api: Stack;
+  workers: Stack[];
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a simulator with a platform webhook endpoint, then an `api` instance and two `worker`
+ * instances in process on the data dir's backend (PostgreSQL in the suite's PostgreSQL pass);
+ * `flags` are added to every instance's. The caller's cleanup calls `close()`, which also releases
+ * the data dir.
+ */
+export async function startRoleStacks(dataDir: string, simDataDir: string, flags: ServerFlags = {}, simulator: Partial<SimulatorOptions> = {}): Promise<RoleStacks> {
+  seedDataDir(dataDir);
+  const sim = await startSimulator({ dataDir: simDataDir, logger: () => undefined, ...simulator });
+  const platform = new Stripe(sim.keys.secretTest, { host: sim.host, port: sim.port, protocol: 'http' });
+  const hook = await platform.webhookEndpoints.create({ url: 'http://127.0.0.1:9/', enabled_events: ['*'] });
+  const env = {
+    POS_PROCESSOR: 'stripe',
+    STRIPE_API_BASE: sim.url,
+    STRIPE_SECRET_KEY_TEST: sim.keys.secretTest,
+    STRIPE_PUBLISHABLE_KEY_TEST: sim.keys.publishableTest,
+    STRIPE_WEBHOOK_SECRET: hook.secret ?? '',
+  };
+  const start = (role: string) =>
+    startStack(loadServerConfig({ role, port: 0, dataDir, logLevel: 'silent', ...flags, ...backendFlags(dataDir) }, env), { logger: pino({ level: 'silent' }) });
+  // Started one by one so that a failed start closes whatever did start, the simulator included.
+  const stacks: Stack[] = [];
+  try {
+    for (const role of ['api', 'worker', 'worker']) stacks.push(await start(role));
+  } catch (err) {
+    for (const s of stacks) await s.close();
+    await sim.close();
+    throw err;
+  }
+  const [api, ...workers] = stacks as [Stack, ...Stack[]];
+  return {
+    sim,
+    hook,
+    platform,
+    api,
+    workers,
+    async close() {
+      await api.close();
+      for (const w of workers) await w.close();
+      await sim.close();
+      await releaseDataDir(dataDir);
     },
   };
 }
