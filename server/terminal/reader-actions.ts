@@ -112,6 +112,11 @@ function statusTimeOf(source: ActionUpdate['source']): number {
   return source.kind === 'event' ? source.at : source.startedAt;
 }
 
+/** Whether a word on the reader's status said at `at` is no older than the one kept (events arrive late and out of order). */
+function notOlder(row: Pick<TerminalReadersTable, 'processor_status_at'>, at: number): boolean {
+  return row.processor_status_at === null || at >= row.processor_status_at;
+}
+
 function intentIdOf(reader: ReaderSnapshot): string | null {
   return reader.action?.paymentIntentId ?? null;
 }
@@ -232,7 +237,7 @@ export class ReaderActions {
    * and agents are pushed the reader; the same status said again only moves its time on.
    */
   async #statusSeen(trx: Trx, row: TerminalReadersTable, status: 'online' | 'offline', at: number): Promise<void> {
-    if (row.processor_status_at !== null && at < row.processor_status_at) return;
+    if (!notOlder(row, at)) return;
     if (row.processor_status === status) {
       if (row.processor_status_at !== at) await trx.updateTable('terminal_readers').set({ processor_status_at: at }).where('id', '=', row.id).execute();
       return;
@@ -284,7 +289,7 @@ export class ReaderActions {
     const seq = await nextSeq(trx, row.merchant_id, row.mode, 'reader_actions');
     const checkAt = next.status === 'in_progress' ? now + this.checkMs : null;
     const said = statusTimeOf(next.source);
-    const status = next.processorStatus && (row.processor_status_at === null || said >= row.processor_status_at) ? { processor_status: next.processorStatus, processor_status_at: said } : {};
+    const status = next.processorStatus && notOlder(row, said) ? { processor_status: next.processorStatus, processor_status_at: said } : {};
     await trx
       .updateTable('terminal_readers')
       .set({
