@@ -100,6 +100,13 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
+/**
+ * How long a spawned `pos server` may take to say it listens: about a second when the machine is
+ * idle, but a fresh clone's suite on a slow 2-core host, three files at once, saw 15 s pass with
+ * PostgreSQL migrating for several schemas at once; 25 s stays inside the 30 s hook timeout.
+ */
+const SPAWN_START_MS = 25_000;
+
 /** Starts `pos server` as a real child process on an ephemeral port; the URL comes from its JSON log. */
 export async function spawnServer(dataDir: string, extraArgs: string[] = [], env: Record<string, string> = {}, options: { startTimeoutMs?: number } = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, [POS_BIN, 'server', '--port', '0', '--data-dir', dataDir, ...extraArgs], {
@@ -110,7 +117,7 @@ export async function spawnServer(dataDir: string, extraArgs: string[] = [], env
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     let buffer = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${logs.join('\n')}`)), options.startTimeoutMs ?? 15_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${logs.join('\n')}`)), options.startTimeoutMs ?? SPAWN_START_MS);
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       buffer += chunk;
       let newline = buffer.indexOf('\n');
