@@ -47,5 +47,6 @@ if (process.env.POS_TEST_POSTGRES === 'all') {
 }
 // As many files at once as the SQLite pass (vitest.config.ts): the PostgreSQL server's share of the
 // cores fits in the time the tests spend waiting.
-const result = spawnSync('npx', ['vitest', 'run', ...files], { stdio: 'inherit', env: { ...process.env, POS_TEST_DATABASE_URL: url } });
+// Arguments after the script's name (the JSON report `npm test` asks for) go to vitest.
+const result = spawnSync('npx', ['vitest', 'run', ...process.argv.slice(2), ...files], { stdio: 'inherit', env: { ...process.env, POS_TEST_DATABASE_URL: url } });
 process.exit(result.status ?? 1);

@@ -7,6 +7,9 @@
 // fsyncs) instead of holding up its start by half a minute. Every part runs even when another
 // fails, so one run shows every failure; the command fails if any did.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Runs a command; resolves with whether it passed. `quiet` keeps its output for the caller. */
@@ -33,11 +36,41 @@ if (!build.ok) {
   process.exit(1);
 }
 
+// Each pass also writes vitest's JSON report, so the failures are named again at the very end:
+// a CI log is often read from its tail, where a failure of the first pass has scrolled away.
+const reports = mkdtempSync(join(tmpdir(), 'pos-test-report-'));
+const reportArgs = (name) => ['--reporter=default', '--reporter=json', `--outputFile.json=${join(reports, `${name}.json`)}`];
+
 const checks = Promise.all(['typecheck', 'check:deps'].map(check));
-const sqlite = await run('npx', ['vitest', 'run'], { env: { ...process.env, POS_TEST_DATABASE_URL: '' } });
+const sqlite = await run('npx', ['vitest', 'run', ...reportArgs('sqlite')], { env: { ...process.env, POS_TEST_DATABASE_URL: '' } });
 const checked = await checks;
 for (const { report } of checked) console.log(report);
-const postgres = await run(process.execPath, [fileURLToPath(new URL('./test-postgres.mjs', import.meta.url))]);
+const postgres = await run(process.execPath, [fileURLToPath(new URL('./test-postgres.mjs', import.meta.url)), ...reportArgs('postgres')]);
+
+/** The failed tests of a pass's JSON report, one line each with the first line of the error. */
+function failures(name) {
+  let report;
+  try {
+    report = JSON.parse(readFileSync(join(reports, `${name}.json`), 'utf8'));
+  } catch {
+    return [];
+  }
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const lines = [];
+  for (const file of report.testResults ?? []) {
+    const path = relative(root, file.name);
+    const failed = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
+    for (const test of failed) lines.push(`  ${path} > ${test.fullName}: ${String(test.failureMessages?.[0] ?? '').split('\n')[0]}`);
+    // A file that failed outside any test (an import, a hook) has no failed test to name.
+    if (failed.length === 0 && file.status === 'failed') lines.push(`  ${path}: ${String(file.message ?? '').split('\n')[0]}`);
+  }
+  return lines;
+}
+for (const name of ['sqlite', 'postgres']) {
+  const lines = failures(name);
+  if (lines.length > 0) console.error(`Failed in the ${name === 'sqlite' ? 'SQLite' : 'PostgreSQL'} pass:\n${lines.join('\n')}`);
+}
+rmSync(reports, { recursive: true, force: true });
 
 const failed = [
   ...checked.filter((c) => !c.ok).map((c) => c.report.split('\n')[0].replace('FAILED: ', '')),
