@@ -1,15 +1,16 @@
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
-import { DEFAULT_PAIRS, DEFAULT_ROUND_SECONDS, measureOverhead } from './overhead.js';
+import { DEFAULT_SETS, DEFAULT_ROUND_SECONDS, measureOverhead } from './overhead.js';
 import { positiveOption } from './options.js';
 import { ensureWrk } from './wrk.js';
 
 const USAGE = `node dist/bench/overhead-run.js [options]
 
-The instrumentation overhead alone (the same measurement npm run bench makes): a plain and an
-instrumented pos server side by side, short rounds alternating between them.
+The instrumentation overhead alone (the same measurement npm run bench makes): a plain pos server, one
+with metrics and OTLP traces and one with metrics alone, side by side, short rounds alternating
+between them.
 
-  --pairs <n>           pairs of rounds per scenario (default ${DEFAULT_PAIRS})
+  --sets <n>            sets of rounds (one on each server) per scenario (default ${DEFAULT_SETS})
   --round <s>           seconds per round (default ${DEFAULT_ROUND_SECONDS})
   --warmup <s>          unmeasured seconds on each server before a scenario (default 2)
   --connections <n>     concurrent connections (default 50)
@@ -17,7 +18,7 @@ instrumented pos server side by side, short rounds alternating between them.
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { pairs: { type: 'string' }, round: { type: 'string' }, warmup: { type: 'string' }, connections: { type: 'string' }, help: { type: 'boolean', default: false } },
+    options: { sets: { type: 'string' }, round: { type: 'string' }, warmup: { type: 'string' }, connections: { type: 'string' }, help: { type: 'boolean', default: false } },
     strict: true,
   });
   if (values.help) {
@@ -27,7 +28,7 @@ async function main(): Promise<void> {
   const log = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
   ensureWrk(log);
   const results = await measureOverhead({
-    pairs: positiveOption('pairs', values.pairs, DEFAULT_PAIRS),
+    sets: positiveOption('sets', values.sets, DEFAULT_SETS),
     roundSeconds: positiveOption('round', values.round, DEFAULT_ROUND_SECONDS),
     warmupSeconds: values.warmup === '0' ? 0 : positiveOption('warmup', values.warmup, 2),
     connections: positiveOption('connections', values.connections, 50),

@@ -8,19 +8,21 @@ import { round } from './report.js';
 import { runWrk, type WrkRequest } from './wrk.js';
 
 /**
- * The cost of instrumentation, measured so that it does not depend on when it is measured: two
- * `pos server`s from the same build run side by side on the same CPU, one plain and one recording
+ * The cost of instrumentation, measured so that it does not depend on when it is measured: three
+ * `pos server`s from the same build run side by side on the same CPU: one plain, one recording
  * every metric (scraped off its own listener) and exporting a span tree per request by OTLP to a
- * collector that accepts and drops them. Short rounds alternate between them in the order
- * A B B A, so a machine that speeds up or slows down during the run weighs on both alike; each
- * pair of neighbouring rounds gives one ratio. Two figures per scenario, each the median of its
- * pairs with the spread beside it: requests per second, and the server process's CPU time per
- * request from /proc (which another process stealing the CPU does not change).
+ * collector that accepts and drops them, and one with the metrics alone (what an operator who
+ * scrapes /metrics and sends no traces pays). Short rounds alternate between them in the order
+ * A B C C B A, so a machine that speeds up or slows down during the run weighs on all alike; each
+ * set of neighbouring rounds gives one ratio per instrumented server. Two figures per scenario and
+ * server, each the median of its sets with the spread beside it: requests per second, and the
+ * server process's CPU time per request from /proc (which another process stealing the CPU does
+ * not change).
  */
 
 export interface OverheadOptions {
-  /** Pairs of rounds (one plain, one instrumented) per scenario. */
-  pairs: number;
+  /** Sets of rounds (one on each server) per scenario. */
+  sets: number;
   roundSeconds: number;
   warmupSeconds: number;
   connections: number;
@@ -31,13 +33,27 @@ export interface OverheadOptions {
   log: (line: string) => void;
 }
 
+/** One instrumented server's cost over the plain one's, in one scenario. */
+export interface OverheadFigures {
+  /** Median over sets of (1 − instrumented req/s ÷ plain req/s), in %. */
+  throughputPct: number;
+  throughputPctRange: [number, number];
+  /** Median over sets of (instrumented CPU ms per request ÷ plain − 1), in %. */
+  cpuPct: number;
+  cpuPctRange: [number, number];
+  rps: number[];
+  cpuMsPerRequest: number[];
+}
+
 export interface OverheadScenario {
   /** 'create' (POST /v1/transactions) or 'get' (GET /v1/transactions/{id}). */
   scenario: 'create' | 'get';
-  /** Median over pairs of (1 − instrumented req/s ÷ plain req/s), in %. */
+  /** The figures below are those of metrics and traces together; these, of the metrics alone. */
+  metricsOnly: OverheadFigures;
+  /** Median over sets of (1 − instrumented req/s ÷ plain req/s), in %. */
   throughputPct: number;
   throughputPctRange: [number, number];
-  /** Median over pairs of (instrumented CPU ms per request ÷ plain − 1), in %. */
+  /** Median over sets of (instrumented CPU ms per request ÷ plain − 1), in %. */
   cpuPct: number;
   cpuPctRange: [number, number];
   plainRps: number[];
@@ -60,8 +76,8 @@ interface Side {
  */
 const MIN_REQUESTS_PER_ROUND = 20;
 
-/** Default rounds: 4 pairs of 3 s per scenario, ~1 minute for both scenarios with warm-ups. */
-export const DEFAULT_PAIRS = 4;
+/** Default rounds: 4 sets of three 3 s rounds per scenario, ~1.5 minutes for both scenarios with warm-ups. */
+export const DEFAULT_SETS = 4;
 export const DEFAULT_ROUND_SECONDS = 3;
 
 const CREATE_BODY = JSON.stringify({ amount: 4750, currency: 'usd' });
@@ -70,10 +86,12 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
   const collector = await startSink();
   const sides: Side[] = [];
   try {
-    for (const instrumented of [false, true]) {
-      const dataDir = mkdtempSync(join(tmpdir(), `pos-bench-overhead-${instrumented ? 'on' : 'off'}-`));
+    // In this order: plain, metrics and traces, metrics alone.
+    for (const instrumented of ['off', 'on', 'metrics'] as const) {
+      const dataDir = mkdtempSync(join(tmpdir(), `pos-bench-overhead-${instrumented}-`));
       const merchant = createMerchant(dataDir, 'Bench Overhead');
-      const env: Record<string, string> = instrumented ? { POS_METRICS_LISTEN: '127.0.0.1:0', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url } : {};
+      const env: Record<string, string> =
+        instrumented === 'off' ? {} : { POS_METRICS_LISTEN: '127.0.0.1:0', ...(instrumented === 'on' ? { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url } : {}) };
       const server = await startPos(dataDir, options.serverCpu, options.cores, env, options.otherCpu);
       sides.push({ server, key: merchant.secretKey, dataDir });
     }
@@ -84,7 +102,7 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
     }
     const results: OverheadScenario[] = [];
     for (const scenario of ['create', 'get'] as const) {
-      options.log(`instrumentation overhead: ${scenario}, ${options.pairs} pairs of ${options.roundSeconds} s rounds, plain and instrumented alternating`);
+      options.log(`instrumentation overhead: ${scenario}, ${options.sets} sets of ${options.roundSeconds} s rounds, plain, traced and metrics-only alternating`);
       const request = (side: Side, durationSeconds: number): WrkRequest => ({
         url: scenario === 'create' ? `${side.server.url}/v1/transactions` : `${side.server.url}/v1/transactions/${side.id}`,
         method: scenario === 'create' ? 'POST' : 'GET',
@@ -105,30 +123,26 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
         if (result.requests < MIN_REQUESTS_PER_ROUND) throw new Error(`overhead: a ${scenario} round completed ${result.requests} requests in ${options.roundSeconds} s, too few to measure (is the machine busy?)`);
         return { rps: result.requestsPerSecond, cpuPerRequest: spent / result.requests };
       };
-      const plain = { rps: [] as number[], cpu: [] as number[] };
-      const instrumented = { rps: [] as number[], cpu: [] as number[] };
-      for (let pair = 0; pair < options.pairs; pair++) {
-        // A B, then B A: the order flips every pair, so a steady drift favours neither.
-        const order = pair % 2 === 0 ? [0, 1] : [1, 0];
+      const measured: { rps: number[]; cpu: number[] }[] = sides.map(() => ({ rps: [], cpu: [] }));
+      for (let set = 0; set < options.sets; set++) {
+        // A B C, then C B A: the order flips every set, so a steady drift favours none.
+        const order = set % 2 === 0 ? [0, 1, 2] : [2, 1, 0];
         for (const index of order) {
-          const measured = await round_(sides[index]!);
-          const into = index === 0 ? plain : instrumented;
-          into.rps.push(measured.rps);
-          into.cpu.push(measured.cpuPerRequest);
+          const round = await round_(sides[index]!);
+          measured[index]!.rps.push(round.rps);
+          measured[index]!.cpu.push(round.cpuPerRequest);
         }
       }
-      const throughput = plain.rps.map((p, i) => (1 - instrumented.rps[i]! / p) * 100);
-      const cpu = plain.cpu.map((p, i) => (instrumented.cpu[i]! / p - 1) * 100);
+      const [plain, traced, metricsOnly] = measured as [(typeof measured)[0], (typeof measured)[0], (typeof measured)[0]];
+      const { rps, cpuMsPerRequest, ...both } = figuresOver(plain, traced);
       results.push({
         scenario,
-        throughputPct: round(median(throughput), 1),
-        throughputPctRange: [round(Math.min(...throughput), 1), round(Math.max(...throughput), 1)],
-        cpuPct: round(median(cpu), 1),
-        cpuPctRange: [round(Math.min(...cpu), 1), round(Math.max(...cpu), 1)],
+        ...both,
         plainRps: plain.rps,
-        instrumentedRps: instrumented.rps,
+        instrumentedRps: rps,
         plainCpuMsPerRequest: plain.cpu.map((v) => round(v, 4)),
-        instrumentedCpuMsPerRequest: instrumented.cpu.map((v) => round(v, 4)),
+        instrumentedCpuMsPerRequest: cpuMsPerRequest,
+        metricsOnly: figuresOver(plain, metricsOnly),
       });
     }
     return results;
@@ -139,6 +153,21 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
     }
     await collector.close();
   }
+}
+
+/** One instrumented server's rounds against the plain one's, set by set. */
+function figuresOver(plain: { rps: number[]; cpu: number[] }, instrumented: { rps: number[]; cpu: number[] }): OverheadFigures {
+  const throughput = plain.rps.map((p, i) => (1 - instrumented.rps[i]! / p) * 100);
+  const cpu = plain.cpu.map((p, i) => (instrumented.cpu[i]! / p - 1) * 100);
+  const cpuMsPerRequest = instrumented.cpu.map((v) => round(v, 4));
+  return {
+    throughputPct: round(median(throughput), 1),
+    throughputPctRange: [round(Math.min(...throughput), 1), round(Math.max(...throughput), 1)],
+    cpuPct: round(median(cpu), 1),
+    cpuPctRange: [round(Math.min(...cpu), 1), round(Math.max(...cpu), 1)],
+    rps: instrumented.rps,
+    cpuMsPerRequest,
+  };
 }
 
 function headersOf(side: Side, json: boolean): Record<string, string> {

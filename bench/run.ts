@@ -12,7 +12,7 @@ import { benchStore, type StoreBenchResult } from './store.js';
 import { ensureWrk, percentile, runWrk, type WrkResult } from './wrk.js';
 import { positiveOption } from './options.js';
 import { DEFAULT_DELIVERIES, measureWebhooks, type WebhookFigures } from './webhooks.js';
-import { DEFAULT_PAIRS, DEFAULT_ROUND_SECONDS, measureOverhead, type OverheadScenario } from './overhead.js';
+import { DEFAULT_SETS, DEFAULT_ROUND_SECONDS, measureOverhead, type OverheadScenario } from './overhead.js';
 
 const USAGE = `npm run bench [-- options]
 
@@ -326,7 +326,7 @@ async function main(): Promise<void> {
   if (options.resource === 'transactions') {
     try {
       overhead = await measureOverhead({
-        pairs: options.quick ? 2 : DEFAULT_PAIRS,
+        sets: options.quick ? 2 : DEFAULT_SETS,
         roundSeconds: options.quick ? 2 : DEFAULT_ROUND_SECONDS,
         warmupSeconds: options.warmupSeconds,
         connections: options.connections,
@@ -411,19 +411,21 @@ function webhookScenarios(w: WebhookFigures): ScenarioResult[] {
   ];
 }
 
-/** One overhead scenario as a row of the table: the instrumented side's figures, the overhead in the note. */
+/** One overhead scenario as a row of the table: the traced side's figures, the overheads in the note. */
 function overheadScenario(o: OverheadScenario): ScenarioResult {
   const name = o.scenario === 'create' ? 'POST /v1/transactions' : 'GET /v1/transactions/{id}';
   const mean = (values: number[]) => Math.round(values.reduce((a, b) => a + b, 0) / values.length);
   const range = ([low, high]: [number, number]) => `${low} to ${high}`;
+  const m = o.metricsOnly;
   return {
     name: `${name} with metrics and OTLP traces (rounds alternating with a plain server)`,
     target: { kind: 'none' },
     outcome: 'info',
     requestsPerSecond: mean(o.instrumentedRps),
     note:
-      `instrumentation overhead over ${o.plainRps.length} pairs of rounds, median (range): server CPU per request +${o.cpuPct} % (${range(o.cpuPctRange)}), ` +
-      `requests/s −${o.throughputPct} % (${range(o.throughputPctRange)}); plain ${mean(o.plainRps).toLocaleString('en-US')} req/s`,
+      `instrumentation overhead over ${o.plainRps.length} sets of rounds, median (range): server CPU per request +${o.cpuPct} % (${range(o.cpuPctRange)}), ` +
+      `requests/s −${o.throughputPct} % (${range(o.throughputPctRange)}); metrics alone: CPU +${m.cpuPct} % (${range(m.cpuPctRange)}), ` +
+      `requests/s −${m.throughputPct} % (${range(m.throughputPctRange)}); plain ${mean(o.plainRps).toLocaleString('en-US')} req/s`,
   };
 }
 
@@ -459,6 +461,8 @@ function figuresOf(
     instrumentation_overhead_get_pct: overheadOf('get')?.cpuPct ?? null,
     instrumentation_overhead_create_rps_pct: overheadOf('create')?.throughputPct ?? null,
     instrumentation_overhead_get_rps_pct: overheadOf('get')?.throughputPct ?? null,
+    metrics_overhead_create_pct: overheadOf('create')?.metricsOnly.cpuPct ?? null,
+    metrics_overhead_get_pct: overheadOf('get')?.metricsOnly.cpuPct ?? null,
     server_cpu_ms_per_create: split?.server ?? null,
     simulator_cpu_ms_per_create: split?.simulator ?? null,
     webhooks_floor_ratio: webhooks?.ratio ?? null,
