@@ -76,7 +76,7 @@ async function runAgent(): Promise<void> {
 
 const kicks = (from: number) => printer.decoder.count('kick', from);
 /** The agent's last word on its printer's queue length, from the counter's devices topic. */
-function printerQueued(): number | undefined {
+function printerQueued(): number | null | undefined {
   for (const msg of [...counter!.messages].reverse()) {
     const device = msg.type === 'devices' ? msg.devices.find((d) => d.id === 'printer') : msg.type === 'device' && msg.device.id === 'printer' ? msg.device : undefined;
     if (device) return device.queued;
