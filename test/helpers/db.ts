@@ -126,11 +126,16 @@ export async function openTestDb(dataDir: string, options: { writable?: boolean 
   if (TEST_DATABASE_URL) {
     const client = new pg.Client({ connectionString: TEST_DATABASE_URL, options: `-c search_path="${schemaFor(dataDir)}"` });
     await client.connect();
-    const run = async <T>(sql: string, params: unknown[]): Promise<T[]> => {
+    // One client runs one query at a time: tests that read several tables at once (Promise.all)
+    // queue here instead of overlapping on the connection, which pg deprecates.
+    let last: Promise<unknown> = Promise.resolve();
+    const query = (sql: string, params: unknown[]) => {
       let n = 0;
-      const result = await client.query(sql.replace(/\?/g, () => `$${++n}`), params);
-      return result.rows as T[];
+      const next = last.catch(() => undefined).then(() => client.query(sql.replace(/\?/g, () => `$${++n}`), params));
+      last = next;
+      return next;
     };
+    const run = async <T>(sql: string, params: unknown[]): Promise<T[]> => (await query(sql, params)).rows as T[];
     return {
       async count(sql, ...params) {
         const [row] = await run<Record<string, unknown>>(sql, params);
@@ -139,8 +144,7 @@ export async function openTestDb(dataDir: string, options: { writable?: boolean 
       all: (sql, ...params) => run(sql, params),
       async run(sql, ...params) {
         if (!options.writable) throw new Error('openTestDb: open it { writable: true } to change rows');
-        let n = 0;
-        return (await client.query(sql.replace(/\?/g, () => `$${++n}`), params)).rowCount ?? 0;
+        return (await query(sql, params)).rowCount ?? 0;
       },
       close: () => client.end(),
     };
