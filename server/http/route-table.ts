@@ -215,19 +215,47 @@ function decoded(segment: string): string {
  * letter case and a trailing slash are ignored, and HEAD is answered by GET operations.
  */
 export function routeMatcher(routes: readonly Route[]): RouteMatcher {
-  const entries = inMatchOrder(routes).map((r) => {
+  // Indexed by method and first segment under the mount (literal in every declared path), so a
+  // request tries the few patterns of its own group rather than the whole table: the audit trail
+  // and the error handler match every write and every refusal. A table with another shape is
+  // searched whole.
+  const groups = new Map<string, { pattern: RegExp; route: Route }[]>();
+  const all: { method: string; pattern: RegExp; route: Route }[] = [];
+  let indexed = true;
+  for (const r of inMatchOrder(routes)) {
     const parts = r.path.split(/(\{[^}]+\})/).map((part) => (part.startsWith('{') ? '([^/]+)' : escape(part)));
-    return { method: r.method.toUpperCase(), pattern: new RegExp(`^${parts.join('')}/?$`, 'i'), route: r };
-  });
-  return (method, path) => {
-    const m = method === 'HEAD' ? 'GET' : method;
+    const entry = { method: r.method.toUpperCase(), pattern: new RegExp(`^${parts.join('')}/?$`, 'i'), route: r };
+    all.push(entry);
+    const segment = firstSegment(r.path);
+    if (segment === undefined || segment.includes('{')) indexed = false;
+    const key = `${entry.method} ${segment}`;
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = []));
+    group.push(entry);
+  }
+  const found = (method: string, path: string, entries: readonly { method?: string; pattern: RegExp; route: Route }[]): RouteMatch | undefined => {
     for (const entry of entries) {
-      if (entry.method !== m) continue;
-      const found = entry.pattern.exec(path);
-      if (found) return { route: entry.route, params: found.slice(1).map(decoded) };
+      if (entry.method !== undefined && entry.method !== method) continue;
+      const match = entry.pattern.exec(path);
+      if (match) return { route: entry.route, params: match.slice(1).map(decoded) };
     }
     return undefined;
   };
+  return (method, path) => {
+    const m = method === 'HEAD' ? 'GET' : method;
+    if (!indexed) return found(m, path, all);
+    const segment = firstSegment(path);
+    if (segment === undefined) return undefined;
+    const group = groups.get(`${m} ${segment}`);
+    return group ? found(m, path, group) : undefined;
+  };
+}
+
+/** The first path segment under the mount, lowercased as Express matches (`transactions`), or undefined outside it. */
+function firstSegment(path: string): string | undefined {
+  if (path.length <= MOUNT.length + 1 || path.charAt(MOUNT.length) !== '/' || path.slice(0, MOUNT.length).toLowerCase() !== MOUNT) return undefined;
+  const end = path.indexOf('/', MOUNT.length + 1);
+  return (end < 0 ? path.slice(MOUNT.length + 1) : path.slice(MOUNT.length + 1, end)).toLowerCase();
 }
 
 /** Each mounted Express route's declared path (`/v1/transactions/{id}`), for whoever labels a request by it. */
