@@ -32,6 +32,7 @@ import type { PaymentProcessor } from './processor/port.js';
 import { ProcessorEventLog } from './processor/event-log.js';
 import { operationsRouter, type OperationsRoutesDeps } from './http/operations.js';
 import { requestTelemetry } from './http/telemetry.js';
+import { series } from './http/series.js';
 import { inRequestContext } from './operations/observe.js';
 import { Readiness } from './operations/readiness.js';
 import { noTelemetry } from './operations/observe.js';
@@ -108,15 +109,14 @@ export function createApp(deps: AppDeps): Express {
   app.set('trust proxy', config.trustProxy ?? false);
   timeResponses(app);
   hideCustomerData(app);
-  deps.inFlight?.attach(app);
+  const countInFlight = deps.inFlight?.attach(app);
 
-  app.use(requestContext(logger, services.requestLog));
-  // Probes and scrapes first: neither rate limited nor counted as API traffic.
+  // Probes and scrapes right after the request's context: neither rate limited nor counted as API
+  // traffic. One layer (server/http/series.ts): every request passes all of these.
   const operations = deps.operations ?? { readiness: new Readiness({ db: store.db, processor: null, logger }), telemetry: noTelemetry, metrics: 'none' };
-  app.use(operationsRouter(operations));
   const routes = routeMatcher(apiRoutes);
   const measured = requestTelemetry(operations.telemetry, routes);
-  if (measured) app.use(measured);
+  app.use(series(...(countInFlight ? [countInFlight] : []), requestContext(logger, services.requestLog), operationsRouter(operations), ...(measured ? [measured] : [])));
   // Processor events are authenticated by their signature, not an API key, and are not rate
   // limited: throttling the processor would only delay outcomes it retries anyway.
   app.use(
@@ -131,17 +131,21 @@ export function createApp(deps: AppDeps): Express {
     openApi ??= openApiDocument(apiRoutes);
     res.json(openApi);
   });
-  // Before the key's permissions are checked, so a restricted key refused a write is on the trail too.
-  v1.use(auditTrail(services.audit, routes, logger));
-  v1.use(apiEntry(inRequestContext(express.json({ limit: BODY_LIMIT })), routes));
   const liveMoney = liveMoneyOf(deps.processor.kind, config.simulateLive);
   // Both gates let every read through, so reads skip them whole: Express walks a layer per path.
   const moneyGates = express.Router();
   moneyGates.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', '/payouts', ...TERMINAL_PAYMENT_PATHS], liveMoneyGate(liveMoney));
   moneyGates.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', ...TERMINAL_PAYMENT_PATHS], accountReadinessGate(services.onboarding, 'charges'));
   moneyGates.use('/payouts', accountReadinessGate(services.onboarding, 'payouts'));
-  v1.use((req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? next() : moneyGates(req, res, next)));
-  v1.use(routerOf(apiRoutes, services));
+  v1.use(
+    series(
+      // Before the key's permissions are checked, so a restricted key refused a write is on the trail too.
+      auditTrail(services.audit, routes, logger),
+      apiEntry(inRequestContext(express.json({ limit: BODY_LIMIT })), routes),
+      (req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? next() : moneyGates(req, res, next)),
+      routerOf(apiRoutes, services),
+    ),
+  );
   app.use('/v1', v1);
 
   app.use('/receipts', receiptsRouter((token) => findReceipt(store.db, token, deps.processor.kind === 'simulator')));

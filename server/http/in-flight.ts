@@ -1,4 +1,4 @@
-import type { Express, Request, Response } from 'express';
+import type { Express, Request, RequestHandler, Response } from 'express';
 import './types.js';
 
 /**
@@ -20,29 +20,34 @@ export class InFlight {
     return this.#count;
   }
 
-  /** Counts every request of `app`: installed first, before any middleware that answers. */
-  attach(app: Express): void {
+  /**
+   * Counts every request of `app`: patches its responses' `end` and returns the middleware that
+   * starts the count, for the app to run before any middleware that answers.
+   */
+  attach(app: Express): RequestHandler {
     const response = app.response as Response;
-    const end = response.end;
+    const end = response.end as (this: Response, chunk?: unknown, encoding?: unknown, cb?: unknown) => Response;
     const leave = (req: Request): void => this.#leave(req);
-    // Once on the app's response prototype, as timeResponses does: no closure per request.
-    response.end = function (this: Response, ...args: unknown[]) {
-      const result = (end as (...a: unknown[]) => Response).apply(this, args);
+    // Once on the app's response prototype, as timeResponses does: no closure per request. The
+    // arguments are passed on as they came, without collecting them into an array.
+    response.end = function (this: Response, chunk?: unknown, encoding?: unknown, cb?: unknown) {
+      const result = end.call(this, chunk, encoding, cb);
       leave(this.req);
       return result;
     } as Response['end'];
+    // `close` comes once per response: a plain listener shared by all of them, not a `once` wrapper each.
     const clientLeft = function (this: Response): void {
       if (this.writableEnded) return;
       const req = this.req;
       const done = () => leave(req);
       void Promise.resolve(req.handling).then(done, done);
     };
-    app.use((req, res, next) => {
+    return (req, res, next) => {
       req.counted = true;
       this.#count += 1;
-      res.once('close', clientLeft);
+      res.on('close', clientLeft);
       next();
-    });
+    };
   }
 
   /** Resolves true once no request is in flight, or false after `timeoutMs` with some still running. */

@@ -22,44 +22,47 @@ import './types.js';
  */
 export function requestContext(logger: Logger, requestLog?: RequestLogHub): RequestHandler {
   const logRequests = logger.isLevelEnabled('info');
-  return (req, res, next) => {
-    req.startedAt = performance.now();
-    req.requestId = newReference('request');
-    res.setHeader('Request-Id', req.requestId);
-    if (requestLog) {
-      res.on('finish', () => {
+  // Listeners shared by every response (`this` is the response), not closures made per request.
+  const publish = requestLog
+    ? function (this: Response): void {
+        const req = this.req;
         const principal = req.principal;
         if (!principal || !requestLog.follows(principal.merchantId, principal.mode)) return;
         requestLog.publish(principal.merchantId, principal.mode, {
           request_id: req.requestId,
           method: req.method,
           path: pathOf(req),
-          status: res.statusCode,
+          status: this.statusCode,
           duration_ms: Math.round((performance.now() - req.startedAt) * 10) / 10,
           idempotency_key: req.get('idempotency-key') ?? null,
           key_type: principal.kind,
           key_last4: principal.last4,
           created_at: new Date().toISOString(),
         });
-      });
-    }
-    if (logRequests) {
-      res.on('finish', () => {
-        logger.info(
-          {
-            req_id: req.requestId,
-            method: req.method,
-            // The whole path: inside a router req.path is only the part after its mount point.
-            path: pathOf(req),
-            status: res.statusCode,
-            ms: performance.now() - req.startedAt,
-            merchant_id: req.principal?.merchantId,
-            mode: req.principal?.mode,
-          },
-          'request',
-        );
-      });
-    }
+      }
+    : undefined;
+  const logRequest = function (this: Response): void {
+    const req = this.req;
+    logger.info(
+      {
+        req_id: req.requestId,
+        method: req.method,
+        // The whole path: inside a router req.path is only the part after its mount point.
+        path: pathOf(req),
+        status: this.statusCode,
+        ms: performance.now() - req.startedAt,
+        merchant_id: req.principal?.merchantId,
+        mode: req.principal?.mode,
+      },
+      'request',
+    );
+  };
+  return (req, res, next) => {
+    req.startedAt = performance.now();
+    req.requestId = newReference('request');
+    res.setHeader('Request-Id', req.requestId);
+    if (publish) res.on('finish', publish);
+    if (logRequests) res.on('finish', logRequest);
     next();
   };
 }
@@ -71,11 +74,12 @@ export function requestContext(logger: Logger, requestLog?: RequestLogHub): Requ
  */
 export function timeResponses(app: Express): void {
   const response = app.response as Response;
-  const writeHead = response.writeHead;
-  response.writeHead = function (this: Response, ...args: Parameters<Response['writeHead']>) {
+  const writeHead = response.writeHead as (this: Response, status: number, reason?: unknown, headers?: unknown) => Response;
+  // The arguments are passed on as they came, without collecting them into an array.
+  response.writeHead = function (this: Response, status: number, reason?: unknown, headers?: unknown) {
     const started = this.req.startedAt;
     if (!this.headersSent && started !== undefined) this.setHeader('Server-Timing', `app;dur=${(performance.now() - started).toFixed(2)}`);
-    return writeHead.apply(this, args);
+    return writeHead.call(this, status, reason, headers);
   } as Response['writeHead'];
 }
 
