@@ -132,7 +132,8 @@ export function createApp(deps: AppDeps): Express {
     res.json(openApi);
   });
   const liveMoney = liveMoneyOf(deps.processor.kind, config.simulateLive);
-  // Both gates let every read through, so reads skip them whole: Express walks a layer per path.
+  // Both gates let every read and every test-mode request through, so those skip them whole:
+  // Express walks a layer per path. (Every request here has a key: apiEntry refused the others.)
   const moneyGates = express.Router();
   moneyGates.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', '/payouts', ...TERMINAL_PAYMENT_PATHS], liveMoneyGate(liveMoney));
   moneyGates.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', ...TERMINAL_PAYMENT_PATHS], accountReadinessGate(services.onboarding, 'charges'));
@@ -142,7 +143,7 @@ export function createApp(deps: AppDeps): Express {
       // Before the key's permissions are checked, so a restricted key refused a write is on the trail too.
       auditTrail(services.audit, routes, logger),
       apiEntry(inRequestContext(express.json({ limit: BODY_LIMIT })), routes),
-      (req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? next() : moneyGates(req, res, next)),
+      (req, res, next) => (req.method === 'GET' || req.method === 'HEAD' || req.principal?.mode !== 'live' ? next() : moneyGates(req, res, next)),
       routerOf(apiRoutes, services),
     ),
   );
