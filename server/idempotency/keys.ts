@@ -463,7 +463,7 @@ export class IdempotencyService {
         // Each recovery point an event on the operation's span, not a span of its own: a span per
         // step doubled the spans of a create, and what runs inside a step is its processor call
         // and database units, which are the operation's children either way.
-        span?.addEvent(`step ${point}`);
+        if (span?.isRecording()) span.addEvent(`step ${point}`);
         result = await inTrace(traceContext, () => step(stepState, ctx));
       } catch (err) {
         if (err instanceof LostClaim) throw err;

@@ -474,16 +474,17 @@ export class TransactionService {
     return (await readCount(db, scope.merchantId, scope.mode, 'transactions')) - counter;
   }
 
-  /** Asks the processor for the payment's current state and applies it. */
-  async sync(row: TransactionsTable): Promise<TransactionsTable> {
-    if (!row.processor_payment_intent_id) return row;
-    const intent = await this.processor.retrieveIntent(row.mode, row.processor_payment_intent_id);
-    return this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent));
+  /** Asks the processor for the payment's current state and applies it; traced in `trace`, the asking request's. */
+  async sync(row: TransactionsTable, trace?: Scope['trace']): Promise<TransactionsTable> {
+    const intentId = row.processor_payment_intent_id;
+    if (!intentId) return row;
+    const intent = await inTrace(trace, () => this.processor.retrieveIntent(row.mode, intentId));
+    return inTrace(trace, () => this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent)));
   }
 
   async capture(scope: Scope, idOrReference: string, amountToCapture: number | undefined): Promise<TransactionsTable> {
     let row = await this.getRow(scope, idOrReference);
-    if (row.status === 'pending' && row.processor_payment_intent_id) row = await this.sync(row);
+    if (row.status === 'pending' && row.processor_payment_intent_id) row = await this.sync(row, scope.trace);
     if (['succeeded', 'partially_refunded', 'refunded'].includes(row.status)) return row; // capture is safe to repeat
     if (row.status !== 'requires_capture') {
       throw conflict('transaction_not_capturable', `Only an authorised manual-capture payment can be captured; this one is ${row.status}`);
@@ -500,10 +501,10 @@ export class TransactionService {
         amountToCapture,
         processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'capture', String(amountToCapture ?? 'full')),
       ));
-      return await this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent));
+      return await inTrace(scope.trace, () => this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent)));
     } catch (err) {
       if (processorErrorCode(err) === 'payment_intent_unexpected_state') {
-        const fresh = await this.sync(row);
+        const fresh = await this.sync(row, scope.trace);
         if (['succeeded', 'partially_refunded', 'refunded'].includes(fresh.status)) return fresh;
         throw conflict('transaction_not_capturable', `The payment can no longer be captured; it is ${fresh.status}`);
       }
@@ -539,17 +540,17 @@ export class TransactionService {
       intent = await inTrace(scope.trace, () => this.processor.cancelIntent(scope.mode, intentId, processorReason, processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'cancel')));
     } catch (err) {
       if (processorErrorCode(err) !== 'payment_intent_unexpected_state') throw fromProcessorError(err);
-      const fresh = await this.sync(row);
+      const fresh = await this.sync(row, scope.trace);
       if (fresh.status === 'canceled') return fresh;
       this.#assertCancelable(fresh);
       const live = await inTrace(scope.trace, () => this.processor.retrieveIntent(scope.mode, intentId));
       if (live.status === 'processing') throw this.#authorizing();
       throw fromProcessorError(err);
     }
-    return this.store.transaction(async (trx) => {
+    return inTrace(scope.trace, () => this.store.transaction(async (trx) => {
       if (reason) await this.payments.update(trx, row.id, (current) => (current.cancellation_reason ? null : { cancellation_reason: reason }), this.clock.now());
       return this.#applyIntent(trx, row.id, intent);
-    });
+    }));
   }
 
   #authorizing(): ApiError {

@@ -511,7 +511,7 @@ export class TerminalService {
       outcome = (await settled(false)) ?? { action: 'in_progress', failure: null, txn: undefined };
     }
     let txn = outcome.txn;
-    if (txn && txn.status === 'pending' && outcome.action !== 'in_progress') txn = await this.transactions.sync(txn);
+    if (txn && txn.status === 'pending' && outcome.action !== 'in_progress') txn = await this.transactions.sync(txn, scope.trace);
     const status: 'succeeded' | 'failed' | 'in_progress' = outcome.action === 'succeeded' ? 'succeeded' : outcome.action === 'failed' ? 'failed' : 'in_progress';
     return { reader_id: reader.processor_reader_id, status, transaction_id: txn?.id ?? null, failure_code: outcome.failure };
   }

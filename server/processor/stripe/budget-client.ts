@@ -254,7 +254,7 @@ export class InstrumentedHttpClient implements Stripe.HttpClient {
         }
         const status = response.getStatusCode();
         metrics.processorCall(endpoint, outcomeOf(status), (performance.now() - started) / 1000);
-        if (span) {
+        if (span?.isRecording()) {
           const requestId = response.getHeaders()['request-id'];
           span.setAttributes({ 'http.response.status_code': status, ...(typeof requestId === 'string' ? { 'pos.processor.request_id': requestId } : {}) });
         }
