@@ -164,6 +164,12 @@ describe('traces', () => {
     expect(chain.at(-1)).toBe('processor POST /v1/payment_intents');
     // The database's units of work are in the same trace, under the request.
     expect(ofTrace.filter((s) => s.name === 'db.transaction').length).toBeGreaterThan(0);
+    // Each unit of work and each processor call (the merchant's first payment creates its connected
+    // account too) hangs under the operation that made it, though each starts after an await.
+    const operation = ofTrace.find((s) => s.name === 'idempotency create_payment');
+    const children = ofTrace.filter((s) => s.name === 'db.transaction' || s.name.startsWith('processor '));
+    expect(children.map((s) => s.name)).toContain('processor POST /v1/accounts');
+    for (const child of children) expect(child.parentSpanId).toBe(operation?.spanId);
   });
 });
 

@@ -1,5 +1,7 @@
+import { inTrace } from '../operations/observe.js';
 import type { Clock } from '../../shared/time.js';
 import type { Mode, ProcessorAccountsTable } from '../db/schema.js';
+import type { Scope } from './scope.js';
 import type { Store } from '../db/store.js';
 import { type ConnectPort, type ProcessorIdentity, processorIdempotencyKey } from '../processor/port.js';
 import { type AccountRequirements, type AccountSnapshot, EMPTY_REQUIREMENTS } from '../processor/snapshots.js';
@@ -55,8 +57,8 @@ export function stateOfRow(row: ProcessorAccountsTable): AccountState | null {
 
 /** Which connected account is a merchant's: what the domain asks before it calls the processor for a merchant. */
 export interface ConnectedAccountDirectory {
-  /** The merchant's connected account in this mode, created on first need. */
-  accountOf(merchantId: string, mode: Mode): Promise<string>;
+  /** The merchant's connected account in this mode, created on first need (its processor call traced in `trace`). */
+  accountOf(merchantId: string, mode: Mode, trace?: Scope['trace']): Promise<string>;
   /** The merchant whose connected account this is, in this mode; null for an account not ours. */
   merchantOf(mode: Mode, account: string): Promise<string | null>;
 }
@@ -77,7 +79,7 @@ export class ConnectedAccounts implements ConnectedAccountDirectory {
     private readonly processor: ConnectPort & Pick<ProcessorIdentity, 'modes'>,
   ) {}
 
-  async accountOf(merchantId: string, mode: Mode): Promise<string> {
+  async accountOf(merchantId: string, mode: Mode, trace?: Scope['trace']): Promise<string> {
     const known = this.#known.get(`${merchantId}:${mode}`);
     if (known) return known;
     const existing = await this.store.db.selectFrom('processor_accounts').select('account_id').where('merchant_id', '=', merchantId).where('mode', '=', mode).executeTakeFirst();
@@ -86,11 +88,13 @@ export class ConnectedAccounts implements ConnectedAccountDirectory {
       return existing.account_id;
     }
     const merchant = await this.store.db.selectFrom('merchants').select(['business_name', 'country', 'created_at']).where('id', '=', merchantId).executeTakeFirstOrThrow();
-    const account = await this.processor.createAccount(
-      mode,
-      // The acceptance time is the merchant's creation, so a retry sends the very same parameters.
-      { merchantId, country: merchant.country, businessName: merchant.business_name, acceptedAt: Number(merchant.created_at) },
-      processorIdempotencyKey('account', merchantId, mode),
+    const account = await inTrace(trace, () =>
+      this.processor.createAccount(
+        mode,
+        // The acceptance time is the merchant's creation, so a retry sends the very same parameters.
+        { merchantId, country: merchant.country, businessName: merchant.business_name, acceptedAt: Number(merchant.created_at) },
+        processorIdempotencyKey('account', merchantId, mode),
+      ),
     );
     const now = this.clock.now();
     await this.store.db

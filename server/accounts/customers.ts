@@ -1,3 +1,4 @@
+import { inTrace } from '../operations/observe.js';
 import { randomUUID } from 'node:crypto';
 import { isUuid, newIdentity } from '../../shared/ids.js';
 import { toIsoTimestamp, type Clock } from '../../shared/time.js';
@@ -80,11 +81,11 @@ export class CustomerService {
     const { id, reference } = newIdentity('customer');
     let processorId: string;
     try {
-      const mirrored = await this.processor.createCustomer(
+      const mirrored = await inTrace(scope.trace, () => this.processor.createCustomer(
         scope.mode,
         { ...processorFields(input), metadata: { pos_customer_id: id, pos_merchant_id: scope.merchantId } },
         processorIdempotencyKey(scope.merchantId, scope.mode, id, 'create_customer'),
-      );
+      ));
       processorId = mirrored.id;
     } catch (err) {
       throw fromProcessorError(err);
@@ -121,11 +122,12 @@ export class CustomerService {
   async update(scope: Scope, idOrReference: string, input: UpdateCustomerInput): Promise<Customer> {
     const found = await this.#row(scope, idOrReference);
     const fields = processorFields(input);
-    if (found.processor_customer_id && Object.keys(fields).length > 0) {
+    const processorId = found.processor_customer_id;
+    if (processorId && Object.keys(fields).length > 0) {
       try {
         // A fresh key per request: the SDK's own retries reuse it, while a later update with the
         // same fields (after another changed them) must apply again, not replay the first.
-        await this.processor.updateCustomer(scope.mode, found.processor_customer_id, fields, processorIdempotencyKey(scope.merchantId, scope.mode, found.id, 'update_customer', randomUUID()));
+        await inTrace(scope.trace, () => this.processor.updateCustomer(scope.mode, processorId, fields, processorIdempotencyKey(scope.merchantId, scope.mode, found.id, 'update_customer', randomUUID())));
       } catch (err) {
         throw fromProcessorError(err);
       }
@@ -160,9 +162,10 @@ export class CustomerService {
   /** Deletes the customer here and on the processor; afterwards it is 404 and no new payment may name it. */
   async delete(scope: Scope, idOrReference: string): Promise<DeletedCustomer> {
     const found = await this.#row(scope, idOrReference);
-    if (found.processor_customer_id) {
+    const processorId = found.processor_customer_id;
+    if (processorId) {
       try {
-        await this.processor.deleteCustomer(scope.mode, found.processor_customer_id);
+        await inTrace(scope.trace, () => this.processor.deleteCustomer(scope.mode, processorId));
       } catch (err) {
         throw fromProcessorError(err);
       }

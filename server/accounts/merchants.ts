@@ -132,7 +132,7 @@ export class MerchantService {
 
   async describe(scope: Scope): Promise<MerchantView> {
     const merchant = await getMerchant(this.store.db, scope.merchantId);
-    const connectedAccount = await this.connected.accountOf(scope.merchantId, scope.mode);
+    const connectedAccount = await this.connected.accountOf(scope.merchantId, scope.mode, scope.trace);
     const state = await this.accounts.current(scope);
     return {
       id: merchant.id,

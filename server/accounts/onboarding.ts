@@ -1,3 +1,4 @@
+import { inTrace } from '../operations/observe.js';
 import type { Logger } from 'pino';
 import { toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { Mode } from '../db/schema.js';
@@ -251,12 +252,12 @@ export class OnboardingService {
   async onboardingLink(scope: Scope, input: OnboardingLinkInput): Promise<OnboardingLinkView> {
     const base = this.publicUrl();
     try {
-      const account = await this.accounts.accountOf(scope.merchantId, scope.mode);
-      const link = await this.processor.createAccountLink(scope.mode, {
+      const account = await this.accounts.accountOf(scope.merchantId, scope.mode, scope.trace);
+      const link = await inTrace(scope.trace, () => this.processor.createAccountLink(scope.mode, {
         account,
         returnUrl: input.return_url ?? `${base}/onboarding/return`,
         refreshUrl: input.refresh_url ?? `${base}/onboarding/refresh`,
-      });
+      }));
       return { object: 'onboarding_link', url: link.url, expires_at: toIsoTimestamp(link.expiresAt) };
     } catch (err) {
       throw fromProcessorError(err);

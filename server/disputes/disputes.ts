@@ -1,3 +1,4 @@
+import { inTrace } from '../operations/observe.js';
 import { findScoped } from '../db/prepared.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -138,7 +139,7 @@ export class DisputeService {
       // A fresh key per request: the SDK's retries reuse it, while staging the same text again
       // later (after other evidence replaced it) must apply, not replay.
       const key = processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'dispute_evidence', randomUUID());
-      updated = await this.processor.updateDispute(scope.mode, row.processor_dispute_id, { evidence, submit: input.submit === true }, key);
+      updated = await inTrace(scope.trace, () => this.processor.updateDispute(scope.mode, row.processor_dispute_id, { evidence, submit: input.submit === true }, key));
     } catch (err) {
       throw fromProcessorError(err);
     }
@@ -152,7 +153,7 @@ export class DisputeService {
     this.#assertAwaitingResponse(row);
     let closed: DisputeSnapshot;
     try {
-      closed = await this.processor.closeDispute(scope.mode, row.processor_dispute_id, processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'dispute_close'));
+      closed = await inTrace(scope.trace, () => this.processor.closeDispute(scope.mode, row.processor_dispute_id, processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'dispute_close')));
     } catch (err) {
       throw fromProcessorError(err);
     }

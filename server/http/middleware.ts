@@ -203,7 +203,7 @@ export function principalOf(req: Request): Principal {
 export function scopeOf(req: Request): Scope {
   const principal = req.principal;
   if (!principal) throw unauthenticated('Invalid API key provided');
-  return { merchantId: principal.merchantId, mode: principal.mode, requestId: req.requestId, ...(req.origin ? { origin: req.origin } : {}) };
+  return { merchantId: principal.merchantId, mode: principal.mode, requestId: req.requestId, ...(req.origin ? { origin: req.origin } : {}), ...(req.trace ? { trace: req.trace } : {}) };
 }
 
 /** The request's full path, without the query string (which can carry customers' data). */

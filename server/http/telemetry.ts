@@ -49,7 +49,9 @@ export function requestTelemetry(telemetry: Telemetry, routes: RouteMatcher): Re
       }
       span.end();
     });
-    context.with(trace.setSpan(parent, span), next);
+    const active = trace.setSpan(parent, span);
+    req.trace = active;
+    context.with(active, next);
   };
 }
 

@@ -1,3 +1,4 @@
+import type { Context } from '@opentelemetry/api';
 import type { Principal } from '../accounts/api-keys.js';
 import type { RequestOrigin } from '../audit/origin.js';
 
@@ -14,6 +15,8 @@ declare global {
       principal?: Principal | undefined;
       /** A write's origin for the audit trail and its events (server/http/audit.ts); undefined for reads. */
       origin?: RequestOrigin | undefined;
+      /** The request span's trace context when traces are exported (server/http/telemetry.ts), carried on its scope. */
+      trace?: Context | undefined;
       /** Counted among the requests in flight and not yet done (server/http/in-flight.ts). */
       counted?: boolean;
       /** The route handler's work, while a stopping server waits for it (server/http/in-flight.ts). */

@@ -1,5 +1,5 @@
-import { noTelemetry, traced, type Telemetry } from '../operations/observe.js';
-import type { Span } from '@opentelemetry/api';
+import { inTrace, noTelemetry, traced, type Telemetry } from '../operations/observe.js';
+import { context, trace, type Context, type Span } from '@opentelemetry/api';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/time.js';
@@ -259,7 +259,7 @@ export class IdempotencyService {
     if (existing?.recovery_point === FINISHED) return this.#replay<S>(existing);
     if (!existing) {
       try {
-        return (await this.#drive(this.#freshRow(scope, operation, key, clientKey !== undefined, initialState, origin), true, origin)) as ExecuteResult<S, O>;
+        return (await this.#drive(this.#freshRow(scope, operation, key, clientKey !== undefined, initialState, origin), true, origin, scope.trace)) as ExecuteResult<S, O>;
       } catch (err) {
         // Another request inserted this key first: wait for it or replay it, as below.
         if (!(err instanceof LostClaim)) throw err;
@@ -277,7 +277,7 @@ export class IdempotencyService {
       if (claim.kind === 'run') {
         // The request that produces the first final answer is not a replay, even when it resumed
         // the work of an earlier attempt: that attempt never got an answer.
-        return (await this.#drive(claim.row, false, origin)) as ExecuteResult<S, O>;
+        return (await this.#drive(claim.row, false, origin, scope.trace)) as ExecuteResult<S, O>;
       }
       if (this.clock.now() > deadline) {
         throw conflict('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry later');
@@ -287,7 +287,7 @@ export class IdempotencyService {
   }
 
   async #claim<S, O>(scope: Scope, operation: Operation<S, O>, key: string, clientSupplied: boolean, initialState: S, origin: RequestOrigin | undefined): Promise<Claim> {
-    return this.store.transaction(async (trx) => {
+    return inTrace(scope.trace, () => this.store.transaction(async (trx) => {
       const now = this.clock.now();
       const row = await this.#find(trx, scope, key);
       if (!row) {
@@ -313,7 +313,7 @@ export class IdempotencyService {
         .executeTakeFirst();
       if (Number(taken.numUpdatedRows) !== 1) return { kind: 'wait', row };
       return { kind: 'run', row: { ...row, locked_at: now } };
-    });
+    }));
   }
 
   #find(db: Executor, scope: Scope, key: string): Promise<IdempotencyKeysTable | undefined> {
@@ -387,11 +387,16 @@ export class IdempotencyService {
   /**
    * `unsaved`: the row is not in the database yet; the first record inserts it (the claim).
    * `origin`: the request driving it now; the recovery pass drives it for the request that started it.
+   * `parent`: the trace context of the request driving it; none for the recovery pass, whose run is a trace of its own.
    */
-  async #drive(row: IdempotencyKeysTable, unsaved = false, origin: RequestOrigin | undefined = parseStoredOrigin(row.origin === null ? null : unpackJson(row.origin))): Promise<ExecuteResult> {
+  async #drive(row: IdempotencyKeysTable, unsaved = false, origin: RequestOrigin | undefined = parseStoredOrigin(row.origin === null ? null : unpackJson(row.origin)), parent?: Context): Promise<ExecuteResult> {
     const operation = this.#operations.get(row.operation);
     if (!operation) throw new Error(`no idempotent operation named ${row.operation}`);
-    const run = traced(this.telemetry.tracer, `idempotency ${row.operation}`, (span) => this.#run(operation, row, unsaved, origin, span), { attributes: { 'pos.operation': row.operation, 'pos.recovery_point': row.recovery_point } });
+    const run = traced(this.telemetry.tracer, `idempotency ${row.operation}`, (span) => this.#run(operation, row, unsaved, origin, span, span ? trace.setSpan(parent ?? context.active(), span) : undefined), {
+      attributes: { 'pos.operation': row.operation, 'pos.recovery_point': row.recovery_point },
+      parent,
+      leaf: true,
+    });
     this.#inflight.set(row.id, run);
     try {
       return await run;
@@ -400,8 +405,12 @@ export class IdempotencyService {
     }
   }
 
-  async #run(operation: Operation<unknown, unknown>, row: IdempotencyKeysTable, unsaved: boolean, origin: RequestOrigin | undefined, span: Span | undefined): Promise<ExecuteResult> {
-    const scope: Scope = { merchantId: row.merchant_id, mode: row.mode, ...(origin ? { origin } : {}) };
+  /**
+   * `traceContext`: the operation span's context, entered again at each async boundary the engine
+   * owns (each step's call, each unit of work) and carried on the steps' scope for theirs.
+   */
+  async #run(operation: Operation<unknown, unknown>, row: IdempotencyKeysTable, unsaved: boolean, origin: RequestOrigin | undefined, span: Span | undefined, traceContext: Context | undefined): Promise<ExecuteResult> {
+    const scope: Scope = { merchantId: row.merchant_id, mode: row.mode, ...(origin ? { origin } : {}), ...(traceContext ? { trace: traceContext } : {}) };
     let point = row.recovery_point;
     let state: unknown = this.#stateOf(row);
     // Decided once, on the state the request started with: its input does not change.
@@ -425,10 +434,12 @@ export class IdempotencyService {
       return record.final;
     };
     const unit = <T>(work: (trx: Trx) => Promise<T>): Promise<T> =>
-      this.store.transaction((trx) => {
-        bindOrigin(trx, origin);
-        return work(trx);
-      });
+      inTrace(traceContext, () =>
+        this.store.transaction((trx) => {
+          bindOrigin(trx, origin);
+          return work(trx);
+        }),
+      );
     for (;;) {
       const step = operation.steps[point];
       if (!step) throw new Error(`operation ${operation.name} has no step ${point}`);
@@ -452,8 +463,8 @@ export class IdempotencyService {
         // Each recovery point an event on the operation's span, not a span of its own: a span per
         // step doubled the spans of a create, and what runs inside a step is its processor call
         // and database units, which are the operation's children either way.
-        span?.addEvent(`step ${point}`);
-        result = await step(stepState, ctx);
+        if (span?.isRecording()) span.addEvent(`step ${point}`);
+        result = await inTrace(traceContext, () => step(stepState, ctx));
       } catch (err) {
         if (err instanceof LostClaim) throw err;
         if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429) {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { context, SpanStatusCode, type Attributes, type Span, type SpanKind, type Tracer } from '@opentelemetry/api';
+import { context, SpanStatusCode, type Attributes, type Context, type Span, type SpanKind, type Tracer } from '@opentelemetry/api';
 import type { RequestHandler } from 'express';
 import { noMetrics, type Metrics } from './metrics.js';
 
@@ -30,25 +30,27 @@ export const noTelemetry: Telemetry = {
 };
 
 /**
- * Runs `work` inside a span of `tracer` (a child of the active one), ending it when the work ends
- * and marking it failed when it throws; with no tracer it only runs the work.
+ * Runs `work` inside a span of `tracer`, ending it when the work ends and marking it failed when it
+ * throws; with no tracer it only runs the work. The span's parent is `parent` when given, else the
+ * active context, which lasts only for the synchronous call (trace-context.ts): work that goes on
+ * after an `await` passes the span's context on itself.
  *
  * `leaf`: nothing the work does opens a span of its own (a database unit, a processor call), so
- * the span is not made the active one. Activating it is an AsyncLocalStorage `run` and a context
- * object per span, paid on every create for no child.
+ * the span is not made the active one while the work starts.
  */
-export function traced<T>(tracer: Tracer | undefined, name: string, work: (span: Span | undefined) => Promise<T>, options: { kind?: SpanKind; attributes?: Attributes; leaf?: boolean } = {}): Promise<T> {
+export function traced<T>(
+  tracer: Tracer | undefined,
+  name: string,
+  work: (span: Span | undefined) => Promise<T>,
+  options: { kind?: SpanKind; attributes?: Attributes; leaf?: boolean; parent?: Context | undefined } = {},
+): Promise<T> {
   if (!tracer) return started(work, undefined);
-  const { leaf, ...spanOptions } = options;
-  if (leaf) return settled(tracer.startSpan(name, spanOptions), work);
-  return tracer.startActiveSpan(name, spanOptions, (span) => settled(span, work));
+  const { leaf, parent, ...spanOptions } = options;
+  if (leaf) return settled(tracer.startSpan(name, spanOptions, parent), work);
+  return tracer.startActiveSpan(name, spanOptions, parent ?? context.active(), (span) => settled(span, work));
 }
 
-/**
- * The work's promise, ending `span` when it settles. Settled with one `then` rather than an async
- * wrapper: every promise costs more while the context manager follows each one (Node 20's
- * AsyncLocalStorage), and this runs for every span.
- */
+/** The work's promise, ending `span` when it settles: one `then`, rather than an async wrapper's promises. */
 function settled<T>(span: Span, work: (span: Span | undefined) => Promise<T>): Promise<T> {
   const failed = (err: unknown): never => {
     span.recordException(err instanceof Error ? err : String(err));
@@ -72,11 +74,18 @@ function started<T>(work: (span: Span | undefined) => Promise<T>, span: Span | u
 }
 
 /**
+ * `work` started in `trace`: a span its synchronous part opens (a processor call, a unit of work)
+ * takes it as parent. The explicit re-entry at an async boundary that AsyncLocalStorage would have
+ * made for us (trace-context.ts); with no context (traces off) it only runs the work.
+ */
+export function inTrace<T>(trace: Context | undefined, work: () => T): T {
+  return trace ? context.with(trace, work) : work();
+}
+
+/**
  * A body parser whose `next` runs in the request's trace context: it calls `next` from the body
- * stream's `end` event, which runs outside the request's async context, so what follows it would
- * start traces of its own. Binding the one callback is cheap; binding the request and response
- * emitters themselves (OTel's `context.bind` on an EventEmitter wraps every listener) took half of
- * a GET's throughput.
+ * stream's `end` event, outside the request's call, so a span started synchronously by what follows
+ * would start a trace of its own. Work after an `await` takes the context from its scope instead.
  */
 export function inRequestContext(parse: RequestHandler): RequestHandler {
   return (req, res, next) => parse(req, res, context.bind(context.active(), next));

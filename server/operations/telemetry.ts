@@ -1,5 +1,4 @@
 import { context } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -9,6 +8,7 @@ import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { TelemetryConfig } from '../../shared/config.js';
 import { Metrics, noMetrics } from './metrics.js';
+import { SyncContextManager } from './trace-context.js';
 import { noTelemetry, type Telemetry } from './observe.js';
 
 export { noTelemetry, traced, type Telemetry } from './observe.js';
@@ -19,11 +19,14 @@ export { noTelemetry, traced, type Telemetry } from './observe.js';
  */
 const OTLP_METRICS_INTERVAL_MS = 60_000;
 
-/** Span context follows async work through AsyncLocalStorage; one manager serves every server in the process. */
-let contextManager: AsyncLocalStorageContextManager | undefined;
+/**
+ * The active span lasts for a synchronous call only, and work carries its context across awaits
+ * itself (trace-context.ts); one manager serves every server in the process.
+ */
+let contextManager: SyncContextManager | undefined;
 function enableContext(): void {
   if (contextManager) return;
-  contextManager = new AsyncLocalStorageContextManager().enable();
+  contextManager = new SyncContextManager();
   context.setGlobalContextManager(contextManager);
 }
 

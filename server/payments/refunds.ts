@@ -1,3 +1,4 @@
+import { inTrace } from '../operations/observe.js';
 import { formatAmount } from '../../shared/money.js';
 import type { RefundReason, RefundSnapshot } from '../processor/snapshots.js';
 import type { Logger } from 'pino';
@@ -131,7 +132,7 @@ export class RefundService {
     const txn = await this.store.db.selectFrom('transactions').selectAll().where('id', '=', refund.transaction_id).executeTakeFirstOrThrow();
     let processorRefund: RefundSnapshot;
     try {
-      processorRefund = await this.processor.createRefund(
+      processorRefund = await inTrace(ctx.scope.trace, () => this.processor.createRefund(
         ctx.scope.mode,
         {
           paymentIntent: txn.processor_payment_intent_id ?? '',
@@ -140,7 +141,7 @@ export class RefundService {
           metadata: { pos_refund_id: refund.id, pos_transaction_id: txn.id },
         },
         processorIdempotencyKey(ctx.scope.merchantId, ctx.scope.mode, ctx.key, 'create_refund'),
-      );
+      ));
     } catch (err) {
       // Refused for good: the refund fails and releases its reservation, and the request ends in
       // the refusal; anything else is retried.

@@ -1,3 +1,4 @@
+import { inTrace } from '../operations/observe.js';
 import type { ChargeSnapshot, PaymentCancellationReason, PaymentSnapshot } from '../processor/snapshots.js';
 import type { Logger } from 'pino';
 import { isUuid, newIdentity, randomBase62 } from '../../shared/ids.js';
@@ -309,10 +310,10 @@ export class TransactionService {
 
   /** Live-mode ACH needs the connected account's ACH capability (spec §8); test mode never checks. */
   async #requireAch(scope: Scope): Promise<void> {
-    const account = await this.accounts.accountOf(scope.merchantId, scope.mode);
+    const account = await this.accounts.accountOf(scope.merchantId, scope.mode, scope.trace);
     let status: string;
     try {
-      status = await this.processor.capabilityStatus(scope.mode, account, 'us_bank_account_ach_payments');
+      status = await inTrace(scope.trace, () => this.processor.capabilityStatus(scope.mode, account, 'us_bank_account_ach_payments'));
     } catch (err) {
       throw fromProcessorError(err);
     }
@@ -331,12 +332,12 @@ export class TransactionService {
     const row = await transactionById.first(this.store.db, { id: transactionId });
     if (!row) throw new Error(`transaction ${transactionId} is missing`);
     const { input } = state;
-    const destination = await this.accounts.accountOf(scope.merchantId, scope.mode);
+    const destination = await this.accounts.accountOf(scope.merchantId, scope.mode, scope.trace);
     const isAch = input.payment_method_type === 'ach' || input.payment_method_type === 'bank_transfer';
     const customer = row.customer_id ? await findScoped(this.store.db, 'customers', scope, 'id', row.customer_id) : undefined;
     let created: IntentCreation;
     try {
-      created = await this.processor.createIntent(
+      created = await inTrace(scope.trace, () => this.processor.createIntent(
         scope.mode,
         {
           amount: row.amount,
@@ -355,7 +356,7 @@ export class TransactionService {
           metadata: { pos_transaction_id: row.id, pos_reference: row.reference, pos_merchant_id: scope.merchantId },
         },
         processorIdempotencyKey(scope.merchantId, scope.mode, key, 'create_payment_intent'),
-      );
+      ));
     } catch (err) {
       // Refused for good (the processor's 4xx, or its client refusing to send it): the payment fails
       // here and the key keeps that answer. Anything else may pass and is retried.
@@ -473,16 +474,17 @@ export class TransactionService {
     return (await readCount(db, scope.merchantId, scope.mode, 'transactions')) - counter;
   }
 
-  /** Asks the processor for the payment's current state and applies it. */
-  async sync(row: TransactionsTable): Promise<TransactionsTable> {
-    if (!row.processor_payment_intent_id) return row;
-    const intent = await this.processor.retrieveIntent(row.mode, row.processor_payment_intent_id);
-    return this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent));
+  /** Asks the processor for the payment's current state and applies it; traced in `trace`, the asking request's. */
+  async sync(row: TransactionsTable, trace?: Scope['trace']): Promise<TransactionsTable> {
+    const intentId = row.processor_payment_intent_id;
+    if (!intentId) return row;
+    const intent = await inTrace(trace, () => this.processor.retrieveIntent(row.mode, intentId));
+    return inTrace(trace, () => this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent)));
   }
 
   async capture(scope: Scope, idOrReference: string, amountToCapture: number | undefined): Promise<TransactionsTable> {
     let row = await this.getRow(scope, idOrReference);
-    if (row.status === 'pending' && row.processor_payment_intent_id) row = await this.sync(row);
+    if (row.status === 'pending' && row.processor_payment_intent_id) row = await this.sync(row, scope.trace);
     if (['succeeded', 'partially_refunded', 'refunded'].includes(row.status)) return row; // capture is safe to repeat
     if (row.status !== 'requires_capture') {
       throw conflict('transaction_not_capturable', `Only an authorised manual-capture payment can be captured; this one is ${row.status}`);
@@ -493,16 +495,16 @@ export class TransactionService {
     const intentId = row.processor_payment_intent_id;
     if (!intentId) throw conflict('transaction_not_capturable', 'The payment has no authorisation yet');
     try {
-      const intent = await this.processor.captureIntent(
+      const intent = await inTrace(scope.trace, () => this.processor.captureIntent(
         scope.mode,
         intentId,
         amountToCapture,
         processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'capture', String(amountToCapture ?? 'full')),
-      );
-      return await this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent));
+      ));
+      return await inTrace(scope.trace, () => this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent)));
     } catch (err) {
       if (processorErrorCode(err) === 'payment_intent_unexpected_state') {
-        const fresh = await this.sync(row);
+        const fresh = await this.sync(row, scope.trace);
         if (['succeeded', 'partially_refunded', 'refunded'].includes(fresh.status)) return fresh;
         throw conflict('transaction_not_capturable', `The payment can no longer be captured; it is ${fresh.status}`);
       }
@@ -535,20 +537,20 @@ export class TransactionService {
     const processorReason = reason && PROCESSOR_CANCEL_REASONS.has(reason) ? (reason as PaymentCancellationReason) : undefined;
     let intent: PaymentSnapshot;
     try {
-      intent = await this.processor.cancelIntent(scope.mode, intentId, processorReason, processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'cancel'));
+      intent = await inTrace(scope.trace, () => this.processor.cancelIntent(scope.mode, intentId, processorReason, processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'cancel')));
     } catch (err) {
       if (processorErrorCode(err) !== 'payment_intent_unexpected_state') throw fromProcessorError(err);
-      const fresh = await this.sync(row);
+      const fresh = await this.sync(row, scope.trace);
       if (fresh.status === 'canceled') return fresh;
       this.#assertCancelable(fresh);
-      const live = await this.processor.retrieveIntent(scope.mode, intentId);
+      const live = await inTrace(scope.trace, () => this.processor.retrieveIntent(scope.mode, intentId));
       if (live.status === 'processing') throw this.#authorizing();
       throw fromProcessorError(err);
     }
-    return this.store.transaction(async (trx) => {
+    return inTrace(scope.trace, () => this.store.transaction(async (trx) => {
       if (reason) await this.payments.update(trx, row.id, (current) => (current.cancellation_reason ? null : { cancellation_reason: reason }), this.clock.now());
       return this.#applyIntent(trx, row.id, intent);
-    });
+    }));
   }
 
   #authorizing(): ApiError {

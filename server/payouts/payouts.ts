@@ -1,3 +1,4 @@
+import { inTrace } from '../operations/observe.js';
 import { findScoped } from '../db/prepared.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -123,9 +124,9 @@ export class PayoutService {
   }
 
   async balance(scope: Scope): Promise<Balance> {
-    const account = await this.accounts.accountOf(scope.merchantId, scope.mode);
+    const account = await this.accounts.accountOf(scope.merchantId, scope.mode, scope.trace);
     try {
-      const balance = await this.processor.retrieveBalance(scope.mode, account);
+      const balance = await inTrace(scope.trace, () => this.processor.retrieveBalance(scope.mode, account));
       const side = (entries: readonly { amount: number; currency: string }[]) => entries.map((e) => ({ amount: e.amount, currency: e.currency.toLowerCase() }));
       return { object: 'balance', available: side(balance.available), pending: side(balance.pending), is_test: scope.mode === 'test' };
     } catch (err) {
@@ -139,9 +140,9 @@ export class PayoutService {
    */
   async setBankAccount(scope: Scope, input: SetBankAccountInput): Promise<BankAccount> {
     const merchant = await this.store.db.selectFrom('merchants').select(['country', 'default_currency']).where('id', '=', scope.merchantId).executeTakeFirstOrThrow();
-    const account = await this.accounts.accountOf(scope.merchantId, scope.mode);
+    const account = await this.accounts.accountOf(scope.merchantId, scope.mode, scope.trace);
     try {
-      const bank = await this.processor.addBankAccount(
+      const bank = await inTrace(scope.trace, () => this.processor.addBankAccount(
         scope.mode,
         {
           account,
@@ -153,7 +154,7 @@ export class PayoutService {
         },
         // A fresh key per request: setting the same account again after another must apply again.
         processorIdempotencyKey(scope.merchantId, scope.mode, 'bank_account', randomUUID()),
-      );
+      ));
       return presentBankAccount(bank, scope);
     } catch (err) {
       throw fromProcessorError(err);
@@ -163,10 +164,10 @@ export class PayoutService {
   /** The bank account payouts in the merchant's currency go to. */
   async bankAccount(scope: Scope): Promise<BankAccount> {
     const merchant = await this.store.db.selectFrom('merchants').select('default_currency').where('id', '=', scope.merchantId).executeTakeFirstOrThrow();
-    const account = await this.accounts.accountOf(scope.merchantId, scope.mode);
+    const account = await this.accounts.accountOf(scope.merchantId, scope.mode, scope.trace);
     let banks: BankAccountSnapshot[];
     try {
-      banks = await this.processor.listBankAccounts(scope.mode, account);
+      banks = await inTrace(scope.trace, () => this.processor.listBankAccounts(scope.mode, account));
     } catch (err) {
       throw fromProcessorError(err);
     }
@@ -213,10 +214,10 @@ export class PayoutService {
   }
 
   async #callProcessor(state: CreatePayoutState, ctx: StepContext<CreatePayoutState, CreatePayoutOutcome>): Promise<StepResult<CreatePayoutState, CreatePayoutOutcome>> {
-    const account = await this.accounts.accountOf(ctx.scope.merchantId, ctx.scope.mode);
+    const account = await this.accounts.accountOf(ctx.scope.merchantId, ctx.scope.mode, ctx.scope.trace);
     let payout: PayoutSnapshot;
     try {
-      payout = await this.processor.createPayout(
+      payout = await inTrace(ctx.scope.trace, () => this.processor.createPayout(
         ctx.scope.mode,
         {
           account,
@@ -226,7 +227,7 @@ export class PayoutService {
           metadata: { pos_payout_id: state.payoutId, pos_merchant_id: ctx.scope.merchantId },
         },
         processorIdempotencyKey(ctx.scope.merchantId, ctx.scope.mode, ctx.key, 'create_payout'),
-      );
+      ));
     } catch (err) {
       // Refused for good (not enough balance, no bank account): that is the answer the key keeps.
       const refusal = permanentProcessorRefusal(err);

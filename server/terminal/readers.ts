@@ -1,3 +1,4 @@
+import { inTrace } from '../operations/observe.js';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_DAY_ENDS_AT, machineTimeZone } from '../../shared/time-zone.js';
 import type { ReaderSnapshot } from '../processor/snapshots.js';
@@ -149,7 +150,7 @@ export class TerminalService {
           ...(tipping.smart_tip_threshold !== null ? { smartTipThreshold: tipping.smart_tip_threshold } : {}),
         }
       : null;
-    return this.processor.configureLocationTipping(scope.mode, processorLocation, configuration, request, processorIdempotencyKey(scope.merchantId, scope.mode, key, 'tipping')).catch((err: unknown) => {
+    return inTrace(scope.trace, () => this.processor.configureLocationTipping(scope.mode, processorLocation, configuration, request, processorIdempotencyKey(scope.merchantId, scope.mode, key, 'tipping'))).catch((err: unknown) => {
       throw fromProcessorError(err);
     });
   }
@@ -263,11 +264,11 @@ export class TerminalService {
     let reader: ReaderSnapshot;
     const startedAt = this.clock.now();
     try {
-      reader = await this.processor.registerReader(
+      reader = await inTrace(scope.trace, () => this.processor.registerReader(
         scope.mode,
         { registrationCode: input.registration_code, location: place.processor_location_id, label: input.name, metadata: { pos_merchant_id: scope.merchantId } },
         processorIdempotencyKey(scope.merchantId, scope.mode, randomUUID(), 'reader'),
-      );
+      ));
     } catch (err) {
       const mapped = fromProcessorError(err);
       if (mapped.status === 400 && mapped.param === 'registration_code') throw invalid('registration_code', mapped.message, knownCode(400, mapped.code, 'parameter_invalid'));
@@ -317,7 +318,7 @@ export class TerminalService {
     const rows = await this.#readerRows(scope);
     if (rows.some((r) => r.status_source === 'processor')) {
       try {
-        const seen = await this.processor.listReaders(scope.mode);
+        const seen = await inTrace(scope.trace, () => this.processor.listReaders(scope.mode));
         const byId = new Map(seen.map((r) => [r.id, r]));
         for (const row of rows) {
           const fresh = byId.get(row.processor_reader_id);
@@ -344,7 +345,7 @@ export class TerminalService {
   async deleteReader(scope: Scope, id: string): Promise<Reader> {
     const row = await findReaderRow(this.store.db, scope, id);
     try {
-      await this.processor.deleteReader(scope.mode, row.processor_reader_id);
+      await inTrace(scope.trace, () => this.processor.deleteReader(scope.mode, row.processor_reader_id));
     } catch (err) {
       if (processorErrorCode(err) !== 'resource_missing') throw fromProcessorError(err);
     }
@@ -429,20 +430,21 @@ export class TerminalService {
     let result: ReaderSnapshot;
     const startedAt = this.clock.now();
     try {
-      if (options?.line_items) {
-        await this.processor.setReaderDisplay(scope.mode, reader.processor_reader_id, {
+      const lineItems = options?.line_items;
+      if (lineItems) {
+        await inTrace(scope.trace, () => this.processor.setReaderDisplay(scope.mode, reader.processor_reader_id, {
           currency: txn.currency,
-          lineItems: options.line_items,
+          lineItems,
           ...(options.tax !== undefined ? { tax: options.tax } : {}),
           total: txn.amount,
-        });
+        }));
       }
-      result = await this.processor.processPaymentIntent(scope.mode, reader.processor_reader_id, paymentIntentId, {
+      result = await inTrace(scope.trace, () => this.processor.processPaymentIntent(scope.mode, reader.processor_reader_id, paymentIntentId, {
         skipTipping: options?.skip_tipping ?? false,
         enableCustomerCancellation: options?.enable_customer_cancellation ?? true,
         // Tips are suggested on the amount before tax, as a server would at a till.
         ...(options?.tax ? { tipEligibleAmount: txn.amount - options.tax } : {}),
-      });
+      }));
     } catch (err) {
       if (processorErrorCode(err) === 'terminal_reader_offline') await this.readerActions.onPresence(reader, 'offline', startedAt);
       throw readerConflict(err);
@@ -467,10 +469,10 @@ export class TerminalService {
     let presented: ReaderSnapshot;
     const startedAt = this.clock.now();
     try {
-      presented = await this.processor.presentPaymentMethod(scope.mode, reader.processor_reader_id, {
+      presented = await inTrace(scope.trace, () => this.processor.presentPaymentMethod(scope.mode, reader.processor_reader_id, {
         ...(options.amountTip ? { amountTip: options.amountTip } : {}),
         ...(options.cardNumber ? { cardNumber: options.cardNumber } : {}),
-      });
+      }));
     } catch (err) {
       if (processorErrorCode(err) === 'terminal_reader_invalid_state') {
         throw conflict('reader_idle', 'The reader is not waiting for a card: send a payment to it with process-payment first');
@@ -509,7 +511,7 @@ export class TerminalService {
       outcome = (await settled(false)) ?? { action: 'in_progress', failure: null, txn: undefined };
     }
     let txn = outcome.txn;
-    if (txn && txn.status === 'pending' && outcome.action !== 'in_progress') txn = await this.transactions.sync(txn);
+    if (txn && txn.status === 'pending' && outcome.action !== 'in_progress') txn = await this.transactions.sync(txn, scope.trace);
     const status: 'succeeded' | 'failed' | 'in_progress' = outcome.action === 'succeeded' ? 'succeeded' : outcome.action === 'failed' ? 'failed' : 'in_progress';
     return { reader_id: reader.processor_reader_id, status, transaction_id: txn?.id ?? null, failure_code: outcome.failure };
   }
@@ -521,7 +523,7 @@ export class TerminalService {
     const intent = reader.action_status === 'in_progress' ? reader.action_payment_intent_id : null;
     const startedAt = this.clock.now();
     try {
-      await this.processor.cancelReaderAction(scope.mode, reader.processor_reader_id);
+      await inTrace(scope.trace, () => this.processor.cancelReaderAction(scope.mode, reader.processor_reader_id));
       await this.readerActions.onCanceled(reader, startedAt);
       return { reader_id: reader.processor_reader_id, status: 'idle', canceled_payment_intent_id: intent };
     } catch (err) {

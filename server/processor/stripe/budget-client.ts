@@ -1,5 +1,6 @@
 import Stripe from 'stripe';
-import { SpanKind } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanKind, trace, type TextMapGetter, type TextMapSetter } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { noMetrics, type Metrics, type ProcessorOutcome } from '../../operations/metrics.js';
 import { traced, type Telemetry } from '../../operations/observe.js';
 import { type BudgetLedger, BudgetTimeoutError, MemoryLedger, type Priority, ProcessorBudget, accountKey, stripeLimits } from '../budget.js';
@@ -185,10 +186,42 @@ function outcomeOf(status: number): ProcessorOutcome {
   return status >= 500 ? 'server_error' : 'client_error';
 }
 
+type RequestHeaders = Parameters<Stripe.HttpClient['makeRequest']>[4];
+
+const propagator = new W3CTraceContextPropagator();
+const headerGetter: TextMapGetter<RequestHeaders> = {
+  keys: (carrier) => Object.keys(carrier),
+  get: (carrier, key) => {
+    const value = carrier[key];
+    return typeof value === 'number' ? String(value) : value;
+  },
+};
+const headerSetter: TextMapSetter<RequestHeaders> = { set: (carrier, key, value) => void (carrier[key] = value) };
+
+/**
+ * The SDK's API-key authentication, which also writes the caller's trace context into the
+ * request's `traceparent`. The SDK calls it synchronously inside the resource call (`create`,
+ * `retrieve`…), while the caller's context is still the active one (a port method entered in it:
+ * server/operations/observe.ts `inTrace`); it reaches the HTTP client only after a promise, when
+ * nothing is active any more, so the client span takes its parent from that header. A retry the SDK
+ * schedules on a timer sends no caller context: its span starts a trace of its own.
+ */
+export function tracingAuthenticator(secretKey: string): NonNullable<Stripe.StripeConfig['authenticator']> {
+  const authorization = `Bearer ${secretKey}`;
+  return (request) => {
+    request.headers.Authorization = authorization;
+    const active = context.active();
+    if (trace.getSpanContext(active)) propagator.inject(active, request.headers, headerSetter);
+    return Promise.resolve();
+  };
+}
+
 /**
  * Every processor call as one client span (its endpoint, status and the processor's `Request-Id`,
  * which Stripe's support asks for) and counted and timed by endpoint and outcome. Outermost, so the
- * budget wait and the retries of 429s are inside the call's time, as the caller waited them.
+ * budget wait and the retries of 429s are inside the call's time, as the caller waited them. The
+ * span's parent is the `traceparent` the caller's context wrote (`tracingAuthenticator`), and the
+ * header sent on names the call's own span, as OpenTelemetry's HTTP instrumentation does.
  */
 export class InstrumentedHttpClient implements Stripe.HttpClient {
   constructor(
@@ -205,10 +238,13 @@ export class InstrumentedHttpClient implements Stripe.HttpClient {
     const endpoint = endpointOf(method, path);
     const { metrics, tracer } = this.telemetry;
     const started = performance.now();
+    const headers = args[4];
+    const parent = tracer && headers.traceparent !== undefined ? propagator.extract(ROOT_CONTEXT, headers, headerGetter) : undefined;
     return traced(
       tracer,
       `processor ${endpoint}`,
       async (span) => {
+        if (span) propagator.inject(trace.setSpan(ROOT_CONTEXT, span), headers, headerSetter);
         let response: Stripe.HttpClientResponse;
         try {
           response = await this.inner.makeRequest(...args);
@@ -218,13 +254,13 @@ export class InstrumentedHttpClient implements Stripe.HttpClient {
         }
         const status = response.getStatusCode();
         metrics.processorCall(endpoint, outcomeOf(status), (performance.now() - started) / 1000);
-        if (span) {
+        if (span?.isRecording()) {
           const requestId = response.getHeaders()['request-id'];
           span.setAttributes({ 'http.response.status_code': status, ...(typeof requestId === 'string' ? { 'pos.processor.request_id': requestId } : {}) });
         }
         return response;
       },
-      { kind: SpanKind.CLIENT, attributes: { 'pos.processor.endpoint': endpoint, 'http.request.method': method }, leaf: true },
+      { kind: SpanKind.CLIENT, attributes: { 'pos.processor.endpoint': endpoint, 'http.request.method': method }, leaf: true, parent },
     );
   }
 }

@@ -3,7 +3,7 @@ import type { Mode } from '../../db/schema.js';
 import { ApiError, invalid, unavailable } from '../../errors.js';
 import type { BudgetLedger } from '../budget.js';
 import { ProcessorFailure, type ProcessorFailureDetails, type ProcessorFailureKind } from '../errors.js';
-import { budgetedHttpClient, InstrumentedHttpClient } from './budget-client.js';
+import { budgetedHttpClient, InstrumentedHttpClient, tracingAuthenticator } from './budget-client.js';
 import { noMetrics } from '../../operations/metrics.js';
 import type { Telemetry } from '../../operations/observe.js';
 import type { ProcessorConnection } from '../connection.js';
@@ -157,7 +157,10 @@ export class StripeProcessor implements PaymentProcessor {
     for (const mode of ['test', 'live'] as const) {
       const key = connection.secretKeys[mode];
       if (!key) continue;
-      this.#clients[mode] = new Stripe(key, {
+      // With traces on, the key is given through an authenticator that also passes the caller's trace context on.
+      const tracing = deps.telemetry?.tracer !== undefined;
+      this.#clients[mode] = new Stripe(tracing ? '' : key, {
+        ...(tracing ? { authenticator: tracingAuthenticator(key) } : {}),
         maxNetworkRetries: PROCESSOR_RETRIES,
         timeout: connection.timeoutMs ?? PROCESSOR_TIMEOUT_MS,
         appInfo: { name: 'pos' },
