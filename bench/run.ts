@@ -416,16 +416,20 @@ function overheadScenario(o: OverheadScenario): ScenarioResult {
   const name = o.scenario === 'create' ? 'POST /v1/transactions' : 'GET /v1/transactions/{id}';
   const mean = (values: number[]) => Math.round(values.reduce((a, b) => a + b, 0) / values.length);
   const range = ([low, high]: [number, number]) => `${low} to ${high}`;
+  // The throughput figures are kept as % fewer requests; shown as the change, like the CPU's.
+  const change = ([low, high]: [number, number]) => range([-high, -low]);
   const m = o.metricsOnly;
+  // A change in %, its sign written out: more CPU is +, fewer requests per second is −.
+  const signed = (value: number) => `${value < 0 ? '−' : '+'}${Math.abs(value)} %`;
   return {
     name: `${name} with metrics and OTLP traces (rounds alternating with a plain server)`,
     target: { kind: 'none' },
     outcome: 'info',
     requestsPerSecond: mean(o.instrumentedRps),
     note:
-      `instrumentation overhead over ${o.plainRps.length} sets of rounds, median (range): server CPU per request +${o.cpuPct} % (${range(o.cpuPctRange)}), ` +
-      `requests/s −${o.throughputPct} % (${range(o.throughputPctRange)}); metrics alone: CPU +${m.cpuPct} % (${range(m.cpuPctRange)}), ` +
-      `requests/s −${m.throughputPct} % (${range(m.throughputPctRange)}); plain ${mean(o.plainRps).toLocaleString('en-US')} req/s`,
+      `instrumentation overhead over ${o.plainRps.length} sets of rounds, median (range): server CPU per request ${signed(o.cpuPct)} (${range(o.cpuPctRange)}), ` +
+      `requests/s ${signed(-o.throughputPct)} (${change(o.throughputPctRange)}); metrics alone: CPU ${signed(m.cpuPct)} (${range(m.cpuPctRange)}), ` +
+      `requests/s ${signed(-m.throughputPct)} (${change(m.throughputPctRange)}); plain ${mean(o.plainRps).toLocaleString('en-US')} req/s`,
   };
 }
 
