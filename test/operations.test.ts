@@ -106,6 +106,8 @@ interface OtlpSpan {
   parentSpanId?: string;
   name: string;
   attributes: { key: string; value: { stringValue?: string; intValue?: string | number } }[];
+  /** OTLP status code: 2 is an error. */
+  status?: { code?: number };
 }
 
 /** A collector's OTLP/HTTP traces endpoint on port 0, keeping every span it is sent (JSON encoding). */
@@ -170,6 +172,59 @@ describe('traces', () => {
     const children = ofTrace.filter((s) => s.name === 'db.transaction' || s.name.startsWith('processor '));
     expect(children.map((s) => s.name)).toContain('processor POST /v1/accounts');
     for (const child of children) expect(child.parentSpanId).toBe(operation?.spanId);
+  });
+});
+
+describe('traces of refused and throttled calls', () => {
+  it('keeps a declined payment and a throttled one each in its own request’s trace, the failed processor call under the operation', async () => {
+    const collector = await startCollector();
+    cleanups.push(() => collector.close());
+    // Short, so the throttled call gives up (its 429 retries included) well inside the test.
+    const t = await server({ processorTimeoutMs: 1_500 }, {}, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
+    const sim = t.stack.simulator!;
+    const { keys } = await t.merchant();
+    const api = client(t.url, keys.sk_test);
+    // The connected account is made first, so each traced request below makes one processor call.
+    expect((await api.post('/v1/transactions', { amount: 500, payment_method: 'pm_card_visa', confirm: true })).status).toBe(201);
+
+    const traceOf = async (traceId: string, status: number) => {
+      await t.server.telemetry.flush();
+      return eventually(() => {
+        const found = collector.spans.filter((s) => s.traceId.toLowerCase() === traceId);
+        return found.some((s) => s.name === 'POST /v1/transactions' && attribute(s, 'http.response.status_code') === String(status)) ? found : undefined;
+      });
+    };
+    const underOperation = (spans: OtlpSpan[]) => {
+      const operation = spans.find((s) => s.name === 'idempotency create_payment');
+      const request = spans.find((s) => s.name === 'POST /v1/transactions');
+      expect(operation?.parentSpanId).toBe(request?.spanId);
+      const calls = spans.filter((s) => s.name === 'processor POST /v1/payment_intents');
+      expect(calls.length).toBeGreaterThan(0);
+      for (const call of calls) expect(call.parentSpanId).toBe(operation?.spanId);
+      return calls;
+    };
+
+    const declinedTrace = '0af7651916cd43dd8448eb211c80319c';
+    const declined = await api.post('/v1/transactions', { amount: 700, payment_method: 'pm_card_chargeDeclined', confirm: true }, { traceparent: `00-${declinedTrace}-b7ad6b7169203331-01` });
+    expect(declined.status).toBe(402);
+    const [refusal] = underOperation(await traceOf(declinedTrace, 402));
+    expect(refusal && attribute(refusal, 'http.response.status_code')).toBe('402');
+
+    await sim.control.throttle(['*']);
+    try {
+      const throttledTrace = '5b8aa5a2d2c872e8321cf37308d69df2';
+      const throttled = await api.post('/v1/transactions', { amount: 900, payment_method: 'pm_card_visa', confirm: true }, { traceparent: `00-${throttledTrace}-c3e1f0a1b2d3e4f5-01`, 'idempotency-key': 'traced-throttle' });
+      expect(throttled.status).toBe(502);
+      const spans = await traceOf(throttledTrace, 502);
+      const calls = underOperation(spans);
+      // The call that never got through is marked failed, whether its last answer was a 429 or none.
+      expect(calls.some((c) => c.status?.code === 2 || attribute(c, 'http.response.status_code') === '429')).toBe(true);
+      expect(spans.find((s) => s.name === 'POST /v1/transactions')?.status?.code).toBe(2);
+    } finally {
+      await sim.control.throttle([]);
+    }
+    // The same key, once the processor answers again, finishes the payment.
+    expect((await api.post('/v1/transactions', { amount: 900, payment_method: 'pm_card_visa', confirm: true }, { 'idempotency-key': 'traced-throttle' })).status).toBe(201);
   });
 });
 
