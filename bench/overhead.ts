@@ -45,17 +45,11 @@ export interface OverheadFigures {
   cpuMsPerRequest: number[];
 }
 
-export interface OverheadScenario {
+export interface OverheadScenario extends Omit<OverheadFigures, 'rps' | 'cpuMsPerRequest'> {
   /** 'create' (POST /v1/transactions) or 'get' (GET /v1/transactions/{id}). */
   scenario: 'create' | 'get';
-  /** The figures below are those of metrics and traces together; these, of the metrics alone. */
+  /** The figures this extends are those of metrics and traces together; these, of the metrics alone. */
   metricsOnly: OverheadFigures;
-  /** Median over sets of (1 − instrumented req/s ÷ plain req/s), in %. */
-  throughputPct: number;
-  throughputPctRange: [number, number];
-  /** Median over sets of (instrumented CPU ms per request ÷ plain − 1), in %. */
-  cpuPct: number;
-  cpuPctRange: [number, number];
   plainRps: number[];
   instrumentedRps: number[];
   plainCpuMsPerRequest: number[];

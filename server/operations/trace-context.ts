@@ -29,9 +29,9 @@ export class SyncContextManager implements ContextManager {
   bind<T>(context: Context, target: T): T {
     if (typeof target !== 'function') return target;
     const fn = target as unknown as (...args: unknown[]) => unknown;
-    const run = (thisArg: unknown, args: unknown[]): unknown => this.with(context, () => fn.apply(thisArg, args));
+    const manager = this;
     return function (this: unknown, ...args: unknown[]) {
-      return run(this, args);
+      return manager.with(context, fn, this, ...args);
     } as unknown as T;
   }
 
