@@ -163,7 +163,7 @@ describe('state transitions (spec §3)', () => {
     const db = await openTestDb(t.dataDir);
     try {
       const [row] = await db.all<{ response_body: string; origin: string | null }>('select response_body, origin from idempotency_keys where key = ?', key);
-      expect(row?.response_body.startsWith('z1:')).toBe(true);
+      expect(row?.response_body.startsWith('z2:')).toBe(true);
       expect(row?.origin).toBeNull();
     } finally {
       await db.close();

@@ -2,16 +2,53 @@ import { describe, expect, it } from 'vitest';
 import { packJson, unpackJson } from './packed-json.js';
 
 const payment = JSON.stringify({
-  data: { id: 'f325173a-ffe4-487f-b8fc-7b0ff9b6f4dc', object: 'transaction', reference: 'txn_j5BnfG5UOuQmfDHXu56U', status: 'succeeded', amount: 4750, description: 'Café ☕ 10 % off', metadata: { order: 'A-17' }, receipt_email: null },
+  data: {
+    id: 'f325173a-ffe4-487f-b8fc-7b0ff9b6f4dc',
+    object: 'transaction',
+    reference: 'txn_j5BnfG5UOuQmfDHXu56U',
+    status: 'succeeded',
+    amount: 4750,
+    description: 'Café ☕ 10 % off',
+    metadata: { order: 'A-17' },
+    receipt_email: null,
+    created_at: '2026-11-27T05:36:57.490+00:00',
+    updated_at: '2027-03-14T23:59:59.999+00:00',
+  },
   client_secret: 'pi_C3mqCZeyigCPD5tpp16s6rCD_secret_YSiuQHtWqEO9y3QVtxO67uo50XwCFb5g',
 });
 
 describe('packed JSON', () => {
   it('gives back exactly the text it packed, non-ASCII included', () => {
     const packed = packJson(payment);
-    expect(packed.startsWith('z1:')).toBe(true);
+    expect(packed.startsWith('z2:')).toBe(true);
     expect(packed.length).toBeLessThan(payment.length);
     expect(unpackJson(packed)).toBe(payment);
+  });
+
+  it('packs ids and times in fewer characters than it did before', () => {
+    // The same text packed the first way (z1:), as earlier versions stored it.
+    const z1 =
+      'z1:QysC0oyNTA3NjRN109JSTXRNLMzTdJMs0pJ1zZMM0tIsk8zSTFKSiS8mskyd8tLcTUP9SwNz01w8IkpNzUJxlRSwtGxibmqAXu45J6YdXqnwaMZUBUMDBVWF/LQ0JZSsppRflJIKyjGOuobmoEISa2amKM7NdQ2MdQ1NQoyMrUwtrUwt9SwtLaGKsQexs3FuoXNUamVmunOAi2lJQYGhWbFZkbMLLOgjgzNLAz1Kwgtd/S0rjQPDSir8zcxL800NIsqd3ZJM05VqAQ';
+    expect(unpackJson(z1)).toBe(payment);
+    expect(packJson(payment).length).toBeLessThan(z1.length - 20);
+  });
+
+  it('gives back exactly what only looks like an id or a time', () => {
+    const near = JSON.stringify({
+      upper: 'F325173A-FFE4-487F-B8FC-7B0FF9B6F4DC',
+      inside: 'agent_f325173a-ffe4-487f-b8fc-7b0ff9b6f4dc_drawer_7',
+      longer: 'f325173a-ffe4-487f-b8fc-7b0ff9b6f4dc0',
+      notADate: '2026-02-30T00:00:00.000+00:00',
+      otherZone: '2026-11-27T05:36:57.490+01:00',
+      zulu: '2026-11-27T05:36:57.490Z',
+      beforeEpoch: '1969-12-31T23:59:59.999+00:00',
+      escaped: '"2026-11-27T05:36:57.490+00:00"',
+      inText: 'paid 2026-11-27T05:36:57.490+00:00',
+      padding: 'x'.repeat(200),
+    });
+    const packed = packJson(near);
+    expect(packed.startsWith('z2:')).toBe(true);
+    expect(unpackJson(packed)).toBe(near);
   });
 
   it('keeps as it is what would not shrink, and reads JSON stored before packing as it is', () => {
@@ -25,5 +62,13 @@ describe('packed JSON', () => {
     // What packJson wrote for this text with the first dictionary: a changed dictionary cannot read it.
     const stored = 'z1:QysCKnCXAVjzNywFmpibGtTWAgA';
     expect(unpackJson(stored)).toBe('{"data":{"id":"x","object":"transaction","status":"succeeded","amount":4750}}');
+  });
+
+  it('unpacks a value packed with compacted ids and times, whose form must never change', () => {
+    // What packJson wrote for this text as `z2:`: a changed dictionary or compaction cannot read it.
+    const stored = 'z2:QysCKnCXAVjzNywFmpibGqCG6j/GRdKN+yZBy2ul/59Vxa3+P/Go3/Gnmv/nti93lGprAQ';
+    expect(unpackJson(stored)).toBe(
+      '{"data":{"id":"x","object":"transaction","status":"succeeded","amount":4750,"created_at":"2026-11-27T05:36:57.490+00:00","key":"f325173a-ffe4-487f-b8fc-7b0ff9b6f4dc"}}',
+    );
   });
 });

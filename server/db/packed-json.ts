@@ -3,22 +3,32 @@ import { constants, deflateRawSync, inflateRawSync } from 'node:zlib';
 /**
  * JSON kept compactly in the store: the event log's data and idempotent requests' state, origin and
  * stored answer. Most of a stored payment is the same field names and nulls in every row, so the
- * text is deflated against a preset dictionary of those (a payment of ~1,150 bytes packs to ~230
+ * text is deflated against a preset dictionary of those (a payment of ~1,150 bytes packs to ~190
  * characters) and kept as text, so that both stores keep their column types and a value can still
  * be sealed (server/db/encryption.ts) after it is packed. Deflate is lossless: unpacking gives back
  * the very text that was packed, so an event or a replayed answer reads byte for byte as written.
  *
- *     z1:<base64 of raw deflate against DICTIONARY_V1, without padding>
+ *     z2:<base64 of raw deflate of the compact bytes (below) against DICTIONARY_V1, without padding>
+ *     z1:<base64 of raw deflate of the text's UTF-8 against DICTIONARY_V1, without padding>
+ *
+ * `z2:` is written; `z1:` values, written before it, are still read. What is left of a payment once
+ * its field names match the dictionary is mostly its ids and times, which deflate codes a byte per
+ * character: `z2:` deflates the text's UTF-8 with each lowercase UUID replaced by UUID_MARK and its
+ * 16 bytes, and each quoted UTC timestamp (`"2026-11-27T05:36:57.490+00:00"`, the API's form)
+ * replaced by TIME_MARK and its epoch milliseconds in 6 bytes. Neither mark byte occurs in UTF-8,
+ * and a timestamp is replaced only where it is written exactly as it is given back, so the text
+ * unpacked is the text packed.
  *
  * Anything else is JSON stored as it is (values written before packing, and values that would not
  * shrink); JSON text never starts with `z`.
  */
 
 const PREFIX_V1 = 'z1:';
+const PREFIX_V2 = 'z2:';
 
 /**
- * The preset dictionary of `z1:`: never edited, since every value packed with it needs it to
- * unpack. A better dictionary is a new version beside it (`z2:`), with `unpackJson` reading both.
+ * The preset dictionary of `z1:` and `z2:`: never edited, since every value packed with it needs it
+ * to unpack. A better dictionary is a new version beside them (`z3:`), with `unpackJson` reading all.
  * Deflate finds matches nearest the end cheapest, so the most common shape (a payment) comes last.
  */
 const DICTIONARY_V1 = Buffer.from(
@@ -36,16 +46,80 @@ const DICTIONARY_V1 = Buffer.from(
   'utf8',
 );
 
+/** Byte values that never occur in UTF-8: each starts a compacted id or time in `z2:` bytes. */
+const UUID_MARK = 0xff;
+const TIME_MARK = 0xfe;
+const UUID_BYTES = 16;
+const TIME_BYTES = 6;
+
+/** A lowercase UUID, or a quoted timestamp in the API's form (shared/time.ts `toIsoTimestamp`). */
+const COMPACTABLE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00"/g;
+
+/** The quoted timestamp of epoch milliseconds, as the API writes it. */
+function quotedTime(ms: number): string {
+  return `"${new Date(ms).toISOString().slice(0, -1)}+00:00"`;
+}
+
+/** The `z2:` bytes of JSON text: its UTF-8 with UUIDs and timestamps compacted. */
+function compact(text: string): Buffer {
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (const match of text.matchAll(COMPACTABLE)) {
+    const found = match[0];
+    let bytes: Buffer | undefined;
+    if (found.startsWith('"')) {
+      const ms = Date.parse(found.slice(1, -1));
+      // Only a time that is given back exactly as written (a real date, within 6 bytes of ms).
+      if (Number.isInteger(ms) && ms >= 0 && ms < 2 ** (8 * TIME_BYTES) && quotedTime(ms) === found) {
+        bytes = Buffer.alloc(1 + TIME_BYTES);
+        bytes[0] = TIME_MARK;
+        bytes.writeUIntBE(ms, 1, TIME_BYTES);
+      }
+    } else {
+      bytes = Buffer.concat([Buffer.of(UUID_MARK), Buffer.from(found.replaceAll('-', ''), 'hex')]);
+    }
+    if (!bytes) continue;
+    parts.push(Buffer.from(text.slice(from, match.index), 'utf8'), bytes);
+    from = match.index + found.length;
+  }
+  parts.push(Buffer.from(text.slice(from), 'utf8'));
+  return Buffer.concat(parts);
+}
+
+/** The JSON text of `z2:` bytes. */
+function expand(bytes: Buffer): string {
+  let text = '';
+  let from = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const mark = bytes[i];
+    if (mark !== UUID_MARK && mark !== TIME_MARK) continue;
+    text += bytes.toString('utf8', from, i);
+    if (mark === UUID_MARK) {
+      const hex = bytes.toString('hex', i + 1, i + 1 + UUID_BYTES);
+      if (hex.length !== 2 * UUID_BYTES) throw new Error('packed JSON ends inside a UUID');
+      text += `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+      i += UUID_BYTES;
+    } else {
+      if (i + TIME_BYTES >= bytes.length) throw new Error('packed JSON ends inside a timestamp');
+      text += quotedTime(bytes.readUIntBE(i + 1, TIME_BYTES));
+      i += TIME_BYTES;
+    }
+    from = i + 1;
+  }
+  return text + bytes.toString('utf8', from);
+}
+
 /** JSON text as it is kept: packed when that is shorter. */
 export function packJson(text: string): string {
-  const packed = PREFIX_V1 + deflateRawSync(Buffer.from(text, 'utf8'), { level: constants.Z_BEST_COMPRESSION, dictionary: DICTIONARY_V1 }).toString('base64').replace(/=+$/, '');
+  const packed = PREFIX_V2 + deflateRawSync(compact(text), { level: constants.Z_BEST_COMPRESSION, dictionary: DICTIONARY_V1 }).toString('base64').replace(/=+$/, '');
   return packed.length < text.length ? packed : text;
 }
 
 /** The JSON text a kept value holds, exactly as it was packed. */
 export function unpackJson(stored: string): string {
-  if (!stored.startsWith(PREFIX_V1)) return stored;
-  return inflateRawSync(Buffer.from(stored.slice(PREFIX_V1.length), 'base64'), { dictionary: DICTIONARY_V1 }).toString('utf8');
+  if (stored.startsWith(PREFIX_V2)) return expand(inflateRawSync(Buffer.from(stored.slice(PREFIX_V2.length), 'base64'), { dictionary: DICTIONARY_V1 }));
+  if (stored.startsWith(PREFIX_V1)) return inflateRawSync(Buffer.from(stored.slice(PREFIX_V1.length), 'base64'), { dictionary: DICTIONARY_V1 }).toString('utf8');
+  return stored;
 }
 
 /** `packJson` for a nullable column. */
