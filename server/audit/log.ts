@@ -12,8 +12,11 @@ import type { ActingKey, RequestOrigin } from './origin.js';
 
 /**
  * The audit trail: who changed what, through which request. One entry per change made through
- * /v1 (and per drawer opening an agent reports), chained per merchant and mode: each entry holds
- * the hash of the one before, so editing or removing one shows (shared/audit-chain.ts).
+ * /v1 (and per drawer opening an agent reports), chained per merchant and mode: each entry's hash
+ * covers the hash of the one before, so editing or removing one shows (shared/audit-chain.ts).
+ * That `prev_hash` is not stored: it is the stored hash of the entry at the seq before (entries
+ * are never deleted), read with the entry. Whoever rewrites an entry and its hash then breaks the
+ * hash of the entry after it, as a stored link would have been broken.
  *
  * Writers take their place in the chain by locking its head row first (an upsert, which holds the
  * row until commit on PostgreSQL; SQLite's transactions run one at a time), so entries of one
@@ -52,7 +55,10 @@ const moveHead = new Prepared<ChainArgs & { hash: string }, never>((db, arg) =>
 
 const readHead = new Prepared<ChainArgs, { seq: number }>((db, arg) => db.selectFrom('audit_heads').select('seq').where('merchant_id', '=', arg('merchantId')).where('mode', '=', arg('mode')));
 
-export function presentAuditEntry(row: Omit<AuditLogTable, 'hash'> & { hash?: string }): AuditEntryView {
+/** An entry as stored, with the hash of the entry before it (GENESIS_HASH before the first). */
+export type LinkedAuditRow = Omit<AuditLogTable, 'hash'> & { hash?: string; prev_hash: string };
+
+export function presentAuditEntry(row: LinkedAuditRow): AuditEntryView {
   return {
     id: row.id,
     object: 'audit_entry',
@@ -86,7 +92,7 @@ export async function recordAudit(
   const head = await takeHead.first(trx, { merchantId: scope.merchantId, mode: scope.mode, genesis: GENESIS_HASH });
   if (!head) throw new Error('the audit chain head returned no row');
   await holding?.();
-  const unhashed: Omit<AuditLogTable, 'hash'> = {
+  const stored: Omit<AuditLogTable, 'hash'> = {
     id: newReference('audit'),
     merchant_id: scope.merchantId,
     mode: scope.mode,
@@ -102,9 +108,8 @@ export async function recordAudit(
     object_id: facts.objectId,
     status: facts.status,
     details: facts.details ? JSON.stringify(facts.details) : null,
-    prev_hash: head.hash,
   };
-  const row: AuditLogTable = { ...unhashed, hash: auditEntryHash(presentAuditEntry(unhashed)) };
+  const row: AuditLogTable = { ...stored, hash: auditEntryHash(presentAuditEntry({ ...stored, prev_hash: head.hash })) };
   await insertRow(trx, 'audit_log', row);
   await moveHead.execute(trx, { merchantId: scope.merchantId, mode: scope.mode, hash: row.hash });
   return row;
@@ -229,7 +234,7 @@ export class AuditLog {
     const filtered = filters.objectId !== undefined || filters.keyId !== undefined || filters.from !== undefined || filters.to !== undefined;
     if (!filtered) {
       const total = Number((await readHead.first(db, { merchantId: scope.merchantId, mode: scope.mode }))?.seq ?? 0);
-      return seqPage(db, 'audit_log', scope, request, presentAuditEntry, total);
+      return this.#linked(scope, await seqPage(db, 'audit_log', scope, request, (row) => row, total));
     }
     let base = db.selectFrom('audit_log').where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode);
     const { objectId, keyId, from, to } = filters;
@@ -237,6 +242,28 @@ export class AuditLog {
     if (keyId !== undefined) base = base.where('key_id', '=', keyId);
     if (from !== undefined) base = base.where('created_at', '>=', from);
     if (to !== undefined) base = base.where('created_at', '<=', to);
-    return offsetPage(base, (q) => q.selectAll().orderBy('seq', 'desc'), request, presentAuditEntry);
+    return this.#linked(scope, await offsetPage(base, (q) => q.selectAll().orderBy('seq', 'desc'), request, (row) => row));
+  }
+
+  /**
+   * A page of entries presented with the hash of the entry before each: from the page itself where
+   * it holds that entry, else read by seq. An entry whose predecessor is gone (removed behind the
+   * server's back) links to nothing, which the chain's check names as a missing entry.
+   */
+  async #linked(scope: Pick<Scope, 'merchantId' | 'mode'>, page: Page<AuditLogTable>): Promise<Page<AuditEntryView>> {
+    const hashes = new Map<number, string>([[0, GENESIS_HASH]]);
+    for (const row of page.data) hashes.set(Number(row.seq), row.hash);
+    const missing = [...new Set(page.data.map((row) => Number(row.seq) - 1))].filter((seq) => !hashes.has(seq));
+    if (missing.length > 0) {
+      const rows = await this.store.db
+        .selectFrom('audit_log')
+        .select(['seq', 'hash'])
+        .where('merchant_id', '=', scope.merchantId)
+        .where('mode', '=', scope.mode)
+        .where('seq', 'in', missing)
+        .execute();
+      for (const row of rows) hashes.set(Number(row.seq), row.hash);
+    }
+    return { ...page, data: page.data.map((row) => presentAuditEntry({ ...row, prev_hash: hashes.get(Number(row.seq) - 1) ?? '' })) };
   }
 }

@@ -546,7 +546,10 @@ export interface Tables {
   store_versions: StoreVersionsTable;
 }
 
-/** One change in the audit trail (server/audit/log.ts), chained to the one before by `prev_hash`. */
+/**
+ * One change in the audit trail (server/audit/log.ts), chained to the one before: its hash covers
+ * the hash of the entry at the seq before it, read from that entry (it is not stored twice).
+ */
 export interface AuditLogTable {
   id: string;
   merchant_id: string;
@@ -570,7 +573,6 @@ export interface AuditLogTable {
   status: number;
   /** JSON of what else the entry says (a drawer opening's reason and staff). */
   details: string | null;
-  prev_hash: string;
   hash: string;
 }
 

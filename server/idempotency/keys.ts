@@ -1,6 +1,7 @@
 import { inTrace, noTelemetry, traced, type Telemetry } from '../operations/observe.js';
 import { context, trace, type Context, type Span } from '@opentelemetry/api';
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/time.js';
 import { insertRow, Prepared, updateRows } from '../db/prepared.js';
@@ -590,6 +591,8 @@ export class IdempotencyService {
       .selectFrom('idempotency_keys')
       .selectAll()
       .where('recovery_point', 'in', open)
+      // Said outright, as the partial index `idempotency_keys_open` is written, so both databases use it.
+      .where('recovery_point', '<>', sql.lit(FINISHED))
       .where('operation', 'in', [...this.#operations.keys()])
       // Backoff after a failed attempt (recovery-schedule.ts): not before it is due.
       .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)]));

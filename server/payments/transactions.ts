@@ -639,7 +639,8 @@ export class TransactionService {
     const rows = await this.store.db
       .selectFrom('transactions')
       .selectAll()
-      .where('status', 'in', ['pending', 'requires_capture'])
+      // Literals, as the partial index `transactions_open` is written, so both databases use it.
+      .where('status', 'in', [sql.lit<TransactionsTable['status']>('pending'), sql.lit<TransactionsTable['status']>('requires_capture')])
       .where('processor_payment_intent_id', 'is not', null)
       .where('synced_at', '<', now - MIN_POLL_INTERVAL_MS)
       .where(sql<boolean>`${9 * now} + created_at > 10 * synced_at`)

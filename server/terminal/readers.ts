@@ -1,5 +1,6 @@
 import { inTrace } from '../operations/observe.js';
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { DEFAULT_DAY_ENDS_AT, machineTimeZone } from '../../shared/time-zone.js';
 import type { ReaderSnapshot } from '../processor/snapshots.js';
 import type { Logger } from 'pino';
@@ -538,8 +539,9 @@ export class TerminalService {
     const stale = await this.store.db
       .selectFrom('transactions')
       .select(['id', 'merchant_id', 'mode'])
-      .where('payment_method_type', '=', 'terminal')
-      .where('status', '=', 'pending')
+      // Literals, as the partial index `transactions_terminal_pending` is written, so both databases use it.
+      .where('payment_method_type', '=', sql.lit('terminal'))
+      .where('status', '=', sql.lit('pending'))
       .where('created_at', '<', cutoff)
       .orderBy('created_at')
       .limit(SWEEP_BATCH)
