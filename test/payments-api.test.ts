@@ -162,9 +162,11 @@ describe('state transitions (spec §3)', () => {
     // The answer was kept packed, not as a second plain copy of the payment.
     const db = await openTestDb(t.dataDir);
     try {
-      const [row] = await db.all<{ response_body: string; origin: string | null }>('select response_body, origin from idempotency_keys where key = ?', key);
+      const [row] = await db.all<{ response_body: string; origin: string | null; request_id: string | null }>('select response_body, origin, request_id from idempotency_keys where key = ?', key);
       expect(row?.response_body.startsWith('z2:')).toBe(true);
+      // What only an unfinished request needs is not kept once it has its answer.
       expect(row?.origin).toBeNull();
+      expect(row?.request_id).toBeNull();
     } finally {
       await db.close();
     }

@@ -542,9 +542,10 @@ export class IdempotencyService {
     const now = this.clock.now();
     if ('final' in record) {
       const body = this.#seal(rowId, 'idempotency_keys.response_body', JSON.stringify(record.final.body), personal);
-      // The origin only tells the recovery pass whose work it finishes, and the lock's holder whose
-      // lock it is: a finished request needs neither, and a day of keys is spared keeping them.
-      return { recovery_point: FINISHED, response_status: record.final.status, response_body: body, locked_at: null, locked_by: null, updated_at: now, origin: null };
+      // The origin only tells the recovery pass whose work it finishes, the lock's holder whose lock
+      // it is, and the request id which request a give-up's log line names: a finished request
+      // needs none of them, and a day of keys is spared keeping them.
+      return { recovery_point: FINISHED, response_status: record.final.status, response_body: body, locked_at: null, locked_by: null, updated_at: now, origin: null, request_id: null };
     }
     return { recovery_point: record.next, state: this.#seal(rowId, 'idempotency_keys.state', JSON.stringify(record.state), personal), updated_at: now };
   }

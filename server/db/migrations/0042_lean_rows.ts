@@ -12,6 +12,11 @@ export async function up(db: AnyDb): Promise<void> {
   // deleted): it is read from there (server/audit/log.ts), and what it covers is unchanged.
   await db.schema.alterTable('audit_log').dropColumn('prev_hash').execute();
 
+  // An entry is looked up by the object it names together with its merchant and mode, but object
+  // ids are unique to a merchant (uuids, references): the id alone finds the few entries to check.
+  await db.schema.dropIndex('audit_log_object').execute();
+  await db.schema.createIndex('audit_log_object').on('audit_log').column('object_id').execute();
+
   // The recovery pass looks for unfinished requests only; a day of finished keys need no entry.
   await db.schema.dropIndex('idempotency_keys_open').execute();
   await db.schema
