@@ -14,8 +14,13 @@ export async function up(db: AnyDb): Promise<void> {
 
   // An entry is looked up by the object it names together with its merchant and mode, but object
   // ids are unique to a merchant (uuids, references): the id alone finds the few entries to check.
+  // (SQLite answers that filter from the chain's index, whatever this one holds: it is for PostgreSQL.)
   await db.schema.dropIndex('audit_log_object').execute();
   await db.schema.createIndex('audit_log_object').on('audit_log').column('object_id').execute();
+  // Likewise a key belongs to one merchant; its mode stays, so that SQLite's planner, which has no
+  // statistics, still prefers this index to the chain's (merchant, mode, seq).
+  await db.schema.dropIndex('audit_log_key').execute();
+  await db.schema.createIndex('audit_log_key').on('audit_log').columns(['key_id', 'mode', 'seq']).execute();
 
   // The recovery pass looks for unfinished requests only; a day of finished keys need no entry.
   await db.schema.dropIndex('idempotency_keys_open').execute();
