@@ -3,7 +3,7 @@ import { constants, deflateRawSync, inflateRawSync } from 'node:zlib';
 /**
  * JSON kept compactly in the store: the event log's data and idempotent requests' state, origin and
  * stored answer. Most of a stored payment is the same field names and nulls in every row, so the
- * text is deflated against a preset dictionary of those (a payment of ~1,150 bytes packs to ~190
+ * text is deflated against a preset dictionary of those (a payment of ~1,120 bytes packs to ~185
  * characters) and kept as text, so that both stores keep their column types and a value can still
  * be sealed (server/db/encryption.ts) after it is packed. Deflate is lossless: unpacking gives back
  * the very text that was packed, so an event or a replayed answer reads byte for byte as written.
