@@ -17,8 +17,8 @@ import { constants, deflateRawSync, inflateRawSync } from 'node:zlib';
  * 16 bytes, and each quoted UTC timestamp (`"2026-11-27T05:36:57.490+00:00"`, the API's form)
  * replaced by TIME_MARK and its epoch milliseconds in 6 bytes. Neither mark byte occurs in UTF-8,
  * and a timestamp is replaced only where it is written exactly as it is given back, so the text
- * unpacked is the text packed. Its bytes are then written 13 bits to two characters of BASE91, a
- * twelfth shorter than base64 (four characters for 24 bits).
+ * unpacked is the text packed. Its bytes are then written 13 bits to two characters of BASE91,
+ * 8% shorter than base64 (four characters for 24 bits).
  *
  * Anything else is JSON stored as it is (values written before packing, and values that would not
  * shrink); JSON text never starts with `z`.
