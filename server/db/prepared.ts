@@ -215,7 +215,7 @@ export class PreparedLists<A extends object, L extends string, R> {
     this.#build = build;
   }
 
-  execute(db: Executor, args: A, lists: Readonly<Record<L, readonly unknown[]>>): Promise<QueryResult<R>> {
+  async execute(db: Executor, args: A, lists: Readonly<Record<L, readonly unknown[]>>): Promise<QueryResult<R>> {
     let key = '';
     for (const name of Object.keys(lists).sort() as L[]) {
       const items = lists[name];
