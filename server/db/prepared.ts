@@ -19,11 +19,29 @@ interface Compiled {
   readonly sql: string;
   readonly query: RootOperationNode;
   readonly isSelect: boolean;
-  /** For each bound parameter: the argument it takes, or a constant the builder added. */
-  readonly slots: readonly ({ arg: string } | { value: unknown })[];
+  /** For each bound parameter: the argument it takes, an item of a list argument, or a constant the builder added. */
+  readonly slots: readonly ({ arg: string } | { list: string; index: number } | { value: unknown })[];
 }
 
 const MARK = '\u0000pos-arg:';
+/** A list item's placeholder: `${LIST_MARK}${index}:${name}`. */
+const LIST_MARK = '\u0000pos-list:';
+
+function slotOf(parameter: unknown): Compiled['slots'][number] {
+  if (typeof parameter !== 'string') return { value: parameter };
+  if (parameter.startsWith(MARK)) return { arg: parameter.slice(MARK.length) };
+  if (parameter.startsWith(LIST_MARK)) {
+    const rest = parameter.slice(LIST_MARK.length);
+    const colon = rest.indexOf(':');
+    return { list: rest.slice(colon + 1), index: Number(rest.slice(0, colon)) };
+  }
+  return { value: parameter };
+}
+
+/** Placeholders for the first `length` items of the list argument `name`. */
+function listPlaceholders(name: string, length: number): never[] {
+  return Array.from({ length }, (_, i) => `${LIST_MARK}${i}:${name}` as never);
+}
 
 /**
  * Runs a read at once on the database itself, or answers undefined when it can't now. SQLite's
@@ -58,19 +76,27 @@ export class Prepared<A extends object, R> {
         sql: query.sql,
         query: query.query,
         isSelect: query.query.kind === 'SelectQueryNode',
-        slots: query.parameters.map((p) => (typeof p === 'string' && p.startsWith(MARK) ? { arg: p.slice(MARK.length) } : { value: p })),
+        slots: query.parameters.map(slotOf),
       };
       this.#compiled.set(adapter, compiled);
     }
     return compiled;
   }
 
-  async execute(db: Executor, args: A): Promise<QueryResult<R>> {
+  /**
+   * `lists` holds the list arguments of a query built with list placeholders (`PreparedLists`,
+   * `insertRows`); an item past a list's end takes the list's last item.
+   */
+  async execute(db: Executor, args: A, lists?: Readonly<Record<string, readonly unknown[]>>): Promise<QueryResult<R>> {
     const { sql, query, slots, isSelect } = this.#compile(db);
     const parameters = slots.map((slot) => {
-      if (!('arg' in slot)) return slot.value;
-      const value = (args as Record<string, unknown>)[slot.arg];
-      if (value === undefined) throw new Error(`prepared query: no value for ${slot.arg}`);
+      if ('value' in slot) return slot.value;
+      let value: unknown;
+      if ('list' in slot) {
+        const items = lists?.[slot.list];
+        value = items?.[Math.min(slot.index, items.length - 1)];
+      } else value = (args as Record<string, unknown>)[slot.arg];
+      if (value === undefined) throw new Error(`prepared query: no value for ${'arg' in slot ? slot.arg : slot.list}`);
       return value;
     });
     if (isSelect) {
@@ -161,4 +187,80 @@ export async function findScoped<T extends ScopedTable>(
     return (lock ? query.forUpdate() : query) as unknown as Compilable<Tables[T]>;
   });
   return find.first(db, { 'w:merchant_id': scope.merchantId, 'w:mode': scope.mode, 'w:value': value });
+}
+
+/**
+ * The length a bound list is compiled for: the next power of two. A list bound one parameter per
+ * item (`IN (…)`, the rows of a multi-row INSERT) makes a new SQL text for every length, and with
+ * it a new Kysely compilation and a new SQLite statement; rounded up, a list of up to 512 items
+ * takes one of ten lengths, each compiled once.
+ */
+export function listLength(n: number): number {
+  let length = 1;
+  while (length < n) length *= 2;
+  return length;
+}
+
+/**
+ * A `Prepared` query with lists in it, compiled once per rounded length of each list. Each list is
+ * padded by repeating its last item, which an `IN` list matches no more rows for; a list must not
+ * be empty (`IN ()` is no SQL) and must be one an `IN` takes: rows to insert go to `insertRows`.
+ */
+export class PreparedLists<A extends object, L extends string, R> {
+  readonly #build: (db: Db, arg: <K extends keyof A & string>(name: K) => A[K], list: (name: L) => never[]) => Compilable<R>;
+  /** By the rounded length of each list. */
+  readonly #byLengths = new Map<string, Prepared<A, R>>();
+
+  constructor(build: (db: Db, arg: <K extends keyof A & string>(name: K) => A[K], list: (name: L) => never[]) => Compilable<R>) {
+    this.#build = build;
+  }
+
+  async execute(db: Executor, args: A, lists: Readonly<Record<L, readonly unknown[]>>): Promise<QueryResult<R>> {
+    let key = '';
+    for (const name of Object.keys(lists).sort() as L[]) {
+      const items = lists[name];
+      if (items.length === 0) throw new Error(`prepared query: the list ${name} is empty`);
+      key += `${name}:${listLength(items.length)},`;
+    }
+    let prepared = this.#byLengths.get(key);
+    if (!prepared) {
+      prepared = new Prepared<A, R>((d, arg) => this.#build(d, arg, (name) => listPlaceholders(name, listLength(lists[name].length))));
+      this.#byLengths.set(key, prepared);
+    }
+    return prepared.execute(db, args, lists);
+  }
+
+  /** Rows an UPDATE, DELETE or INSERT touched. */
+  async affected(db: Executor, args: A, lists: Readonly<Record<L, readonly unknown[]>>): Promise<number> {
+    return Number((await this.execute(db, args, lists)).numAffectedRows ?? 0n);
+  }
+}
+
+/**
+ * Rows per multi-row INSERT at most: 128 rows of 15 columns bind 1,920 parameters, far below
+ * SQLite's limit (32,766) and PostgreSQL's (65,535).
+ */
+const INSERT_ROWS = 128;
+
+/**
+ * Inserts rows of the same columns in few statements: in chunks whose sizes are powers of two (a
+ * hundred rows go as 64 + 32 + 4), so each chunk size is compiled once.
+ */
+export async function insertRows<T extends keyof Tables & string>(db: Executor, table: T, rows: readonly Tables[T][]): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = definedColumns(rows[0] as unknown as Record<string, unknown>);
+  let done = 0;
+  while (done < rows.length) {
+    const left = rows.length - done;
+    let size = Math.min(INSERT_ROWS, listLength(left));
+    if (size > left) size /= 2;
+    const chunk = rows.slice(done, done + size) as unknown as Record<string, unknown>[];
+    const insert = shaped<never>(`insert\u0000${table}\u0000${columns.join(',')}\u0000${size}`, (d) => {
+      const placeholders = columns.map((c) => listPlaceholders(c, size));
+      return d.insertInto(table).values(Array.from({ length: size }, (_, i) => Object.fromEntries(columns.map((c, j) => [c, placeholders[j]![i]]))) as never);
+    });
+    // One list per column: the statement takes row i's value of column c as item i of list c.
+    await insert.execute(db, {}, Object.fromEntries(columns.map((c) => [c, chunk.map((row) => row[c])])));
+    done += size;
+  }
 }

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { seedSqliteDataDir } from '../../test/helpers/template.js';
 import { tempDir } from '../../test/helpers/tmp.js';
 import { POS_VERSION } from '../../shared/version.js';
-import { Prepared } from './prepared.js';
+import { insertRows, Prepared, PreparedLists } from './prepared.js';
 import { openSqliteStore, type BatchReport } from './sqlite.js';
 import type { Executor, Store } from './store.js';
 
@@ -247,6 +247,33 @@ describe('SQLite store group commit', () => {
     await passing;
     expect(await rolledBack).toBeUndefined();
     expect(await committed).toEqual({ v: 3 });
+  });
+
+  it('inserts rows in chunks of any count, each row once with its own values', async () => {
+    // 300 rows go as 128 + 128 + 32 + 8 + 4: chunks of several compiled sizes, all in one unit.
+    const rows = Array.from({ length: 300 }, (_, i) => ({ name: `lease-${i}`, holder: i % 2 === 0 ? 'even' : 'odd', expires_at: 1_000 + i }));
+    await store.transaction((trx) => insertRows(trx, 'leases', rows));
+    const stored = await store.db.selectFrom('leases').select(['name', 'holder', 'expires_at']).where('name', 'like', 'lease-%').execute();
+    expect(stored.sort((a, b) => a.expires_at - b.expires_at)).toEqual(rows);
+  });
+
+  it('matches a padded IN list exactly as the list given, whatever its length', async () => {
+    await store.transaction(async (trx) => {
+      for (let i = 0; i < 20; i++) await put(trx, `k${i}`, i);
+    });
+    const sumOf = new PreparedLists<{ min: number }, 'keys', { n: number }>((db, arg, list) =>
+      (db as unknown as Kysely<Scratch>)
+        .selectFrom('kv')
+        .select((eb) => eb.fn.count<number>('v').as('n'))
+        .where('k', 'in', list('keys'))
+        .where('v', '>=', arg('min')),
+    );
+    // 5 keys bind as 8 (the last repeated), 3 as 4, 1 as 1: each counts only the rows it names.
+    expect((await sumOf.execute(store.db, { min: 0 }, { keys: ['k1', 'k2', 'k3', 'k4', 'k5'] })).rows[0]?.n).toBe(5);
+    expect((await sumOf.execute(store.db, { min: 0 }, { keys: ['k1', 'k2', 'missing'] })).rows[0]?.n).toBe(2);
+    expect((await sumOf.execute(store.db, { min: 2 }, { keys: ['k1', 'k2', 'k3'] })).rows[0]?.n).toBe(2);
+    expect((await sumOf.execute(store.db, { min: 0 }, { keys: ['k19'] })).rows[0]?.n).toBe(1);
+    await expect(sumOf.execute(store.db, { min: 0 }, { keys: [] })).rejects.toThrow('empty');
   });
 
   it('keeps committed data across closing and reopening', async () => {

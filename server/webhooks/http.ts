@@ -22,6 +22,28 @@ const agents = {
   publicOnly: { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) },
 };
 
+/**
+ * An endpoint's URL as parsed and judged, by rule and URL: a worker sends to a few endpoints many
+ * times, and parsing each URL twice per request is wasted work. The judgement depends only on the
+ * URL's text and the rule (a name's addresses are checked at connect time, never cached); past this
+ * many URLs the cache simply starts over.
+ */
+const JUDGED_URLS = 1_000;
+type Judged = { refused: string } | { target: URL };
+const judged = new Map<string, Judged>();
+
+function judge(url: string, rule: EndpointRule): Judged {
+  const key = `${rule.publicOnly ? 'p' : '-'}${rule.httpsOnly ? 's' : '-'}${url}`;
+  let entry = judged.get(key);
+  if (!entry) {
+    const refused = refuseUrl(url, rule);
+    entry = refused ? { refused: refused.why } : { target: new URL(url) };
+    if (judged.size >= JUDGED_URLS) judged.clear();
+    judged.set(key, entry);
+  }
+  return entry;
+}
+
 /** Longest error text kept per attempt: enough for a message, not for a receiver's HTML page. */
 const MAX_ERROR_LENGTH = 300;
 
@@ -44,8 +66,9 @@ function describe(err: unknown, timeoutMs: number, timedOut: boolean): string {
 export function postWebhook(url: string, headers: Record<string, string>, body: string, timeoutMs: number, rule: EndpointRule, signal?: AbortSignal): Promise<PostResult> {
   const started = performance.now();
   const elapsed = () => performance.now() - started;
-  const refused = refuseUrl(url, rule);
-  if (refused) return Promise.resolve({ statusCode: null, latencyMs: 0, error: `url ${refused.why}` });
+  const judgement = judge(url, rule);
+  if ('refused' in judgement) return Promise.resolve({ statusCode: null, latencyMs: 0, error: `url ${judgement.refused}` });
+  const { target } = judgement;
   return new Promise<PostResult>((resolve) => {
     let settled = false;
     let timedOut = false;
@@ -56,7 +79,6 @@ export function postWebhook(url: string, headers: Record<string, string>, body: 
       signal?.removeEventListener('abort', onAbort);
       resolve(result);
     };
-    const target = new URL(url);
     const req = (target.protocol === 'https:' ? https : http).request(target, {
       method: 'POST',
       agent: agents[rule.publicOnly ? 'publicOnly' : 'open'][target.protocol as 'http:' | 'https:'],

@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import { timeOrderedUuid } from '../../shared/ids.js';
 import { toIsoTimestamp, type Clock } from '../../shared/time.js';
-import type { Mode, WebhookDeliveriesTable } from '../db/schema.js';
-import type { Executor, Store, Trx } from '../db/store.js';
+import type { EventsTable, Mode, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/schema.js';
+import type { Db, Executor, Store, Trx } from '../db/store.js';
 import { notifyOnCommit } from '../db/notify.js';
+import { insertRows, PreparedLists } from '../db/prepared.js';
 import { filterMatches, presentEndpoint } from './endpoints.js';
-import { eventData, eventMode, eventRequest, recordEvent } from './outbox.js';
+import { eventData, eventDataText, eventMode, eventRequest, recordEvent } from './outbox.js';
 import type { Logger } from 'pino';
 import { noMetrics, type Metrics } from '../operations/metrics.js';
 import type { FieldCipher } from '../db/encryption.js';
@@ -25,8 +26,6 @@ import { nextAttemptAt, retryWindow } from './schedule.js';
 const FANOUT_BATCH = 500;
 /** Merchant-and-mode pairs looked at per fan-out pass. */
 const FANOUT_SCOPES = 100;
-/** Rows per INSERT: well under SQLite's bound-parameter limit at 15 columns a row. */
-const INSERT_CHUNK = 100;
 /**
  * Candidates read per claim for each free slot: some are held back by ordering or by a busy
  * endpoint, and reading a few more avoids a second round trip.
@@ -77,9 +76,14 @@ export function isSuccess(statusCode: number | null): boolean {
   return statusCode !== null && statusCode >= 200 && statusCode < 300;
 }
 
-/** The body of every delivery of an event: `{id, type, created_at, request, data}`. */
+/**
+ * The body of every delivery of an event: `{id, type, created_at, request, data}`. The stored data
+ * is JSON.stringify's own text (server/webhooks/outbox.ts), so it goes in as it is: parsing it only
+ * to write it out again gives back the same text, at a cost per delivery.
+ */
 export function eventBody(row: { id: string; type: string; created_at: number; data: string; request_id: string | null; idempotency_key: string | null }, cipher: FieldCipher): string {
-  return JSON.stringify({ id: row.id, type: row.type, created_at: toIsoTimestamp(row.created_at), request: eventRequest(row), data: eventData(cipher, row) });
+  const head = JSON.stringify({ id: row.id, type: row.type, created_at: toIsoTimestamp(row.created_at), request: eventRequest(row) });
+  return `${head.slice(0, -1)},"data":${eventDataText(cipher, row)}}`;
 }
 
 /**
@@ -88,14 +92,28 @@ export function eventBody(row: { id: string; type: string; created_at: number; d
  */
 const SECRET_CACHE_ENDPOINTS = 1_000;
 
-/** Ids per `IN (...)` list: well under SQLite's bound-parameter limit, and short statements for PostgreSQL. */
-const IN_CHUNK = 500;
+/**
+ * Ids per `IN (...)` list: well under SQLite's bound-parameter limit, and short statements for
+ * PostgreSQL; a power of two, the longest length lists are compiled at (server/db/prepared.ts).
+ */
+const IN_CHUNK = 512;
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
+
+/** A claimed delivery as read: what it is sent with, from its endpoint and its event. */
+type ClaimedRow = Pick<WebhookDeliveriesTable, 'endpoint_id' | 'object_id' | 'manual' | 'attempts'> &
+  Pick<WebhookEndpointsTable, 'url' | 'mode' | 'secret' | 'previous_secret' | 'previous_secret_expires_at'> &
+  Pick<EventsTable, 'type' | 'created_at' | 'data' | 'request_id' | 'idempotency_key'> & { delivery_id: string; event_id: string };
+
+interface CandidateArgs {
+  now: number;
+  limit: number;
+}
+type Candidate = Pick<WebhookDeliveriesTable, 'id' | 'endpoint_id' | 'object_id' | 'event_seq' | 'manual'>;
 
 /** Completed deliveries whose successors may go now: object ids by endpoint. */
 type Finished = Map<string, Set<string>>;
@@ -122,6 +140,94 @@ interface Disabled {
 export class WebhookQueue {
   /** Decrypted secrets by endpoint, valid while the stored ciphertexts are the same (a roll changes them). */
   readonly #secrets = new Map<string, { sealed: string; previous: string | null; secret: string; previousSecret: string | null }>();
+
+  /*
+   * The statements every pass runs, compiled once (per length of their lists) instead of built for
+   * each pass: for a backlog, building them cost more than SQLite took to run them.
+   */
+
+  /** Due deliveries to active endpoints, oldest due first, locked on PostgreSQL. */
+  readonly #candidatesQuery = (db: Db, arg: <K extends keyof CandidateArgs>(name: K) => CandidateArgs[K]) =>
+    db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .select(['d.id', 'd.endpoint_id', 'd.object_id', 'd.event_seq', 'd.manual'])
+      .where('d.status', '=', 'pending')
+      .where('d.next_attempt_at', '<=', arg('now'))
+      .where('e.status', '=', 'active')
+      .orderBy('d.next_attempt_at')
+      .limit(arg('limit'))
+      .$if(this.store.dialect === 'postgres', (qb) => qb.forUpdate('d').skipLocked());
+  readonly #candidates = new PreparedLists<CandidateArgs, never, Candidate>((db, arg) => this.#candidatesQuery(db, arg));
+  /** The same, leaving out the `busy` endpoints. */
+  readonly #candidatesNotBusy = new PreparedLists<CandidateArgs, 'busy', Candidate>((db, arg, list) => this.#candidatesQuery(db, arg).where('d.endpoint_id', 'not in', list('busy')));
+
+  readonly #firstPendingOf = new PreparedLists<object, 'endpoints' | 'objects', { endpoint_id: string; object_id: string | null; first_seq: number }>((db, _arg, list) =>
+    db
+      .selectFrom('webhook_deliveries')
+      .select(['endpoint_id', 'object_id', (eb) => eb.fn.min('event_seq').as('first_seq')])
+      .where('status', '=', 'pending')
+      .where('manual', '=', 0)
+      .where('endpoint_id', 'in', list('endpoints'))
+      .where('object_id', 'in', list('objects'))
+      .groupBy(['endpoint_id', 'object_id']),
+  );
+
+  /** Pushes deliveries' next attempt to `at`; with `claimedAt`, leases them (claimed_at is then not null). */
+  readonly #postpone = new PreparedLists<{ at: number }, 'ids', never>((db, arg, list) => db.updateTable('webhook_deliveries').set({ next_attempt_at: arg('at') }).where('id', 'in', list('ids')));
+  readonly #lease = new PreparedLists<{ at: number; claimedAt: number }, 'ids', never>((db, arg, list) =>
+    db.updateTable('webhook_deliveries').set({ claimed_at: arg('claimedAt'), next_attempt_at: arg('at') }).where('id', 'in', list('ids')),
+  );
+
+  /** What a claimed delivery is sent with: its endpoint and its event. */
+  readonly #claimedRows = new PreparedLists<object, 'ids', ClaimedRow>((db, _arg, list) =>
+    db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .innerJoin('events as v', 'v.id', 'd.event_id')
+      .select([
+        'd.id as delivery_id',
+        'd.endpoint_id',
+        'd.object_id',
+        'd.manual',
+        'd.attempts',
+        'e.url',
+        'e.mode',
+        'e.secret',
+        'e.previous_secret',
+        'e.previous_secret_expires_at',
+        'v.id as event_id',
+        'v.type',
+        'v.created_at',
+        'v.data',
+        'v.request_id',
+        'v.idempotency_key',
+      ])
+      .where('d.id', 'in', list('ids')),
+  );
+
+  readonly #markDelivered = new PreparedLists<{ attempts: number; statusCode: number | null; error: string | null; now: number }, 'ids', never>((db, arg, list) =>
+    db
+      .updateTable('webhook_deliveries')
+      .set({ attempts: arg('attempts'), claimed_at: null, last_status_code: arg('statusCode'), last_error: arg('error'), updated_at: arg('now'), status: 'delivered', completed_at: arg('now') })
+      .where('id', 'in', list('ids')),
+  );
+
+  readonly #notFailing = new PreparedLists<object, 'ids', never>((db, _arg, list) =>
+    db.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', 'in', list('ids')).where('failing_since', 'is not', null),
+  );
+
+  readonly #wakeSuccessorsStatement = new PreparedLists<{ endpointId: string; now: number }, 'objects', never>((db, arg, list) =>
+    db
+      .updateTable('webhook_deliveries')
+      .set({ next_attempt_at: arg('now') })
+      .where('endpoint_id', '=', arg('endpointId'))
+      .where('object_id', 'in', list('objects'))
+      .where('status', '=', 'pending')
+      .where('manual', '=', 0)
+      .where('attempts', '=', 0)
+      .where('claimed_at', 'is', null),
+  );
 
   constructor(
     private readonly store: Store,
@@ -199,7 +305,7 @@ export class WebhookQueue {
         }
       }
     }
-    for (let i = 0; i < rows.length; i += INSERT_CHUNK) await trx.insertInto('webhook_deliveries').values(rows.slice(i, i + INSERT_CHUNK)).execute();
+    await insertRows(trx, 'webhook_deliveries', rows);
     if (lastSeq > from) await trx.updateTable('webhook_cursors').set({ last_seq: lastSeq }).where('merchant_id', '=', merchantId).where('mode', '=', mode).execute();
     return rows.length;
   }
@@ -276,18 +382,8 @@ export class WebhookQueue {
 
   async #claimIn(trx: Trx, { slots, busy, held, limitOf, leaseMs }: ClaimRequest): Promise<ClaimedDelivery[]> {
     const now = this.clock.now();
-    const candidates = await trx
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .select(['d.id', 'd.endpoint_id', 'd.object_id', 'd.event_seq', 'd.manual'])
-      .where('d.status', '=', 'pending')
-      .where('d.next_attempt_at', '<=', now)
-      .where('e.status', '=', 'active')
-      .$if(busy.size > 0, (qb) => qb.where('d.endpoint_id', 'not in', [...busy]))
-      .orderBy('d.next_attempt_at')
-      .limit(slots * CANDIDATES_PER_SLOT)
-      .$if(this.store.dialect === 'postgres', (qb) => qb.forUpdate('d').skipLocked())
-      .execute();
+    const args = { now, limit: slots * CANDIDATES_PER_SLOT };
+    const { rows: candidates } = busy.size > 0 ? await this.#candidatesNotBusy.execute(trx, args, { busy: [...busy] }) : await this.#candidates.execute(trx, args, {});
     if (candidates.length === 0) return [];
 
     const taken: string[] = [];
@@ -322,33 +418,10 @@ export class WebhookQueue {
     }
     // Held back by an earlier event: woken when that one completes (see #wakeSuccessors); the
     // lease-length recheck is only a safety net.
-    if (waiting.length > 0) await trx.updateTable('webhook_deliveries').set({ next_attempt_at: now + leaseMs }).where('id', 'in', waiting).execute();
+    if (waiting.length > 0) await this.#postpone.execute(trx, { at: now + leaseMs }, { ids: waiting });
     if (taken.length === 0) return [];
-    await trx.updateTable('webhook_deliveries').set({ claimed_at: now, next_attempt_at: now + leaseMs }).where('id', 'in', taken).execute();
-    const rows = await trx
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .innerJoin('events as v', 'v.id', 'd.event_id')
-      .select([
-        'd.id as delivery_id',
-        'd.endpoint_id',
-        'd.object_id',
-        'd.manual',
-        'd.attempts',
-        'e.url',
-        'e.mode',
-        'e.secret',
-        'e.previous_secret',
-        'e.previous_secret_expires_at',
-        'v.id as event_id',
-        'v.type',
-        'v.created_at',
-        'v.data',
-        'v.request_id',
-        'v.idempotency_key',
-      ])
-      .where('d.id', 'in', taken)
-      .execute();
+    await this.#lease.execute(trx, { at: now + leaseMs, claimedAt: now }, { ids: taken });
+    const { rows } = await this.#claimedRows.execute(trx, {}, { ids: taken });
     const byId = new Map(rows.map((r) => [r.delivery_id, r]));
     return taken.flatMap((id) => {
       const r = byId.get(id);
@@ -380,15 +453,11 @@ export class WebhookQueue {
     const firstPending = new Map<string, number>();
     const ordered = candidates.filter((c) => !c.manual && c.object_id !== null);
     if (ordered.length === 0) return firstPending;
-    const heads = await trx
-      .selectFrom('webhook_deliveries')
-      .select(['endpoint_id', 'object_id', (eb) => eb.fn.min('event_seq').as('first_seq')])
-      .where('status', '=', 'pending')
-      .where('manual', '=', 0)
-      .where('endpoint_id', 'in', [...new Set(ordered.map((c) => c.endpoint_id))])
-      .where('object_id', 'in', [...new Set(ordered.map((c) => c.object_id as string))])
-      .groupBy(['endpoint_id', 'object_id'])
-      .execute();
+    const { rows: heads } = await this.#firstPendingOf.execute(
+      trx,
+      {},
+      { endpoints: [...new Set(ordered.map((c) => c.endpoint_id))], objects: [...new Set(ordered.map((c) => c.object_id as string))] },
+    );
     for (const h of heads) firstPending.set(`${h.endpoint_id}|${h.object_id}`, h.first_seq);
     return firstPending;
   }
@@ -459,12 +528,11 @@ export class WebhookQueue {
 
   /** Successful attempts, the common case, in a few statements for the whole batch. */
   async #recordDelivered(trx: Trx, outcomes: readonly AttemptOutcome[], now: number, finished: Finished): Promise<void> {
-    for (const part of chunks(outcomes, INSERT_CHUNK)) {
-      await trx
-        .insertInto('webhook_attempts')
-        .values(part.map((o) => this.#attemptRow(o)))
-        .execute();
-    }
+    await insertRows(
+      trx,
+      'webhook_attempts',
+      outcomes.map((o) => this.#attemptRow(o)),
+    );
     const groups = new Map<string, { attempts: number; statusCode: number | null; error: string | null; ids: string[] }>();
     for (const o of outcomes) {
       const attempts = o.delivery.attempts + 1;
@@ -474,26 +542,20 @@ export class WebhookQueue {
       groups.set(key, group);
     }
     for (const g of groups.values()) {
-      for (const part of chunks(g.ids, IN_CHUNK)) {
-        await trx
-          .updateTable('webhook_deliveries')
-          .set({ attempts: g.attempts, claimed_at: null, last_status_code: g.statusCode, last_error: g.error, updated_at: now, status: 'delivered', completed_at: now })
-          .where('id', 'in', part)
-          .execute();
-      }
+      for (const part of chunks(g.ids, IN_CHUNK)) await this.#markDelivered.execute(trx, { attempts: g.attempts, statusCode: g.statusCode, error: g.error, now }, { ids: part });
     }
     const endpoints = [...new Set(outcomes.map((o) => o.delivery.endpointId))];
-    await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', 'in', endpoints).where('failing_since', 'is not', null).execute();
+    for (const part of chunks(endpoints, IN_CHUNK)) await this.#notFailing.execute(trx, {}, { ids: part });
     for (const { delivery: d } of outcomes) finish(finished, d);
     for (const [endpointId, objectIds] of finished) {
       for (const part of chunks([...objectIds], IN_CHUNK)) await this.#wakeSuccessorsOf(trx, endpointId, part, now);
     }
   }
 
-  #attemptRow(o: AttemptOutcome) {
+  #attemptRow(o: AttemptOutcome): WebhookAttemptsTable {
     const d = o.delivery;
     return {
-      id: randomUUID(),
+      id: timeOrderedUuid(o.attemptedAt),
       delivery_id: d.deliveryId,
       event_id: d.eventId,
       endpoint_id: d.endpointId,
@@ -598,23 +660,13 @@ export class WebhookQueue {
    * committed matches, and a claim about to make it wait has not committed yet.
    */
   async #wakeSuccessorsOf(db: Executor, endpointId: string, objectIds: readonly string[], now: number): Promise<number> {
-    const result = await db
-      .updateTable('webhook_deliveries')
-      .set({ next_attempt_at: now })
-      .where('endpoint_id', '=', endpointId)
-      .where('object_id', 'in', objectIds)
-      .where('status', '=', 'pending')
-      .where('manual', '=', 0)
-      .where('attempts', '=', 0)
-      .where('claimed_at', 'is', null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows);
+    return this.#wakeSuccessorsStatement.affected(db, { endpointId, now }, { objects: objectIds });
   }
 }
 
 export function newDelivery(eventId: string, endpointId: string, objectId: string | null, seq: number, manual: boolean, now: number): WebhookDeliveriesTable {
   return {
-    id: randomUUID(),
+    id: timeOrderedUuid(now),
     event_id: eventId,
     endpoint_id: endpointId,
     object_id: objectId,

@@ -32,12 +32,27 @@ export const DEFAULT_PER_ENDPOINT = 8;
 const LEASE_MARGIN_MS = 5_000;
 
 /**
- * An endpoint that answered its last delivery with a 2xx gets this many times its in-flight limit
- * claimed at once: the next requests go out the moment earlier ones are answered, and one commit
- * stores and claims several rounds instead of one. A failing or new endpoint gets only its
+ * An endpoint that answered its last delivery with a 2xx gets up to this many times its in-flight
+ * limit claimed at once: the next requests go out the moment earlier ones are answered, and one
+ * commit stores and claims several rounds instead of one. How many rounds it gets is what its
+ * answers' latency lets it send within half of READY_WAIT_MS, so a slow endpoint is not given more
+ * than it can send before its claims must be given back. A failing or new endpoint gets only its
  * in-flight limit, so nothing waits behind a receiver that is down.
  */
-const CLAIM_AHEAD = 16;
+const CLAIM_AHEAD = 32;
+
+/**
+ * An endpoint's latency is followed as a moving average with this weight for the newest answer:
+ * a few dozen answers make it, so one slow answer does not shrink what is claimed ahead.
+ */
+const LATENCY_WEIGHT = 1 / 16;
+
+/**
+ * More is claimed for an endpoint once fewer than this share of what it may hold is left to send:
+ * a pass takes a few milliseconds, and the deliveries still waiting keep its requests going
+ * meanwhile, where claiming only when nearly nothing is left would leave the receiver idle.
+ */
+const REFILL_SHARE = 1 / 4;
 
 /**
  * How long a delivery claimed ahead may wait for a free slot: its lease is this much longer, and a
@@ -88,8 +103,8 @@ export class WebhookWorker {
   /** Claimed, not yet sent, by endpoint, in the order claimed. */
   readonly #ready = new Map<string, ClaimedDelivery[]>();
   #readyCount = 0;
-  /** Endpoints whose last attempt here succeeded: they may have more claimed ahead. */
-  readonly #healthy = new Set<string>();
+  /** Endpoints whose last attempt here succeeded, with their answers' average latency (ms): they may have more claimed ahead. */
+  readonly #healthy = new Map<string, number>();
   #outcomes: AttemptOutcome[] = [];
   /** Claimed deliveries not sent after all, given back with the next pass. */
   #released: ClaimedDelivery[] = [];
@@ -198,7 +213,16 @@ export class WebhookWorker {
   }
 
   #limitOf(endpointId: string): number {
-    return this.#healthy.has(endpointId) ? this.#perEndpointLimit * CLAIM_AHEAD : this.#perEndpointLimit;
+    const latency = this.#healthy.get(endpointId);
+    if (latency === undefined) return this.#perEndpointLimit;
+    // One round of the endpoint's in-flight limit goes out per latency.
+    const rounds = Math.floor(READY_WAIT_MS / 2 / Math.max(latency, 1));
+    return this.#perEndpointLimit * Math.min(CLAIM_AHEAD, Math.max(1, rounds));
+  }
+
+  /** Claimed deliveries an endpoint may have left waiting before more are claimed for it. */
+  #refillBelow(endpointId: string): number {
+    return Math.max(this.#perEndpointLimit, Math.floor(this.#limitOf(endpointId) * REFILL_SHARE));
   }
 
   /** Deliveries held per endpoint: in flight plus claimed and waiting. */
@@ -244,7 +268,7 @@ export class WebhookWorker {
   /** Stores outcomes at once, or soon while the endpoint has more to send anyway. */
   #recordSoon(endpointId: string, now: boolean): void {
     const ready = this.#ready.get(endpointId)?.length ?? 0;
-    if (now || this.#outcomes.length >= RECORD_BATCH || ready < this.#perEndpointLimit || this.#released.length > 0) {
+    if (now || this.#outcomes.length >= RECORD_BATCH || ready < this.#refillBelow(endpointId) || this.#released.length > 0) {
       this.nudge();
       return;
     }
@@ -308,8 +332,9 @@ export class WebhookWorker {
         retryAfterMs: parseRetryAfter(result.retryAfter, this.clock.now()),
       });
       if (delivered) {
-        if (this.#healthy.size >= HEALTHY_ENDPOINTS) this.#healthy.clear();
-        this.#healthy.add(delivery.endpointId);
+        const latency = this.#healthy.get(delivery.endpointId);
+        if (latency === undefined && this.#healthy.size >= HEALTHY_ENDPOINTS) this.#healthy.clear();
+        this.#healthy.set(delivery.endpointId, latency === undefined ? result.latencyMs : latency + (result.latencyMs - latency) * LATENCY_WEIGHT);
       } else {
         // A failing endpoint sends nothing more until its failure is stored (and maybe disables it).
         this.#healthy.delete(delivery.endpointId);
