@@ -10,7 +10,7 @@ The instrumentation overhead alone (the same measurement npm run bench makes): a
 with metrics and OTLP traces and one with metrics alone, side by side, short rounds alternating
 between them.
 
-  --sets <n>            sets of rounds (one on each server) per scenario (default ${DEFAULT_SETS})
+  --sets <n>            sets, each on three servers started for it, with one round on each per scenario (default ${DEFAULT_SETS})
   --round <s>           seconds per round (default ${DEFAULT_ROUND_SECONDS})
   --warmup <s>          unmeasured seconds on each server before a scenario (default 2)
   --connections <n>     concurrent connections (default 50)

@@ -12,9 +12,10 @@ import { runWrk, type WrkRequest } from './wrk.js';
  * `pos server`s from the same build run side by side on the same CPU: one plain, one recording
  * every metric (scraped off its own listener) and exporting a span tree per request by OTLP to a
  * collector that accepts and drops them, and one with the metrics alone (what an operator who
- * scrapes /metrics and sends no traces pays). Short rounds alternate between them in the order
- * A B C C B A, so a machine that speeds up or slows down during the run weighs on all alike; each
- * set of neighbouring rounds gives one ratio per instrumented server. Two figures per scenario and
+ * scrapes /metrics and sends no traces pays). Each set starts three such servers of its own and
+ * runs short rounds alternating between them, in the order A B C, then C B A in the next set, so a
+ * machine that speeds up or slows down during the run weighs on all alike; each set gives one ratio
+ * per instrumented server and scenario. Two figures per scenario and
  * server, each the median of its sets with the spread beside it: requests per second, and the
  * server process's CPU time per request from /proc (which another process stealing the CPU does
  * not change).
@@ -70,66 +71,63 @@ interface Side {
  */
 const MIN_REQUESTS_PER_ROUND = 20;
 
-/** Default rounds: 4 sets of three 3 s rounds per scenario, ~1.5 minutes for both scenarios with warm-ups. */
-export const DEFAULT_SETS = 4;
+/**
+ * Default rounds: 5 sets, each of three servers started for it and three 3 s rounds per scenario,
+ * ~3.5 minutes with start-ups and warm-ups; an odd count, so the median is one set's figure.
+ */
+export const DEFAULT_SETS = 5;
 export const DEFAULT_ROUND_SECONDS = 3;
 
 const CREATE_BODY = JSON.stringify({ amount: 4750, currency: 'usd' });
 
 export async function measureOverhead(options: OverheadOptions): Promise<OverheadScenario[]> {
   const collector = await startSink();
-  const sides: Side[] = [];
+  const scenarios = ['create', 'get'] as const;
+  // measured[scenario][server]: one CPU and one req/s figure per set, in the order plain, traced, metrics.
+  const measured = scenarios.map(() => [0, 1, 2].map(() => ({ rps: [] as number[], cpu: [] as number[] })));
   try {
-    // In this order: plain, metrics and traces, metrics alone.
-    for (const instrumented of ['off', 'on', 'metrics'] as const) {
-      const dataDir = mkdtempSync(join(tmpdir(), `pos-bench-overhead-${instrumented}-`));
-      const merchant = createMerchant(dataDir, 'Bench Overhead');
-      const env: Record<string, string> =
-        instrumented === 'off' ? {} : { POS_METRICS_LISTEN: '127.0.0.1:0', ...(instrumented === 'on' ? { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url } : {}) };
-      const server = await startPos(dataDir, options.serverCpu, options.cores, env, options.otherCpu);
-      sides.push({ server, key: merchant.secretKey, dataDir });
-    }
-    for (const side of sides) {
-      const response = await fetch(`${side.server.url}/v1/transactions`, { method: 'POST', headers: headersOf(side, true), body: CREATE_BODY });
-      if (response.status !== 201) throw new Error(`overhead: a create answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
-      side.id = ((await response.json()) as { data: { id: string } }).data.id;
-    }
-    const results: OverheadScenario[] = [];
-    for (const scenario of ['create', 'get'] as const) {
-      options.log(`instrumentation overhead: ${scenario}, ${options.sets} sets of ${options.roundSeconds} s rounds, plain, traced and metrics-only alternating`);
-      const request = (side: Side, durationSeconds: number): WrkRequest => ({
-        url: scenario === 'create' ? `${side.server.url}/v1/transactions` : `${side.server.url}/v1/transactions/${side.id}`,
-        method: scenario === 'create' ? 'POST' : 'GET',
-        headers: headersOf(side, scenario === 'create'),
-        ...(scenario === 'create' ? { body: CREATE_BODY } : {}),
-        connections: options.connections,
-        durationSeconds,
-        cpu: options.otherCpu,
-        cores: options.cores,
-      });
-      if (options.warmupSeconds > 0) for (const side of sides) await runWrk(request(side, options.warmupSeconds));
-      const round_ = async (side: Side): Promise<{ rps: number; cpuPerRequest: number }> => {
-        const before = cpuMs(side.server.pid);
-        const result = await runWrk(request(side, options.roundSeconds));
-        const spent = cpuMs(side.server.pid) - before;
-        const failed = result.errors.non2xx3xx + result.errors.connect + result.errors.read + result.errors.write + result.errors.timeout;
-        if (failed > 0) throw new Error(`overhead: ${scenario} round had ${failed} failed requests`);
-        if (result.requests < MIN_REQUESTS_PER_ROUND) throw new Error(`overhead: a ${scenario} round completed ${result.requests} requests in ${options.roundSeconds} s, too few to measure (is the machine busy?)`);
-        return { rps: result.requestsPerSecond, cpuPerRequest: spent / result.requests };
-      };
-      const measured: { rps: number[]; cpu: number[] }[] = sides.map(() => ({ rps: [], cpu: [] }));
-      for (let set = 0; set < options.sets; set++) {
-        // A B C, then C B A: the order flips every set, so a steady drift favours none.
-        const order = set % 2 === 0 ? [0, 1, 2] : [2, 1, 0];
-        for (const index of order) {
-          const round = await round_(sides[index]!);
-          measured[index]!.rps.push(round.rps);
-          measured[index]!.cpu.push(round.cpuPerRequest);
+    for (let set = 0; set < options.sets; set++) {
+      // Each set on three servers started for it: one process can run a few per cent slower or
+      // faster than another of the same build for its whole life (where V8 placed and how it
+      // compiled its code), so servers that lived through every set would weigh one such draw
+      // into every ratio.
+      const sides = await startSides(options, collector.url);
+      try {
+        for (const [s, scenario] of scenarios.entries()) {
+          options.log(`instrumentation overhead: set ${set + 1} of ${options.sets}, ${scenario}, ${options.roundSeconds} s rounds on a plain, a traced and a metrics-only server`);
+          const request = (side: Side, durationSeconds: number): WrkRequest => ({
+            url: scenario === 'create' ? `${side.server.url}/v1/transactions` : `${side.server.url}/v1/transactions/${side.id}`,
+            method: scenario === 'create' ? 'POST' : 'GET',
+            headers: headersOf(side, scenario === 'create'),
+            ...(scenario === 'create' ? { body: CREATE_BODY } : {}),
+            connections: options.connections,
+            durationSeconds,
+            cpu: options.otherCpu,
+            cores: options.cores,
+          });
+          if (options.warmupSeconds > 0) for (const side of sides) await runWrk(request(side, options.warmupSeconds));
+          // A B C, then C B A: the order flips every set, so a steady drift favours none.
+          const order = set % 2 === 0 ? [0, 1, 2] : [2, 1, 0];
+          for (const index of order) {
+            const side = sides[index]!;
+            const before = cpuMs(side.server.pid);
+            const result = await runWrk(request(side, options.roundSeconds));
+            const spent = cpuMs(side.server.pid) - before;
+            const failed = result.errors.non2xx3xx + result.errors.connect + result.errors.read + result.errors.write + result.errors.timeout;
+            if (failed > 0) throw new Error(`overhead: ${scenario} round had ${failed} failed requests`);
+            if (result.requests < MIN_REQUESTS_PER_ROUND) throw new Error(`overhead: a ${scenario} round completed ${result.requests} requests in ${options.roundSeconds} s, too few to measure (is the machine busy?)`);
+            measured[s]![index]!.rps.push(result.requestsPerSecond);
+            measured[s]![index]!.cpu.push(spent / result.requests);
+          }
         }
+      } finally {
+        await stopSides(sides);
       }
-      const [plain, traced, metricsOnly] = measured as [(typeof measured)[0], (typeof measured)[0], (typeof measured)[0]];
+    }
+    return scenarios.map((scenario, s) => {
+      const [plain, traced, metricsOnly] = measured[s] as [(typeof measured)[0][0], (typeof measured)[0][0], (typeof measured)[0][0]];
       const { rps, cpuMsPerRequest, ...both } = figuresOver(plain, traced);
-      results.push({
+      return {
         scenario,
         ...both,
         plainRps: plain.rps,
@@ -137,15 +135,46 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
         plainCpuMsPerRequest: plain.cpu.map((v) => round(v, 4)),
         instrumentedCpuMsPerRequest: cpuMsPerRequest,
         metricsOnly: figuresOver(plain, metricsOnly),
-      });
-    }
-    return results;
+      };
+    });
   } finally {
-    for (const side of sides) {
-      await side.server.stop();
-      rmSync(side.dataDir, { recursive: true, force: true });
-    }
     await collector.close();
+  }
+}
+
+/** A plain, a traced and a metrics-only server, each with a merchant and one payment to GET. */
+async function startSides(options: OverheadOptions, collectorUrl: string): Promise<Side[]> {
+  const sides: Side[] = [];
+  try {
+    for (const instrumented of ['off', 'on', 'metrics'] as const) {
+      const dataDir = mkdtempSync(join(tmpdir(), `pos-bench-overhead-${instrumented}-`));
+      try {
+        const merchant = createMerchant(dataDir, 'Bench Overhead');
+        const env: Record<string, string> =
+          instrumented === 'off' ? {} : { POS_METRICS_LISTEN: '127.0.0.1:0', ...(instrumented === 'on' ? { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl } : {}) };
+        const server = await startPos(dataDir, options.serverCpu, options.cores, env, options.otherCpu);
+        sides.push({ server, key: merchant.secretKey, dataDir });
+      } catch (err) {
+        rmSync(dataDir, { recursive: true, force: true });
+        throw err;
+      }
+    }
+    for (const side of sides) {
+      const response = await fetch(`${side.server.url}/v1/transactions`, { method: 'POST', headers: headersOf(side, true), body: CREATE_BODY });
+      if (response.status !== 201) throw new Error(`overhead: a create answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
+      side.id = ((await response.json()) as { data: { id: string } }).data.id;
+    }
+    return sides;
+  } catch (err) {
+    await stopSides(sides);
+    throw err;
+  }
+}
+
+async function stopSides(sides: readonly Side[]): Promise<void> {
+  for (const side of sides) {
+    await side.server.stop();
+    rmSync(side.dataDir, { recursive: true, force: true });
   }
 }
 
