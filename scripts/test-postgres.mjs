@@ -3,7 +3,8 @@
 // (scripts/backend-tests.mjs: those that open the pos store) again with every ledger in PostgreSQL,
 // and the multi-instance tests that only make sense there. The rest ran on SQLite and would run the
 // same here; the pass names them. Skipped, saying so, where no server answers: a newcomer's machine
-// needs no PostgreSQL. POS_TEST_POSTGRES=0 skips it on purpose; POS_TEST_POSTGRES=all runs every file.
+// needs no PostgreSQL. POS_TEST_POSTGRES=0 skips it on purpose; POS_TEST_POSTGRES=all runs every file;
+// `node scripts/test-postgres.mjs test/some.test.ts …` runs just the files named.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,8 +35,15 @@ try {
 
 const shown = url.replace(/:[^:@/]*@/, ':***@');
 const root = fileURLToPath(new URL('..', import.meta.url));
+// Arguments after the script's name go to vitest: options (`--reporter=json`, as `npm test` passes
+// them, each one word) and file filters. Filters given run those files alone on PostgreSQL, as
+// `vitest run <filters>` does on SQLite; with none, the pass picks its files itself.
+const args = process.argv.slice(2);
+const filters = args.filter((arg) => !arg.startsWith('-'));
 let files = [];
-if (process.env.POS_TEST_POSTGRES === 'all') {
+if (filters.length > 0) {
+  console.log(`PostgreSQL pass: the test files matching ${filters.join(', ')}, on ${shown}`);
+} else if (process.env.POS_TEST_POSTGRES === 'all') {
   console.log(`PostgreSQL pass: the whole suite again on ${shown} (POS_TEST_POSTGRES=all)`);
 } else {
   const { backend, once, declared } = backendTestFiles(root);
@@ -47,6 +55,5 @@ if (process.env.POS_TEST_POSTGRES === 'all') {
 }
 // As many files at once as the SQLite pass (vitest.config.ts): the PostgreSQL server's share of the
 // cores fits in the time the tests spend waiting.
-// Arguments after the script's name (the JSON report `npm test` asks for) go to vitest.
-const result = spawnSync('npx', ['vitest', 'run', ...process.argv.slice(2), ...files], { stdio: 'inherit', env: { ...process.env, POS_TEST_DATABASE_URL: url } });
+const result = spawnSync('npx', ['vitest', 'run', ...args, ...files], { stdio: 'inherit', env: { ...process.env, POS_TEST_DATABASE_URL: url } });
 process.exit(result.status ?? 1);
