@@ -1,4 +1,5 @@
 import { randomFillSync, randomUUID } from 'node:crypto';
+import { v7 as uuidV7 } from 'uuid';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -33,19 +34,13 @@ function randomByte(): number {
 }
 
 /**
- * A UUID version 7 (RFC 9562): the time in milliseconds first, then 74 random bits. For rows
- * written in bulk whose ids are only ever looked up, never guessed at: consecutive ids sort
- * together, so a batch of inserts adds to the end of the id index instead of touching a random
- * page of it for every row (and writing each of those pages at its commit).
+ * A UUID version 7 (RFC 9562, the `uuid` package): the time in milliseconds first, then random
+ * bits. For rows written in bulk whose ids are only ever looked up, never guessed at: consecutive
+ * ids sort together, so a batch of inserts adds to the end of the id index instead of touching a
+ * random page of it for every row (and writing each of those pages at its commit).
  */
 export function timeOrderedUuid(now: number = Date.now()): string {
-  const bytes = Buffer.alloc(16);
-  bytes.writeUIntBE(now, 0, 6);
-  for (let i = 6; i < 16; i++) bytes[i] = randomByte();
-  bytes[6] = 0x70 | (bytes[6]! & 0x0f);
-  bytes[8] = 0x80 | (bytes[8]! & 0x3f);
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return uuidV7({ msecs: now });
 }
 
 /** Typed references shown to people next to the uuid: `txn_…`, `re_…`, `cs_…`, `pl_…`, `cus_…`. */
