@@ -1,4 +1,5 @@
 import { constants, deflateRawSync, inflateRawSync } from 'node:zlib';
+import { toIsoTimestamp } from '../../shared/time.js';
 
 /**
  * JSON kept compactly in the store: the event log's data and idempotent requests' state, origin and
@@ -58,7 +59,7 @@ const COMPACTABLE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 /** The quoted timestamp of epoch milliseconds, as the API writes it. */
 function quotedTime(ms: number): string {
-  return `"${new Date(ms).toISOString().slice(0, -1)}+00:00"`;
+  return `"${toIsoTimestamp(ms)}"`;
 }
 
 /** The `z2:` bytes of JSON text: its UTF-8 with UUIDs and timestamps compacted. */
