@@ -168,3 +168,28 @@ describe('the counter preset', () => {
     expect(grants(counter, 'refunds:write')).toBe(false);
   });
 });
+
+describe('the route matcher', () => {
+  const match = routeMatcher(apiRoutes);
+
+  it('finds an operation by method and path, with its parameters decoded, as Express would route it', () => {
+    expect(match('GET', '/v1/transactions/txn_1')).toMatchObject({ route: { operationId: 'retrieveTransaction' }, params: ['txn_1'] });
+    expect(match('POST', '/V1/TRANSACTIONS/txn%5F1/refunds/')).toMatchObject({ route: { operationId: expect.stringMatching(/refund/i) }, params: ['txn_1'] });
+    expect(match('HEAD', '/v1/transactions')?.route.path).toBe('/v1/transactions');
+  });
+
+  it('finds nothing for a path outside the API, a bare mount, an unknown group or a method the group does not take', () => {
+    for (const [method, path] of [
+      ['GET', '/v1'],
+      ['GET', '/v1/'],
+      ['GET', '/v2/transactions'],
+      ['GET', '/v1x/transactions'],
+      ['GET', '//v1/transactions'],
+      ['GET', '/v1/no-such-group/1'],
+      ['PUT', '/v1/transactions'],
+      ['GET', '/v1/transactions/a/b/c/d'],
+    ] as const) {
+      expect(match(method, path), `${method} ${path}`).toBeUndefined();
+    }
+  });
+});

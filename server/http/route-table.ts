@@ -219,8 +219,9 @@ export function routeMatcher(routes: readonly Route[]): RouteMatcher {
   // request tries the few patterns of its own group rather than the whole table: the audit trail
   // and the error handler match every write and every refusal. A table with another shape is
   // searched whole.
-  const groups = new Map<string, { pattern: RegExp; route: Route }[]>();
-  const all: { method: string; pattern: RegExp; route: Route }[] = [];
+  type Entry = { method: string; pattern: RegExp; route: Route };
+  const groups = new Map<string, Entry[]>();
+  const all: Entry[] = [];
   let indexed = true;
   for (const r of inMatchOrder(routes)) {
     const parts = r.path.split(/(\{[^}]+\})/).map((part) => (part.startsWith('{') ? '([^/]+)' : escape(part)));
@@ -233,9 +234,9 @@ export function routeMatcher(routes: readonly Route[]): RouteMatcher {
     if (!group) groups.set(key, (group = []));
     group.push(entry);
   }
-  const found = (method: string, path: string, entries: readonly { method?: string; pattern: RegExp; route: Route }[]): RouteMatch | undefined => {
+  const found = (method: string, path: string, entries: readonly Entry[]): RouteMatch | undefined => {
     for (const entry of entries) {
-      if (entry.method !== undefined && entry.method !== method) continue;
+      if (entry.method !== method) continue;
       const match = entry.pattern.exec(path);
       if (match) return { route: entry.route, params: match.slice(1).map(decoded) };
     }
