@@ -84,4 +84,11 @@ describe('packed JSON', () => {
       '{"data":{"id":"x","object":"transaction","status":"succeeded","amount":4750,"created_at":"2026-11-27T05:36:57.490+00:00","key":"f325173a-ffe4-487f-b8fc-7b0ff9b6f4dc"}}',
     );
   });
+
+  it('refuses a damaged value rather than giving back other text: cut short, or holding a character it never writes', () => {
+    const packed = packJson(payment);
+    expect(packed.startsWith('z2:')).toBe(true);
+    expect(() => unpackJson(packed.slice(0, packed.length - 20))).toThrow();
+    expect(() => unpackJson(`z2:${packed.slice(3, 10)}"${packed.slice(11)}`)).toThrow('outside its alphabet');
+  });
 });
