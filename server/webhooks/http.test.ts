@@ -1,0 +1,39 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postWebhook } from './http.js';
+
+let receiver: Server;
+let url: string;
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    // A receiver that drops the connection mid-request.
+    if (req.url === '/drop') return void req.socket.destroy();
+    req.resume();
+    req.on('end', () => res.writeHead(204).end());
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
+  url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+});
+afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+
+describe('posting a webhook', () => {
+  it('judges a URL under the rule it is sent with, though the same URL was sent under another just before', async () => {
+    const open = { publicOnly: false, httpsOnly: false };
+    const strict = { publicOnly: true, httpsOnly: false };
+    expect(await postWebhook(url, {}, '{}', 2_000, open)).toMatchObject({ statusCode: 204, error: null });
+    expect(await postWebhook(url, {}, '{}', 2_000, strict)).toMatchObject({ statusCode: null, error: expect.stringMatching(/^url /) });
+    expect(await postWebhook(url, {}, '{}', 2_000, { publicOnly: false, httpsOnly: true })).toMatchObject({ statusCode: null, error: expect.stringMatching(/^url /) });
+    expect(await postWebhook(url, {}, '{}', 2_000, open)).toMatchObject({ statusCode: 204, error: null });
+  });
+
+  it('refuses a URL that does not parse without sending anything, each time it is asked', async () => {
+    for (let i = 0; i < 2; i++) expect(await postWebhook('http://[::1', {}, '{}', 2_000, { publicOnly: false, httpsOnly: false })).toMatchObject({ statusCode: null, error: expect.stringMatching(/^url /) });
+  });
+
+  it('reports a connection the receiver drops as a failed attempt, not a throw', async () => {
+    const result = await postWebhook(url.replace('/hook', '/drop'), {}, '{}', 2_000, { publicOnly: false, httpsOnly: false });
+    expect(result.statusCode).toBeNull();
+    expect(result.error).toBeTruthy();
+  });
+});
