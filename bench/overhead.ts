@@ -84,7 +84,8 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
   const collector = await startSink();
   const scenarios = ['create', 'get'] as const;
   // measured[scenario][server]: one CPU and one req/s figure per set, in the order plain, traced, metrics.
-  const measured = scenarios.map(() => [0, 1, 2].map(() => ({ rps: [] as number[], cpu: [] as number[] })));
+  const rounds = (): Rounds => ({ rps: [], cpu: [] });
+  const measured = scenarios.map((): [Rounds, Rounds, Rounds] => [rounds(), rounds(), rounds()]);
   try {
     for (let set = 0; set < options.sets; set++) {
       // Each set on three servers started for it: one process can run a few per cent slower or
@@ -125,7 +126,7 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
       }
     }
     return scenarios.map((scenario, s) => {
-      const [plain, traced, metricsOnly] = measured[s] as [(typeof measured)[0][0], (typeof measured)[0][0], (typeof measured)[0][0]];
+      const [plain, traced, metricsOnly] = measured[s]!;
       const { rps, cpuMsPerRequest, ...both } = figuresOver(plain, traced);
       return {
         scenario,
@@ -178,8 +179,14 @@ async function stopSides(sides: readonly Side[]): Promise<void> {
   }
 }
 
+/** One server's figures in one scenario, a req/s and a CPU ms per request for each set. */
+interface Rounds {
+  rps: number[];
+  cpu: number[];
+}
+
 /** One instrumented server's rounds against the plain one's, set by set. */
-function figuresOver(plain: { rps: number[]; cpu: number[] }, instrumented: { rps: number[]; cpu: number[] }): OverheadFigures {
+function figuresOver(plain: Rounds, instrumented: Rounds): OverheadFigures {
   const throughput = plain.rps.map((p, i) => (1 - instrumented.rps[i]! / p) * 100);
   const cpu = plain.cpu.map((p, i) => (instrumented.cpu[i]! / p - 1) * 100);
   const cpuMsPerRequest = instrumented.cpu.map((v) => round(v, 4));
