@@ -175,6 +175,37 @@ describe('traces', () => {
   });
 });
 
+describe('traces of requests that make several processor calls', () => {
+  it('puts every processor call of a location created with tipping under its request, each made after an await', async () => {
+    const collector = await startCollector();
+    cleanups.push(() => collector.close());
+    const t = await server({}, {}, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
+    const { keys } = await t.merchant();
+    const traceId = '7d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a';
+    const address = { line1: '1 Market St', city: 'San Francisco', state: 'CA', postal_code: '94105', country: 'US' };
+    const res = await client(t.url, keys.sk_test).post('/v1/terminal/locations', { display_name: 'Front', address, tipping: { percentages: [10, 15, 20] } }, { traceparent: `00-${traceId}-1a2b3c4d5e6f7a8b-01` });
+    expect(res.status).toBe(201);
+    await t.server.telemetry.flush();
+
+    const ofTrace = await eventually(() => {
+      const found = collector.spans.filter((s) => s.traceId.toLowerCase() === traceId);
+      return found.some((s) => s.name === 'POST /v1/terminal/locations') ? found : undefined;
+    });
+    const request = ofTrace.find((s) => s.name === 'POST /v1/terminal/locations');
+    const calls = ofTrace.filter((s) => s.name.startsWith('processor '));
+    // The location, its tipping configuration, and the configuration assigned to the location.
+    expect(calls.map((s) => s.name).sort()).toEqual(['processor POST /v1/terminal/configurations', 'processor POST /v1/terminal/locations', 'processor POST /v1/terminal/locations/:id']);
+    const byId = new Map(ofTrace.map((s) => [s.spanId, s]));
+    for (const call of calls) {
+      let s: OtlpSpan | undefined = call;
+      while (s && s !== request) s = s.parentSpanId ? byId.get(s.parentSpanId) : undefined;
+      expect(s, call.name).toBe(request);
+    }
+    // None of them started a trace of its own.
+    expect(collector.spans.filter((s) => s.name.startsWith('processor POST /v1/terminal/') && s.traceId.toLowerCase() !== traceId)).toEqual([]);
+  });
+});
+
 describe('traces of refused and throttled calls', () => {
   it('keeps a declined payment and a throttled one each in its own request’s trace, the failed processor call under the operation', async () => {
     const collector = await startCollector();

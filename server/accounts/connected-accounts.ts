@@ -1,4 +1,3 @@
-import { inTrace } from '../operations/observe.js';
 import type { Clock } from '../../shared/time.js';
 import type { Mode, ProcessorAccountsTable } from '../db/schema.js';
 import type { Scope } from './scope.js';
@@ -88,13 +87,11 @@ export class ConnectedAccounts implements ConnectedAccountDirectory {
       return existing.account_id;
     }
     const merchant = await this.store.db.selectFrom('merchants').select(['business_name', 'country', 'created_at']).where('id', '=', merchantId).executeTakeFirstOrThrow();
-    const account = await inTrace(trace, () =>
-      this.processor.createAccount(
-        mode,
-        // The acceptance time is the merchant's creation, so a retry sends the very same parameters.
-        { merchantId, country: merchant.country, businessName: merchant.business_name, acceptedAt: Number(merchant.created_at) },
-        processorIdempotencyKey('account', merchantId, mode),
-      ),
+    const account = await this.processor.createAccount(
+      { mode, trace },
+      // The acceptance time is the merchant's creation, so a retry sends the very same parameters.
+      { merchantId, country: merchant.country, businessName: merchant.business_name, acceptedAt: Number(merchant.created_at) },
+      processorIdempotencyKey('account', merchantId, mode),
     );
     const now = this.clock.now();
     await this.store.db

@@ -1,4 +1,3 @@
-import { inTrace } from '../operations/observe.js';
 import { randomUUID } from 'node:crypto';
 import { isUuid, newIdentity } from '../../shared/ids.js';
 import { toIsoTimestamp, type Clock } from '../../shared/time.js';
@@ -81,11 +80,11 @@ export class CustomerService {
     const { id, reference } = newIdentity('customer');
     let processorId: string;
     try {
-      const mirrored = await inTrace(scope.trace, () => this.processor.createCustomer(
-        scope.mode,
+      const mirrored = await this.processor.createCustomer(
+        scope,
         { ...processorFields(input), metadata: { pos_customer_id: id, pos_merchant_id: scope.merchantId } },
         processorIdempotencyKey(scope.merchantId, scope.mode, id, 'create_customer'),
-      ));
+      );
       processorId = mirrored.id;
     } catch (err) {
       throw fromProcessorError(err);
@@ -127,7 +126,7 @@ export class CustomerService {
       try {
         // A fresh key per request: the SDK's own retries reuse it, while a later update with the
         // same fields (after another changed them) must apply again, not replay the first.
-        await inTrace(scope.trace, () => this.processor.updateCustomer(scope.mode, processorId, fields, processorIdempotencyKey(scope.merchantId, scope.mode, found.id, 'update_customer', randomUUID())));
+        await this.processor.updateCustomer(scope, processorId, fields, processorIdempotencyKey(scope.merchantId, scope.mode, found.id, 'update_customer', randomUUID()));
       } catch (err) {
         throw fromProcessorError(err);
       }
@@ -165,7 +164,7 @@ export class CustomerService {
     const processorId = found.processor_customer_id;
     if (processorId) {
       try {
-        await inTrace(scope.trace, () => this.processor.deleteCustomer(scope.mode, processorId));
+        await this.processor.deleteCustomer(scope, processorId);
       } catch (err) {
         throw fromProcessorError(err);
       }

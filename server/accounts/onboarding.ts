@@ -1,4 +1,3 @@
-import { inTrace } from '../operations/observe.js';
 import type { Logger } from 'pino';
 import { toIsoTimestamp, type Clock } from '../../shared/time.js';
 import type { Mode } from '../db/schema.js';
@@ -178,7 +177,7 @@ export class OnboardingService {
     let accountId: string;
     try {
       accountId = await this.accounts.accountOf(merchantId, mode);
-      fresh = stateOfAccount(await this.processor.retrieveAccount(mode, accountId), startedAt);
+      fresh = stateOfAccount(await this.processor.retrieveAccount({ mode }, accountId), startedAt);
     } catch (err) {
       throw fromProcessorError(err);
     }
@@ -253,11 +252,11 @@ export class OnboardingService {
     const base = this.publicUrl();
     try {
       const account = await this.accounts.accountOf(scope.merchantId, scope.mode, scope.trace);
-      const link = await inTrace(scope.trace, () => this.processor.createAccountLink(scope.mode, {
+      const link = await this.processor.createAccountLink(scope, {
         account,
         returnUrl: input.return_url ?? `${base}/onboarding/return`,
         refreshUrl: input.refresh_url ?? `${base}/onboarding/refresh`,
-      }));
+      });
       return { object: 'onboarding_link', url: link.url, expires_at: toIsoTimestamp(link.expiresAt) };
     } catch (err) {
       throw fromProcessorError(err);

@@ -129,7 +129,7 @@ describe('disputes on the in-memory processor', () => {
 
   it('records a dispute first heard of once closed with every event in order', async () => {
     const opened = d.processor.openDispute(intent);
-    await d.processor.closeDispute('test', opened.id, 'k');
+    await d.processor.closeDispute({ mode: 'test' }, opened.id, 'k');
     await d.services.disputes.onDisputeEvent(opened.id, 'test', 'charge.dispute.closed');
     expect((await events()).map((e) => e.type)).toEqual(['dispute.created', 'dispute.funds_withdrawn', 'dispute.closed']);
   });
@@ -160,7 +160,7 @@ describe('disputes on the in-memory processor', () => {
     const opened = await dispute();
     const processorId = (await d.store.db.selectFrom('disputes').select('processor_dispute_id').executeTakeFirstOrThrow()).processor_dispute_id;
     // Closed at the processor, and the event about it lost.
-    await d.processor.closeDispute('test', processorId, 'closed-elsewhere');
+    await d.processor.closeDispute({ mode: 'test' }, processorId, 'closed-elsewhere');
     expect(await d.services.disputes.pollOpen()).toBe(0);
     d.clock.advance(15 * 60 * 1000 + 1);
     expect(await d.services.disputes.pollOpen()).toBe(1);

@@ -1,4 +1,3 @@
-import { inTrace } from '../operations/observe.js';
 import { findScoped } from '../db/prepared.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -139,7 +138,7 @@ export class DisputeService {
       // A fresh key per request: the SDK's retries reuse it, while staging the same text again
       // later (after other evidence replaced it) must apply, not replay.
       const key = processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'dispute_evidence', randomUUID());
-      updated = await inTrace(scope.trace, () => this.processor.updateDispute(scope.mode, row.processor_dispute_id, { evidence, submit: input.submit === true }, key));
+      updated = await this.processor.updateDispute(scope, row.processor_dispute_id, { evidence, submit: input.submit === true }, key);
     } catch (err) {
       throw fromProcessorError(err);
     }
@@ -153,7 +152,7 @@ export class DisputeService {
     this.#assertAwaitingResponse(row);
     let closed: DisputeSnapshot;
     try {
-      closed = await inTrace(scope.trace, () => this.processor.closeDispute(scope.mode, row.processor_dispute_id, processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'dispute_close')));
+      closed = await this.processor.closeDispute(scope, row.processor_dispute_id, processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'dispute_close'));
     } catch (err) {
       throw fromProcessorError(err);
     }
@@ -162,7 +161,7 @@ export class DisputeService {
 
   /** A processor event about a dispute: re-read it and apply what it says now. */
   async onDisputeEvent(disputeId: string, mode: Mode, eventType: string): Promise<void> {
-    const dispute = await this.processor.retrieveDispute(mode, disputeId);
+    const dispute = await this.processor.retrieveDispute({ mode }, disputeId);
     await this.onProcessorDispute(dispute, mode, eventType);
   }
 

@@ -7,7 +7,8 @@ import { ROOT_CONTEXT, type Context, type ContextManager } from '@opentelemetry/
  * every promise in the process, which was half of tracing's cost on a create. Work that crosses an
  * async boundary carries its context explicitly and enters it again there: the request's context
  * travels on its scope (`Scope.trace`) into the idempotency engine, which enters it around each
- * step and unit of work, and the processor call takes its parent from the `traceparent` it sends.
+ * step and unit of work; every processor call takes the scope's trace with its mode (port.ts
+ * `ProcessorScope`) and its span's parent from the `traceparent` it sends.
  */
 export class SyncContextManager implements ContextManager {
   #active: Context = ROOT_CONTEXT;

@@ -54,7 +54,7 @@ describe('refunds on the in-memory processor', () => {
     expect(await txn()).toMatchObject({ status: 'succeeded', amount_refund_pending: 600 });
     expect((await d.services.refunds.create(d.scope, paid, { amount: 500 }, undefined)).response.body).toMatchObject({ error: { code: 'amount_too_large' } });
     const row = await d.store.db.selectFrom('refunds').select('processor_refund_id').executeTakeFirstOrThrow();
-    const settled = { ...(await d.processor.retrieveRefund('test', row.processor_refund_id ?? '')), status: 'succeeded' };
+    const settled = { ...(await d.processor.retrieveRefund({ mode: 'test' }, row.processor_refund_id ?? '')), status: 'succeeded' };
     await d.services.refunds.onProcessorRefund(settled);
     await d.services.refunds.onProcessorRefund(settled);
     expect(await txn()).toMatchObject({ status: 'partially_refunded', amount_refund_pending: 0, amount_refunded: 600 });

@@ -1,4 +1,3 @@
-import { inTrace } from '../operations/observe.js';
 import { formatAmount } from '../../shared/money.js';
 import type { RefundReason, RefundSnapshot } from '../processor/snapshots.js';
 import type { Logger } from 'pino';
@@ -132,8 +131,8 @@ export class RefundService {
     const txn = await this.store.db.selectFrom('transactions').selectAll().where('id', '=', refund.transaction_id).executeTakeFirstOrThrow();
     let processorRefund: RefundSnapshot;
     try {
-      processorRefund = await inTrace(ctx.scope.trace, () => this.processor.createRefund(
-        ctx.scope.mode,
+      processorRefund = await this.processor.createRefund(
+        ctx.scope,
         {
           paymentIntent: txn.processor_payment_intent_id ?? '',
           amount: refund.amount,
@@ -141,7 +140,7 @@ export class RefundService {
           metadata: { pos_refund_id: refund.id, pos_transaction_id: txn.id },
         },
         processorIdempotencyKey(ctx.scope.merchantId, ctx.scope.mode, ctx.key, 'create_refund'),
-      ));
+      );
     } catch (err) {
       // Refused for good: the refund fails and releases its reservation, and the request ends in
       // the refusal; anything else is retried.
@@ -239,13 +238,13 @@ export class RefundService {
   }
 
   async onRefundEvent(refundId: string, mode: Mode): Promise<void> {
-    const refund = await this.processor.retrieveRefund(mode, refundId);
+    const refund = await this.processor.retrieveRefund({ mode }, refundId);
     await this.onProcessorRefund(refund);
   }
 
   /** The processor says a payment's charge was refunded: apply every refund it holds for that payment. */
   async onChargeRefunded(paymentIntent: string, mode: Mode): Promise<void> {
-    for (const refund of await this.processor.listRefunds(mode, paymentIntent)) await this.onProcessorRefund(refund);
+    for (const refund of await this.processor.listRefunds({ mode }, paymentIntent)) await this.onProcessorRefund(refund);
   }
 
   /** Polling fallback for refunds the processor left pending. */

@@ -149,7 +149,7 @@ describe('payments on the in-memory processor', () => {
     const intent = row.processor_payment_intent_id ?? '';
     d.processor.settle(intent, 'succeeded');
     // As an event carries it: the charge not expanded, so no card.
-    const carried = { ...(await d.processor.retrieveIntent('test', intent)), card: null };
+    const carried = { ...(await d.processor.retrieveIntent({ mode: 'test' }, intent)), card: null };
     const reads = d.processor.count('retrieveIntent');
     // The create has not yet committed the processor's answer: the row names no intent.
     await d.store.db.updateTable('transactions').set({ processor_payment_intent_id: null }).where('id', '=', row.id).execute();

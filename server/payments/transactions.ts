@@ -313,7 +313,7 @@ export class TransactionService {
     const account = await this.accounts.accountOf(scope.merchantId, scope.mode, scope.trace);
     let status: string;
     try {
-      status = await inTrace(scope.trace, () => this.processor.capabilityStatus(scope.mode, account, 'us_bank_account_ach_payments'));
+      status = await this.processor.capabilityStatus(scope, account, 'us_bank_account_ach_payments');
     } catch (err) {
       throw fromProcessorError(err);
     }
@@ -337,8 +337,8 @@ export class TransactionService {
     const customer = row.customer_id ? await findScoped(this.store.db, 'customers', scope, 'id', row.customer_id) : undefined;
     let created: IntentCreation;
     try {
-      created = await inTrace(scope.trace, () => this.processor.createIntent(
-        scope.mode,
+      created = await this.processor.createIntent(
+        scope,
         {
           amount: row.amount,
           currency: row.currency,
@@ -356,7 +356,7 @@ export class TransactionService {
           metadata: { pos_transaction_id: row.id, pos_reference: row.reference, pos_merchant_id: scope.merchantId },
         },
         processorIdempotencyKey(scope.merchantId, scope.mode, key, 'create_payment_intent'),
-      ));
+      );
     } catch (err) {
       // Refused for good (the processor's 4xx, or its client refusing to send it): the payment fails
       // here and the key keeps that answer. Anything else may pass and is retried.
@@ -478,7 +478,7 @@ export class TransactionService {
   async sync(row: TransactionsTable, trace?: Scope['trace']): Promise<TransactionsTable> {
     const intentId = row.processor_payment_intent_id;
     if (!intentId) return row;
-    const intent = await inTrace(trace, () => this.processor.retrieveIntent(row.mode, intentId));
+    const intent = await this.processor.retrieveIntent({ mode: row.mode, trace }, intentId);
     return inTrace(trace, () => this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent)));
   }
 
@@ -495,12 +495,12 @@ export class TransactionService {
     const intentId = row.processor_payment_intent_id;
     if (!intentId) throw conflict('transaction_not_capturable', 'The payment has no authorisation yet');
     try {
-      const intent = await inTrace(scope.trace, () => this.processor.captureIntent(
-        scope.mode,
+      const intent = await this.processor.captureIntent(
+        scope,
         intentId,
         amountToCapture,
         processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'capture', String(amountToCapture ?? 'full')),
-      ));
+      );
       return await inTrace(scope.trace, () => this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent)));
     } catch (err) {
       if (processorErrorCode(err) === 'payment_intent_unexpected_state') {
@@ -537,13 +537,13 @@ export class TransactionService {
     const processorReason = reason && PROCESSOR_CANCEL_REASONS.has(reason) ? (reason as PaymentCancellationReason) : undefined;
     let intent: PaymentSnapshot;
     try {
-      intent = await inTrace(scope.trace, () => this.processor.cancelIntent(scope.mode, intentId, processorReason, processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'cancel')));
+      intent = await this.processor.cancelIntent(scope, intentId, processorReason, processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'cancel'));
     } catch (err) {
       if (processorErrorCode(err) !== 'payment_intent_unexpected_state') throw fromProcessorError(err);
       const fresh = await this.sync(row, scope.trace);
       if (fresh.status === 'canceled') return fresh;
       this.#assertCancelable(fresh);
-      const live = await inTrace(scope.trace, () => this.processor.retrieveIntent(scope.mode, intentId));
+      const live = await this.processor.retrieveIntent(scope, intentId);
       if (live.status === 'processing') throw this.#authorizing();
       throw fromProcessorError(err);
     }
@@ -600,7 +600,7 @@ export class TransactionService {
         throw new EventNotYetApplicable(`payment ${row.id} is still being created`);
       }
     }
-    const intent = await this.processor.retrieveIntent(mode, intentId);
+    const intent = await this.processor.retrieveIntent({ mode }, intentId);
     await this.store.transaction((trx) => this.#applyIntent(trx, row.id, intent));
   }
 

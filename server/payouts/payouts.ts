@@ -1,4 +1,3 @@
-import { inTrace } from '../operations/observe.js';
 import { findScoped } from '../db/prepared.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -126,7 +125,7 @@ export class PayoutService {
   async balance(scope: Scope): Promise<Balance> {
     const account = await this.accounts.accountOf(scope.merchantId, scope.mode, scope.trace);
     try {
-      const balance = await inTrace(scope.trace, () => this.processor.retrieveBalance(scope.mode, account));
+      const balance = await this.processor.retrieveBalance(scope, account);
       const side = (entries: readonly { amount: number; currency: string }[]) => entries.map((e) => ({ amount: e.amount, currency: e.currency.toLowerCase() }));
       return { object: 'balance', available: side(balance.available), pending: side(balance.pending), is_test: scope.mode === 'test' };
     } catch (err) {
@@ -142,8 +141,8 @@ export class PayoutService {
     const merchant = await this.store.db.selectFrom('merchants').select(['country', 'default_currency']).where('id', '=', scope.merchantId).executeTakeFirstOrThrow();
     const account = await this.accounts.accountOf(scope.merchantId, scope.mode, scope.trace);
     try {
-      const bank = await inTrace(scope.trace, () => this.processor.addBankAccount(
-        scope.mode,
+      const bank = await this.processor.addBankAccount(
+        scope,
         {
           account,
           accountNumber: input.account_number,
@@ -154,7 +153,7 @@ export class PayoutService {
         },
         // A fresh key per request: setting the same account again after another must apply again.
         processorIdempotencyKey(scope.merchantId, scope.mode, 'bank_account', randomUUID()),
-      ));
+      );
       return presentBankAccount(bank, scope);
     } catch (err) {
       throw fromProcessorError(err);
@@ -167,7 +166,7 @@ export class PayoutService {
     const account = await this.accounts.accountOf(scope.merchantId, scope.mode, scope.trace);
     let banks: BankAccountSnapshot[];
     try {
-      banks = await inTrace(scope.trace, () => this.processor.listBankAccounts(scope.mode, account));
+      banks = await this.processor.listBankAccounts(scope, account);
     } catch (err) {
       throw fromProcessorError(err);
     }
@@ -217,8 +216,8 @@ export class PayoutService {
     const account = await this.accounts.accountOf(ctx.scope.merchantId, ctx.scope.mode, ctx.scope.trace);
     let payout: PayoutSnapshot;
     try {
-      payout = await inTrace(ctx.scope.trace, () => this.processor.createPayout(
-        ctx.scope.mode,
+      payout = await this.processor.createPayout(
+        ctx.scope,
         {
           account,
           amount: state.amount ?? 0,
@@ -227,7 +226,7 @@ export class PayoutService {
           metadata: { pos_payout_id: state.payoutId, pos_merchant_id: ctx.scope.merchantId },
         },
         processorIdempotencyKey(ctx.scope.merchantId, ctx.scope.mode, ctx.key, 'create_payout'),
-      ));
+      );
     } catch (err) {
       // Refused for good (not enough balance, no bank account): that is the answer the key keeps.
       const refusal = permanentProcessorRefusal(err);
@@ -247,7 +246,7 @@ export class PayoutService {
       this.logger.debug({ payout: payoutId, account }, 'payout event of an account that is not a merchant of ours');
       return;
     }
-    const payout = await this.processor.retrievePayout(mode, account, payoutId);
+    const payout = await this.processor.retrievePayout({ mode }, account, payoutId);
     const scope = { merchantId, mode };
     await this.store.transaction((trx) => this.#apply(trx, scope, payout));
   }

@@ -15,6 +15,7 @@ import type {
   IntentRequest,
   LocationRequest,
   PaymentProcessor,
+  ProcessorScope,
   PayoutRequest,
   PresentedCard,
   ProcessConfig,
@@ -276,29 +277,29 @@ export class InMemoryProcessor implements PaymentProcessor {
     this.#enter('ping', null);
   }
 
-  async createAccount(mode: Mode, _request: AccountRequest, idempotencyKey: string): Promise<AccountSnapshot> {
+  async createAccount({ mode }: ProcessorScope, _request: AccountRequest, idempotencyKey: string): Promise<AccountSnapshot> {
     this.#enter('createAccount', mode);
     const id = this.#once(idempotencyKey, () => this.#id('acct'));
     return this.#account(id);
   }
 
-  async retrieveAccount(mode: Mode, account: string): Promise<AccountSnapshot> {
+  async retrieveAccount({ mode }: ProcessorScope, account: string): Promise<AccountSnapshot> {
     this.#enter('retrieveAccount', mode);
     return this.#account(account);
   }
 
-  async createAccountLink(mode: Mode, request: AccountLinkRequest): Promise<AccountLink> {
+  async createAccountLink({ mode }: ProcessorScope, request: AccountLinkRequest): Promise<AccountLink> {
     this.#enter('createAccountLink', mode);
     this.accountLinks.push({ mode, ...request });
     return { url: `https://connect.fake.test/setup/${this.#id('al')}`, expiresAt: this.nowMs + 300_000 };
   }
 
-  async capabilityStatus(mode: Mode, account: string, capability: string): Promise<string> {
+  async capabilityStatus({ mode }: ProcessorScope, account: string, capability: string): Promise<string> {
     this.#enter('capabilityStatus', mode);
     return this.capabilities.get(`${account}:${capability}`) ?? 'active';
   }
 
-  async createIntent(mode: Mode, request: IntentRequest, idempotencyKey: string): Promise<IntentCreation> {
+  async createIntent({ mode }: ProcessorScope, request: IntentRequest, idempotencyKey: string): Promise<IntentCreation> {
     this.#enter('createIntent', mode);
     return this.#once(idempotencyKey, () => {
       const id = this.#id('pi');
@@ -339,12 +340,12 @@ export class InMemoryProcessor implements PaymentProcessor {
     });
   }
 
-  async retrieveIntent(mode: Mode, id: string): Promise<PaymentSnapshot> {
+  async retrieveIntent({ mode }: ProcessorScope, id: string): Promise<PaymentSnapshot> {
     this.#enter('retrieveIntent', mode);
     return copy(this.#intent(id).snapshot);
   }
 
-  async captureIntent(mode: Mode, id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentSnapshot> {
+  async captureIntent({ mode }: ProcessorScope, id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentSnapshot> {
     this.#enter('captureIntent', mode);
     return this.#once(idempotencyKey, () => {
       const intent = this.#intent(id).snapshot;
@@ -355,7 +356,7 @@ export class InMemoryProcessor implements PaymentProcessor {
     });
   }
 
-  async cancelIntent(mode: Mode, id: string, reason: PaymentCancellationReason | undefined, idempotencyKey: string): Promise<PaymentSnapshot> {
+  async cancelIntent({ mode }: ProcessorScope, id: string, reason: PaymentCancellationReason | undefined, idempotencyKey: string): Promise<PaymentSnapshot> {
     this.#enter('cancelIntent', mode);
     return this.#once(idempotencyKey, () => {
       const intent = this.#intent(id).snapshot;
@@ -366,7 +367,7 @@ export class InMemoryProcessor implements PaymentProcessor {
     });
   }
 
-  async createRefund(mode: Mode, request: RefundRequest, idempotencyKey: string): Promise<RefundSnapshot> {
+  async createRefund({ mode }: ProcessorScope, request: RefundRequest, idempotencyKey: string): Promise<RefundSnapshot> {
     this.#enter('createRefund', mode);
     return this.#once(idempotencyKey, () => {
       const intent = this.#intent(request.paymentIntent);
@@ -380,24 +381,24 @@ export class InMemoryProcessor implements PaymentProcessor {
     });
   }
 
-  async retrieveRefund(mode: Mode, id: string): Promise<RefundSnapshot> {
+  async retrieveRefund({ mode }: ProcessorScope, id: string): Promise<RefundSnapshot> {
     this.#enter('retrieveRefund', mode);
     const refund = this.#refunds.get(id);
     if (!refund) throw missing('refund', id);
     return refundOf(refund);
   }
 
-  async listRefunds(mode: Mode, paymentIntent: string): Promise<RefundSnapshot[]> {
+  async listRefunds({ mode }: ProcessorScope, paymentIntent: string): Promise<RefundSnapshot[]> {
     this.#enter('listRefunds', mode);
     return [...this.#refunds.values()].filter((r) => r.paymentIntent === paymentIntent).map(refundOf);
   }
 
-  async createLocation(mode: Mode, _request: LocationRequest, idempotencyKey: string): Promise<{ id: string }> {
+  async createLocation({ mode }: ProcessorScope, _request: LocationRequest, idempotencyKey: string): Promise<{ id: string }> {
     this.#enter('createLocation', mode);
     return this.#once(idempotencyKey, () => ({ id: this.#id('tml') }));
   }
 
-  async registerReader(mode: Mode, request: ReaderRequest, idempotencyKey: string): Promise<ReaderSnapshot> {
+  async registerReader({ mode }: ProcessorScope, request: ReaderRequest, idempotencyKey: string): Promise<ReaderSnapshot> {
     this.#enter('registerReader', mode);
     return this.#once(idempotencyKey, () => {
       if (request.registrationCode !== 'simulated-wpe') throw invalidRequest('invalid_registration_code', 'The registration code is not valid', 'registration_code');
@@ -408,23 +409,23 @@ export class InMemoryProcessor implements PaymentProcessor {
     });
   }
 
-  async listReaders(mode: Mode, location?: string): Promise<ReaderSnapshot[]> {
+  async listReaders({ mode }: ProcessorScope, location?: string): Promise<ReaderSnapshot[]> {
     this.#enter('listReaders', mode);
     return [...this.#readers.values()].filter((r) => r.mode === mode && (!location || r.location === location)).map((r) => copy(r.snapshot));
   }
 
-  async retrieveReader(mode: Mode, id: string): Promise<ReaderSnapshot | null> {
+  async retrieveReader({ mode }: ProcessorScope, id: string): Promise<ReaderSnapshot | null> {
     this.#enter('retrieveReader', mode);
     const reader = this.#readers.get(id);
     return reader ? copy(reader.snapshot) : null;
   }
 
-  async deleteReader(mode: Mode, id: string): Promise<void> {
+  async deleteReader({ mode }: ProcessorScope, id: string): Promise<void> {
     this.#enter('deleteReader', mode);
     if (!this.#readers.delete(id)) throw missing('terminal.reader', id);
   }
 
-  async configureLocationTipping(mode: Mode, location: string, configuration: string | null, tipping: TippingRequest | null, idempotencyKey: string): Promise<string> {
+  async configureLocationTipping({ mode }: ProcessorScope, location: string, configuration: string | null, tipping: TippingRequest | null, idempotencyKey: string): Promise<string> {
     this.#enter('configureLocationTipping', mode);
     return this.#once(idempotencyKey, () => {
       const id = configuration ?? this.#id('tmc');
@@ -434,7 +435,7 @@ export class InMemoryProcessor implements PaymentProcessor {
     });
   }
 
-  async processPaymentIntent(mode: Mode, readerId: string, paymentIntent: string, config?: ProcessConfig): Promise<ReaderSnapshot> {
+  async processPaymentIntent({ mode }: ProcessorScope, readerId: string, paymentIntent: string, config?: ProcessConfig): Promise<ReaderSnapshot> {
     this.#enter('processPaymentIntent', mode);
     const reader = this.#reader(readerId);
     if (reader.snapshot.action?.status === 'in_progress') throw invalidRequest('terminal_reader_busy', 'The reader is busy with another action');
@@ -451,7 +452,7 @@ export class InMemoryProcessor implements PaymentProcessor {
     return copy(reader.snapshot);
   }
 
-  async setReaderDisplay(mode: Mode, readerId: string, cart: CartRequest): Promise<ReaderSnapshot> {
+  async setReaderDisplay({ mode }: ProcessorScope, readerId: string, cart: CartRequest): Promise<ReaderSnapshot> {
     this.#enter('setReaderDisplay', mode);
     const reader = this.#reader(readerId);
     if (reader.snapshot.action?.status === 'in_progress') throw invalidRequest('terminal_reader_busy', 'The reader is busy with another action');
@@ -459,7 +460,7 @@ export class InMemoryProcessor implements PaymentProcessor {
     return copy(reader.snapshot);
   }
 
-  async cancelReaderAction(mode: Mode, readerId: string): Promise<void> {
+  async cancelReaderAction({ mode }: ProcessorScope, readerId: string): Promise<void> {
     this.#enter('cancelReaderAction', mode);
     const reader = this.#reader(readerId);
     const action = reader.snapshot.action;
@@ -470,7 +471,7 @@ export class InMemoryProcessor implements PaymentProcessor {
     reader.screen = BLANK_SCREEN;
   }
 
-  async presentPaymentMethod(mode: Mode, readerId: string, card: PresentedCard): Promise<ReaderSnapshot> {
+  async presentPaymentMethod({ mode }: ProcessorScope, readerId: string, card: PresentedCard): Promise<ReaderSnapshot> {
     this.#enter('presentPaymentMethod', mode);
     const reader = this.#reader(readerId);
     const action = reader.snapshot.action;
@@ -486,19 +487,19 @@ export class InMemoryProcessor implements PaymentProcessor {
     return copy(reader.snapshot);
   }
 
-  async listDisputes(mode: Mode, filter: { paymentIntent?: string; createdSince?: number }): Promise<DisputeSnapshot[]> {
+  async listDisputes({ mode }: ProcessorScope, filter: { paymentIntent?: string; createdSince?: number }): Promise<DisputeSnapshot[]> {
     this.#enter('listDisputes', mode);
     return [...this.#disputes.values()]
       .filter((d) => d.mode === mode && (!filter.paymentIntent || d.paymentIntentId === filter.paymentIntent) && (filter.createdSince === undefined || d.createdAt >= filter.createdSince))
       .map(disputeOf);
   }
 
-  async retrieveDispute(mode: Mode, id: string): Promise<DisputeSnapshot> {
+  async retrieveDispute({ mode }: ProcessorScope, id: string): Promise<DisputeSnapshot> {
     this.#enter('retrieveDispute', mode);
     return disputeOf(this.#dispute(id));
   }
 
-  async updateDispute(mode: Mode, id: string, update: DisputeEvidence, idempotencyKey: string): Promise<DisputeSnapshot> {
+  async updateDispute({ mode }: ProcessorScope, id: string, update: DisputeEvidence, idempotencyKey: string): Promise<DisputeSnapshot> {
     this.#enter('updateDispute', mode);
     return this.#once(idempotencyKey, () => {
       const dispute = this.#dispute(id);
@@ -515,7 +516,7 @@ export class InMemoryProcessor implements PaymentProcessor {
     });
   }
 
-  async closeDispute(mode: Mode, id: string, idempotencyKey: string): Promise<DisputeSnapshot> {
+  async closeDispute({ mode }: ProcessorScope, id: string, idempotencyKey: string): Promise<DisputeSnapshot> {
     this.#enter('closeDispute', mode);
     return this.#once(idempotencyKey, () => {
       const dispute = this.#dispute(id);
@@ -525,14 +526,14 @@ export class InMemoryProcessor implements PaymentProcessor {
     });
   }
 
-  async retrieveBalance(mode: Mode, account: string): Promise<BalanceSnapshot> {
+  async retrieveBalance({ mode }: ProcessorScope, account: string): Promise<BalanceSnapshot> {
     this.#enter('retrieveBalance', mode);
     const entries = [...this.#balances.entries()].filter(([key]) => key.startsWith(`${account}:`));
     const side = (which: 'available' | 'pending') => entries.map(([key, b]) => ({ amount: b[which], currency: key.slice(account.length + 1) }));
     return { available: side('available'), pending: side('pending') };
   }
 
-  async createPayout(mode: Mode, request: PayoutRequest, idempotencyKey: string): Promise<PayoutSnapshot> {
+  async createPayout({ mode }: ProcessorScope, request: PayoutRequest, idempotencyKey: string): Promise<PayoutSnapshot> {
     this.#enter('createPayout', mode);
     return this.#once(idempotencyKey, () => {
       const balance = this.#balances.get(`${request.account}:${request.currency}`);
@@ -544,14 +545,14 @@ export class InMemoryProcessor implements PaymentProcessor {
     });
   }
 
-  async retrievePayout(mode: Mode, account: string, id: string): Promise<PayoutSnapshot> {
+  async retrievePayout({ mode }: ProcessorScope, account: string, id: string): Promise<PayoutSnapshot> {
     this.#enter('retrievePayout', mode);
     const payout = this.#payouts.get(id);
     if (!payout || payout.account !== account) throw missing('payout', id);
     return payoutOf(payout);
   }
 
-  async addBankAccount(mode: Mode, request: BankAccountRequest, idempotencyKey: string): Promise<BankAccountSnapshot> {
+  async addBankAccount({ mode }: ProcessorScope, request: BankAccountRequest, idempotencyKey: string): Promise<BankAccountSnapshot> {
     this.#enter('addBankAccount', mode);
     return this.#once(idempotencyKey, () => {
       if (!/^\d{4,17}$/.test(request.accountNumber)) throw invalidRequest('account_number_invalid', 'The account number is not valid', 'account_number');
@@ -572,12 +573,12 @@ export class InMemoryProcessor implements PaymentProcessor {
     });
   }
 
-  async listBankAccounts(mode: Mode, account: string): Promise<BankAccountSnapshot[]> {
+  async listBankAccounts({ mode }: ProcessorScope, account: string): Promise<BankAccountSnapshot[]> {
     this.#enter('listBankAccounts', mode);
     return (this.#banks.get(account) ?? []).map((b) => ({ ...b }));
   }
 
-  async createCustomer(mode: Mode, fields: CustomerFields, idempotencyKey: string): Promise<CustomerSnapshot> {
+  async createCustomer({ mode }: ProcessorScope, fields: CustomerFields, idempotencyKey: string): Promise<CustomerSnapshot> {
     this.#enter('createCustomer', mode);
     return this.#once(idempotencyKey, () => {
       const customer = { id: this.#id('cus'), name: null, email: null, phone: null, description: null, metadata: {}, deleted: false };
@@ -586,7 +587,7 @@ export class InMemoryProcessor implements PaymentProcessor {
     });
   }
 
-  async updateCustomer(mode: Mode, id: string, fields: CustomerFields, idempotencyKey: string): Promise<CustomerSnapshot> {
+  async updateCustomer({ mode }: ProcessorScope, id: string, fields: CustomerFields, idempotencyKey: string): Promise<CustomerSnapshot> {
     this.#enter('updateCustomer', mode);
     return this.#once(idempotencyKey, () => {
       const customer = this.#customers.get(id);
@@ -595,7 +596,7 @@ export class InMemoryProcessor implements PaymentProcessor {
     });
   }
 
-  async deleteCustomer(mode: Mode, id: string): Promise<void> {
+  async deleteCustomer({ mode }: ProcessorScope, id: string): Promise<void> {
     this.#enter('deleteCustomer', mode);
     const customer = this.#customers.get(id);
     if (customer) customer.deleted = true;

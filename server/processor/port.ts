@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Context } from '@opentelemetry/api';
 import type { Mode } from '../db/schema.js';
 import type { ProcessorFailure } from './errors.js';
 import type {
@@ -181,6 +182,17 @@ export interface CustomerFields {
  * the simulator) in production, `InMemoryProcessor` in unit tests. Neither touches a table.
  */
 
+/**
+ * Where a processor call is made: the mode whose keys it uses and, when traces are exported, the
+ * trace its client span joins. The domain's `Scope` is one; work with no request behind it (a
+ * sweep, a webhook) passes `{ mode }`. The trace travels with the mode so that no call can be made
+ * without it: nothing else carries a context across an `await` (server/operations/trace-context.ts).
+ */
+export interface ProcessorScope {
+  readonly mode: Mode;
+  readonly trace?: Context | undefined;
+}
+
 /** Which processor this is and how a browser reaches it. */
 export interface ProcessorIdentity {
   /** Shown to merchants (`GET /v1/merchant`): `stripe` or `stripe-simulator`. */
@@ -207,56 +219,56 @@ export interface AccountRequest {
 /** Connected accounts (Stripe Connect): the merchants' accounts money settles to. */
 export interface ConnectPort {
   /** Makes a merchant's connected account, as the account policy says (AccountPolicy). */
-  createAccount(mode: Mode, request: AccountRequest, idempotencyKey: string): Promise<AccountSnapshot>;
+  createAccount(scope: ProcessorScope, request: AccountRequest, idempotencyKey: string): Promise<AccountSnapshot>;
   /** A capability's status on a connected account; `inactive` when the account does not have it. */
-  capabilityStatus(mode: Mode, account: string, capability: string): Promise<string>;
+  capabilityStatus(scope: ProcessorScope, account: string, capability: string): Promise<string>;
   /** The connected account as the processor has it now: whether it may charge and pay out, what it still needs. */
-  retrieveAccount(mode: Mode, account: string): Promise<AccountSnapshot>;
+  retrieveAccount(scope: ProcessorScope, account: string): Promise<AccountSnapshot>;
   /**
    * A single-use link to the processor's hosted onboarding for a connected account (Stripe's
    * Account Link, `account_onboarding`). Not idempotent by nature: every call makes a new link.
    */
-  createAccountLink(mode: Mode, request: AccountLinkRequest): Promise<AccountLink>;
+  createAccountLink(scope: ProcessorScope, request: AccountLinkRequest): Promise<AccountLink>;
 }
 
 export interface PaymentsPort {
   readonly kind: ProcessorIdentity['kind'];
   /** ACH needs a capability of the connected account. */
-  capabilityStatus(mode: Mode, account: string, capability: string): Promise<string>;
-  createIntent(mode: Mode, request: IntentRequest, idempotencyKey: string): Promise<IntentCreation>;
+  capabilityStatus(scope: ProcessorScope, account: string, capability: string): Promise<string>;
+  createIntent(scope: ProcessorScope, request: IntentRequest, idempotencyKey: string): Promise<IntentCreation>;
   /** The payment with its latest charge. */
-  retrieveIntent(mode: Mode, id: string): Promise<PaymentSnapshot>;
-  captureIntent(mode: Mode, id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentSnapshot>;
-  cancelIntent(mode: Mode, id: string, reason: PaymentCancellationReason | undefined, idempotencyKey: string): Promise<PaymentSnapshot>;
+  retrieveIntent(scope: ProcessorScope, id: string): Promise<PaymentSnapshot>;
+  captureIntent(scope: ProcessorScope, id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentSnapshot>;
+  cancelIntent(scope: ProcessorScope, id: string, reason: PaymentCancellationReason | undefined, idempotencyKey: string): Promise<PaymentSnapshot>;
 }
 
 export interface RefundsPort {
   /** Refunds give back the merchant's transfer and the platform fee with the money (destination charges). */
-  createRefund(mode: Mode, request: RefundRequest, idempotencyKey: string): Promise<RefundSnapshot>;
-  retrieveRefund(mode: Mode, id: string): Promise<RefundSnapshot>;
-  listRefunds(mode: Mode, paymentIntent: string): Promise<RefundSnapshot[]>;
+  createRefund(scope: ProcessorScope, request: RefundRequest, idempotencyKey: string): Promise<RefundSnapshot>;
+  retrieveRefund(scope: ProcessorScope, id: string): Promise<RefundSnapshot>;
+  listRefunds(scope: ProcessorScope, paymentIntent: string): Promise<RefundSnapshot[]>;
 }
 
 export interface TerminalPort {
-  createLocation(mode: Mode, request: LocationRequest, idempotencyKey: string): Promise<{ id: string }>;
-  registerReader(mode: Mode, request: ReaderRequest, idempotencyKey: string): Promise<ReaderSnapshot>;
+  createLocation(scope: ProcessorScope, request: LocationRequest, idempotencyKey: string): Promise<{ id: string }>;
+  registerReader(scope: ProcessorScope, request: ReaderRequest, idempotencyKey: string): Promise<ReaderSnapshot>;
   /** Every reader, or every reader at one location, all pages. */
-  listReaders(mode: Mode, location?: string): Promise<ReaderSnapshot[]>;
+  listReaders(scope: ProcessorScope, location?: string): Promise<ReaderSnapshot[]>;
   /** Null when the processor deleted the reader. */
-  retrieveReader(mode: Mode, id: string): Promise<ReaderSnapshot | null>;
-  deleteReader(mode: Mode, id: string): Promise<void>;
+  retrieveReader(scope: ProcessorScope, id: string): Promise<ReaderSnapshot | null>;
+  deleteReader(scope: ProcessorScope, id: string): Promise<void>;
   /**
    * Puts a location's tipping on the processor: creates the Terminal Configuration carrying it and
    * assigns it to the location (`configuration_overrides`) when `configuration` is null, else
    * updates that configuration; null tipping turns tipping off. Answers the configuration's id.
    */
-  configureLocationTipping(mode: Mode, location: string, configuration: string | null, tipping: TippingRequest | null, idempotencyKey: string): Promise<string>;
-  processPaymentIntent(mode: Mode, reader: string, paymentIntent: string, config?: ProcessConfig): Promise<ReaderSnapshot>;
+  configureLocationTipping(scope: ProcessorScope, location: string, configuration: string | null, tipping: TippingRequest | null, idempotencyKey: string): Promise<string>;
+  processPaymentIntent(scope: ProcessorScope, reader: string, paymentIntent: string, config?: ProcessConfig): Promise<ReaderSnapshot>;
   /** Shows a cart on the reader; it stays through the payment sent next. */
-  setReaderDisplay(mode: Mode, reader: string, cart: CartRequest): Promise<ReaderSnapshot>;
-  cancelReaderAction(mode: Mode, reader: string): Promise<void>;
+  setReaderDisplay(scope: ProcessorScope, reader: string, cart: CartRequest): Promise<ReaderSnapshot>;
+  cancelReaderAction(scope: ProcessorScope, reader: string): Promise<void>;
   /** Test mode only: a customer presents a test card on a simulated reader. */
-  presentPaymentMethod(mode: Mode, reader: string, card: PresentedCard): Promise<ReaderSnapshot>;
+  presentPaymentMethod(scope: ProcessorScope, reader: string, card: PresentedCard): Promise<ReaderSnapshot>;
 }
 
 export interface DisputesPort {
@@ -264,34 +276,34 @@ export interface DisputesPort {
    * Disputes of payments made on the platform (destination charges are disputed there): those of
    * one PaymentIntent, or those created at or after `createdSince` (epoch ms), all pages.
    */
-  listDisputes(mode: Mode, filter: { paymentIntent?: string; createdSince?: number }): Promise<DisputeSnapshot[]>;
-  retrieveDispute(mode: Mode, id: string): Promise<DisputeSnapshot>;
+  listDisputes(scope: ProcessorScope, filter: { paymentIntent?: string; createdSince?: number }): Promise<DisputeSnapshot[]>;
+  retrieveDispute(scope: ProcessorScope, id: string): Promise<DisputeSnapshot>;
   /** Stages evidence, or submits it with `submit`. */
-  updateDispute(mode: Mode, id: string, update: DisputeEvidence, idempotencyKey: string): Promise<DisputeSnapshot>;
+  updateDispute(scope: ProcessorScope, id: string, update: DisputeEvidence, idempotencyKey: string): Promise<DisputeSnapshot>;
   /** Accepts the dispute: it is lost (an inquiry is closed). */
-  closeDispute(mode: Mode, id: string, idempotencyKey: string): Promise<DisputeSnapshot>;
+  closeDispute(scope: ProcessorScope, id: string, idempotencyKey: string): Promise<DisputeSnapshot>;
 }
 
 export interface PayoutsPort {
   /** A connected account's balance: available and pending, per currency. */
-  retrieveBalance(mode: Mode, account: string): Promise<BalanceSnapshot>;
-  createPayout(mode: Mode, request: PayoutRequest, idempotencyKey: string): Promise<PayoutSnapshot>;
-  retrievePayout(mode: Mode, account: string, id: string): Promise<PayoutSnapshot>;
+  retrieveBalance(scope: ProcessorScope, account: string): Promise<BalanceSnapshot>;
+  createPayout(scope: ProcessorScope, request: PayoutRequest, idempotencyKey: string): Promise<PayoutSnapshot>;
+  retrievePayout(scope: ProcessorScope, account: string, id: string): Promise<PayoutSnapshot>;
   /** Adds a bank account to a connected account as its default for the currency: payouts go there from now on. */
-  addBankAccount(mode: Mode, request: BankAccountRequest, idempotencyKey: string): Promise<BankAccountSnapshot>;
+  addBankAccount(scope: ProcessorScope, request: BankAccountRequest, idempotencyKey: string): Promise<BankAccountSnapshot>;
   /** The connected account's bank accounts, the default for each currency marked. */
-  listBankAccounts(mode: Mode, account: string): Promise<BankAccountSnapshot[]>;
+  listBankAccounts(scope: ProcessorScope, account: string): Promise<BankAccountSnapshot[]>;
 }
 
 export interface CustomersPort {
   /** Customers live on the platform, where the payments are made. */
-  createCustomer(mode: Mode, fields: CustomerFields, idempotencyKey: string): Promise<CustomerSnapshot>;
-  updateCustomer(mode: Mode, id: string, fields: CustomerFields, idempotencyKey: string): Promise<CustomerSnapshot>;
+  createCustomer(scope: ProcessorScope, fields: CustomerFields, idempotencyKey: string): Promise<CustomerSnapshot>;
+  updateCustomer(scope: ProcessorScope, id: string, fields: CustomerFields, idempotencyKey: string): Promise<CustomerSnapshot>;
   /**
    * Deleting a customer the processor no longer has is not an error. No idempotency key: a DELETE
    * is idempotent by nature, and Stripe ignores keys on it.
    */
-  deleteCustomer(mode: Mode, id: string): Promise<void>;
+  deleteCustomer(scope: ProcessorScope, id: string): Promise<void>;
 }
 
 /** The processor's events, as the server receives them. */

@@ -319,7 +319,7 @@ export class ReaderActions {
     const row = await this.store.db.selectFrom('terminal_readers').selectAll().where('processor_reader_id', '=', processorReaderId).where('mode', '=', mode).executeTakeFirst();
     if (!row) return;
     const startedAt = this.clock.now();
-    const reader = await this.processor.retrieveReader(mode, processorReaderId);
+    const reader = await this.processor.retrieveReader({ mode }, processorReaderId);
     // The reader object does not say whether a card was read; for the same payment, what we knew stands.
     const intent = reader ? intentIdOf(reader) : null;
     const presented = reader?.action?.status === 'in_progress' && intent === row.action_payment_intent_id && row.action_card_presented === 1;

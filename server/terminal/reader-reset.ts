@@ -24,10 +24,10 @@ export class ReaderResets implements ReaderResetter {
   async resetFor(payment: ReaderPayment): Promise<ReaderReset> {
     if (!payment.reader_id) return { reset: null };
     try {
-      const reader = await this.processor.retrieveReader(payment.mode, payment.reader_id);
+      const reader = await this.processor.retrieveReader({ mode: payment.mode }, payment.reader_id);
       const action = reader?.action ?? null;
       if (!action || action.status !== 'in_progress' || action.paymentIntentId !== payment.processor_payment_intent_id) return { reset: true };
-      await this.processor.cancelReaderAction(payment.mode, payment.reader_id);
+      await this.processor.cancelReaderAction({ mode: payment.mode }, payment.reader_id);
       return { reset: true };
     } catch (err) {
       if (processorErrorCode(err) === 'terminal_reader_busy') throw authorizing();

@@ -48,7 +48,7 @@ describe('terminal payments on the in-memory processor', () => {
     expect(row.status).toBe('canceled');
     expect(readerReset).toEqual({ reset: true });
     expect(d.processor.count('cancelReaderAction')).toBe(1);
-    expect((await d.processor.retrieveReader('test', reader))?.action).toBeNull();
+    expect((await d.processor.retrieveReader({ mode: 'test' }, reader))?.action).toBeNull();
   });
 
   it('cancels anyway when the reader cannot be reached, with a warning', async () => {
@@ -136,7 +136,7 @@ describe('terminal payments on the in-memory processor', () => {
       await d.services.terminal.processPayment(d.scope, row.processor_payment_intent_id ?? '', reader);
       expect(d.processor.readerScreen(reader)).toMatchObject({ tipping: null, config: { skipTipping: true, enableCustomerCancellation: true } });
       d.processor.customerCancel(reader);
-      expect((await d.processor.retrieveReader('test', reader))?.action).toMatchObject({ status: 'failed', failureCode: 'customer_canceled' });
+      expect((await d.processor.retrieveReader({ mode: 'test' }, reader))?.action).toMatchObject({ status: 'failed', failureCode: 'customer_canceled' });
       expect((await d.services.transactions.getRow(d.scope, row.id)).status).toBe('pending');
     });
 

@@ -1,4 +1,3 @@
-import { inTrace } from '../operations/observe.js';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { DEFAULT_DAY_ENDS_AT, machineTimeZone } from '../../shared/time-zone.js';
@@ -151,7 +150,7 @@ export class TerminalService {
           ...(tipping.smart_tip_threshold !== null ? { smartTipThreshold: tipping.smart_tip_threshold } : {}),
         }
       : null;
-    return inTrace(scope.trace, () => this.processor.configureLocationTipping(scope.mode, processorLocation, configuration, request, processorIdempotencyKey(scope.merchantId, scope.mode, key, 'tipping'))).catch((err: unknown) => {
+    return this.processor.configureLocationTipping(scope, processorLocation, configuration, request, processorIdempotencyKey(scope.merchantId, scope.mode, key, 'tipping')).catch((err: unknown) => {
       throw fromProcessorError(err);
     });
   }
@@ -161,7 +160,7 @@ export class TerminalService {
     const key = randomUUID();
     const created = await this.processor
       .createLocation(
-        scope.mode,
+        scope,
         { displayName: input.display_name, address: input.address, metadata: { pos_merchant_id: scope.merchantId } },
         processorIdempotencyKey(scope.merchantId, scope.mode, key, 'location'),
       )
@@ -265,11 +264,11 @@ export class TerminalService {
     let reader: ReaderSnapshot;
     const startedAt = this.clock.now();
     try {
-      reader = await inTrace(scope.trace, () => this.processor.registerReader(
-        scope.mode,
+      reader = await this.processor.registerReader(
+        scope,
         { registrationCode: input.registration_code, location: place.processor_location_id, label: input.name, metadata: { pos_merchant_id: scope.merchantId } },
         processorIdempotencyKey(scope.merchantId, scope.mode, randomUUID(), 'reader'),
-      ));
+      );
     } catch (err) {
       const mapped = fromProcessorError(err);
       if (mapped.status === 400 && mapped.param === 'registration_code') throw invalid('registration_code', mapped.message, knownCode(400, mapped.code, 'parameter_invalid'));
@@ -319,7 +318,7 @@ export class TerminalService {
     const rows = await this.#readerRows(scope);
     if (rows.some((r) => r.status_source === 'processor')) {
       try {
-        const seen = await inTrace(scope.trace, () => this.processor.listReaders(scope.mode));
+        const seen = await this.processor.listReaders(scope);
         const byId = new Map(seen.map((r) => [r.id, r]));
         for (const row of rows) {
           const fresh = byId.get(row.processor_reader_id);
@@ -346,7 +345,7 @@ export class TerminalService {
   async deleteReader(scope: Scope, id: string): Promise<Reader> {
     const row = await findReaderRow(this.store.db, scope, id);
     try {
-      await inTrace(scope.trace, () => this.processor.deleteReader(scope.mode, row.processor_reader_id));
+      await this.processor.deleteReader(scope, row.processor_reader_id);
     } catch (err) {
       if (processorErrorCode(err) !== 'resource_missing') throw fromProcessorError(err);
     }
@@ -407,7 +406,7 @@ export class TerminalService {
    */
   async #refuseOffline(reader: TerminalReadersTable): Promise<void> {
     const startedAt = this.clock.now();
-    const seen = await this.processor.retrieveReader(reader.mode, reader.processor_reader_id).catch(() => undefined);
+    const seen = await this.processor.retrieveReader({ mode: reader.mode }, reader.processor_reader_id).catch(() => undefined);
     if (!seen) return;
     await this.readerActions.onPresence(reader, seen.status === 'offline' ? 'offline' : 'online', startedAt);
     if (seen.status === 'offline') throw conflict('reader_offline', 'The reader is offline: check its power and network, or take the payment by link');
@@ -433,19 +432,19 @@ export class TerminalService {
     try {
       const lineItems = options?.line_items;
       if (lineItems) {
-        await inTrace(scope.trace, () => this.processor.setReaderDisplay(scope.mode, reader.processor_reader_id, {
+        await this.processor.setReaderDisplay(scope, reader.processor_reader_id, {
           currency: txn.currency,
           lineItems,
           ...(options.tax !== undefined ? { tax: options.tax } : {}),
           total: txn.amount,
-        }));
+        });
       }
-      result = await inTrace(scope.trace, () => this.processor.processPaymentIntent(scope.mode, reader.processor_reader_id, paymentIntentId, {
+      result = await this.processor.processPaymentIntent(scope, reader.processor_reader_id, paymentIntentId, {
         skipTipping: options?.skip_tipping ?? false,
         enableCustomerCancellation: options?.enable_customer_cancellation ?? true,
         // Tips are suggested on the amount before tax, as a server would at a till.
         ...(options?.tax ? { tipEligibleAmount: txn.amount - options.tax } : {}),
-      }));
+      });
     } catch (err) {
       if (processorErrorCode(err) === 'terminal_reader_offline') await this.readerActions.onPresence(reader, 'offline', startedAt);
       throw readerConflict(err);
@@ -470,10 +469,10 @@ export class TerminalService {
     let presented: ReaderSnapshot;
     const startedAt = this.clock.now();
     try {
-      presented = await inTrace(scope.trace, () => this.processor.presentPaymentMethod(scope.mode, reader.processor_reader_id, {
+      presented = await this.processor.presentPaymentMethod(scope, reader.processor_reader_id, {
         ...(options.amountTip ? { amountTip: options.amountTip } : {}),
         ...(options.cardNumber ? { cardNumber: options.cardNumber } : {}),
-      }));
+      });
     } catch (err) {
       if (processorErrorCode(err) === 'terminal_reader_invalid_state') {
         throw conflict('reader_idle', 'The reader is not waiting for a card: send a payment to it with process-payment first');
@@ -524,7 +523,7 @@ export class TerminalService {
     const intent = reader.action_status === 'in_progress' ? reader.action_payment_intent_id : null;
     const startedAt = this.clock.now();
     try {
-      await inTrace(scope.trace, () => this.processor.cancelReaderAction(scope.mode, reader.processor_reader_id));
+      await this.processor.cancelReaderAction(scope, reader.processor_reader_id);
       await this.readerActions.onCanceled(reader, startedAt);
       return { reader_id: reader.processor_reader_id, status: 'idle', canceled_payment_intent_id: intent };
     } catch (err) {

@@ -201,8 +201,8 @@ const headerSetter: TextMapSetter<RequestHeaders> = { set: (carrier, key, value)
 /**
  * The SDK's API-key authentication, which also writes the caller's trace context into the
  * request's `traceparent`. The SDK calls it synchronously inside the resource call (`create`,
- * `retrieve`…), while the caller's context is still the active one (a port method entered in it:
- * server/operations/observe.ts `inTrace`); it reaches the HTTP client only after a promise, when
+ * `retrieve`…), while the caller's context is still the active one (the port's calls are made in
+ * their `ProcessorScope`'s trace: stripe/processor.ts `call`); it reaches the HTTP client only after a promise, when
  * nothing is active any more, so the client span takes its parent from that header. A retry the SDK
  * schedules on a timer sends no caller context: its span starts a trace of its own.
  */

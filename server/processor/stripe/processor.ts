@@ -5,7 +5,7 @@ import type { BudgetLedger } from '../budget.js';
 import { ProcessorFailure, type ProcessorFailureDetails, type ProcessorFailureKind } from '../errors.js';
 import { budgetedHttpClient, InstrumentedHttpClient, tracingAuthenticator } from './budget-client.js';
 import { noMetrics } from '../../operations/metrics.js';
-import type { Telemetry } from '../../operations/observe.js';
+import { inTrace, type Telemetry } from '../../operations/observe.js';
 import type { ProcessorConnection } from '../connection.js';
 import type { EndpointSettings } from '../endpoint-settings.js';
 import { prefilledAccountParams } from './test-accounts.js';
@@ -24,6 +24,7 @@ import {
   type ProcessConfig,
   type TippingRequest,
   type PaymentProcessor,
+  type ProcessorScope,
   type PayoutRequest,
   type PresentedCard,
   type ReaderRequest,
@@ -192,14 +193,15 @@ export class StripeProcessor implements PaymentProcessor {
   async ping(): Promise<void> {
     const mode = this.modes[0];
     if (!mode) return;
+    const scope = { mode };
     // The platform's own balance: a read every account has. Not retried, and quicker than a
     // payment's timeout: a check that waits 20 s tells a probe nothing it can use.
-    await call(() => this.#client(mode).balance.retrieve({}, { timeout: PING_TIMEOUT_MS, maxNetworkRetries: 0 }));
+    await call(scope, () => this.#client(scope.mode).balance.retrieve({}, { timeout: PING_TIMEOUT_MS, maxNetworkRetries: 0 }));
   }
 
   /** Creation is keyed by the caller (merchant and mode), so a retry reuses the account the processor already made. */
-  async createAccount(mode: Mode, request: AccountRequest, idempotencyKey: string): Promise<AccountSnapshot> {
-    const params: Stripe.AccountCreateParams = this.#policy.prefill[mode]
+  async createAccount(scope: ProcessorScope, request: AccountRequest, idempotencyKey: string): Promise<AccountSnapshot> {
+    const params: Stripe.AccountCreateParams = this.#policy.prefill[scope.mode]
       ? prefilledAccountParams({ country: request.country, businessName: request.businessName, merchantId: request.merchantId, acceptedAt: request.acceptedAt })
       : {
           type: this.#policy.type,
@@ -208,33 +210,33 @@ export class StripeProcessor implements PaymentProcessor {
           capabilities: { card_payments: { requested: true }, transfers: { requested: true } },
           metadata: { pos_merchant_id: request.merchantId },
         };
-    const account = await call(() => this.#client(mode).accounts.create(params, { idempotencyKey }));
+    const account = await call(scope, () => this.#client(scope.mode).accounts.create(params, { idempotencyKey }));
     const snapshot = accountSnapshot(account);
     return { ...snapshot, type: snapshot.type ?? params.type ?? null };
   }
 
-  async retrieveAccount(mode: Mode, account: string): Promise<AccountSnapshot> {
-    return accountSnapshot(await call(() => this.#client(mode).accounts.retrieve(account)));
+  async retrieveAccount(scope: ProcessorScope, account: string): Promise<AccountSnapshot> {
+    return accountSnapshot(await call(scope, () => this.#client(scope.mode).accounts.retrieve(account)));
   }
 
-  async createAccountLink(mode: Mode, request: AccountLinkRequest): Promise<AccountLink> {
-    const link = await call(() =>
-      this.#client(mode).accountLinks.create({ account: request.account, refresh_url: request.refreshUrl, return_url: request.returnUrl, type: 'account_onboarding', collection_options: { fields: 'currently_due' } }),
+  async createAccountLink(scope: ProcessorScope, request: AccountLinkRequest): Promise<AccountLink> {
+    const link = await call(scope, () =>
+      this.#client(scope.mode).accountLinks.create({ account: request.account, refresh_url: request.refreshUrl, return_url: request.returnUrl, type: 'account_onboarding', collection_options: { fields: 'currently_due' } }),
     );
     return { url: link.url, expiresAt: link.expires_at * 1000 };
   }
 
-  async capabilityStatus(mode: Mode, account: string, capability: string): Promise<string> {
+  async capabilityStatus(scope: ProcessorScope, account: string, capability: string): Promise<string> {
     try {
-      return (await this.#client(mode).accounts.retrieveCapability(account, capability)).status;
+      return (await inTrace(scope.trace, () => this.#client(scope.mode).accounts.retrieveCapability(account, capability))).status;
     } catch (err) {
       if (err instanceof Stripe.errors.StripeInvalidRequestError) return 'inactive';
       throw failureOf(err);
     }
   }
 
-  async createIntent(mode: Mode, request: IntentRequest, idempotencyKey: string): Promise<IntentCreation> {
-    const client = this.#client(mode);
+  async createIntent(scope: ProcessorScope, request: IntentRequest, idempotencyKey: string): Promise<IntentCreation> {
+    const client = this.#client(scope.mode);
     const params: Stripe.PaymentIntentCreateParams = {
       amount: request.amount,
       currency: request.currency,
@@ -253,7 +255,7 @@ export class StripeProcessor implements PaymentProcessor {
       expand: ['latest_charge'],
     };
     try {
-      return { intent: paymentSnapshot(await client.paymentIntents.create(params, { idempotencyKey })) };
+      return { intent: paymentSnapshot(await inTrace(scope.trace, () => client.paymentIntents.create(params, { idempotencyKey }))) };
     } catch (err) {
       // Declined on creation: the intent exists and carries the failure. The error holds the intent
       // and the card it tried, so the answer needs no second call.
@@ -264,21 +266,21 @@ export class StripeProcessor implements PaymentProcessor {
     }
   }
 
-  async retrieveIntent(mode: Mode, id: string): Promise<PaymentSnapshot> {
-    return paymentSnapshot(await call(() => this.#client(mode).paymentIntents.retrieve(id, { expand: ['latest_charge'] })));
+  async retrieveIntent(scope: ProcessorScope, id: string): Promise<PaymentSnapshot> {
+    return paymentSnapshot(await call(scope, () => this.#client(scope.mode).paymentIntents.retrieve(id, { expand: ['latest_charge'] })));
   }
 
-  async captureIntent(mode: Mode, id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentSnapshot> {
-    return paymentSnapshot(await call(() => this.#client(mode).paymentIntents.capture(id, { ...(amount !== undefined ? { amount_to_capture: amount } : {}), expand: ['latest_charge'] }, { idempotencyKey })));
+  async captureIntent(scope: ProcessorScope, id: string, amount: number | undefined, idempotencyKey: string): Promise<PaymentSnapshot> {
+    return paymentSnapshot(await call(scope, () => this.#client(scope.mode).paymentIntents.capture(id, { ...(amount !== undefined ? { amount_to_capture: amount } : {}), expand: ['latest_charge'] }, { idempotencyKey })));
   }
 
-  async cancelIntent(mode: Mode, id: string, reason: PaymentCancellationReason | undefined, idempotencyKey: string): Promise<PaymentSnapshot> {
-    return paymentSnapshot(await call(() => this.#client(mode).paymentIntents.cancel(id, { ...(reason ? { cancellation_reason: reason } : {}), expand: ['latest_charge'] }, { idempotencyKey })));
+  async cancelIntent(scope: ProcessorScope, id: string, reason: PaymentCancellationReason | undefined, idempotencyKey: string): Promise<PaymentSnapshot> {
+    return paymentSnapshot(await call(scope, () => this.#client(scope.mode).paymentIntents.cancel(id, { ...(reason ? { cancellation_reason: reason } : {}), expand: ['latest_charge'] }, { idempotencyKey })));
   }
 
-  async createRefund(mode: Mode, request: RefundRequest, idempotencyKey: string): Promise<RefundSnapshot> {
-    const refund = await call(() =>
-      this.#client(mode).refunds.create(
+  async createRefund(scope: ProcessorScope, request: RefundRequest, idempotencyKey: string): Promise<RefundSnapshot> {
+    const refund = await call(scope, () =>
+      this.#client(scope.mode).refunds.create(
         {
           payment_intent: request.paymentIntent,
           amount: request.amount,
@@ -294,17 +296,17 @@ export class StripeProcessor implements PaymentProcessor {
     return refundSnapshot(refund);
   }
 
-  async retrieveRefund(mode: Mode, id: string): Promise<RefundSnapshot> {
-    return refundSnapshot(await call(() => this.#client(mode).refunds.retrieve(id)));
+  async retrieveRefund(scope: ProcessorScope, id: string): Promise<RefundSnapshot> {
+    return refundSnapshot(await call(scope, () => this.#client(scope.mode).refunds.retrieve(id)));
   }
 
-  async listRefunds(mode: Mode, paymentIntent: string): Promise<RefundSnapshot[]> {
-    return (await call(() => this.#client(mode).refunds.list({ payment_intent: paymentIntent, limit: LIST_PAGE }).autoPagingToArray({ limit: LIST_MAX }))).map(refundSnapshot);
+  async listRefunds(scope: ProcessorScope, paymentIntent: string): Promise<RefundSnapshot[]> {
+    return (await call(scope, () => this.#client(scope.mode).refunds.list({ payment_intent: paymentIntent, limit: LIST_PAGE }).autoPagingToArray({ limit: LIST_MAX }))).map(refundSnapshot);
   }
 
-  async createLocation(mode: Mode, request: LocationRequest, idempotencyKey: string): Promise<{ id: string }> {
-    const location = await call(() =>
-      this.#client(mode).terminal.locations.create(
+  async createLocation(scope: ProcessorScope, request: LocationRequest, idempotencyKey: string): Promise<{ id: string }> {
+    const location = await call(scope, () =>
+      this.#client(scope.mode).terminal.locations.create(
         { display_name: request.displayName, address: request.address as unknown as Stripe.Terminal.LocationCreateParams.Address, metadata: request.metadata },
         { idempotencyKey },
       ),
@@ -312,9 +314,9 @@ export class StripeProcessor implements PaymentProcessor {
     return { id: location.id };
   }
 
-  async registerReader(mode: Mode, request: ReaderRequest, idempotencyKey: string): Promise<ReaderSnapshot> {
-    const reader = await call(() =>
-      this.#client(mode).terminal.readers.create(
+  async registerReader(scope: ProcessorScope, request: ReaderRequest, idempotencyKey: string): Promise<ReaderSnapshot> {
+    const reader = await call(scope, () =>
+      this.#client(scope.mode).terminal.readers.create(
         { registration_code: request.registrationCode, location: request.location, label: request.label, metadata: request.metadata },
         { idempotencyKey },
       ),
@@ -322,21 +324,21 @@ export class StripeProcessor implements PaymentProcessor {
     return readerSnapshot(reader);
   }
 
-  async listReaders(mode: Mode, location?: string): Promise<ReaderSnapshot[]> {
-    return (await call(() => this.#client(mode).terminal.readers.list({ ...(location ? { location } : {}), limit: LIST_PAGE }).autoPagingToArray({ limit: LIST_MAX }))).map(readerSnapshot);
+  async listReaders(scope: ProcessorScope, location?: string): Promise<ReaderSnapshot[]> {
+    return (await call(scope, () => this.#client(scope.mode).terminal.readers.list({ ...(location ? { location } : {}), limit: LIST_PAGE }).autoPagingToArray({ limit: LIST_MAX }))).map(readerSnapshot);
   }
 
-  async retrieveReader(mode: Mode, id: string): Promise<ReaderSnapshot | null> {
-    const reader = await call(() => this.#client(mode).terminal.readers.retrieve(id));
+  async retrieveReader(scope: ProcessorScope, id: string): Promise<ReaderSnapshot | null> {
+    const reader = await call(scope, () => this.#client(scope.mode).terminal.readers.retrieve(id));
     return 'deleted' in reader && reader.deleted ? null : readerSnapshot(reader as Stripe.Terminal.Reader);
   }
 
-  async deleteReader(mode: Mode, id: string): Promise<void> {
-    await call(() => this.#client(mode).terminal.readers.del(id));
+  async deleteReader(scope: ProcessorScope, id: string): Promise<void> {
+    await call(scope, () => this.#client(scope.mode).terminal.readers.del(id));
   }
 
-  async configureLocationTipping(mode: Mode, location: string, configuration: string | null, tipping: TippingRequest | null, idempotencyKey: string): Promise<string> {
-    const client = this.#client(mode);
+  async configureLocationTipping(scope: ProcessorScope, location: string, configuration: string | null, tipping: TippingRequest | null, idempotencyKey: string): Promise<string> {
+    const client = this.#client(scope.mode);
     const perCurrency: Stripe.Emptyable<Stripe.Terminal.ConfigurationCreateParams.Tipping> = tipping
       ? {
           [tipping.currency]: {
@@ -347,17 +349,17 @@ export class StripeProcessor implements PaymentProcessor {
         }
       : '';
     if (configuration) {
-      await call(() => client.terminal.configurations.update(configuration, { tipping: perCurrency }, { idempotencyKey }));
+      await call(scope, () => client.terminal.configurations.update(configuration, { tipping: perCurrency }, { idempotencyKey }));
       return configuration;
     }
-    const created = await call(() => client.terminal.configurations.create(perCurrency === '' ? {} : { tipping: perCurrency }, { idempotencyKey: `${idempotencyKey}_create` }));
-    await call(() => client.terminal.locations.update(location, { configuration_overrides: created.id }, { idempotencyKey: `${idempotencyKey}_assign` }));
+    const created = await call(scope, () => client.terminal.configurations.create(perCurrency === '' ? {} : { tipping: perCurrency }, { idempotencyKey: `${idempotencyKey}_create` }));
+    await call(scope, () => client.terminal.locations.update(location, { configuration_overrides: created.id }, { idempotencyKey: `${idempotencyKey}_assign` }));
     return created.id;
   }
 
-  async processPaymentIntent(mode: Mode, reader: string, paymentIntent: string, config?: ProcessConfig): Promise<ReaderSnapshot> {
-    const answer = await call(() =>
-      this.#client(mode).terminal.readers.processPaymentIntent(reader, {
+  async processPaymentIntent(scope: ProcessorScope, reader: string, paymentIntent: string, config?: ProcessConfig): Promise<ReaderSnapshot> {
+    const answer = await call(scope, () =>
+      this.#client(scope.mode).terminal.readers.processPaymentIntent(reader, {
         payment_intent: paymentIntent,
         ...(config
           ? {
@@ -373,9 +375,9 @@ export class StripeProcessor implements PaymentProcessor {
     return readerSnapshot(answer);
   }
 
-  async setReaderDisplay(mode: Mode, reader: string, cart: CartRequest): Promise<ReaderSnapshot> {
-    const answer = await call(() =>
-      this.#client(mode).terminal.readers.setReaderDisplay(reader, {
+  async setReaderDisplay(scope: ProcessorScope, reader: string, cart: CartRequest): Promise<ReaderSnapshot> {
+    const answer = await call(scope, () =>
+      this.#client(scope.mode).terminal.readers.setReaderDisplay(reader, {
         type: 'cart',
         cart: {
           currency: cart.currency,
@@ -388,13 +390,13 @@ export class StripeProcessor implements PaymentProcessor {
     return readerSnapshot(answer);
   }
 
-  async cancelReaderAction(mode: Mode, reader: string): Promise<void> {
-    await call(() => this.#client(mode).terminal.readers.cancelAction(reader));
+  async cancelReaderAction(scope: ProcessorScope, reader: string): Promise<void> {
+    await call(scope, () => this.#client(scope.mode).terminal.readers.cancelAction(reader));
   }
 
-  async presentPaymentMethod(mode: Mode, reader: string, card: PresentedCard): Promise<ReaderSnapshot> {
-    const answer = await call(() =>
-      this.#client(mode).testHelpers.terminal.readers.presentPaymentMethod(reader, {
+  async presentPaymentMethod(scope: ProcessorScope, reader: string, card: PresentedCard): Promise<ReaderSnapshot> {
+    const answer = await call(scope, () =>
+      this.#client(scope.mode).testHelpers.terminal.readers.presentPaymentMethod(reader, {
         type: 'card_present',
         ...(card.amountTip ? { amount_tip: card.amountTip } : {}),
         ...(card.cardNumber ? { card_present: { number: card.cardNumber } } : {}),
@@ -403,9 +405,9 @@ export class StripeProcessor implements PaymentProcessor {
     return readerSnapshot(answer);
   }
 
-  async listDisputes(mode: Mode, filter: { paymentIntent?: string; createdSince?: number }): Promise<DisputeSnapshot[]> {
-    const disputes = await call(() =>
-      this.#client(mode)
+  async listDisputes(scope: ProcessorScope, filter: { paymentIntent?: string; createdSince?: number }): Promise<DisputeSnapshot[]> {
+    const disputes = await call(scope, () =>
+      this.#client(scope.mode)
         .disputes.list({
           ...(filter.paymentIntent ? { payment_intent: filter.paymentIntent } : {}),
           ...(filter.createdSince !== undefined ? { created: { gte: Math.floor(filter.createdSince / 1000) } } : {}),
@@ -416,25 +418,25 @@ export class StripeProcessor implements PaymentProcessor {
     return disputes.map(disputeSnapshot);
   }
 
-  async retrieveDispute(mode: Mode, id: string): Promise<DisputeSnapshot> {
-    return disputeSnapshot(await call(() => this.#client(mode).disputes.retrieve(id)));
+  async retrieveDispute(scope: ProcessorScope, id: string): Promise<DisputeSnapshot> {
+    return disputeSnapshot(await call(scope, () => this.#client(scope.mode).disputes.retrieve(id)));
   }
 
-  async updateDispute(mode: Mode, id: string, update: DisputeEvidence, idempotencyKey: string): Promise<DisputeSnapshot> {
-    return disputeSnapshot(await call(() => this.#client(mode).disputes.update(id, { evidence: update.evidence, ...(update.submit ? { submit: true } : { submit: false }) }, { idempotencyKey })));
+  async updateDispute(scope: ProcessorScope, id: string, update: DisputeEvidence, idempotencyKey: string): Promise<DisputeSnapshot> {
+    return disputeSnapshot(await call(scope, () => this.#client(scope.mode).disputes.update(id, { evidence: update.evidence, ...(update.submit ? { submit: true } : { submit: false }) }, { idempotencyKey })));
   }
 
-  async closeDispute(mode: Mode, id: string, idempotencyKey: string): Promise<DisputeSnapshot> {
-    return disputeSnapshot(await call(() => this.#client(mode).disputes.close(id, {}, { idempotencyKey })));
+  async closeDispute(scope: ProcessorScope, id: string, idempotencyKey: string): Promise<DisputeSnapshot> {
+    return disputeSnapshot(await call(scope, () => this.#client(scope.mode).disputes.close(id, {}, { idempotencyKey })));
   }
 
-  async retrieveBalance(mode: Mode, account: string): Promise<BalanceSnapshot> {
-    return balanceSnapshot(await call(() => this.#client(mode).balance.retrieve({}, { stripeAccount: account })));
+  async retrieveBalance(scope: ProcessorScope, account: string): Promise<BalanceSnapshot> {
+    return balanceSnapshot(await call(scope, () => this.#client(scope.mode).balance.retrieve({}, { stripeAccount: account })));
   }
 
-  async createPayout(mode: Mode, request: PayoutRequest, idempotencyKey: string): Promise<PayoutSnapshot> {
-    const payout = await call(() =>
-      this.#client(mode).payouts.create(
+  async createPayout(scope: ProcessorScope, request: PayoutRequest, idempotencyKey: string): Promise<PayoutSnapshot> {
+    const payout = await call(scope, () =>
+      this.#client(scope.mode).payouts.create(
         { amount: request.amount, currency: request.currency, ...(request.description ? { description: request.description } : {}), metadata: request.metadata },
         { stripeAccount: request.account, idempotencyKey },
       ),
@@ -442,13 +444,13 @@ export class StripeProcessor implements PaymentProcessor {
     return payoutSnapshot(payout);
   }
 
-  async retrievePayout(mode: Mode, account: string, id: string): Promise<PayoutSnapshot> {
-    return payoutSnapshot(await call(() => this.#client(mode).payouts.retrieve(id, {}, { stripeAccount: account })));
+  async retrievePayout(scope: ProcessorScope, account: string, id: string): Promise<PayoutSnapshot> {
+    return payoutSnapshot(await call(scope, () => this.#client(scope.mode).payouts.retrieve(id, {}, { stripeAccount: account })));
   }
 
-  addBankAccount(mode: Mode, request: BankAccountRequest, idempotencyKey: string): Promise<BankAccountSnapshot> {
-    return call(async () => {
-      const added = await this.#client(mode).accounts.createExternalAccount(
+  addBankAccount(scope: ProcessorScope, request: BankAccountRequest, idempotencyKey: string): Promise<BankAccountSnapshot> {
+    return call(scope, async () => {
+      const added = await this.#client(scope.mode).accounts.createExternalAccount(
         request.account,
         {
           external_account: {
@@ -467,22 +469,22 @@ export class StripeProcessor implements PaymentProcessor {
     });
   }
 
-  async listBankAccounts(mode: Mode, account: string): Promise<BankAccountSnapshot[]> {
-    const banks = await call(() => this.#client(mode).accounts.listExternalAccounts(account, { object: 'bank_account', limit: LIST_PAGE }).autoPagingToArray({ limit: LIST_MAX }));
+  async listBankAccounts(scope: ProcessorScope, account: string): Promise<BankAccountSnapshot[]> {
+    const banks = await call(scope, () => this.#client(scope.mode).accounts.listExternalAccounts(account, { object: 'bank_account', limit: LIST_PAGE }).autoPagingToArray({ limit: LIST_MAX }));
     return (banks as Stripe.BankAccount[]).map(bankAccountSnapshot);
   }
 
-  async createCustomer(mode: Mode, fields: CustomerFields, idempotencyKey: string): Promise<CustomerSnapshot> {
-    return customerSnapshot(await call(() => this.#client(mode).customers.create(customerParams(fields), { idempotencyKey })));
+  async createCustomer(scope: ProcessorScope, fields: CustomerFields, idempotencyKey: string): Promise<CustomerSnapshot> {
+    return customerSnapshot(await call(scope, () => this.#client(scope.mode).customers.create(customerParams(fields), { idempotencyKey })));
   }
 
-  async updateCustomer(mode: Mode, id: string, fields: CustomerFields, idempotencyKey: string): Promise<CustomerSnapshot> {
-    return customerSnapshot(await call(() => this.#client(mode).customers.update(id, customerParams(fields), { idempotencyKey })));
+  async updateCustomer(scope: ProcessorScope, id: string, fields: CustomerFields, idempotencyKey: string): Promise<CustomerSnapshot> {
+    return customerSnapshot(await call(scope, () => this.#client(scope.mode).customers.update(id, customerParams(fields), { idempotencyKey })));
   }
 
-  async deleteCustomer(mode: Mode, id: string): Promise<void> {
+  async deleteCustomer(scope: ProcessorScope, id: string): Promise<void> {
     try {
-      await this.#client(mode).customers.del(id);
+      await inTrace(scope.trace, () => this.#client(scope.mode).customers.del(id));
     } catch (err) {
       // Already gone at the processor (deleted there, or by an earlier attempt of ours): done.
       if (err instanceof Stripe.errors.StripeInvalidRequestError && err.code === 'resource_missing') return;
@@ -559,10 +561,14 @@ function customerParams(fields: CustomerFields): Stripe.CustomerUpdateParams {
   return params;
 }
 
-/** Runs one SDK call, translating whatever it throws into a `ProcessorFailure`. */
-async function call<T>(work: () => Promise<T>): Promise<T> {
+/**
+ * Runs one SDK call in the scope's trace (the SDK writes the caller's context into the request while
+ * the call starts: budget-client.ts `tracingAuthenticator`), translating whatever it throws into a
+ * `ProcessorFailure`.
+ */
+async function call<T>(scope: ProcessorScope, work: () => Promise<T>): Promise<T> {
   try {
-    return await work();
+    return await inTrace(scope.trace, work);
   } catch (err) {
     throw failureOf(err);
   }
