@@ -79,7 +79,7 @@ export interface RunReport {
   startedAt: string;
   finishedAt: string;
   machine: MachineFacts;
-  settings: { quick: boolean; durationSeconds: number; warmupSeconds?: number; connections: number; rows: number; resource: SeededList; serverCpu: number | undefined; wrkCpu: number | undefined };
+  settings: { quick: boolean; durationSeconds: number; warmupSeconds?: number; connections: number; rows: number; resource: SeededList; serverCpu: number | undefined; wrkCpu: number | undefined; only?: string[] };
   baselineRps: number;
   scenarios: ScenarioResult[];
   store: StoreBenchResult[];
@@ -168,7 +168,8 @@ export function renderMarkdown(report: RunReport): string {
     `${s.durationSeconds} s per scenario at ${s.connections} connections (one wrk thread)` +
       (s.warmupSeconds ? `, each after ${s.warmupSeconds} s of the same load unmeasured` : '') +
       (s.serverCpu === undefined ? '' : `; servers pinned to CPU ${s.serverCpu}, wrk to CPU ${s.wrkCpu}`) +
-      `; list merchant holds ${s.rows.toLocaleString('en-US')} ${s.resource}` +
+      (s.only ? `; only ${s.only.join(', ')} (--only)` : '') +
+      (s.only && !s.only.includes('list') ? '' : `; list merchant holds ${s.rows.toLocaleString('en-US')} ${s.resource}`) +
       (s.quick ? '; --quick: figures prove the harness, not the targets.' : '.'),
     `Ratios are to the mean of the baseline runs (${report.baselineRps.toLocaleString('en-US')} req/s).`,
     '',
