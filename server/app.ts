@@ -151,7 +151,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(
     deps.leanPaths?.enabled === false
       ? first
-      : leanPaths(routes, hot, { leading: [...leading, ...(measured ? [measured] : [])], gate: theGate, v1: v1Steps }, (r) => runRoute(r, services), first, deps.leanPaths?.taken),
+      : leanPaths(app, routes, hot, { leading: [...leading, ...(measured ? [measured] : [])], gate: theGate, v1: v1Steps }, (r) => runRoute(r, services), first, deps.leanPaths?.taken),
   );
   // Processor events are authenticated by their signature, not an API key, and are not rate
   // limited: throttling the processor would only delay outcomes it retries anyway.
