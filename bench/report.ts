@@ -185,9 +185,12 @@ export function renderMarkdown(report: RunReport): string {
     lines.push(`| ${r.name} | ${cell(r.requestsPerSecond)} | ${p50} | ${cell(r.p99Ms, ' ms')} | ${r.ratio ?? ''} | ${server} | ${describeTarget(r.target)} | ${result} |`);
   }
   if (notes.length) lines.push('', '¹ Notes:', ...notes);
-  lines.push('', 'Group commit in process (`Store.transaction`, a counter bump and an insert per unit):', '');
-  lines.push('| callers | units/s | commits per 1,000 units | mean batch | max batch |', '|---|---:|---:|---:|---:|');
-  for (const st of report.store) lines.push(`| ${st.label} | ${cell(st.unitsPerSecond)} | ${st.commitsPer1000Units} | ${st.meanBatch} | ${st.maxBatch} |`);
+  // Absent from a run that left it out (`--only`).
+  if (report.store.length > 0) {
+    lines.push('', 'Group commit in process (`Store.transaction`, a counter bump and an insert per unit):', '');
+    lines.push('| callers | units/s | commits per 1,000 units | mean batch | max batch |', '|---|---:|---:|---:|---:|');
+    for (const st of report.store) lines.push(`| ${st.label} | ${cell(st.unitsPerSecond)} | ${st.commitsPer1000Units} | ${st.meanBatch} | ${st.maxBatch} |`);
+  }
   lines.push('', 'Figures against their targets (the keys of `figures` in the JSON):', '', '| figure | value | target | result |', '|---|---:|---|---|');
   for (const [key, value] of Object.entries(report.figures) as [keyof Figures, number | null][]) {
     const target = FIGURE_TARGETS[key];
