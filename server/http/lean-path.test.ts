@@ -25,7 +25,9 @@ const PER_REQUEST = new Set(['request-id', 'date', 'server-timing']);
 
 function send(url: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Raw> {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}${path}`, { method, headers: { ...headers, ...(body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(body)) }) } }, (res) => {
+    // The path as written (a URL string would lose a fragment before it is sent).
+    const { hostname, port } = new URL(url);
+    const req = request({ hostname, port, path, method, headers: { ...headers, ...(body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(body)) }) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
@@ -181,11 +183,13 @@ describe('the lean path of a payment read by id', () => {
     }
   });
 
-  it('leaves to the regular path what Express would read otherwise: a query string, percent-encoding, HEAD, other routes', async () => {
+  it('leaves to the regular path what Express might read otherwise: a query string, percent-encoding, a fragment, other characters, HEAD, other routes', async () => {
     for (const [method, path] of [
       ['GET', `/v1/transactions/${transactionId}?expand=x`],
       ['GET', `/v1/transactions/%74xn_nothing`],
       ['GET', `/v1/transactions/%ff`],
+      ['GET', `/v1/transactions/${transactionId}#fragment`],
+      ['GET', `/v1/transactions/${transactionId};x`],
       ['HEAD', `/v1/transactions/${transactionId}`],
       ['GET', `/v1/transactions/${transactionId}/refunds`],
       ['GET', '/v1/transactions'],
