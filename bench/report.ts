@@ -79,7 +79,7 @@ export interface RunReport {
   startedAt: string;
   finishedAt: string;
   machine: MachineFacts;
-  settings: { quick: boolean; durationSeconds: number; warmupSeconds?: number; connections: number; rows: number; resource: SeededList; serverCpu: number | undefined; wrkCpu: number | undefined };
+  settings: { quick: boolean; durationSeconds: number; warmupSeconds?: number; connections: number; rows: number; resource: SeededList; serverCpu: number | undefined; wrkCpu: number | undefined; only?: string[] };
   baselineRps: number;
   scenarios: ScenarioResult[];
   store: StoreBenchResult[];
@@ -168,7 +168,8 @@ export function renderMarkdown(report: RunReport): string {
     `${s.durationSeconds} s per scenario at ${s.connections} connections (one wrk thread)` +
       (s.warmupSeconds ? `, each after ${s.warmupSeconds} s of the same load unmeasured` : '') +
       (s.serverCpu === undefined ? '' : `; servers pinned to CPU ${s.serverCpu}, wrk to CPU ${s.wrkCpu}`) +
-      `; list merchant holds ${s.rows.toLocaleString('en-US')} ${s.resource}` +
+      (s.only ? `; only ${s.only.join(', ')} (--only)` : '') +
+      (s.only && !s.only.includes('list') ? '' : `; list merchant holds ${s.rows.toLocaleString('en-US')} ${s.resource}`) +
       (s.quick ? '; --quick: figures prove the harness, not the targets.' : '.'),
     `Ratios are to the mean of the baseline runs (${report.baselineRps.toLocaleString('en-US')} req/s).`,
     '',
@@ -184,9 +185,12 @@ export function renderMarkdown(report: RunReport): string {
     lines.push(`| ${r.name} | ${cell(r.requestsPerSecond)} | ${p50} | ${cell(r.p99Ms, ' ms')} | ${r.ratio ?? ''} | ${server} | ${describeTarget(r.target)} | ${result} |`);
   }
   if (notes.length) lines.push('', '¹ Notes:', ...notes);
-  lines.push('', 'Group commit in process (`Store.transaction`, a counter bump and an insert per unit):', '');
-  lines.push('| callers | units/s | commits per 1,000 units | mean batch | max batch |', '|---|---:|---:|---:|---:|');
-  for (const st of report.store) lines.push(`| ${st.label} | ${cell(st.unitsPerSecond)} | ${st.commitsPer1000Units} | ${st.meanBatch} | ${st.maxBatch} |`);
+  // Absent from a run that left it out (`--only`).
+  if (report.store.length > 0) {
+    lines.push('', 'Group commit in process (`Store.transaction`, a counter bump and an insert per unit):', '');
+    lines.push('| callers | units/s | commits per 1,000 units | mean batch | max batch |', '|---|---:|---:|---:|---:|');
+    for (const st of report.store) lines.push(`| ${st.label} | ${cell(st.unitsPerSecond)} | ${st.commitsPer1000Units} | ${st.meanBatch} | ${st.maxBatch} |`);
+  }
   lines.push('', 'Figures against their targets (the keys of `figures` in the JSON):', '', '| figure | value | target | result |', '|---|---:|---|---|');
   for (const [key, value] of Object.entries(report.figures) as [keyof Figures, number | null][]) {
     const target = FIGURE_TARGETS[key];

@@ -14,6 +14,13 @@ import { positiveOption } from './options.js';
 import { DEFAULT_DELIVERIES, measureWebhooks, type WebhookFigures } from './webhooks.js';
 import { DEFAULT_SETS, DEFAULT_ROUND_SECONDS, measureOverhead, type OverheadScenario } from './overhead.js';
 
+/**
+ * The scenarios `--only` can pick. The baseline is not among them: every ratio needs the same
+ * run's. `get` without `create` makes one payment to fetch; `list` seeds its rows only when picked.
+ */
+const SCENARIOS = ['store', 'floor', 'create', 'replay', 'get', 'list', 'calls', 'split', 'overhead', 'bytes', 'webhooks', 'help'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
 const USAGE = `npm run bench [-- options]
 
   --quick               ~2 s per scenario and a 100,000-row list (proves the harness, not the targets)
@@ -23,6 +30,9 @@ const USAGE = `npm run bench [-- options]
   --rows <n>            rows in the list merchant (default 1,000,000; --quick: 100,000)
   --resource <name>     transactions (default) or customers: the stand-in while /v1/transactions
                         is not on main; same envelope, no idempotent replay
+  --only <names>        run only these scenarios, comma-separated, besides the hello-world baseline
+                        (always measured, before and after): ${SCENARIOS.join(', ')}
+                        (e.g. --only get,replay: ~1 minute)
   --help                this text`;
 
 const RESULTS_DIR = fileURLToPath(new URL('../../bench/results/', import.meta.url));
@@ -51,6 +61,8 @@ interface Options {
   connections: number;
   rows: number;
   resource: SeededList;
+  /** The scenarios to run (all by default). */
+  only: ReadonlySet<Scenario>;
 }
 
 function parseOptions(argv: string[]): Options | undefined {
@@ -63,6 +75,7 @@ function parseOptions(argv: string[]): Options | undefined {
       connections: { type: 'string' },
       rows: { type: 'string' },
       resource: { type: 'string', default: 'transactions' },
+      only: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -77,7 +90,15 @@ function parseOptions(argv: string[]): Options | undefined {
     connections: positive('connections', values.connections, 50),
     rows: positive('rows', values.rows, values.quick ? 100_000 : 1_000_000),
     resource: values.resource,
+    only: values.only === undefined ? new Set(SCENARIOS) : scenariosOf(values.only),
   };
+}
+
+function scenariosOf(raw: string): Set<Scenario> {
+  const names = raw.split(',').map((name) => name.trim()).filter(Boolean);
+  const unknown = names.filter((name) => !(SCENARIOS as readonly string[]).includes(name));
+  if (names.length === 0 || unknown.length > 0) throw new Error(`--only takes names among ${SCENARIOS.join(', ')}, got ${raw}`);
+  return new Set(names as Scenario[]);
 }
 
 /** A 4xx/5xx answer, or the reason there was none. */
@@ -145,9 +166,12 @@ async function main(): Promise<void> {
   log(`${facts.cores} cores (${facts.cpu}), node ${facts.node}, ${facts.wrk}; ${options.durationSeconds} s per scenario at ${options.connections} connections`);
   if (facts.loadBefore > cores / 2) log(`load average is ${facts.loadBefore} on ${cores} cores: something else is running, expect low figures`);
 
-  log('store: group commit in process');
+  const runs = (scenario: Scenario): boolean => options.only.has(scenario);
   const store: StoreBenchResult[] = [];
-  for (const concurrency of [1, options.connections]) store.push(await benchStore({ units: options.quick ? 1_000 : STORE_BENCH_UNITS, concurrency }));
+  if (runs('store')) {
+    log('store: group commit in process');
+    for (const concurrency of [1, options.connections]) store.push(await benchStore({ units: options.quick ? 1_000 : STORE_BENCH_UNITS, concurrency }));
+  }
 
   const results: ScenarioResult[] = [];
   // Every measured run follows an unmeasured one of the same load: the first seconds of a fresh
@@ -181,16 +205,20 @@ async function main(): Promise<void> {
   try {
     const payer = createMerchant(dataDir, 'Bench');
     const lister = createMerchant(dataDir, 'Bench List');
-    log(`seeding ${options.rows.toLocaleString('en-US')} ${options.resource} for the list merchant`);
-    const seeded = seedList({ file: sqlitePath(dataDir), merchantId: lister.id, mode: 'test', list: options.resource, rows: options.rows, now: Date.now() });
-    log(`seeded in ${round(seeded.seconds, 1)} s`);
+    if (runs('list')) {
+      log(`seeding ${options.rows.toLocaleString('en-US')} ${options.resource} for the list merchant`);
+      const seeded = seedList({ file: sqlitePath(dataDir), merchantId: lister.id, mode: 'test', list: options.resource, rows: options.rows, now: Date.now() });
+      log(`seeded in ${round(seeded.seconds, 1)} s`);
+    }
 
     pos = await startPos(dataDir, SERVER_CPU, cores, {}, WRK_CPU);
-    log('processor calls per payment');
-    try {
-      calls = await processorCallsPerPayment(pos.url, payer.secretKey);
-    } catch (err) {
-      log(`  ${err instanceof Error ? err.message : String(err)}`);
+    if (runs('calls')) {
+      log('processor calls per payment');
+      try {
+        calls = await processorCallsPerPayment(pos.url, payer.secretKey);
+      } catch (err) {
+        log(`  ${err instanceof Error ? err.message : String(err)}`);
+      }
     }
     const base = `${pos.url}/v1/${options.resource}`;
     const auth = (merchant: { secretKey: string }) => ({ Authorization: `Bearer ${merchant.secretKey}` });
@@ -214,7 +242,7 @@ async function main(): Promise<void> {
 
     // The floor of any create that calls the processor: see bench/floor-server.ts.
     const floorName = 'floor: Express + one stripe SDK PaymentIntent create, canned processor in process, no database';
-    await attempt(floorName, { kind: 'none' }, async () => {
+    if (runs('floor')) await attempt(floorName, { kind: 'none' }, async () => {
       const floor = await startFloor(SERVER_CPU, cores);
       try {
         await preflight(`${floor.url}/`, { method: 'POST', headers: json, body: createBody }, [201]);
@@ -227,16 +255,26 @@ async function main(): Promise<void> {
     const createName = `POST /v1/${options.resource}${stand}`;
     const createTarget: Target = { kind: 'ratio+p99', min: 0.35, maxP99Ms: 50 };
     let createdId: string | undefined;
-    await attempt(createName, createTarget, async () => {
-      const first = await preflight(base, { method: 'POST', headers: { ...auth(payer), ...json }, body: createBody }, [201]);
-      createdId = (first.body as { data?: { id?: string } }).data?.id;
-      return scenarioFrom(createName, await load(base, 'POST', { ...auth(payer), ...json }, createBody), createTarget);
-    });
-
-    const createMissing = results.at(-1)?.outcome === 'missing';
+    let createMissing = false;
+    if (runs('create')) {
+      await attempt(createName, createTarget, async () => {
+        const first = await preflight(base, { method: 'POST', headers: { ...auth(payer), ...json }, body: createBody }, [201]);
+        createdId = (first.body as { data?: { id?: string } }).data?.id;
+        return scenarioFrom(createName, await load(base, 'POST', { ...auth(payer), ...json }, createBody), createTarget);
+      });
+      createMissing = results.at(-1)?.outcome === 'missing';
+    } else if (runs('get')) {
+      // The GET's payment, made by one create where the create scenario is not run.
+      try {
+        const first = await preflight(base, { method: 'POST', headers: { ...auth(payer), ...json }, body: createBody }, [201]);
+        createdId = (first.body as { data?: { id?: string } }).data?.id;
+      } catch (err) {
+        createMissing = err instanceof PreflightError && err.outcome === 'missing';
+      }
+    }
 
     const replayName = `POST /v1/${options.resource} replay (same Idempotency-Key)${stand}`;
-    await attempt(replayName, ratioTarget(0.6), async () => {
+    if (runs('replay')) await attempt(replayName, ratioTarget(0.6), async () => {
       const headers = { ...auth(payer), ...json, 'Idempotency-Key': `bench-replay-${startedAt.getTime()}` };
       await preflight(base, { method: 'POST', headers, body: createBody }, [201]);
       // Customers have no idempotent replay: the stand-in creates again (201).
@@ -246,7 +284,7 @@ async function main(): Promise<void> {
     });
 
     const getName = `GET /v1/${options.resource}/{id}${stand}`;
-    await attempt(getName, ratioTarget(0.6), async () => {
+    if (runs('get')) await attempt(getName, ratioTarget(0.6), async () => {
       if (!createdId) {
         if (createMissing) throw new PreflightError(`endpoint missing: POST /v1/${options.resource} (no id to fetch)`, 'missing');
         throw new PreflightError('no id to fetch: the create scenario failed', 'error');
@@ -258,10 +296,12 @@ async function main(): Promise<void> {
 
     const rowsLabel = options.rows.toLocaleString('en-US');
     const lastPage = Math.max(1, Math.floor(options.rows / 20));
-    for (const [query, maxMs] of [
-      ['page=1&size=10', 2],
-      [`page=${lastPage}&size=20`, 30],
-    ] as const) {
+    for (const [query, maxMs] of runs('list')
+      ? ([
+          ['page=1&size=10', 2],
+          [`page=${lastPage}&size=20`, 30],
+        ] as const)
+      : []) {
       const name = `GET /v1/${options.resource}?${query} (${rowsLabel} rows)${stand}`;
       const target: Target = { kind: 'server-p50', maxMs };
       await attempt(name, target, async () => {
@@ -294,7 +334,7 @@ async function main(): Promise<void> {
     // data dir's, so the merchant's connected account is already there.
     await pos.stop();
     pos = undefined;
-    if (options.resource === 'transactions') {
+    if (options.resource === 'transactions' && runs('split')) {
       const splitName = `${createName}, split mode (pos simulator + pos server --processor stripe)`;
       await attempt(splitName, { kind: 'none' }, async () => {
         const both = await startSplit(dataDir, { serverCpu: SERVER_CPU, simulatorCpu: WRK_CPU, cores });
@@ -323,7 +363,7 @@ async function main(): Promise<void> {
   // The cost of instrumentation: a plain and an instrumented server side by side, short rounds
   // alternating between them (bench/overhead.ts), so the figure does not depend on which ran last.
   let overhead: OverheadScenario[] | undefined;
-  if (options.resource === 'transactions') {
+  if (options.resource === 'transactions' && runs('overhead')) {
     try {
       overhead = await measureOverhead({
         sets: options.quick ? 2 : DEFAULT_SETS,
@@ -340,37 +380,43 @@ async function main(): Promise<void> {
       log(`  ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  const bytesPayments = options.quick ? 100 : BYTES_PAYMENTS;
-  log(`bytes per payment: ${bytesPayments} card payments through the API on a fresh store`);
   let bytesPerTransaction: number | null = null;
-  try {
-    bytesPerTransaction = (await measureBytesPerPayment(bytesPayments, { cpu: SERVER_CPU, cores })).bytesPerPayment;
-  } catch (err) {
-    log(`  ${err instanceof Error ? err.message : String(err)}`);
+  if (runs('bytes')) {
+    const bytesPayments = options.quick ? 100 : BYTES_PAYMENTS;
+    log(`bytes per payment: ${bytesPayments} card payments through the API on a fresh store`);
+    try {
+      bytesPerTransaction = (await measureBytesPerPayment(bytesPayments, { cpu: SERVER_CPU, cores })).bytesPerPayment;
+    } catch (err) {
+      log(`  ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
-  log('webhooks: pos delivering an outbox backlog, and a bare Node sender posting the same signed bodies');
   let webhooks: WebhookFigures | undefined;
-  try {
-    webhooks = await measureWebhooks({ deliveries: options.quick ? 2_000 : DEFAULT_DELIVERIES, rounds: 2, senderCpu: SERVER_CPU, receiverCpu: WRK_CPU, cores, log: (line) => log(line) });
-  } catch (err) {
-    log(`  ${err instanceof Error ? err.message : String(err)}`);
+  if (runs('webhooks')) {
+    log('webhooks: pos delivering an outbox backlog, and a bare Node sender posting the same signed bodies');
+    try {
+      webhooks = await measureWebhooks({ deliveries: options.quick ? 2_000 : DEFAULT_DELIVERIES, rounds: 2, senderCpu: SERVER_CPU, receiverCpu: WRK_CPU, cores, log: (line) => log(line) });
+    } catch (err) {
+      log(`  ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
   await measureBaseline('after');
   const baselineRps = Math.round(baselines.reduce((a, b) => a + b, 0) / baselines.length);
   for (const [i, r] of results.entries()) results[i] = withRatio(r, baselineRps);
   if (webhooks) results.push(...webhookScenarios(webhooks));
 
-  log('pos --help');
-  const help = helpWallTimeMs(HELP_RUNS);
-  const helpTarget: Target = { kind: 'wall', maxMs: 500 };
-  const helpResult: ScenarioResult = { name: `pos --help (median of ${HELP_RUNS} spawns)`, target: helpTarget, wallMs: help.medianMs, outcome: 'pass' };
-  results.push({ ...helpResult, outcome: judge(helpTarget, helpResult) });
+  if (runs('help')) {
+    log('pos --help');
+    const help = helpWallTimeMs(HELP_RUNS);
+    const helpTarget: Target = { kind: 'wall', maxMs: 500 };
+    const helpResult: ScenarioResult = { name: `pos --help (median of ${HELP_RUNS} spawns)`, target: helpTarget, wallMs: help.medianMs, outcome: 'pass' };
+    results.push({ ...helpResult, outcome: judge(helpTarget, helpResult) });
+  }
 
   const report: RunReport = {
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
     machine: { ...facts, loadAfter: round(loadavg()[0] ?? 0) },
-    settings: { ...options, serverCpu: cores > 1 ? SERVER_CPU : undefined, wrkCpu: cores > 1 ? WRK_CPU : undefined },
+    settings: { ...options, only: options.only.size === SCENARIOS.length ? undefined : [...options.only], serverCpu: cores > 1 ? SERVER_CPU : undefined, wrkCpu: cores > 1 ? WRK_CPU : undefined },
     baselineRps,
     scenarios: results,
     store,

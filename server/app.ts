@@ -1,9 +1,10 @@
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { Clock } from '../shared/time.js';
 import type { Store } from './db/store.js';
 import { apiEntry, errorHandler, gate, hideCustomerData, notFoundHandler, requestContext, timeResponses } from './http/middleware.js';
-import { checkTable, openApiDocument, routeMatcher, routerOf, type Route } from './http/route-table.js';
+import { checkTable, openApiDocument, routeMatcher, routerOf, runRoute, type Route } from './http/route-table.js';
+import { leanPaths } from './http/lean-path.js';
 import { auditTrail } from './http/audit.js';
 import { liveMoneyGate, liveMoneyOf } from './http/live-money.js';
 import { accountReadinessGate } from './http/account-readiness.js';
@@ -71,7 +72,15 @@ export interface AppDeps {
   operations?: OperationsRoutesDeps;
   /** Counts the requests whose work is not over, for a stopping server to wait on (server/main.ts). */
   inFlight?: InFlight;
+  /**
+   * The lean path of the hottest operations (server/http/lean-path.ts): on unless `enabled` is
+   * false; `taken` hears each request it answers. Tests compare the two paths' answers.
+   */
+  leanPaths?: { enabled: boolean; taken?: (operationId: string) => void };
 }
+
+/** The operations answered by the lean path: a payment read by id, and payment creates with their replays. */
+const LEAN_OPERATIONS = ['retrieveTransaction', 'createTransaction'];
 
 /** Every /v1 operation: what the router mounts, `GET /v1/openapi.json` documents and the gate grants. */
 export const apiRoutes: readonly Route[] = [
@@ -116,21 +125,11 @@ export function createApp(deps: AppDeps): Express {
   const operations = deps.operations ?? { readiness: new Readiness({ db: store.db, processor: null, logger }), telemetry: noTelemetry, metrics: 'none' };
   const routes = routeMatcher(apiRoutes);
   const measured = requestTelemetry(operations.telemetry, routes);
-  app.use(series(...(countInFlight ? [countInFlight] : []), requestContext(logger, services.requestLog), operationsRouter(operations), ...(measured ? [measured] : [])));
-  // Processor events are authenticated by their signature, not an API key, and are not rate
-  // limited: throttling the processor would only delay outcomes it retries anyway.
-  app.use(
-    '/processor/webhooks',
-    processorEventsRouter({ processor: deps.processor, log: new ProcessorEventLog(store, clock), logger, handlers: [...services.processorEventHandlers, ...(deps.processorEventHandlers ?? [])] }),
-  );
-  app.use(gate(keyAuthenticator(store), limiter, clock));
+  const context = requestContext(logger, services.requestLog);
+  const leading = [...(countInFlight ? [countInFlight] : []), context];
+  const first = series(...leading, operationsRouter(operations), ...(measured ? [measured] : []));
+  const theGate = gate(keyAuthenticator(store), limiter, clock);
 
-  // /v1 first: it is nearly all of the traffic, and every layer before it is walked per request.
-  const v1 = express.Router();
-  v1.get('/openapi.json', (_req, res) => {
-    openApi ??= openApiDocument(apiRoutes);
-    res.json(openApi);
-  });
   const liveMoney = liveMoneyOf(deps.processor.kind, config.simulateLive);
   // Both gates let every read and every test-mode request through, so those skip them whole:
   // Express walks a layer per path. (Every request here has a key: apiEntry refused the others.)
@@ -138,15 +137,37 @@ export function createApp(deps: AppDeps): Express {
   moneyGates.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', '/payouts', ...TERMINAL_PAYMENT_PATHS], liveMoneyGate(liveMoney));
   moneyGates.use(['/transactions', '/payment-intents', '/checkout/sessions', '/payment-links', ...TERMINAL_PAYMENT_PATHS], accountReadinessGate(services.onboarding, 'charges'));
   moneyGates.use('/payouts', accountReadinessGate(services.onboarding, 'payouts'));
-  v1.use(
-    series(
-      // Before the key's permissions are checked, so a restricted key refused a write is on the trail too.
-      auditTrail(services.audit, routes, logger),
-      apiEntry(inRequestContext(express.json({ limit: BODY_LIMIT })), routes),
-      (req, res, next) => (req.method === 'GET' || req.method === 'HEAD' || req.principal?.mode !== 'live' ? next() : moneyGates(req, res, next)),
-      routerOf(apiRoutes, services),
-    ),
+  // What every /v1 call passes before its route, as one layer of the /v1 router.
+  const v1Steps: RequestHandler[] = [
+    // Before the key's permissions are checked, so a restricted key refused a write is on the trail too.
+    auditTrail(services.audit, routes, logger),
+    apiEntry(inRequestContext(express.json({ limit: BODY_LIMIT })), routes),
+    (req, res, next) => (req.method === 'GET' || req.method === 'HEAD' || req.principal?.mode !== 'live' ? next() : moneyGates(req, res, next)),
+  ];
+
+  // The hottest operations take the same steps as one series (server/http/lean-path.ts); the
+  // probes are left out of theirs, since no probe path is an operation's.
+  const hot = apiRoutes.filter((r) => LEAN_OPERATIONS.includes(r.operationId));
+  app.use(
+    deps.leanPaths?.enabled === false
+      ? first
+      : leanPaths(app, routes, hot, { leading: [...leading, ...(measured ? [measured] : [])], gate: theGate, v1: v1Steps }, (r) => runRoute(r, services), first, deps.leanPaths?.taken),
   );
+  // Processor events are authenticated by their signature, not an API key, and are not rate
+  // limited: throttling the processor would only delay outcomes it retries anyway.
+  app.use(
+    '/processor/webhooks',
+    processorEventsRouter({ processor: deps.processor, log: new ProcessorEventLog(store, clock), logger, handlers: [...services.processorEventHandlers, ...(deps.processorEventHandlers ?? [])] }),
+  );
+  app.use(theGate);
+
+  // /v1 first: it is nearly all of the traffic, and every layer before it is walked per request.
+  const v1 = express.Router();
+  v1.get('/openapi.json', (_req, res) => {
+    openApi ??= openApiDocument(apiRoutes);
+    res.json(openApi);
+  });
+  v1.use(series(...v1Steps, routerOf(apiRoutes, services)));
   app.use('/v1', v1);
 
   app.use('/receipts', receiptsRouter((token) => findReceipt(store.db, token, deps.processor.kind === 'simulator')));

@@ -249,6 +249,32 @@ describe('SQLite store group commit', () => {
     expect(await committed).toEqual({ v: 3 });
   });
 
+  it('answers a compiled read with the rows the driver gives: every column in order, null, text, integers, a duplicate name taking the later value', async () => {
+    await store.transaction(async (trx) => {
+      await put(trx, 'a', 1);
+      await put(trx, 'b', 9_007_199_254_740_991);
+    });
+    await sql`create table wide (id integer primary key, "weird name" text, "it's" text, note text)`.execute(store.db);
+    await sql`insert into wide (id, "weird name", "it's", note) values (1, ${'x"y'}, ${'p'}, null)`.execute(store.db);
+    const direct = new Prepared<{ min: number }, unknown>((db, arg) =>
+      (db as unknown as Kysely<Scratch>)
+        .selectFrom('kv')
+        .selectAll()
+        .select(['v as k', sql<string>`'lit'`.as('a b')])
+        .where('v', '>=', arg('min'))
+        .orderBy('k'),
+    );
+    const driver = await sql`select "kv".*, "v" as "k", 'lit' as "a b" from "kv" where "v" >= ${0} order by "k"`.execute(store.db);
+    const rows = (await direct.execute(store.db, { min: 0 })).rows;
+    expect(rows).toEqual(driver.rows);
+    expect(rows.map((row) => Object.keys(row as object))).toEqual(driver.rows.map((row) => Object.keys(row as object)));
+    expect(rows).toEqual([{ k: 1, v: 1, 'a b': 'lit' }, { k: 9_007_199_254_740_991, v: 9_007_199_254_740_991, 'a b': 'lit' }]);
+    // Names any text can be are fields of the row as they are.
+    const wide = new Prepared<{ id: number }, Record<string, unknown>>((db, arg) => (db as unknown as Kysely<{ wide: { id: number } }>).selectFrom('wide').selectAll().where('id', '=', arg('id')) as never);
+    const row = await wide.first(store.db, { id: 1 });
+    expect(Object.entries(row!)).toEqual([['id', 1], ['weird name', 'x"y'], ["it's", 'p'], ['note', null]]);
+  });
+
   it('inserts rows in chunks of any count, each row once with its own values', async () => {
     // 300 rows go as 128 + 128 + 32 + 8 + 4: chunks of several compiled sizes, all in one unit.
     const rows = Array.from({ length: 300 }, (_, i) => ({ name: `lease-${i}`, holder: i % 2 === 0 ? 'even' : 'odd', expires_at: 1_000 + i }));

@@ -301,6 +301,20 @@ export function routerOf(routes: readonly Route[], services: Services): RequestH
   };
 }
 
+/**
+ * An operation's handler outside the router (server/http/lean-path.ts): the request carries a route
+ * of its own, known by its declared path as a mounted one is (`declaredPathOf`), so whoever labels
+ * requests by route sees the same label on either path.
+ */
+export function runRoute(r: Route, services: Services): RequestHandler {
+  const route = { path: r.path, methods: { [r.method]: true } };
+  declaredPaths.set(route, r.path);
+  return (req, res) => {
+    req.route = route;
+    return handling(req, r.run(services, req, res));
+  };
+}
+
 /** Refuses a table that names an operation twice or serves one method and path twice. */
 export function checkTable(routes: readonly Route[]): void {
   const ids = new Set<string>();
