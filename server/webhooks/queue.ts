@@ -12,8 +12,9 @@ import type { FieldCipher } from '../db/encryption.js';
 import { nextAttemptAt, retryWindow } from './schedule.js';
 
 /**
- * The database side of webhook delivery. Every step is one transaction, so a process killed at any
- * point leaves either the step done or not started, and the next run carries on from the tables:
+ * The database side of webhook delivery. Every step is done within a transaction (the worker's
+ * pass runs several in one, to share its commit), so a process killed at any point leaves either
+ * the step done or not started, and the next run carries on from the tables:
  *
  * 1. fan-out: new `events` rows (past each merchant's and mode's cursor) become one pending
  *    delivery per matching active endpoint of the same merchant and mode, and the cursor moves;
@@ -27,10 +28,13 @@ const FANOUT_BATCH = 500;
 /** Merchant-and-mode pairs looked at per fan-out pass. */
 const FANOUT_SCOPES = 100;
 /**
- * Candidates read per claim for each free slot: some are held back by ordering or by a busy
- * endpoint, and reading a few more avoids a second round trip.
+ * Candidates read per claim beyond its slots: some are held back by ordering or by a busy
+ * endpoint, and reading a few more avoids a second round trip. A small claim reads up to four
+ * per slot; a large one (an endpoint drawing down a backlog) no more than this many extra, since
+ * every candidate read is a row joined and returned, and the few held back are read by the next.
  */
 const CANDIDATES_PER_SLOT = 4;
+const CANDIDATES_EXTRA = 64;
 
 export interface ClaimedDelivery {
   deliveryId: string;
@@ -238,9 +242,16 @@ export class WebhookQueue {
     private readonly operator: { logger?: Logger; metrics: Metrics } = { metrics: noMetrics },
   ) {}
 
-  /** Turns new events into deliveries; returns how many deliveries it made. */
+  /** Turns new events into deliveries, a transaction per merchant and mode; returns how many deliveries it made. */
   async fanOut(): Promise<number> {
-    const behind = await this.store.db
+    let made = 0;
+    for (const scope of await this.#behind()) made += await this.store.transaction((trx) => this.#fanOutScope(trx, scope.merchant_id, scope.mode));
+    return made;
+  }
+
+  /** Merchant-and-mode pairs with events their fan-out has not seen. */
+  #behind(): Promise<{ merchant_id: string; mode: Mode }[]> {
+    return this.store.db
       .selectFrom('counters as c')
       .leftJoin('webhook_cursors as w', (join) => join.onRef('w.merchant_id', '=', 'c.merchant_id').onRef('w.mode', '=', 'c.mode'))
       .select(['c.merchant_id', 'c.mode'])
@@ -248,9 +259,6 @@ export class WebhookQueue {
       .where((eb) => eb.or([eb('w.last_seq', 'is', null), eb('c.value', '>', eb.ref('w.last_seq'))]))
       .limit(FANOUT_SCOPES)
       .execute();
-    let made = 0;
-    for (const scope of behind) made += await this.store.transaction((trx) => this.#fanOutScope(trx, scope.merchant_id, scope.mode));
-    return made;
   }
 
   async #fanOutScope(trx: Trx, merchantId: string, mode: Mode): Promise<number> {
@@ -259,13 +267,16 @@ export class WebhookQueue {
       .values({ merchant_id: merchantId, mode, last_seq: 0 })
       .onConflict((oc) => oc.columns(['merchant_id', 'mode']).doNothing())
       .execute();
+    // A cursor locked is another instance fanning out the same events: they are left to it rather
+    // than waited for, so a pass (which holds this transaction's other locks) never waits on one.
     const cursor = await trx
       .selectFrom('webhook_cursors')
       .select('last_seq')
       .where('merchant_id', '=', merchantId)
       .where('mode', '=', mode)
-      .$if(this.store.dialect === 'postgres', (qb) => qb.forUpdate())
-      .executeTakeFirstOrThrow();
+      .$if(this.store.dialect === 'postgres', (qb) => qb.forUpdate().skipLocked())
+      .executeTakeFirst();
+    if (!cursor) return 0;
     const from = cursor.last_seq;
     const endpoints = await trx
       .selectFrom('webhook_endpoints')
@@ -338,17 +349,23 @@ export class WebhookQueue {
 
   /**
    * One step of the worker in one transaction, so one commit: stores finished attempts' outcomes,
-   * gives back deliveries claimed but not sent, and claims more. `woken`: deliveries made due just
-   * after the commit (successors of the completions), for the caller to claim at once.
+   * gives back deliveries claimed but not sent, with `fanOut` turns new events into deliveries
+   * (as `fanOut()` does, but sharing the commit), and claims more, the new deliveries among them.
+   * `woken`: deliveries made due just after the commit (successors of the completions), for the
+   * caller to claim at once.
    */
-  async pass(work: { outcomes: readonly AttemptOutcome[]; released: readonly ClaimedDelivery[]; claim?: ClaimRequest | undefined }): Promise<{ claimed: ClaimedDelivery[]; woken: number }> {
-    if (work.outcomes.length === 0 && work.released.length === 0 && (!work.claim || work.claim.slots <= 0)) return { claimed: [], woken: 0 };
+  async pass(work: { outcomes: readonly AttemptOutcome[]; released: readonly ClaimedDelivery[]; claim?: ClaimRequest | undefined; fanOut?: boolean }): Promise<{ claimed: ClaimedDelivery[]; woken: number }> {
+    const behind = work.fanOut ? await this.#behind() : [];
+    if (work.outcomes.length === 0 && work.released.length === 0 && (!work.claim || work.claim.slots <= 0) && behind.length === 0) return { claimed: [], woken: 0 };
     const disabled: Disabled[] = [];
     const finished: Finished = new Map();
     const claimed = await this.store.transaction(async (trx) => {
       const now = this.clock.now();
       if (work.outcomes.length > 0) await this.#recordIn(trx, work.outcomes, now, disabled, finished);
       if (work.released.length > 0) await this.#release(trx, work.released, now);
+      // After the outcomes: their locks (deliveries, endpoints) are taken in the same order as by
+      // a pass without fan-out, and the fan-out's cursor locks are only ever skipped, never waited for.
+      for (const scope of behind) await this.#fanOutScope(trx, scope.merchant_id, scope.mode);
       return work.claim && work.claim.slots > 0 ? this.#claimIn(trx, work.claim) : [];
     });
     this.#tellDisabled(disabled);
@@ -382,7 +399,7 @@ export class WebhookQueue {
 
   async #claimIn(trx: Trx, { slots, busy, held, limitOf, leaseMs }: ClaimRequest): Promise<ClaimedDelivery[]> {
     const now = this.clock.now();
-    const args = { now, limit: slots * CANDIDATES_PER_SLOT };
+    const args = { now, limit: slots + Math.min(slots * (CANDIDATES_PER_SLOT - 1), CANDIDATES_EXTRA) };
     const { rows: candidates } = busy.size > 0 ? await this.#candidatesNotBusy.execute(trx, args, { busy: [...busy] }) : await this.#candidates.execute(trx, args, {});
     if (candidates.length === 0) return [];
 

@@ -162,12 +162,11 @@ export class WebhookWorker {
       /** When to look again (epoch ms); null: only when woken. */
       let wakeAt: number | null;
       try {
-        await this.queue.fanOut();
         const held = this.#held();
         const free = this.#claimable(held);
         const claim: ClaimRequest | undefined =
           free > 0 ? { slots: free, busy: this.#busy(held), held, limitOf: (id) => this.#limitOf(id), leaseMs: this.options.timeoutMs + LEASE_MARGIN_MS + READY_WAIT_MS } : undefined;
-        const { claimed: deliveries, woken } = await this.#pass(claim);
+        const { claimed: deliveries, woken } = await this.#pass(claim, true);
         for (const delivery of deliveries) this.#hold(delivery);
         this.#pumpAll();
         const claimed = deliveries.length;
@@ -195,8 +194,8 @@ export class WebhookWorker {
     }
   }
 
-  /** Stores the outcomes so far, gives back what will not be sent, and claims `claim`: one transaction. */
-  async #pass(claim?: ClaimRequest): Promise<{ claimed: ClaimedDelivery[]; woken: number }> {
+  /** Stores the outcomes so far, gives back what will not be sent, fans out new events, and claims `claim`: one transaction. */
+  async #pass(claim?: ClaimRequest, fanOut = false): Promise<{ claimed: ClaimedDelivery[]; woken: number }> {
     clearTimeout(this.#recordTimer);
     this.#recordTimer = undefined;
     const outcomes = this.#outcomes;
@@ -204,7 +203,7 @@ export class WebhookWorker {
     this.#outcomes = [];
     this.#released = [];
     try {
-      return await this.queue.pass({ outcomes, released, claim });
+      return await this.queue.pass({ outcomes, released, claim, fanOut });
     } catch (err) {
       this.#outcomes = outcomes.concat(this.#outcomes);
       this.#released = released.concat(this.#released);
