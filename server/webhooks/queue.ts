@@ -117,7 +117,7 @@ interface CandidateArgs {
   now: number;
   limit: number;
 }
-type Candidate = Pick<WebhookDeliveriesTable, 'id' | 'endpoint_id' | 'object_id' | 'event_seq' | 'manual'>;
+type Candidate = ClaimedRow & Pick<WebhookDeliveriesTable, 'event_seq'>;
 
 /** Completed deliveries whose successors may go now: object ids by endpoint. */
 type Finished = Map<string, Set<string>>;
@@ -150,12 +150,35 @@ export class WebhookQueue {
    * each pass: for a backlog, building them cost more than SQLite took to run them.
    */
 
-  /** Due deliveries to active endpoints, oldest due first, locked on PostgreSQL. */
+  /**
+   * Due deliveries to active endpoints, oldest due first, locked on PostgreSQL, with what each is
+   * sent with (its endpoint and its event): most candidates are taken, and reading them again by id
+   * once leased cost more than reading the few left over.
+   */
   readonly #candidatesQuery = (db: Db, arg: <K extends keyof CandidateArgs>(name: K) => CandidateArgs[K]) =>
     db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .select(['d.id', 'd.endpoint_id', 'd.object_id', 'd.event_seq', 'd.manual'])
+      .innerJoin('events as v', 'v.id', 'd.event_id')
+      .select([
+        'd.id as delivery_id',
+        'd.endpoint_id',
+        'd.object_id',
+        'd.event_seq',
+        'd.manual',
+        'd.attempts',
+        'e.url',
+        'e.mode',
+        'e.secret',
+        'e.previous_secret',
+        'e.previous_secret_expires_at',
+        'v.id as event_id',
+        'v.type',
+        'v.created_at',
+        'v.data',
+        'v.request_id',
+        'v.idempotency_key',
+      ])
       .where('d.status', '=', 'pending')
       .where('d.next_attempt_at', '<=', arg('now'))
       .where('e.status', '=', 'active')
@@ -181,33 +204,6 @@ export class WebhookQueue {
   readonly #postpone = new PreparedLists<{ at: number }, 'ids', never>((db, arg, list) => db.updateTable('webhook_deliveries').set({ next_attempt_at: arg('at') }).where('id', 'in', list('ids')));
   readonly #lease = new PreparedLists<{ at: number; claimedAt: number }, 'ids', never>((db, arg, list) =>
     db.updateTable('webhook_deliveries').set({ claimed_at: arg('claimedAt'), next_attempt_at: arg('at') }).where('id', 'in', list('ids')),
-  );
-
-  /** What a claimed delivery is sent with: its endpoint and its event. */
-  readonly #claimedRows = new PreparedLists<object, 'ids', ClaimedRow>((db, _arg, list) =>
-    db
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .innerJoin('events as v', 'v.id', 'd.event_id')
-      .select([
-        'd.id as delivery_id',
-        'd.endpoint_id',
-        'd.object_id',
-        'd.manual',
-        'd.attempts',
-        'e.url',
-        'e.mode',
-        'e.secret',
-        'e.previous_secret',
-        'e.previous_secret_expires_at',
-        'v.id as event_id',
-        'v.type',
-        'v.created_at',
-        'v.data',
-        'v.request_id',
-        'v.idempotency_key',
-      ])
-      .where('d.id', 'in', list('ids')),
   );
 
   readonly #markDelivered = new PreparedLists<{ attempts: number; statusCode: number | null; error: string | null; now: number }, 'ids', never>((db, arg, list) =>
@@ -403,7 +399,7 @@ export class WebhookQueue {
     const { rows: candidates } = busy.size > 0 ? await this.#candidatesNotBusy.execute(trx, args, { busy: [...busy] }) : await this.#candidates.execute(trx, args, {});
     if (candidates.length === 0) return [];
 
-    const taken: string[] = [];
+    const taken: Candidate[] = [];
     const waiting: string[] = [];
     const load = new Map(held);
     let rest = candidates;
@@ -428,40 +424,34 @@ export class WebhookQueue {
       for (const c of tentative) {
         const head = c.manual || c.object_id === null ? undefined : firstPending.get(`${c.endpoint_id}|${c.object_id}`);
         if (head !== undefined && head < c.event_seq) {
-          waiting.push(c.id);
+          waiting.push(c.delivery_id);
           load.set(c.endpoint_id, (load.get(c.endpoint_id) ?? 1) - 1);
-        } else taken.push(c.id);
+        } else taken.push(c);
       }
     }
     // Held back by an earlier event: woken when that one completes (see #wakeSuccessors); the
     // lease-length recheck is only a safety net.
-    if (waiting.length > 0) await this.#postpone.execute(trx, { at: now + leaseMs }, { ids: waiting });
+    for (const part of chunks(waiting, IN_CHUNK)) await this.#postpone.execute(trx, { at: now + leaseMs }, { ids: part });
     if (taken.length === 0) return [];
-    await this.#lease.execute(trx, { at: now + leaseMs, claimedAt: now }, { ids: taken });
-    const { rows } = await this.#claimedRows.execute(trx, {}, { ids: taken });
-    const byId = new Map(rows.map((r) => [r.delivery_id, r]));
-    return taken.flatMap((id) => {
-      const r = byId.get(id);
-      if (!r) return [];
+    for (const part of chunks(taken.map((c) => c.delivery_id), IN_CHUNK)) await this.#lease.execute(trx, { at: now + leaseMs, claimedAt: now }, { ids: part });
+    return taken.map((r) => {
       const keys = this.#openSecrets(r.endpoint_id, r.secret, r.previous_secret);
       const secrets = [keys.secret];
       if (keys.previousSecret !== null && r.previous_secret_expires_at !== null && r.previous_secret_expires_at > now) secrets.push(keys.previousSecret);
-      return [
-        {
-          deliveryId: r.delivery_id,
-          endpointId: r.endpoint_id,
-          mode: r.mode,
-          url: r.url,
-          secrets,
-          eventId: r.event_id,
-          eventCreatedAt: r.created_at,
-          objectId: r.object_id,
-          manual: Boolean(r.manual),
-          attempts: r.attempts,
-          body: eventBody({ id: r.event_id, type: r.type, created_at: r.created_at, data: r.data, request_id: r.request_id, idempotency_key: r.idempotency_key }, this.cipher),
-          leaseEnd: now + leaseMs,
-        },
-      ];
+      return {
+        deliveryId: r.delivery_id,
+        endpointId: r.endpoint_id,
+        mode: r.mode,
+        url: r.url,
+        secrets,
+        eventId: r.event_id,
+        eventCreatedAt: r.created_at,
+        objectId: r.object_id,
+        manual: Boolean(r.manual),
+        attempts: r.attempts,
+        body: eventBody({ id: r.event_id, type: r.type, created_at: r.created_at, data: r.data, request_id: r.request_id, idempotency_key: r.idempotency_key }, this.cipher),
+        leaseEnd: now + leaseMs,
+      };
     });
   }
 
