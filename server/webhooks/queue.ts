@@ -263,16 +263,13 @@ export class WebhookQueue {
       .values({ merchant_id: merchantId, mode, last_seq: 0 })
       .onConflict((oc) => oc.columns(['merchant_id', 'mode']).doNothing())
       .execute();
-    // A cursor locked is another instance fanning out the same events: they are left to it rather
-    // than waited for, so a pass (which holds this transaction's other locks) never waits on one.
     const cursor = await trx
       .selectFrom('webhook_cursors')
       .select('last_seq')
       .where('merchant_id', '=', merchantId)
       .where('mode', '=', mode)
-      .$if(this.store.dialect === 'postgres', (qb) => qb.forUpdate().skipLocked())
-      .executeTakeFirst();
-    if (!cursor) return 0;
+      .$if(this.store.dialect === 'postgres', (qb) => qb.forUpdate())
+      .executeTakeFirstOrThrow();
     const from = cursor.last_seq;
     const endpoints = await trx
       .selectFrom('webhook_endpoints')
@@ -346,12 +343,19 @@ export class WebhookQueue {
   /**
    * One step of the worker in one transaction, so one commit: stores finished attempts' outcomes,
    * gives back deliveries claimed but not sent, with `fanOut` turns new events into deliveries
-   * (as `fanOut()` does, but sharing the commit), and claims more, the new deliveries among them.
+   * first (as `fanOut()` does, sharing the commit on SQLite), and claims more.
    * `woken`: deliveries made due just after the commit (successors of the completions), for the
    * caller to claim at once.
    */
   async pass(work: { outcomes: readonly AttemptOutcome[]; released: readonly ClaimedDelivery[]; claim?: ClaimRequest | undefined; fanOut?: boolean }): Promise<{ claimed: ClaimedDelivery[]; woken: number }> {
-    const behind = work.fanOut ? await this.#behind() : [];
+    // On PostgreSQL each scope's fan-out commits on its own, before the claim: a delivery fanned
+    // out and held back for an earlier event in one transaction would be invisible to the wake
+    // another instance runs once it has completed that earlier event (#wakeSuccessorsAfterCommit),
+    // and would then wait for its lease to run out. On SQLite one process runs every transaction
+    // alone, so the fan-out shares the pass's commit.
+    const separate = work.fanOut === true && this.store.dialect !== 'sqlite';
+    if (separate) await this.fanOut();
+    const behind = work.fanOut && !separate ? await this.#behind() : [];
     if (work.outcomes.length === 0 && work.released.length === 0 && (!work.claim || work.claim.slots <= 0) && behind.length === 0) return { claimed: [], woken: 0 };
     const disabled: Disabled[] = [];
     const finished: Finished = new Map();
@@ -359,8 +363,6 @@ export class WebhookQueue {
       const now = this.clock.now();
       if (work.outcomes.length > 0) await this.#recordIn(trx, work.outcomes, now, disabled, finished);
       if (work.released.length > 0) await this.#release(trx, work.released, now);
-      // After the outcomes: their locks (deliveries, endpoints) are taken in the same order as by
-      // a pass without fan-out, and the fan-out's cursor locks are only ever skipped, never waited for.
       for (const scope of behind) await this.#fanOutScope(trx, scope.merchant_id, scope.mode);
       return work.claim && work.claim.slots > 0 ? this.#claimIn(trx, work.claim) : [];
     });
