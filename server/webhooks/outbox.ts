@@ -56,6 +56,29 @@ const skipUnwatchedEvent = new Prepared<{ merchantId: string; mode: Mode; seq: n
 );
 
 /**
+ * The data text of the events this process wrote lately, by event id, up to this many characters
+ * in all (the oldest dropped first): the webhook worker reads each event moments after it was
+ * written, mostly in the same process, and inflating it again cost it as much per delivery as
+ * storing the delivery's outcome. 8 M characters hold the last few thousand payments' events. An
+ * event written by another process, or longer ago, is read from its row as before; one whose
+ * transaction rolled back is never asked for, its id being used by nothing else. Sealed data is
+ * not kept: in the clear it stays no longer than its request.
+ */
+const RECENT_TEXT_CHARS = 8 * 1024 * 1024;
+const recentTexts = new Map<string, string>();
+let recentChars = 0;
+
+function rememberText(id: string, text: string): void {
+  recentTexts.set(id, text);
+  recentChars += text.length;
+  for (const [oldest, dropped] of recentTexts) {
+    if (recentChars <= RECENT_TEXT_CHARS) break;
+    recentTexts.delete(oldest);
+    recentChars -= dropped.length;
+  }
+}
+
+/**
  * Writes an event into the outbox inside the caller's transaction: the event exists if and only
  * if the state change it describes was committed. Its commit wakes whoever follows the merchant's
  * events (event streams, agents): every event goes through here, so nobody needs to poll. The
@@ -69,7 +92,8 @@ export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objec
   const seq = await nextSeq(trx, scope.merchantId, scope.mode, 'events');
   const origin = originOf(trx, scope);
   // Packed, then sealed: sealed text does not compress (server/db/packed-json.ts).
-  const text = packJson(JSON.stringify({ ...data, is_test: scope.mode === 'test' }));
+  const json = JSON.stringify({ ...data, is_test: scope.mode === 'test' });
+  const text = packJson(json);
   await insertRow(trx, 'events', {
     id,
     merchant_id: scope.merchantId,
@@ -82,6 +106,7 @@ export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objec
     request_id: origin?.requestId ?? null,
     idempotency_key: origin?.idempotencyKey ?? null,
   });
+  if (!options.seal) rememberText(id, json);
   await skipUnwatchedEvent.execute(trx, { merchantId: scope.merchantId, mode: scope.mode, seq, previous: seq - 1 });
   notifyOnCommit(trx, { topic: 'events', merchantId: scope.merchantId, mode: scope.mode });
   return id;
@@ -89,7 +114,7 @@ export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objec
 
 /** An event's data as JSON text, opened if it was sealed. */
 export function eventDataText(cipher: FieldCipher, row: { id: string; data: string }): string {
-  return unpackJson(cipher.open('events.data', row.id, row.data));
+  return recentTexts.get(row.id) ?? unpackJson(cipher.open('events.data', row.id, row.data));
 }
 
 /** An event's data, opened if it was sealed. */

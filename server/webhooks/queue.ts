@@ -12,8 +12,9 @@ import type { FieldCipher } from '../db/encryption.js';
 import { nextAttemptAt, retryWindow } from './schedule.js';
 
 /**
- * The database side of webhook delivery. Every step is one transaction, so a process killed at any
- * point leaves either the step done or not started, and the next run carries on from the tables:
+ * The database side of webhook delivery. Every step is done within a transaction (the worker's
+ * pass runs several in one, to share its commit), so a process killed at any point leaves either
+ * the step done or not started, and the next run carries on from the tables:
  *
  * 1. fan-out: new `events` rows (past each merchant's and mode's cursor) become one pending
  *    delivery per matching active endpoint of the same merchant and mode, and the cursor moves;
@@ -27,10 +28,13 @@ const FANOUT_BATCH = 500;
 /** Merchant-and-mode pairs looked at per fan-out pass. */
 const FANOUT_SCOPES = 100;
 /**
- * Candidates read per claim for each free slot: some are held back by ordering or by a busy
- * endpoint, and reading a few more avoids a second round trip.
+ * Candidates read per claim beyond its slots: some are held back by ordering or by a busy
+ * endpoint, and reading a few more avoids a second round trip. A small claim reads up to four
+ * per slot; a large one (an endpoint drawing down a backlog) no more than this many extra, since
+ * every candidate read is a row joined and returned, and the few held back are read by the next.
  */
 const CANDIDATES_PER_SLOT = 4;
+const CANDIDATES_EXTRA = 64;
 
 export interface ClaimedDelivery {
   deliveryId: string;
@@ -113,7 +117,7 @@ interface CandidateArgs {
   now: number;
   limit: number;
 }
-type Candidate = Pick<WebhookDeliveriesTable, 'id' | 'endpoint_id' | 'object_id' | 'event_seq' | 'manual'>;
+type Candidate = ClaimedRow & Pick<WebhookDeliveriesTable, 'event_seq'>;
 
 /** Completed deliveries whose successors may go now: object ids by endpoint. */
 type Finished = Map<string, Set<string>>;
@@ -146,12 +150,35 @@ export class WebhookQueue {
    * each pass: for a backlog, building them cost more than SQLite took to run them.
    */
 
-  /** Due deliveries to active endpoints, oldest due first, locked on PostgreSQL. */
+  /**
+   * Due deliveries to active endpoints, oldest due first, locked on PostgreSQL, with what each is
+   * sent with (its endpoint and its event): most candidates are taken, and reading them again by id
+   * once leased cost more than reading the few left over.
+   */
   readonly #candidatesQuery = (db: Db, arg: <K extends keyof CandidateArgs>(name: K) => CandidateArgs[K]) =>
     db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .select(['d.id', 'd.endpoint_id', 'd.object_id', 'd.event_seq', 'd.manual'])
+      .innerJoin('events as v', 'v.id', 'd.event_id')
+      .select([
+        'd.id as delivery_id',
+        'd.endpoint_id',
+        'd.object_id',
+        'd.event_seq',
+        'd.manual',
+        'd.attempts',
+        'e.url',
+        'e.mode',
+        'e.secret',
+        'e.previous_secret',
+        'e.previous_secret_expires_at',
+        'v.id as event_id',
+        'v.type',
+        'v.created_at',
+        'v.data',
+        'v.request_id',
+        'v.idempotency_key',
+      ])
       .where('d.status', '=', 'pending')
       .where('d.next_attempt_at', '<=', arg('now'))
       .where('e.status', '=', 'active')
@@ -177,33 +204,6 @@ export class WebhookQueue {
   readonly #postpone = new PreparedLists<{ at: number }, 'ids', never>((db, arg, list) => db.updateTable('webhook_deliveries').set({ next_attempt_at: arg('at') }).where('id', 'in', list('ids')));
   readonly #lease = new PreparedLists<{ at: number; claimedAt: number }, 'ids', never>((db, arg, list) =>
     db.updateTable('webhook_deliveries').set({ claimed_at: arg('claimedAt'), next_attempt_at: arg('at') }).where('id', 'in', list('ids')),
-  );
-
-  /** What a claimed delivery is sent with: its endpoint and its event. */
-  readonly #claimedRows = new PreparedLists<object, 'ids', ClaimedRow>((db, _arg, list) =>
-    db
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .innerJoin('events as v', 'v.id', 'd.event_id')
-      .select([
-        'd.id as delivery_id',
-        'd.endpoint_id',
-        'd.object_id',
-        'd.manual',
-        'd.attempts',
-        'e.url',
-        'e.mode',
-        'e.secret',
-        'e.previous_secret',
-        'e.previous_secret_expires_at',
-        'v.id as event_id',
-        'v.type',
-        'v.created_at',
-        'v.data',
-        'v.request_id',
-        'v.idempotency_key',
-      ])
-      .where('d.id', 'in', list('ids')),
   );
 
   readonly #markDelivered = new PreparedLists<{ attempts: number; statusCode: number | null; error: string | null; now: number }, 'ids', never>((db, arg, list) =>
@@ -238,9 +238,16 @@ export class WebhookQueue {
     private readonly operator: { logger?: Logger; metrics: Metrics } = { metrics: noMetrics },
   ) {}
 
-  /** Turns new events into deliveries; returns how many deliveries it made. */
+  /** Turns new events into deliveries, a transaction per merchant and mode; returns how many deliveries it made. */
   async fanOut(): Promise<number> {
-    const behind = await this.store.db
+    let made = 0;
+    for (const scope of await this.#behind()) made += await this.store.transaction((trx) => this.#fanOutScope(trx, scope.merchant_id, scope.mode));
+    return made;
+  }
+
+  /** Merchant-and-mode pairs with events their fan-out has not seen. */
+  #behind(): Promise<{ merchant_id: string; mode: Mode }[]> {
+    return this.store.db
       .selectFrom('counters as c')
       .leftJoin('webhook_cursors as w', (join) => join.onRef('w.merchant_id', '=', 'c.merchant_id').onRef('w.mode', '=', 'c.mode'))
       .select(['c.merchant_id', 'c.mode'])
@@ -248,9 +255,6 @@ export class WebhookQueue {
       .where((eb) => eb.or([eb('w.last_seq', 'is', null), eb('c.value', '>', eb.ref('w.last_seq'))]))
       .limit(FANOUT_SCOPES)
       .execute();
-    let made = 0;
-    for (const scope of behind) made += await this.store.transaction((trx) => this.#fanOutScope(trx, scope.merchant_id, scope.mode));
-    return made;
   }
 
   async #fanOutScope(trx: Trx, merchantId: string, mode: Mode): Promise<number> {
@@ -338,17 +342,28 @@ export class WebhookQueue {
 
   /**
    * One step of the worker in one transaction, so one commit: stores finished attempts' outcomes,
-   * gives back deliveries claimed but not sent, and claims more. `woken`: deliveries made due just
-   * after the commit (successors of the completions), for the caller to claim at once.
+   * gives back deliveries claimed but not sent, with `fanOut` turns new events into deliveries
+   * first (as `fanOut()` does, sharing the commit on SQLite), and claims more.
+   * `woken`: deliveries made due just after the commit (successors of the completions), for the
+   * caller to claim at once.
    */
-  async pass(work: { outcomes: readonly AttemptOutcome[]; released: readonly ClaimedDelivery[]; claim?: ClaimRequest | undefined }): Promise<{ claimed: ClaimedDelivery[]; woken: number }> {
-    if (work.outcomes.length === 0 && work.released.length === 0 && (!work.claim || work.claim.slots <= 0)) return { claimed: [], woken: 0 };
+  async pass(work: { outcomes: readonly AttemptOutcome[]; released: readonly ClaimedDelivery[]; claim?: ClaimRequest | undefined; fanOut?: boolean }): Promise<{ claimed: ClaimedDelivery[]; woken: number }> {
+    // On PostgreSQL each scope's fan-out commits on its own, before the claim: a delivery fanned
+    // out and held back for an earlier event in one transaction would be invisible to the wake
+    // another instance runs once it has completed that earlier event (#wakeSuccessorsAfterCommit),
+    // and would then wait for its lease to run out. On SQLite one process runs every transaction
+    // alone, so the fan-out shares the pass's commit.
+    const separate = work.fanOut === true && this.store.dialect !== 'sqlite';
+    if (separate) await this.fanOut();
+    const behind = work.fanOut && !separate ? await this.#behind() : [];
+    if (work.outcomes.length === 0 && work.released.length === 0 && (!work.claim || work.claim.slots <= 0) && behind.length === 0) return { claimed: [], woken: 0 };
     const disabled: Disabled[] = [];
     const finished: Finished = new Map();
     const claimed = await this.store.transaction(async (trx) => {
       const now = this.clock.now();
       if (work.outcomes.length > 0) await this.#recordIn(trx, work.outcomes, now, disabled, finished);
       if (work.released.length > 0) await this.#release(trx, work.released, now);
+      for (const scope of behind) await this.#fanOutScope(trx, scope.merchant_id, scope.mode);
       return work.claim && work.claim.slots > 0 ? this.#claimIn(trx, work.claim) : [];
     });
     this.#tellDisabled(disabled);
@@ -382,11 +397,11 @@ export class WebhookQueue {
 
   async #claimIn(trx: Trx, { slots, busy, held, limitOf, leaseMs }: ClaimRequest): Promise<ClaimedDelivery[]> {
     const now = this.clock.now();
-    const args = { now, limit: slots * CANDIDATES_PER_SLOT };
+    const args = { now, limit: slots + Math.min(slots * (CANDIDATES_PER_SLOT - 1), CANDIDATES_EXTRA) };
     const { rows: candidates } = busy.size > 0 ? await this.#candidatesNotBusy.execute(trx, args, { busy: [...busy] }) : await this.#candidates.execute(trx, args, {});
     if (candidates.length === 0) return [];
 
-    const taken: string[] = [];
+    const taken: Candidate[] = [];
     const waiting: string[] = [];
     const load = new Map(held);
     let rest = candidates;
@@ -411,40 +426,34 @@ export class WebhookQueue {
       for (const c of tentative) {
         const head = c.manual || c.object_id === null ? undefined : firstPending.get(`${c.endpoint_id}|${c.object_id}`);
         if (head !== undefined && head < c.event_seq) {
-          waiting.push(c.id);
+          waiting.push(c.delivery_id);
           load.set(c.endpoint_id, (load.get(c.endpoint_id) ?? 1) - 1);
-        } else taken.push(c.id);
+        } else taken.push(c);
       }
     }
     // Held back by an earlier event: woken when that one completes (see #wakeSuccessors); the
     // lease-length recheck is only a safety net.
-    if (waiting.length > 0) await this.#postpone.execute(trx, { at: now + leaseMs }, { ids: waiting });
+    for (const part of chunks(waiting, IN_CHUNK)) await this.#postpone.execute(trx, { at: now + leaseMs }, { ids: part });
     if (taken.length === 0) return [];
-    await this.#lease.execute(trx, { at: now + leaseMs, claimedAt: now }, { ids: taken });
-    const { rows } = await this.#claimedRows.execute(trx, {}, { ids: taken });
-    const byId = new Map(rows.map((r) => [r.delivery_id, r]));
-    return taken.flatMap((id) => {
-      const r = byId.get(id);
-      if (!r) return [];
+    for (const part of chunks(taken.map((c) => c.delivery_id), IN_CHUNK)) await this.#lease.execute(trx, { at: now + leaseMs, claimedAt: now }, { ids: part });
+    return taken.map((r) => {
       const keys = this.#openSecrets(r.endpoint_id, r.secret, r.previous_secret);
       const secrets = [keys.secret];
       if (keys.previousSecret !== null && r.previous_secret_expires_at !== null && r.previous_secret_expires_at > now) secrets.push(keys.previousSecret);
-      return [
-        {
-          deliveryId: r.delivery_id,
-          endpointId: r.endpoint_id,
-          mode: r.mode,
-          url: r.url,
-          secrets,
-          eventId: r.event_id,
-          eventCreatedAt: r.created_at,
-          objectId: r.object_id,
-          manual: Boolean(r.manual),
-          attempts: r.attempts,
-          body: eventBody({ id: r.event_id, type: r.type, created_at: r.created_at, data: r.data, request_id: r.request_id, idempotency_key: r.idempotency_key }, this.cipher),
-          leaseEnd: now + leaseMs,
-        },
-      ];
+      return {
+        deliveryId: r.delivery_id,
+        endpointId: r.endpoint_id,
+        mode: r.mode,
+        url: r.url,
+        secrets,
+        eventId: r.event_id,
+        eventCreatedAt: r.created_at,
+        objectId: r.object_id,
+        manual: Boolean(r.manual),
+        attempts: r.attempts,
+        body: eventBody({ id: r.event_id, type: r.type, created_at: r.created_at, data: r.data, request_id: r.request_id, idempotency_key: r.idempotency_key }, this.cipher),
+        leaseEnd: now + leaseMs,
+      };
     });
   }
 
