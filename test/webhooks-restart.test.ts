@@ -13,7 +13,9 @@ import { eventually, tempDir } from './helpers/tmp.js';
 const FAST = ['--webhook-retry-scale', '0.001', '--webhook-timeout-ms', '2000'];
 
 describe('webhook delivery across a crash', () => {
-  it('delivers every event after the server is SIGKILLed with deliveries pending and restarted', async () => {
+  // On PostgreSQL the restarted server waits out the killed one's leases (timeout + margins, about
+  // 9 s) before it sends again: under a loaded machine that alone approached the default 30 s.
+  it('delivers every event after the server is SIGKILLed with deliveries pending and restarted', { timeout: 90_000 }, async () => {
     const dir = tempDir();
     seedDataDir(dir.path);
     const store = await openStore({ dataDir: dir.path, ...backendFlags(dir.path) });
@@ -39,7 +41,7 @@ describe('webhook delivery across a crash', () => {
 
       r.answer = () => 200;
       first = await spawnServer(dir.path, FAST);
-      await eventually(() => (new Set(r.acceptedIds()).size === 10 ? true : undefined), 15_000);
+      await eventually(() => (new Set(r.acceptedIds()).size === 10 ? true : undefined), 60_000);
       expect(new Set(r.acceptedIds())).toEqual(new Set(events));
       first.child.kill('SIGTERM');
       expect(await first.exited).toBe(0);
