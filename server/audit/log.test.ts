@@ -70,4 +70,23 @@ describe('the audit trail', () => {
     expect(verifyAuditChain(test).problem).toBeNull();
     expect(verifyAuditChain(live).problem).toBeNull();
   });
+
+  it('finds the entries that made an object or acted on it, newest first, paged and counted, in its merchant and mode alone', async () => {
+    const facts = (requestId: string, objectId: string | null, targetId: string | null) => ({ key: null, requestId, idempotencyKey: null, operation: 'POST /v1/transactions', targetId, objectId, status: 201 });
+    await d.services.audit.record(d.scope, facts('req_made', 'obj_1', null));
+    await d.services.audit.record(d.scope, facts('req_other', 'obj_2', null));
+    await d.services.audit.record(d.scope, facts('req_acted', 're_1', 'obj_1'));
+    await d.services.audit.record({ ...d.scope, mode: 'live' }, facts('req_live', 'obj_1', null));
+    await d.services.audit.record(d.scope, facts('req_again', 're_2', 'obj_1'));
+    const about = (page: number, size: number, filters: { keyId?: string } = {}) => d.services.audit.list(d.scope, { page, size }, { objectId: 'obj_1', ...filters });
+    const all = await about(1, 10);
+    expect(all.data.map((e) => e.request.id)).toEqual(['req_again', 'req_acted', 'req_made']);
+    expect(all.totalCount).toBe(3);
+    const second = await about(2, 2);
+    expect(second.data.map((e) => e.request.id)).toEqual(['req_made']);
+    expect(second.totalCount).toBe(3);
+    // Their places in the test-mode chain, the live entry being in a chain of its own.
+    expect(all.data.map((e) => e.seq)).toEqual([4, 3, 1]);
+    expect((await about(1, 10, { keyId: 'key-nobody' })).data).toEqual([]);
+  });
 });

@@ -238,7 +238,12 @@ export class AuditLog {
     }
     let base = db.selectFrom('audit_log').where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode);
     const { objectId, keyId, from, to } = filters;
-    if (objectId !== undefined) base = base.where((eb) => eb.or([eb('object_id', '=', objectId), eb('target_id', '=', objectId)]));
+    if (objectId !== undefined) {
+      // As the entries whose own index names the object, and those whose target index does: an OR
+      // of the two columns made SQLite walk every entry of the merchant along the chain instead.
+      const own = (column: 'object_id' | 'target_id') => db.selectFrom('audit_log').select('seq').where('merchant_id', '=', scope.merchantId).where('mode', '=', scope.mode).where(column, '=', objectId);
+      base = base.where('seq', 'in', own('object_id').union(own('target_id')));
+    }
     if (keyId !== undefined) base = base.where('key_id', '=', keyId);
     if (from !== undefined) base = base.where('created_at', '>=', from);
     if (to !== undefined) base = base.where('created_at', '<=', to);
