@@ -140,7 +140,7 @@ export function createApp(deps: AppDeps): Express {
   // What every /v1 call passes before its route, as one layer of the /v1 router.
   const v1Steps: RequestHandler[] = [
     // Before the key's permissions are checked, so a restricted key refused a write is on the trail too.
-    auditTrail(services.audit, routes, logger),
+    auditTrail(app, services.audit, routes, logger),
     apiEntry(inRequestContext(express.json({ limit: BODY_LIMIT })), routes),
     (req, res, next) => (req.method === 'GET' || req.method === 'HEAD' || req.principal?.mode !== 'live' ? next() : moneyGates(req, res, next)),
   ];

@@ -173,6 +173,21 @@ describe('the audit trail of changes made through /v1', () => {
     expect(attempt).toMatchObject({ operation: 'POST /v1/transactions/{id}/refunds', status: 403, target_id: txn.id, key: { id: counter.id, last4: counter.last4 } });
   });
 
+  it('keeps no idempotency key that is not one: a refused write names none, and the secret key is told its key is invalid', async () => {
+    const invalidKey = 'k'.repeat(256);
+    const txn = await paid(s);
+    const counter = await restrictedKey(s, 'Till 3', { preset: 'counter' });
+    const refused = await client(t.url, counter.secret).post(`/v1/transactions/${txn.id}/refunds`, {}, { 'Idempotency-Key': invalidKey });
+    expect(refused.status).toBe(403);
+    const [attempt] = await audit(s, ['--key', counter.id]);
+    expect(attempt).toMatchObject({ status: 403, request: { id: refused.headers.get('request-id'), idempotency_key: null } });
+
+    const invalid = await s.owner.post<{ error: { param?: string; message: string } }>(`/v1/transactions/${txn.id}/refunds`, {}, { 'Idempotency-Key': invalidKey });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.error).toMatchObject({ param: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 255 printable ASCII characters' });
+    expect((await audit(s, ['--object', txn.id])).map((e) => e.request.id)).not.toContain(invalid.headers.get('request-id'));
+  });
+
   it('is the secret key’s to read: a restricted key gets 403', async () => {
     const reporting = await restrictedKey(s, 'Books', { preset: 'reporting' });
     const refused = await client(t.url, reporting.secret).get<{ error: Json }>('/v1/audit-log');

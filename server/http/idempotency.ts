@@ -5,17 +5,26 @@ import { invalid } from '../errors.js';
 import { sendJson, sendJsonText } from './send.js';
 
 /**
+ * The request's `Idempotency-Key` header, checked once however many read it (the audit trail, then
+ * the route): the key, null when there is none, false when it is not a valid key.
+ */
+export function headerKeyOf(req: Request): string | null | false {
+  if (req.idempotencyHeader !== undefined) return req.idempotencyHeader;
+  const header = req.get('idempotency-key');
+  const parsed = header === undefined ? undefined : IdempotencyKeySchema.safeParse(header);
+  const checked = parsed === undefined ? null : parsed.success ? parsed.data : false;
+  req.idempotencyHeader = checked;
+  return checked;
+}
+
+/**
  * The client's idempotency key: the `Idempotency-Key` header, or (on the endpoints spec §9 names)
  * the legacy `idempotency_key` body field. The header wins when both are sent.
  */
 export function idempotencyKeyOf(req: Request, bodyKey?: string): string | undefined {
-  const header = req.get('idempotency-key');
-  if (header !== undefined) {
-    const result = IdempotencyKeySchema.safeParse(header);
-    if (!result.success) throw invalid('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
-    return result.data;
-  }
-  return bodyKey;
+  const header = headerKeyOf(req);
+  if (header === false) throw invalid('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
+  return header ?? bodyKey;
 }
 
 /**

@@ -13,6 +13,10 @@ declare global {
       startedAt: number;
       /** The authenticated key's merchant and mode; undefined when no valid key was presented. */
       principal?: Principal | undefined;
+      /** Whether the audit trail still holds this write's answer back for its entry (server/http/audit.ts). */
+      auditPending?: boolean;
+      /** The Idempotency-Key header once checked (server/http/idempotency.ts `headerKeyOf`): the key, null without one, false when invalid. */
+      idempotencyHeader?: string | null | false;
       /** A write's origin for the audit trail and its events (server/http/audit.ts); undefined for reads. */
       origin?: RequestOrigin | undefined;
       /** The request span's trace context when traces are exported (server/http/telemetry.ts), carried on its scope. */
