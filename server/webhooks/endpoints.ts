@@ -1,6 +1,7 @@
+import { sql } from 'kysely';
 import { isUuid, newIdentity } from '../../shared/ids.js';
 import { toIsoOrNull, toIsoTimestamp, type Clock } from '../../shared/time.js';
-import type { WebhookEndpointsTable } from '../db/schema.js';
+import type { WebhookDeliveryStatus, WebhookEndpointsTable } from '../db/schema.js';
 import type { Executor, Store } from '../db/store.js';
 import { notifyOnCommit } from '../db/notify.js';
 import { invalid, notFound } from '../errors.js';
@@ -158,11 +159,12 @@ export class WebhookEndpointService {
         .execute();
       if (next.status === 'active' && current.status !== 'active') {
         // Deliveries held while it was disabled go out now, with their retry window intact.
+        // ('pending' said outright, as the partial index `webhook_deliveries_order` is written, so both databases use it.)
         await trx
           .updateTable('webhook_deliveries')
           .set({ next_attempt_at: now })
           .where('endpoint_id', '=', current.id)
-          .where('status', '=', 'pending')
+          .where('status', '=', sql.lit<WebhookDeliveryStatus>('pending'))
           .where('claimed_at', 'is', null)
           .execute();
         notifyOnCommit(trx, { topic: 'webhook_deliveries' });
@@ -183,7 +185,7 @@ export class WebhookEndpointService {
         .updateTable('webhook_deliveries')
         .set({ status: 'failed', last_error: 'endpoint deleted', completed_at: now, updated_at: now, claimed_at: null })
         .where('endpoint_id', '=', current.id)
-        .where('status', '=', 'pending')
+        .where('status', '=', sql.lit<WebhookDeliveryStatus>('pending'))
         .execute();
       return current.id;
     });
