@@ -25,20 +25,22 @@ const POOL_BYTES = 4096;
 const pool = Buffer.alloc(POOL_BYTES);
 let poolAt = POOL_BYTES;
 
-function randomByte(): number {
-  if (poolAt === POOL_BYTES) {
+/** Refills the pool when fewer than `length` of its bytes are left to hand out. */
+function reserve(length: number): void {
+  if (poolAt + length > POOL_BYTES) {
     randomFillSync(pool);
     poolAt = 0;
   }
+}
+
+function randomByte(): number {
+  reserve(1);
   return pool[poolAt++]!;
 }
 
 /** `length` fresh random bytes from the pool (a view of it: used at once, before the pool refills). */
 function randomBytes(length: number): Uint8Array {
-  if (poolAt + length > POOL_BYTES) {
-    randomFillSync(pool);
-    poolAt = 0;
-  }
+  reserve(length);
   const bytes = pool.subarray(poolAt, poolAt + length);
   poolAt += length;
   return bytes;
