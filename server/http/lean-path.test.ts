@@ -1,10 +1,8 @@
 import { request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDomain, type Domain } from '../../test/helpers/domain.js';
 import { createMerchant } from '../accounts/merchants.js';
-import { createApp } from '../app.js';
+import { listenOver } from '../../test/helpers/app.js';
 import type { RateLimiter } from './rate-limit.js';
 
 /**
@@ -66,21 +64,9 @@ let transactionId: string;
 let transactionReference: string;
 
 async function listen(limiter: RateLimiter, enabled: boolean): Promise<string> {
-  const app = createApp({
-    store: domain.store,
-    clock: domain.clock,
-    logger: pino({ level: 'silent' }),
-    config: { rateLimit: 100, rateWindowSeconds: 60, simulateLive: false },
-    processor: domain.processor,
-    services: domain.services,
-    rateLimiter: limiter,
-    leanPaths: { enabled, taken: (operationId) => taken.push(operationId) },
-  });
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
+  const { server, url } = await listenOver(domain, 100, { rateLimiter: limiter, leanPaths: { enabled, taken: (operationId) => taken.push(operationId) } });
   servers.push(server);
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return url;
 }
 
 const bearer = (key: string): Record<string, string> => ({ Authorization: `Bearer ${key}` });

@@ -1,13 +1,12 @@
-import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type Json } from '../../test/helpers/api.js';
 import { openDomain, type Domain } from '../../test/helpers/domain.js';
 import { createMerchant } from '../accounts/merchants.js';
 import { grants, missingPermission } from '../accounts/permissions.js';
 import { type Permission, PRESETS } from '../../shared/contract/permissions.js';
-import { apiRoutes, createApp } from '../app.js';
+import { apiRoutes } from '../app.js';
+import { listenOver } from '../../test/helpers/app.js';
 import { declaredOrFlagged, routeMatcher } from './route-table.js';
 import { uncheckedFetch } from '../../test/helpers/contract.js';
 import { answerForFailure, ProcessorFailure } from '../processor/errors.js';
@@ -19,18 +18,7 @@ let secretKey: string;
 
 beforeAll(async () => {
   domain = await openDomain();
-  const app = createApp({
-    store: domain.store,
-    clock: domain.clock,
-    logger: pino({ level: 'silent' }),
-    config: { rateLimit: 1_000, rateWindowSeconds: 60, simulateLive: false },
-    processor: domain.processor,
-    services: domain.services,
-  });
-  server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ server, url } = await listenOver(domain, 1_000));
   secretKey = (await createMerchant(domain.store, domain.clock, { businessName: 'Gate Shop' })).keys.sk_test;
 });
 afterAll(async () => {
