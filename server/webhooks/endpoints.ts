@@ -13,6 +13,12 @@ import { type EgressOptions, endpointRule, refuseUrl } from './egress.js';
 import { newSigningSecret } from '../../shared/webhook-signing.js';
 import type { FieldCipher } from '../db/encryption.js';
 
+/**
+ * `status = 'pending'` written out, not bound: the webhook queue's indexes hold pending deliveries
+ * only (migration 0043), and SQLite uses a partial index only for a query that names its predicate.
+ */
+export const PENDING_DELIVERY = sql.lit<WebhookDeliveryStatus>('pending');
+
 /** Stripe's limit per account and mode: more endpoints than this is a misconfiguration, not a need. */
 export const MAX_ENDPOINTS = 16;
 
@@ -159,12 +165,11 @@ export class WebhookEndpointService {
         .execute();
       if (next.status === 'active' && current.status !== 'active') {
         // Deliveries held while it was disabled go out now, with their retry window intact.
-        // ('pending' said outright, as the partial index `webhook_deliveries_order` is written, so both databases use it.)
         await trx
           .updateTable('webhook_deliveries')
           .set({ next_attempt_at: now })
           .where('endpoint_id', '=', current.id)
-          .where('status', '=', sql.lit<WebhookDeliveryStatus>('pending'))
+          .where('status', '=', PENDING_DELIVERY)
           .where('claimed_at', 'is', null)
           .execute();
         notifyOnCommit(trx, { topic: 'webhook_deliveries' });
@@ -185,7 +190,7 @@ export class WebhookEndpointService {
         .updateTable('webhook_deliveries')
         .set({ status: 'failed', last_error: 'endpoint deleted', completed_at: now, updated_at: now, claimed_at: null })
         .where('endpoint_id', '=', current.id)
-        .where('status', '=', sql.lit<WebhookDeliveryStatus>('pending'))
+        .where('status', '=', PENDING_DELIVERY)
         .execute();
       return current.id;
     });

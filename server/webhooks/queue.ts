@@ -1,11 +1,10 @@
-import { sql } from 'kysely';
 import { timeOrderedUuid } from '../../shared/ids.js';
 import { toIsoTimestamp, type Clock } from '../../shared/time.js';
-import type { EventsTable, Mode, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookDeliveryStatus, WebhookEndpointsTable } from '../db/schema.js';
+import type { EventsTable, Mode, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/schema.js';
 import type { Db, Executor, Store, Trx } from '../db/store.js';
 import { notifyOnCommit } from '../db/notify.js';
 import { insertRows, PreparedLists } from '../db/prepared.js';
-import { filterMatches, presentEndpoint } from './endpoints.js';
+import { filterMatches, PENDING_DELIVERY, presentEndpoint } from './endpoints.js';
 import { eventData, eventDataText, eventMode, eventRequest, recordEvent } from './outbox.js';
 import type { Logger } from 'pino';
 import { noMetrics, type Metrics } from '../operations/metrics.js';
@@ -36,12 +35,6 @@ const FANOUT_SCOPES = 100;
  */
 const CANDIDATES_PER_SLOT = 4;
 const CANDIDATES_EXTRA = 64;
-
-/**
- * `status = 'pending'` written out, not bound: the queue's indexes hold pending deliveries only
- * (migration 0043), and SQLite uses a partial index only for a query that names its predicate.
- */
-const PENDING = sql.lit<WebhookDeliveryStatus>('pending');
 
 export interface ClaimedDelivery {
   deliveryId: string;
@@ -186,7 +179,7 @@ export class WebhookQueue {
         'v.request_id',
         'v.idempotency_key',
       ])
-      .where('d.status', '=', PENDING)
+      .where('d.status', '=', PENDING_DELIVERY)
       .where('d.next_attempt_at', '<=', arg('now'))
       .where('e.status', '=', 'active')
       .orderBy('d.next_attempt_at')
@@ -200,7 +193,7 @@ export class WebhookQueue {
     db
       .selectFrom('webhook_deliveries')
       .select(['endpoint_id', 'object_id', (eb) => eb.fn.min('event_seq').as('first_seq')])
-      .where('status', '=', PENDING)
+      .where('status', '=', PENDING_DELIVERY)
       .where('manual', '=', 0)
       .where('endpoint_id', 'in', list('endpoints'))
       .where('object_id', 'in', list('objects'))
@@ -230,7 +223,7 @@ export class WebhookQueue {
       .set({ next_attempt_at: arg('now') })
       .where('endpoint_id', '=', arg('endpointId'))
       .where('object_id', 'in', list('objects'))
-      .where('status', '=', PENDING)
+      .where('status', '=', PENDING_DELIVERY)
       .where('manual', '=', 0)
       .where('attempts', '=', 0)
       .where('claimed_at', 'is', null),
@@ -332,7 +325,7 @@ export class WebhookQueue {
     const result = await this.store.db
       .updateTable('webhook_deliveries')
       .set({ claimed_at: null, next_attempt_at: now })
-      .where('status', '=', PENDING)
+      .where('status', '=', PENDING_DELIVERY)
       .where('claimed_at', 'is not', null)
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
@@ -505,7 +498,7 @@ export class WebhookQueue {
           .updateTable('webhook_deliveries')
           .set({ claimed_at: null, next_attempt_at: now })
           .where('id', 'in', part)
-          .where('status', '=', PENDING)
+          .where('status', '=', PENDING_DELIVERY)
           .where('next_attempt_at', '=', leaseEnd)
           .execute();
       }
@@ -523,7 +516,7 @@ export class WebhookQueue {
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
       .select((eb) => eb.fn.min('d.next_attempt_at').as('at'))
-      .where('d.status', '=', PENDING)
+      .where('d.status', '=', PENDING_DELIVERY)
       .where('e.status', '=', 'active')
       .$if(busy.size > 0, (qb) => qb.where('d.endpoint_id', 'not in', [...busy]))
       .executeTakeFirst();
@@ -594,7 +587,7 @@ export class WebhookQueue {
     const row = await this.store.db
       .selectFrom('webhook_deliveries')
       .select((eb) => [eb.fn.countAll<number | string | bigint>().as('depth'), eb.fn.min('next_attempt_at').as('oldest')])
-      .where('status', '=', PENDING)
+      .where('status', '=', PENDING_DELIVERY)
       .executeTakeFirst();
     const oldest = row?.oldest;
     return { depth: Number(row?.depth ?? 0), oldestDueAt: oldest === null || oldest === undefined ? null : Number(oldest) };
