@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
+import { expressServer } from '../shared/express-server.js';
 import pino, { type Logger } from 'pino';
 import type { ServerConfig } from '../shared/config.js';
 import { warnLooseFiles } from '../shared/files.js';
@@ -153,7 +154,7 @@ export async function startServer(config: ServerConfig, options: StartOptions): 
     ...(options.processorEventHandlers ? { processorEventHandlers: options.processorEventHandlers } : {}),
     operations,
   }) : createOperationsApp({ logger, operations });
-  const server: Server = createServer(app);
+  const server: Server = expressServer(app);
   // Agents connect to API instances; a worker refuses the upgrade like any other unknown path.
   const agentUpstream: AgentUpstream = runsApi
     ? attachAgentUpstream(server, { keys: { authenticate: (presented, now) => authenticateKey(store.db, presented, now) }, clock, logger, services })

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
+import { expressServer } from '../shared/express-server.js';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { LooseFileReport } from '../shared/files.js';
@@ -254,7 +255,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     rateLimits,
   };
   const control = createControl({ kernel, capabilities, attempts, readers, readerActions, timers, dispatcher, rateLimits, endpoints });
-  const server = createServer(createApp(services, keys, control));
+  const server = expressServer(createApp(services, keys, control));
   let address: AddressInfo;
   try {
     address = await listen(server, options.port ?? 0, host);

@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { expressServer } from '../../shared/express-server.js';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Db } from '../db/store.js';
@@ -16,7 +16,7 @@ export async function listenForOperators(at: { host: string; port: number }, dep
   app.use((_req, res) => {
     res.status(404).json({ error: { type: 'invalid_request_error', message: 'This listener serves /metrics, /readyz and /healthz only' } });
   });
-  const server = createServer(app);
+  const server = expressServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(at.port, at.host, () => resolve());

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp, type AppDeps } from '../../server/app.js';
+import { expressServer } from '../../shared/express-server.js';
 import type { Domain } from './domain.js';
 
 /**
@@ -19,8 +20,8 @@ export async function listenOver(domain: Domain, rateLimit: number, deps: Partia
     services: domain.services,
     ...deps,
   });
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
+  // Served as `pos server` serves it.
+  const server = expressServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
