@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import Stripe from 'stripe';
+import { expressServer } from '../shared/express-server.js';
 
 /**
  * The floor of a payment create: what any create costs that makes one processor call through the
@@ -11,6 +12,7 @@ import Stripe from 'stripe';
  * `pos` sends, against a processor in the same process that does nothing but answer with a stored
  * PaymentIntent (Stripe's published fixture): no database, no keys, no validation, no events.
  * `pos server`'s embedded simulator also shares its process's core, so the two are comparable.
+ * With `--served-as-pos` the app is served as `pos server` serves its own (shared/express-server.ts).
  * Prints `{"url": …}` on stdout once listening.
  */
 const FIXTURES = new URL('../../simulator/testing/stripe-fixtures.json', import.meta.url);
@@ -53,7 +55,8 @@ app.post('/', async (req, res) => {
   );
   res.status(201).json({ data: { id: String(created), payment_intent_id: intent.id }, client_secret: intent.client_secret });
 });
-const server = app.listen(0, '127.0.0.1', () => {
+const server = process.argv.includes('--served-as-pos') ? expressServer(app) : createServer(app);
+server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })}\n`);
 });
 process.once('SIGTERM', () => {

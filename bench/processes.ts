@@ -109,13 +109,14 @@ function spawnServer(
   });
 }
 
-export function startBaseline(cpu: number, cores: number): Promise<ServerChild> {
-  return spawnServer(pinTo(cpu, [process.execPath, BASELINE_SERVER], cores), () => true);
+/** The hello-world baseline (bench/baseline-server.ts); `servedAsPos` serves it as pos serves its apps. */
+export function startBaseline(cpu: number, cores: number, servedAsPos = false): Promise<ServerChild> {
+  return spawnServer(pinTo(cpu, [process.execPath, BASELINE_SERVER, ...(servedAsPos ? ['--served-as-pos'] : [])], cores), () => true);
 }
 
 /** The create floor (bench/floor-server.ts): Express plus one stripe SDK call to a canned processor. */
-export function startFloor(cpu: number, cores: number): Promise<ServerChild> {
-  return spawnServer(pinTo(cpu, [process.execPath, FLOOR_SERVER], cores), () => true);
+export function startFloor(cpu: number, cores: number, servedAsPos = false): Promise<ServerChild> {
+  return spawnServer(pinTo(cpu, [process.execPath, FLOOR_SERVER, ...(servedAsPos ? ['--served-as-pos'] : [])], cores), () => true);
 }
 
 /** The merchant's receiver of the webhook scenarios (bench/webhook-receiver.ts). */
