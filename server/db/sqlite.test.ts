@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { seedSqliteDataDir } from '../../test/helpers/template.js';
 import { tempDir } from '../../test/helpers/tmp.js';
 import { POS_VERSION } from '../../shared/version.js';
-import { insertRows, Prepared, PreparedLists } from './prepared.js';
+import { insertRow, insertRows, Prepared, PreparedLists, updateRows } from './prepared.js';
 import { openSqliteStore, type BatchReport } from './sqlite.js';
 import type { Executor, Store } from './store.js';
 
@@ -281,6 +281,25 @@ describe('SQLite store group commit', () => {
     await store.transaction((trx) => insertRows(trx, 'leases', rows));
     const stored = await store.db.selectFrom('leases').select(['name', 'holder', 'expires_at']).where('name', 'like', 'lease-%').execute();
     expect(stored.sort((a, b) => a.expires_at - b.expires_at)).toEqual(rows);
+  });
+
+  it('inserts and updates single rows with each value in its own column, a column both set and matched', async () => {
+    await store.transaction(async (trx) => {
+      await insertRow(trx, 'leases', { name: 'one-a', holder: 'first', expires_at: 10 });
+      await insertRow(trx, 'leases', { name: 'one-b', holder: 'first', expires_at: 20 });
+      await insertRow(trx, 'leases', { name: 'one-c', holder: 'other', expires_at: 30 });
+    });
+    // `holder` is set and matched; `expires_at` left undefined is not written.
+    const changed = await store.transaction((trx) => updateRows(trx, 'leases', { holder: 'second', expires_at: undefined }, { holder: 'first', name: 'one-b' }));
+    expect(changed).toBe(1);
+    const again = await store.transaction((trx) => updateRows(trx, 'leases', { expires_at: 99, holder: 'third' }, { holder: 'first' }));
+    expect(again).toBe(1);
+    const stored = await store.db.selectFrom('leases').select(['name', 'holder', 'expires_at']).where('name', 'like', 'one-%').orderBy('name').execute();
+    expect(stored).toEqual([
+      { name: 'one-a', holder: 'third', expires_at: 99 },
+      { name: 'one-b', holder: 'second', expires_at: 20 },
+      { name: 'one-c', holder: 'other', expires_at: 30 },
+    ]);
   });
 
   it('matches a padded IN list exactly as the list given, whatever its length', async () => {
