@@ -21,11 +21,12 @@ export function signature(secret: string, id: string, timestampSeconds: number, 
   return `v1,${createHmac('sha256', keyOf(secret)).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`;
 }
 
-export interface SignedHeaders {
+// A type, not an interface, so it is a Record<string, string> as HTTP clients take headers.
+export type SignedHeaders = {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
-}
+};
 
 /**
  * The headers of one attempt. Every secret given signs (space-separated, as the scheme allows), so

@@ -44,6 +44,27 @@ function judge(url: string, rule: EndpointRule): Judged {
   return entry;
 }
 
+/**
+ * What cuts each request in flight, by the signal that cuts them all (a worker's, when it stops):
+ * one abort listener per signal, where one per request cost an EventTarget registration and
+ * removal for every delivery.
+ */
+const cutters = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Calls `cut` when `signal` aborts, until the returned function is called. */
+function onAbort(signal: AbortSignal, cut: () => void): () => void {
+  let cuts = cutters.get(signal);
+  if (!cuts) {
+    const all = new Set<() => void>();
+    signal.addEventListener('abort', () => all.forEach((c) => c()), { once: true });
+    cutters.set(signal, all);
+    cuts = all;
+  }
+  cuts.add(cut);
+  const registered = cuts;
+  return () => void registered.delete(cut);
+}
+
 /** Longest error text kept per attempt: enough for a message, not for a receiver's HTML page. */
 const MAX_ERROR_LENGTH = 300;
 
@@ -63,7 +84,7 @@ function describe(err: unknown, timeoutMs: number, timedOut: boolean): string {
  * as on Stripe: the merchant should register the final URL; following one would also reach an
  * address nobody checked). Everything, connection and answer, must happen within `timeoutMs`.
  */
-export function postWebhook(url: string, headers: Record<string, string>, body: string, timeoutMs: number, rule: EndpointRule, signal?: AbortSignal): Promise<PostResult> {
+export function postWebhook(url: string, headers: Readonly<Record<string, string>>, body: string, timeoutMs: number, rule: EndpointRule, signal?: AbortSignal): Promise<PostResult> {
   const started = performance.now();
   const elapsed = () => performance.now() - started;
   const judgement = judge(url, rule);
@@ -76,7 +97,7 @@ export function postWebhook(url: string, headers: Record<string, string>, body: 
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      forget?.();
       resolve(result);
     };
     const req = (target.protocol === 'https:' ? https : http).request(target, {
@@ -89,11 +110,12 @@ export function postWebhook(url: string, headers: Record<string, string>, body: 
       timedOut = true;
       req.destroy(new Error('timeout'));
     }, timeoutMs);
-    const onAbort = () => req.destroy(new Error('delivery aborted: server stopping'));
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const forget = signal ? onAbort(signal, () => req.destroy(new Error('delivery aborted: server stopping'))) : undefined;
     req.on('response', (res) => {
       const statusCode = res.statusCode ?? null;
-      const retryAfter = res.headers['retry-after'];
+      // Only a failure's Retry-After is ever used, and reading `res.headers` builds the whole header
+      // object, which a success does not need.
+      const retryAfter = statusCode !== null && statusCode >= 200 && statusCode < 300 ? undefined : res.headers['retry-after'];
       // The answer's body is not needed; reading it to the end returns the socket to the pool.
       res.resume();
       res.on('error', () => undefined);

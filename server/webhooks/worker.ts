@@ -1,5 +1,4 @@
 import type { Metrics } from '../operations/metrics.js';
-import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/time.js';
 import type { Notifications } from '../db/notify.js';
@@ -134,8 +133,6 @@ export class WebhookWorker {
   ) {
     this.#maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     this.#perEndpointLimit = options.perEndpoint ?? DEFAULT_PER_ENDPOINT;
-    // Every request in flight listens for the shutdown abort.
-    setMaxListeners(this.#maxInFlight + 10, this.#abort.signal);
   }
 
   async start(): Promise<void> {
@@ -314,7 +311,7 @@ export class WebhookWorker {
     this.#perEndpoint.set(delivery.endpointId, (this.#perEndpoint.get(delivery.endpointId) ?? 0) + 1);
     // A fresh timestamp and signature on every attempt; the id (the event's) never changes.
     const headers = signedHeaders(delivery.secrets, delivery.eventId, attemptedAt, delivery.body);
-    const done = postWebhook(delivery.url, { ...headers }, delivery.body, this.options.timeoutMs, endpointRule(delivery.mode, this.options.egress), this.#abort.signal).then((result) => {
+    const done = postWebhook(delivery.url, headers, delivery.body, this.options.timeoutMs, endpointRule(delivery.mode, this.options.egress), this.#abort.signal).then((result) => {
       this.#inFlight.delete(delivery.deliveryId);
       const n = (this.#perEndpoint.get(delivery.endpointId) ?? 1) - 1;
       if (n <= 0) this.#perEndpoint.delete(delivery.endpointId);
