@@ -9,6 +9,8 @@ beforeAll(async () => {
   receiver = createServer((req, res) => {
     // A receiver that drops the connection mid-request.
     if (req.url === '/drop') return void req.socket.destroy();
+    // A receiver that never answers.
+    if (req.url === '/hang') return void req.resume();
     req.resume();
     req.on('end', () => res.writeHead(204).end());
   });
@@ -29,6 +31,18 @@ describe('posting a webhook', () => {
 
   it('refuses a URL that does not parse without sending anything, each time it is asked', async () => {
     for (let i = 0; i < 2; i++) expect(await postWebhook('http://[::1', {}, '{}', 2_000, { publicOnly: false, httpsOnly: false })).toMatchObject({ statusCode: null, error: expect.stringMatching(/^url /) });
+  });
+
+  it('cuts every request in flight when their signal aborts, and only those', async () => {
+    const open = { publicOnly: false, httpsOnly: false };
+    const stopping = new AbortController();
+    expect(await postWebhook(url, {}, '{}', 2_000, open, stopping.signal)).toMatchObject({ statusCode: 204 });
+    const hanging = [1, 2, 3].map(() => postWebhook(url.replace('/hook', '/hang'), {}, '{}', 10_000, open, stopping.signal));
+    const other = postWebhook(url.replace('/hook', '/hang'), {}, '{}', 300, open, new AbortController().signal);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    stopping.abort();
+    for (const result of await Promise.all(hanging)) expect(result).toMatchObject({ statusCode: null, error: 'delivery aborted: server stopping' });
+    expect(await other).toMatchObject({ statusCode: null, error: 'timed out after 300 ms' });
   });
 
   it('reports a connection the receiver drops as a failed attempt, not a throw', async () => {
