@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 import { type EndpointRule, publicOnlyLookup, refuseUrl } from './egress.js';
 
 /** What one POST to an endpoint came to. */
@@ -26,10 +27,12 @@ const agents = {
  * An endpoint's URL as parsed and judged, by rule and URL: a worker sends to a few endpoints many
  * times, and parsing each URL twice per request is wasted work. The judgement depends only on the
  * URL's text and the rule (a name's addresses are checked at connect time, never cached); past this
- * many URLs the cache simply starts over.
+ * many URLs the cache simply starts over. An accepted URL keeps the request options it is sent
+ * with, all but the headers: given a URL, `http.request` reads every part of it again through the
+ * URL's getters on each request.
  */
 const JUDGED_URLS = 1_000;
-type Judged = { refused: string } | { target: URL };
+type Judged = { refused: string } | { client: typeof http | typeof https; options: http.RequestOptions };
 const judged = new Map<string, Judged>();
 
 function judge(url: string, rule: EndpointRule): Judged {
@@ -37,11 +40,24 @@ function judge(url: string, rule: EndpointRule): Judged {
   let entry = judged.get(key);
   if (!entry) {
     const refused = refuseUrl(url, rule);
-    entry = refused ? { refused: refused.why } : { target: new URL(url) };
+    entry = refused ? { refused: refused.why } : accepted(new URL(url), rule);
     if (judged.size >= JUDGED_URLS) judged.clear();
     judged.set(key, entry);
   }
   return entry;
+}
+
+function accepted(target: URL, rule: EndpointRule): Judged {
+  const protocol = target.protocol as 'http:' | 'https:';
+  return {
+    client: protocol === 'https:' ? https : http,
+    options: {
+      ...urlToHttpOptions(target),
+      method: 'POST',
+      agent: agents[rule.publicOnly ? 'publicOnly' : 'open'][protocol],
+      ...(rule.publicOnly ? { lookup: publicOnlyLookup as unknown as typeof import('node:dns').lookup } : {}),
+    },
+  };
 }
 
 /**
@@ -89,7 +105,7 @@ export function postWebhook(url: string, headers: Readonly<Record<string, string
   const elapsed = () => performance.now() - started;
   const judgement = judge(url, rule);
   if ('refused' in judgement) return Promise.resolve({ statusCode: null, latencyMs: 0, error: `url ${judgement.refused}` });
-  const { target } = judgement;
+  const { client, options } = judgement;
   return new Promise<PostResult>((resolve) => {
     let settled = false;
     let timedOut = false;
@@ -100,11 +116,9 @@ export function postWebhook(url: string, headers: Readonly<Record<string, string
       forget?.();
       resolve(result);
     };
-    const req = (target.protocol === 'https:' ? https : http).request(target, {
-      method: 'POST',
-      agent: agents[rule.publicOnly ? 'publicOnly' : 'open'][target.protocol as 'http:' | 'https:'],
+    const req = client.request({
+      ...options,
       headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'pos-webhooks/1' },
-      ...(rule.publicOnly ? { lookup: publicOnlyLookup as unknown as typeof import('node:dns').lookup } : {}),
     });
     const timer = setTimeout(() => {
       timedOut = true;
