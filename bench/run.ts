@@ -14,14 +14,14 @@ import { positiveOption } from './options.js';
 import { DEFAULT_DELIVERIES, measureWebhooks, type WebhookFigures } from './webhooks.js';
 import { DEFAULT_SETS, DEFAULT_ROUND_SECONDS, measureOverhead, type OverheadScenario } from './overhead.js';
 
-/**
- * The scenarios `--only` can pick. The baseline is not among them: every ratio needs the same
- * run's. `get` without `create` makes one payment to fetch; `list` seeds its rows only when picked.
- */
 /** The baseline and the create floor served as pos serves its apps: info, beside the stock ones. */
 const SERVED_BASELINE_NAME = 'baseline served as pos serves its apps: Express 5 GET / (hello-world JSON), requests made with the app\'s prototypes';
 const SERVED_FLOOR_NAME = 'floor served as pos serves its apps: Express + one stripe SDK PaymentIntent create, requests made with the app\'s prototypes';
 
+/**
+ * The scenarios `--only` can pick. The baseline is not among them: every ratio needs the same
+ * run's. `get` without `create` makes one payment to fetch; `list` seeds its rows only when picked.
+ */
 const SCENARIOS = ['store', 'floor', 'create', 'replay', 'get', 'list', 'calls', 'split', 'overhead', 'bytes', 'webhooks', 'help'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
@@ -204,7 +204,7 @@ async function main(): Promise<void> {
   // The same hello world served as pos serves its apps (shared/express-server.ts): the ratios above
   // are to stock Express, as the targets are written; these say how much of a ratio is that serving.
   if (runs('get') || runs('replay')) {
-    log(`${SERVED_BASELINE_NAME}`);
+    log(SERVED_BASELINE_NAME);
     const served = await startBaseline(SERVER_CPU, cores, true);
     try {
       results.push(scenarioFrom(SERVED_BASELINE_NAME, await load(`${served.url}/`, 'GET', {}), { kind: 'none' }));

@@ -21,7 +21,7 @@ interface Compiled {
   readonly isSelect: boolean;
   /** For each bound parameter: the argument it takes, an item of a list argument, or a constant the builder added. */
   readonly slots: readonly ({ arg: string } | { list: string; index: number } | { value: unknown })[];
-  /** For a statement with named positions (`Prepared`'s `positions`): each slot's position, or -1 for a constant. */
+  /** For a statement with named positions (`Prepared`'s `positions`): each argument slot's position in it (-1 for a constant or a list item). */
   readonly at: readonly number[] | undefined;
 }
 
