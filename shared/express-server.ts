@@ -12,8 +12,8 @@ type NodeConstructor<A extends unknown[]> = (this: object, ...args: A) => void;
  * Express's entry re-parents each request and response onto those prototypes
  * (`Object.setPrototypeOf`, express/lib/application.js `handle`). In V8 that costs far more than
  * the call: measured on this project's 2-core bench hosts, an Express hello world served this way
- * answered 2.1–2.6× as many requests a second as the same app under `createServer(app)`, and a
- * payment read by id about twice as many. Born with the right prototype, the object is left as it
+ * took a fifth of the CPU per request of the same app under `createServer(app)` and answered
+ * 2.4–3× as many requests a second in the bench, and a payment read by id took about half the CPU. Born with the right prototype, the object is left as it
  * is: Express sets the prototype it already has, which changes nothing.
  *
  * The objects are Node's own, made by Node's constructors called on them (as its own subclasses
