@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { sqlitePath } from '../server/db/sqlite.js';
 import { cpuMs, createMerchant, helpWallTimeMs, startBaseline, startFloor, startPos, startSplit, type ServerChild } from './processes.js';
 import { measureBytesPerPayment, processorCallsPerPayment, type ProcessorCalls } from './figures.js';
-import { machineFacts, renderMarkdown, round, type Figures, type Outcome, type RunReport, type ScenarioResult, type Target } from './report.js';
+import { machineFacts, renderMarkdown, round, type Figures, type Outcome, type RunReport, type ScenarioResult, type ServerTime, type Target } from './report.js';
 import { seedList, type SeededList } from './seed.js';
 import { benchStore, type StoreBenchResult } from './store.js';
 import { ensureWrk, percentile, runWrk, type WrkResult } from './wrk.js';
@@ -289,9 +289,7 @@ async function main(): Promise<void> {
         // connections does not. The target is judged on wrk's figure, as before.
         const loaded = await load(base, 'POST', { ...auth(payer), ...json }, createBody, options.connections, options.durationSeconds, true);
         const result = scenarioFrom(createName, loaded, createTarget);
-        if (loaded.serverMs.length === 0) return result;
-        const serverTime = { source: 'Server-Timing' as const, p50Ms: round(percentile(loaded.serverMs, 50), 3), p99Ms: round(percentile(loaded.serverMs, 99), 3), samples: loaded.serverMs.length };
-        return { ...result, serverTime };
+        return loaded.serverMs.length === 0 ? result : { ...result, serverTime: fromServerTiming(loaded.serverMs) };
       });
       createMissing = results.at(-1)?.outcome === 'missing';
     } else if (runs('get')) {
@@ -347,7 +345,7 @@ async function main(): Promise<void> {
         const result = scenarioFrom(name, loaded, target);
         const fromHeader = single.serverMs.length > 0;
         const serverTime = fromHeader
-          ? { source: 'Server-Timing' as const, p50Ms: round(percentile(single.serverMs, 50), 3), p99Ms: round(percentile(single.serverMs, 99), 3), samples: single.serverMs.length }
+          ? fromServerTiming(single.serverMs)
           : { source: 'client, 1 connection' as const, p50Ms: single.latencyMs.p50, p99Ms: single.latencyMs.p99, samples: single.requests };
         const problems = wrkProblems(single);
         return {
@@ -551,6 +549,11 @@ function figuresOf(
     simulator_cpu_ms_per_create: split?.simulator ?? null,
     webhooks_floor_ratio: webhooks?.ratio ?? null,
   };
+}
+
+/** Server time from the `Server-Timing` durations a run collected (at least one). */
+function fromServerTiming(serverMs: number[]): ServerTime {
+  return { source: 'Server-Timing', p50Ms: round(percentile(serverMs, 50), 3), p99Ms: round(percentile(serverMs, 99), 3), samples: serverMs.length };
 }
 
 function appendNote(note: string | undefined, extra: string | undefined): string | undefined {
