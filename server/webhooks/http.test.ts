@@ -5,8 +5,10 @@ import { postWebhook } from './http.js';
 
 let receiver: Server;
 let url: string;
+let received = 0;
 beforeAll(async () => {
   receiver = createServer((req, res) => {
+    received += 1;
     // A receiver that drops the connection mid-request.
     if (req.url === '/drop') return void req.socket.destroy();
     // A receiver that never answers.
@@ -43,6 +45,15 @@ describe('posting a webhook', () => {
     stopping.abort();
     for (const result of await Promise.all(hanging)) expect(result).toMatchObject({ statusCode: null, error: 'delivery aborted: server stopping' });
     expect(await other).toMatchObject({ statusCode: null, error: 'timed out after 300 ms' });
+  });
+
+  it('sends nothing under a signal that has already aborted', async () => {
+    const stopped = new AbortController();
+    stopped.abort();
+    const before = received;
+    expect(await postWebhook(url, {}, '{}', 2_000, { publicOnly: false, httpsOnly: false }, stopped.signal)).toMatchObject({ statusCode: null, error: 'delivery aborted: server stopping' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(received).toBe(before);
   });
 
   it('reports a connection the receiver drops as a failed attempt, not a throw', async () => {

@@ -81,6 +81,9 @@ function onAbort(signal: AbortSignal, cut: () => void): () => void {
   return () => void registered.delete(cut);
 }
 
+/** An attempt cut, or never started, because the signal it runs under (its worker's) has aborted. */
+const STOPPING = 'delivery aborted: server stopping';
+
 /** Longest error text kept per attempt: enough for a message, not for a receiver's HTML page. */
 const MAX_ERROR_LENGTH = 300;
 
@@ -105,6 +108,8 @@ export function postWebhook(url: string, headers: Readonly<Record<string, string
   const elapsed = () => performance.now() - started;
   const judgement = judge(url, rule);
   if ('refused' in judgement) return Promise.resolve({ statusCode: null, latencyMs: 0, error: `url ${judgement.refused}` });
+  // An abort listener added now would never be called: the request would go out uncut.
+  if (signal?.aborted) return Promise.resolve({ statusCode: null, latencyMs: 0, error: STOPPING });
   const { client, options } = judgement;
   return new Promise<PostResult>((resolve) => {
     let settled = false;
@@ -124,7 +129,7 @@ export function postWebhook(url: string, headers: Readonly<Record<string, string
       timedOut = true;
       req.destroy(new Error('timeout'));
     }, timeoutMs);
-    const forget = signal ? onAbort(signal, () => req.destroy(new Error('delivery aborted: server stopping'))) : undefined;
+    const forget = signal ? onAbort(signal, () => req.destroy(new Error(STOPPING))) : undefined;
     req.on('response', (res) => {
       const statusCode = res.statusCode ?? null;
       // Only a failure's Retry-After is ever used, and reading `res.headers` builds the whole header
