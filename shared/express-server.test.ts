@@ -1,5 +1,5 @@
 import { createServer, IncomingMessage, type Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import express, { type Request, type Response } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expressServer } from './express-server.js';
@@ -62,5 +62,26 @@ describe('expressServer', () => {
     const url = await listen(server);
     expect(await (await fetch(url)).text()).toBe('ok');
     expect(before).toBe(app.request);
+  });
+
+  it('answers a malformed request with 400 and a client that leaves mid-body with nothing, and serves the next request', async () => {
+    const { app, seen } = probeApp();
+    const url = await listen(expressServer(app));
+    const { port } = new URL(url);
+    const raw = (bytes: string, end: boolean): Promise<string> =>
+      new Promise((resolve) => {
+        const socket = connect(Number(port), '127.0.0.1', () => (end ? socket.end(bytes) : socket.write(bytes, () => setTimeout(() => socket.destroy(), 50))));
+        let answer = '';
+        socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+        socket.on('close', () => resolve(answer));
+        socket.on('error', () => undefined);
+      });
+    expect(await raw('NOT HTTP AT ALL\r\n\r\n', true)).toMatch(/^HTTP\/1\.1 400 /);
+    // Headers promise 100 bytes of body; 10 come before the client goes.
+    expect(await raw('POST /echo/abc HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"amount":', false)).toBe('');
+    expect(seen).toEqual([]);
+    const next = await exchange(url);
+    expect(next.status).toBe(201);
+    expect(seen).toHaveLength(1);
   });
 });
