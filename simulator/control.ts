@@ -37,10 +37,11 @@ export interface DeliveryInfo {
 export interface SimulatorControl {
   /**
    * The enabled webhook endpoint at `url` of one mode, for the platform's events or connected
-   * accounts' (`connect`), with its signing secret; made (every event) when there is none. What
-   * `pos simulator env` prints for servers that share this simulator.
+   * accounts' (`connect`), with its signing secret, subscribed to `events`: made when there is none,
+   * its events set to `events` when there is (its secret kept). What `pos simulator env` prints for
+   * servers that share this simulator.
    */
-  webhookEndpointFor(url: string, livemode: boolean, connect: boolean): Promise<{ id: string; secret: string }>;
+  webhookEndpointFor(url: string, livemode: boolean, connect: boolean, events: readonly string[]): Promise<{ id: string; secret: string }>;
   /** Card-present authorisation window for cards presented from now on. */
   setAuthorizationDelay(ms: number): Promise<void>;
   /** ACH settlement delay for debits confirmed from now on. */
@@ -122,14 +123,18 @@ export function createControl(deps: ControlDeps): SimulatorControl {
     if (!Number.isInteger(ms) || ms < 0) throw invalidRequest(`${what} must be a non-negative integer number of milliseconds.`, 'ms');
   };
   return {
-    webhookEndpointFor: (url, livemode, connect) =>
+    webhookEndpointFor: (url, livemode, connect, events) =>
       act(() => {
         const scope = { livemode, account: null };
         const found = kernel.store
           .list<Stripe.WebhookEndpoint, EndpointInternal>('webhook_endpoint', scope, { url, status: 'enabled' }, { limit: 100 })
           .data.find((row) => row.internal.connect === connect);
-        if (found) return { id: found.id, secret: found.internal.secret };
-        const made = deps.endpoints.create(scope, { url, enabled_events: ['*'], connect, description: connect ? 'pos servers (connected accounts)' : 'pos servers' });
+        if (found) {
+          const current = found.body.enabled_events;
+          if (current.length !== events.length || current.some((event, i) => event !== events[i])) deps.endpoints.update(scope, found.id, { enabled_events: [...events] });
+          return { id: found.id, secret: found.internal.secret };
+        }
+        const made = deps.endpoints.create(scope, { url, enabled_events: [...events], connect, description: connect ? 'pos servers (connected accounts)' : 'pos servers' });
         return { id: made.id, secret: made.secret ?? '' };
       }),
     setAuthorizationDelay: (ms) =>

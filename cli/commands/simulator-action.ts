@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { loadSimulatorKeySettings, loadSimulatorRateLimits } from '../../shared/config.js';
 import { Keyring } from '../../shared/crypto/keyring.js';
+import { PROCESSOR_CONNECT_EVENTS, PROCESSOR_EVENTS } from '../../shared/processor-events.js';
 import { keySourceOf } from '../../shared/crypto/key-source.js';
 import { usageError } from '../errors.js';
 import type { CliIo } from '../io.js';
@@ -33,7 +34,8 @@ export async function simulatorAction(options: SimulatorFlags): Promise<void> {
  * lines a shell (`set -a; . FILE`) and systemd (`EnvironmentFile=`) both read. Test mode only: the
  * simulator never stands in for live money. It opens the simulator's state, so it runs while no
  * simulator does (the state's lock says so otherwise); the webhook endpoints it makes for the URL
- * are kept, so running it again prints the same secrets.
+ * are kept, so running it again prints the same secrets. They subscribe to the events a pos server
+ * handles (shared/processor-events.ts), as the embedded simulator's do: no others are sent.
  */
 export async function simulatorEnv(options: SimulatorFlags & { webhookUrl: string }, io: CliIo): Promise<void> {
   const port = portOf(options.port);
@@ -47,8 +49,8 @@ export async function simulatorEnv(options: SimulatorFlags & { webhookUrl: strin
   const { startSimulator } = await import('../../simulator/index.js');
   const sim = await startSimulator({ dataDir: join(keys.dataDir, 'simulator'), port: 0, host: '127.0.0.1', keyring: new Keyring(keySourceOf(keys)), logger: () => undefined });
   try {
-    const platform = await sim.control.webhookEndpointFor(webhookUrl.href, false, false);
-    const connect = await sim.control.webhookEndpointFor(webhookUrl.href, false, true);
+    const platform = await sim.control.webhookEndpointFor(webhookUrl.href, false, false, PROCESSOR_EVENTS);
+    const connect = await sim.control.webhookEndpointFor(webhookUrl.href, false, true, PROCESSOR_CONNECT_EVENTS);
     const host = options.host.includes(':') ? `[${options.host}]` : options.host;
     io.stdout.write(
       [

@@ -9,6 +9,7 @@ import { inTrace, type Telemetry } from '../../operations/observe.js';
 import type { ProcessorConnection } from '../connection.js';
 import type { EndpointSettings } from '../endpoint-settings.js';
 import { prefilledAccountParams } from './test-accounts.js';
+import { PROCESSOR_CONNECT_EVENTS, PROCESSOR_EVENTS } from '../../../shared/processor-events.js';
 import {
   type AccountLink,
   type AccountLinkRequest,
@@ -73,37 +74,6 @@ const PROCESSOR_TIMEOUT_MS = 20_000;
 const PROCESSOR_RETRIES = 2;
 
 const WEBHOOK_SETTING = (mode: Mode, connect: boolean) => `webhook_endpoint_${connect ? 'connect_' : ''}${mode}`;
-
-/** Events the server listens to; everything it learns about outcomes arrives as one of these. */
-export const PROCESSOR_EVENTS = [
-  'payment_intent.succeeded',
-  'payment_intent.payment_failed',
-  'payment_intent.canceled',
-  'payment_intent.processing',
-  'payment_intent.requires_action',
-  'payment_intent.amount_capturable_updated',
-  'charge.refunded',
-  'charge.succeeded',
-  'charge.dispute.created',
-  'charge.dispute.updated',
-  'charge.dispute.closed',
-  'charge.dispute.funds_withdrawn',
-  'charge.dispute.funds_reinstated',
-  'refund.created',
-  'refund.updated',
-  'refund.failed',
-  'terminal.reader.action_succeeded',
-  'terminal.reader.action_failed',
-  'terminal.reader.action_updated',
-  'capability.updated',
-  'account.updated',
-] as const;
-
-/**
- * Events of the merchants' connected accounts (Stripe Connect): their onboarding and their payouts
- * happen there, so these reach a Connect endpoint, whose events name the account they happened on.
- */
-export const PROCESSOR_CONNECT_EVENTS = ['account.updated', 'payout.created', 'payout.updated', 'payout.paid', 'payout.failed', 'payout.canceled'] as const;
 
 /** Live accounts go through Stripe's hosted onboarding; test-mode ones are ready at once (port.ts). */
 export const DEFAULT_ACCOUNT_POLICY: AccountPolicy = { type: 'express', prefill: { test: true, live: false } };
