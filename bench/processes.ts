@@ -188,7 +188,8 @@ export interface SplitPos {
  * The split mode: `pos simulator` on its own data dir's state, its environment for servers printed
  * by `pos simulator env` (keys and webhook secrets, with the server's address as the webhook URL),
  * and `pos server --processor stripe` pointed at it, each pinned to its own CPU. Rate limits off
- * on both as in `startPos`.
+ * and logging at warn on both, as in `startPos` (the simulator's line per request is a synchronous
+ * write to stderr: the log is not what is measured).
  */
 export async function startSplit(dataDir: string, placement: { serverCpu: number; simulatorCpu: number; cores: number }): Promise<SplitPos> {
   const [port, simulatorPort] = [await freePort(), await freePort()];
@@ -198,7 +199,7 @@ export async function startSplit(dataDir: string, placement: { serverCpu: number
     const match = /^([A-Z_]+)=(.*)$/.exec(line);
     if (match) serverEnv[match[1]!] = match[2]!;
   }
-  const simArgv = [process.execPath, POS_BIN, 'simulator', '--port', String(simulatorPort), '--data-dir', dataDir];
+  const simArgv = [process.execPath, POS_BIN, 'simulator', '--port', String(simulatorPort), '--data-dir', dataDir, '--log-level', 'warn'];
   const simulator = await spawnServer(pinTo(placement.simulatorCpu, simArgv, placement.cores), () => false, { url: `http://127.0.0.1:${simulatorPort}`, path: '/_sim/rate_limits' }, { POS_SIMULATOR_RATE_LIMITS: 'off' });
   try {
     const argv = [process.execPath, POS_BIN, 'server', '--port', String(port), '--data-dir', dataDir, '--rate-limit', '100000000', '--log-level', 'warn'];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadServerConfig, loadSimulatorRateLimits } from './config.js';
+import { ConfigError, loadServerConfig, loadSimulatorLogLevel, loadSimulatorRateLimits } from './config.js';
 
 describe('--trust-proxy', () => {
   it('trusts no proxy by default', () => {
@@ -51,6 +51,19 @@ describe('POS_SIMULATOR_RATE_LIMITS', () => {
   it('refuses anything but on and off', () => {
     expect(() => loadServerConfig({}, { POS_SIMULATOR_RATE_LIMITS: 'false' })).toThrow(ConfigError);
     expect(() => loadSimulatorRateLimits({ POS_SIMULATOR_RATE_LIMITS: '0' })).toThrow(/simulatorRateLimits/);
+  });
+});
+
+describe("pos simulator's log level", () => {
+  it('is info unless the flag or POS_LOG_LEVEL says otherwise, the flag first', () => {
+    expect(loadSimulatorLogLevel({}, {})).toBe('info');
+    expect(loadSimulatorLogLevel({}, { POS_LOG_LEVEL: 'warn' })).toBe('warn');
+    expect(loadSimulatorLogLevel({ logLevel: 'silent' }, { POS_LOG_LEVEL: 'warn' })).toBe('silent');
+  });
+
+  it("refuses a level pos server would refuse", () => {
+    expect(() => loadSimulatorLogLevel({ logLevel: 'quiet' }, {})).toThrow(ConfigError);
+    expect(() => loadServerConfig({ logLevel: 'quiet' }, {})).toThrow(ConfigError);
   });
 });
 

@@ -117,6 +117,7 @@ const listenSchema = z
   .refine((l) => l.port <= 65_535, 'port must be at most 65535');
 
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+export type LogLevel = z.infer<typeof logLevel>;
 
 /**
  * Where payments run. `simulator` (the default) starts our offline processor simulator next to the
@@ -560,6 +561,11 @@ export function loadUpAgentListen(flags: { agentListen?: string | undefined }, e
   if (!parsed.success) throw new ConfigError(`invalid configuration for ${where}: ${parsed.error.issues[0]?.message ?? 'must be host:port'}`);
   if (!isLoopbackHost(parsed.data.host)) throw new ConfigError(`invalid configuration for ${where}: pos up's agent listens on this machine only (127.0.0.1:PORT); run \`pos agent --listen … --token …\` for the shop's network`);
   return value;
+}
+
+/** `pos simulator`'s log level: a line per request at info (the default), only problems at warn and above, nothing when silent. */
+export function loadSimulatorLogLevel(flags: { logLevel?: string | undefined }, env: Env = process.env): LogLevel {
+  return parseOrThrow(z.object({ logLevel: logLevel.default('info') }), { logLevel: pick(flags.logLevel, env.POS_LOG_LEVEL) }).logLevel;
 }
 
 export function loadSimulatorRateLimits(env: Env = process.env): boolean {

@@ -68,6 +68,11 @@ export interface SimulatorOptions {
   /** How long an Account Link's URL works; default 300 000 ms (Stripe's five minutes). */
   accountLinkTtlMs?: number;
   logger?: (line: string) => void;
+  /**
+   * A `logger` line per request answered (method, path, status, request id); default on. Off, the
+   * logger hears only of problems (failed deliveries and timers, internal errors, loose files).
+   */
+  requestLog?: boolean;
   /** Hears of the data dir or a file in it found open to other users; by default a `logger` line. */
   onLooseFile?: LooseFileReport;
   /**
@@ -255,7 +260,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     rateLimits,
   };
   const control = createControl({ kernel, capabilities, attempts, readers, readerActions, timers, dispatcher, rateLimits, endpoints });
-  const server = expressServer(createApp(services, keys, control));
+  const server = expressServer(createApp(services, keys, control, { requestLog: options.requestLog ?? true }));
   let address: AddressInfo;
   try {
     address = await listen(server, options.port ?? 0, host);

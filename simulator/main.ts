@@ -1,12 +1,17 @@
+import type { LogLevel } from '../shared/config.js';
 import type { Keyring } from '../shared/crypto/keyring.js';
 import { startSimulator } from './index.js';
+
+/** The levels of `pos server`'s log: the simulator logs requests at info and problems at warn. */
+const REQUEST_LOG_LEVELS: ReadonlySet<LogLevel> = new Set(['info', 'debug', 'trace']);
 
 /**
  * Entry point of the standalone `pos simulator` command: starts the simulator, prints where it
  * listens and the platform keys, and stops cleanly on SIGTERM or SIGINT.
  */
-export async function runSimulator(opts: { dataDir: string; port: number; host: string; rateLimits?: boolean; keyring?: Keyring }): Promise<void> {
+export async function runSimulator(opts: { dataDir: string; port: number; host: string; rateLimits?: boolean; keyring?: Keyring; logLevel?: LogLevel }): Promise<void> {
   const rateLimits = opts.rateLimits ?? true;
+  const logLevel = opts.logLevel ?? 'info';
   // Listening before the start resolves: the handlers come first, so a signal sent as soon as the
   // simulator says it listens stops it cleanly rather than killing it.
   const stopped = new Promise<void>((resolve) => {
@@ -24,7 +29,10 @@ export async function runSimulator(opts: { dataDir: string; port: number; host: 
     port: opts.port,
     host: opts.host,
     rateLimits,
-    logger: (line) => process.stderr.write(`${line}\n`),
+    // stderr is written synchronously: a line per request is a write per request, which a busy
+    // simulator (a benchmark, a load test) is spared below `info`.
+    ...(logLevel === 'silent' ? {} : { logger: (line: string) => process.stderr.write(`${line}\n`) }),
+    requestLog: REQUEST_LOG_LEVELS.has(logLevel),
   });
   process.stdout.write(
     [

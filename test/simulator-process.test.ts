@@ -48,14 +48,23 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-it('starts, prints URL and keys, serves the SDK and exits 0 on SIGTERM', async () => {
+/** `runSimulator` in a process of its own with `options` (a JS object literal); its output so far, live. */
+function runStandalone(options: string): { stdout: () => string; stderr: () => string; exited: Promise<number | null> } {
   const entry = join(outDir, 'simulator', 'main.js');
-  const script = `import(${JSON.stringify(entry)}).then((m) => m.runSimulator({ dataDir: ${JSON.stringify(dataDir)}, port: 0, host: '127.0.0.1' }))`;
+  const script = `import(${JSON.stringify(entry)}).then((m) => m.runSimulator({ dataDir: ${JSON.stringify(dataDir)}, port: 0, host: '127.0.0.1', ${options} }))`;
   child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
+  let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child!.on('exit', (code) => resolve(code)));
-  const url = await eventually(() => /listening on (http:\/\/\S+)/.exec(stdout)?.[1], 'the URL on stdout', 10_000);
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child!.on('close', (code) => resolve(code)));
+  return { stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+it('starts, prints URL and keys, serves the SDK, logs each request and exits 0 on SIGTERM', async () => {
+  const run = runStandalone('');
+  const url = await eventually(() => /listening on (http:\/\/\S+)/.exec(run.stdout())?.[1], 'the URL on stdout', 10_000);
+  const stdout = run.stdout();
   const secret = /secret key \(test\):\s+(sk_test_\S+)/.exec(stdout)?.[1];
   expect(secret).toBeDefined();
   expect(stdout).toMatch(/publishable key \(live\):\s+pk_live_/);
@@ -64,6 +73,19 @@ it('starts, prints URL and keys, serves the SDK and exits 0 on SIGTERM', async (
   const stripe = new Stripe(secret!, { host: hostname, port: Number(port), protocol: 'http', maxNetworkRetries: 0 });
   const pi = await stripe.paymentIntents.create({ amount: 1000, currency: 'usd', payment_method: 'pm_card_visa', confirm: true });
   expect(pi.status).toBe('succeeded');
-  child.kill('SIGTERM');
-  expect(await exited).toBe(0);
+  await eventually(() => (/^POST \/v1\/payment_intents 200 req_\w+$/m.test(run.stderr()) ? true : undefined), 'the request line on stderr');
+  child!.kill('SIGTERM');
+  expect(await run.exited).toBe(0);
+});
+
+it('at log level warn writes no line per request', async () => {
+  const run = runStandalone("logLevel: 'warn'");
+  const url = await eventually(() => /listening on (http:\/\/\S+)/.exec(run.stdout())?.[1], 'the URL on stdout', 10_000);
+  const secret = /secret key \(test\):\s+(sk_test_\S+)/.exec(run.stdout())![1]!;
+  const { hostname, port } = new URL(url);
+  const stripe = new Stripe(secret, { host: hostname, port: Number(port), protocol: 'http', maxNetworkRetries: 0 });
+  expect((await stripe.paymentIntents.create({ amount: 1000, currency: 'usd' })).status).toBe('requires_payment_method');
+  child!.kill('SIGTERM');
+  expect(await run.exited).toBe(0);
+  expect(run.stderr()).not.toMatch(/payment_intents/);
 });

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { loadSimulatorKeySettings, loadSimulatorRateLimits } from '../../shared/config.js';
+import { loadSimulatorKeySettings, loadSimulatorLogLevel, loadSimulatorRateLimits } from '../../shared/config.js';
 import { Keyring } from '../../shared/crypto/keyring.js';
 import { PROCESSOR_CONNECT_EVENTS, PROCESSOR_EVENTS } from '../../shared/processor-events.js';
 import { keySourceOf } from '../../shared/crypto/key-source.js';
@@ -11,6 +11,7 @@ export interface SimulatorFlags {
   host: string;
   dataDir?: string;
   masterKeyFile?: string;
+  logLevel?: string;
 }
 
 function portOf(value: string): number {
@@ -22,11 +23,12 @@ function portOf(value: string): number {
 export async function simulatorAction(options: SimulatorFlags): Promise<void> {
   const port = portOf(options.port);
   const rateLimits = loadSimulatorRateLimits();
+  const logLevel = loadSimulatorLogLevel(options);
   // The same main key as a server on the same data dir: its key file, unless one is given.
   const keys = loadSimulatorKeySettings(options);
   const keyring = new Keyring(keySourceOf(keys));
   const { runSimulator } = await import('../../simulator/main.js');
-  await runSimulator({ dataDir: join(keys.dataDir, 'simulator'), port, host: options.host, rateLimits, keyring });
+  await runSimulator({ dataDir: join(keys.dataDir, 'simulator'), port, host: options.host, rateLimits, keyring, logLevel });
 }
 
 /**

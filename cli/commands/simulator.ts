@@ -12,6 +12,7 @@ export function registerSimulatorCommands(program: Command): void {
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--data-dir <dir>', 'state lives in <dir>/simulator (env POS_DATA_DIR, default ./.pos-simulator: never the .pos of a pos server or pos up)')
     .option('--master-key-file <path>', 'the main key its secrets are encrypted under (env POS_MASTER_KEY or POS_MASTER_KEY_FILE; default <dir>/master.key, made on first start)')
+    .option('--log-level <level>', 'info: a line per request on stderr (default); warn: none per request, problems still; silent (env POS_LOG_LEVEL)')
     .addHelpText('after', '\nThe simulator prints its platform keys; `pos simulator env` prints the environment of the pos servers that share it.')
     .action(async (options: SimulatorFlags) => {
       const { simulatorAction } = await import('./simulator-action.js');

@@ -55,15 +55,17 @@ function versionHeaders(req: Request, res: Response, next: NextFunction): void {
   next();
 }
 
-export function createApp(services: Services, keys: PlatformKeys, control: SimulatorControl): express.Express {
+export function createApp(services: Services, keys: PlatformKeys, control: SimulatorControl, options: { requestLog: boolean }): express.Express {
   const app = express();
   app.set('query parser', 'extended');
   app.disable('x-powered-by');
   app.use(assignRequestId);
-  app.use((req, res, next) => {
-    res.on('finish', () => services.kernel.log(`${req.method} ${req.originalUrl.split('?')[0]} ${res.statusCode} ${requestId(res)}`));
-    next();
-  });
+  if (options.requestLog) {
+    app.use((req, res, next) => {
+      res.on('finish', () => services.kernel.log(`${req.method} ${req.originalUrl.split('?')[0]} ${res.statusCode} ${requestId(res)}`));
+      next();
+    });
+  }
   app.use('/_sim', express.urlencoded({ extended: true, limit: BODY_LIMIT }), express.json({ limit: BODY_LIMIT }), simRouter(services, control), onboardingRouter(services));
   app.use('/v1', cors, versionHeaders);
   app.use(
