@@ -199,8 +199,3 @@ export function unpackJson(stored: string): string {
   if (stored.startsWith(PREFIX_V1)) return inflateRawSync(Buffer.from(stored.slice(PREFIX_V1.length), 'base64'), { dictionary: DICTIONARY_V1 }).toString('utf8');
   return stored;
 }
-
-/** `packJson` for a nullable column. */
-export function packJsonOrNull(text: string | null): string | null {
-  return text === null ? null : packJson(text);
-}

@@ -125,6 +125,37 @@ describe('the idempotency engine', () => {
     expect(new Set(results.map((r) => JSON.stringify(r.state)))).toEqual(new Set(['{"n":1}']));
   });
 
+  it('keeps the state a request started with when its first step already answers it', async () => {
+    const once: Operation<CountState, Counted> = {
+      name: 'once',
+      steps: { started: (state, ctx) => ctx.commit(async () => ({ outcome: { n: state.n } })) },
+      present: (outcome) => ({ status: 200, body: { n: outcome.n } }),
+    };
+    engine.register(once);
+    expect((await engine.execute(d.scope, once, 'o', { n: 5 })).response.body).toEqual({ n: 5 });
+    const replay = await engine.execute(d.scope, once, 'o', { n: 9 });
+    expect(replay).toMatchObject({ replayed: true, state: { n: 5 } });
+  });
+
+  it("keeps a running request's origin as plain JSON, clears it when it ends, and reads one packed by an older server", async () => {
+    const origin = { requestId: 'req_origin', idempotencyKey: 'g', key: { id: 'key_1', type: 'secret' as const, last4: 'abcd' }, operation: 'POST /v1/count', targetId: null };
+    failures = 1;
+    await expect(engine.execute({ ...d.scope, origin }, operation, 'g', { n: 0, fail: 'transient' })).rejects.toThrow();
+    const running = await d.store.db.selectFrom('idempotency_keys').select(['id', 'origin']).where('key', '=', 'g').executeTakeFirstOrThrow();
+    expect(JSON.parse(running.origin!)).toMatchObject({ requestId: 'req_origin', operation: 'POST /v1/count' });
+    // As a server before this one left it: packed.
+    const packed = packJson(running.origin!);
+    expect(packed).toMatch(/^z2:/);
+    await d.store.db.updateTable('idempotency_keys').set({ origin: packed }).where('id', '=', running.id).execute();
+    d.clock.advance(1_000);
+    expect(await engine.recover()).toBe(1);
+    const finished = await d.store.db.selectFrom('idempotency_keys').select('origin').where('id', '=', running.id).executeTakeFirstOrThrow();
+    expect(finished.origin).toBeNull();
+    // The recovery pass finished it for the request that started it: the audit entry names that request.
+    const entry = await d.store.db.selectFrom('audit_log').select(['request_id', 'operation']).where('idempotency_key', '=', 'g').executeTakeFirstOrThrow();
+    expect(entry).toEqual({ request_id: 'req_origin', operation: 'POST /v1/count' });
+  });
+
   it('keeps keys apart by merchant scope and mode', async () => {
     await engine.execute(d.scope, operation, 'shared', { n: 0 });
     const live = await engine.execute({ ...d.scope, mode: 'live' }, operation, 'shared', { n: 10 });

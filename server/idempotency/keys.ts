@@ -11,7 +11,7 @@ import { ApiError, conflict, unavailable } from '../errors.js';
 import type { Leases, Presence } from '../db/leases.js';
 import type { Scope } from '../accounts/scope.js';
 import { bindOrigin, parseStoredOrigin, type RequestOrigin, storedOrigin } from '../audit/origin.js';
-import { packJson, packJsonOrNull, unpackJson } from '../db/packed-json.js';
+import { packJson, unpackJson } from '../db/packed-json.js';
 import { answeredObjectId, factsOf, recordAudit } from '../audit/log.js';
 import { recoveryDelay, recoveryExhausted } from './recovery-schedule.js';
 import type { FieldCipher, SealedColumn } from '../db/encryption.js';
@@ -260,7 +260,8 @@ export class IdempotencyService {
     if (existing?.recovery_point === FINISHED) return this.#replay<S>(existing);
     if (!existing) {
       try {
-        return (await this.#drive(this.#freshRow(scope, operation, key, clientKey !== undefined, initialState, origin), true, origin, scope.trace)) as ExecuteResult<S, O>;
+        const fresh = this.#freshRow(scope, operation, key, clientKey !== undefined, initialState, origin, false);
+        return (await this.#drive(fresh, true, origin, scope.trace, { state: initialState })) as ExecuteResult<S, O>;
       } catch (err) {
         // Another request inserted this key first: wait for it or replay it, as below.
         if (!(err instanceof LostClaim)) throw err;
@@ -321,8 +322,12 @@ export class IdempotencyService {
     return keyRow.first(db, { merchantId: scope.merchantId, mode: scope.mode, key });
   }
 
-  /** A key row as a request that runs it now holds it, at the start of its operation. */
-  #freshRow<S, O>(scope: Scope, operation: Operation<S, O>, key: string, clientSupplied: boolean, initialState: S, origin: RequestOrigin | undefined): IdempotencyKeysTable {
+  /**
+   * A key row as a request that runs it now holds it, at the start of its operation. `packState`
+   * false leaves its state column null for the row's first record to fill (`#run`): the first step
+   * usually records a state of its own, and packing the initial one would be thrown away.
+   */
+  #freshRow<S, O>(scope: Scope, operation: Operation<S, O>, key: string, clientSupplied: boolean, initialState: S, origin: RequestOrigin | undefined, packState = true): IdempotencyKeysTable {
     const now = this.clock.now();
     const id = randomUUID();
     return {
@@ -333,7 +338,7 @@ export class IdempotencyService {
       client_supplied: clientSupplied ? 1 : 0,
       operation: operation.name,
       recovery_point: 'started',
-      state: this.#seal(id, 'idempotency_keys.state', JSON.stringify(initialState), this.#isPersonal(operation as unknown as Operation<unknown, unknown>, initialState)),
+      state: packState ? this.#seal(id, 'idempotency_keys.state', JSON.stringify(initialState), this.#isPersonal(operation as unknown as Operation<unknown, unknown>, initialState)) : null,
       locked_at: now,
       locked_by: this.leases?.holder ?? null,
       response_status: null,
@@ -344,7 +349,10 @@ export class IdempotencyService {
       attempts: 0,
       next_attempt_at: null,
       request_id: scope.requestId ?? null,
-      origin: packJsonOrNull(storedOrigin(origin)),
+      // Kept as plain JSON: it is cleared when the request finishes (#recordFields), mostly in the
+      // same transaction or the next, so deflating it would cost CPU and save no lasting bytes.
+      // Rows packed before still read (unpackJson passes plain text through).
+      origin: storedOrigin(origin),
     };
   }
 
@@ -389,11 +397,12 @@ export class IdempotencyService {
    * `unsaved`: the row is not in the database yet; the first record inserts it (the claim).
    * `origin`: the request driving it now; the recovery pass drives it for the request that started it.
    * `parent`: the trace context of the request driving it; none for the recovery pass, whose run is a trace of its own.
+   * `initial`: an unsaved row's state, in memory (its column is filled by the first record).
    */
-  async #drive(row: IdempotencyKeysTable, unsaved = false, origin: RequestOrigin | undefined = parseStoredOrigin(row.origin === null ? null : unpackJson(row.origin)), parent?: Context): Promise<ExecuteResult> {
+  async #drive(row: IdempotencyKeysTable, unsaved = false, origin: RequestOrigin | undefined = parseStoredOrigin(row.origin === null ? null : unpackJson(row.origin)), parent?: Context, initial?: { state: unknown }): Promise<ExecuteResult> {
     const operation = this.#operations.get(row.operation);
     if (!operation) throw new Error(`no idempotent operation named ${row.operation}`);
-    const run = traced(this.telemetry.tracer, `idempotency ${row.operation}`, (span) => this.#run(operation, row, unsaved, origin, span, span ? trace.setSpan(parent ?? context.active(), span) : undefined), {
+    const run = traced(this.telemetry.tracer, `idempotency ${row.operation}`, (span) => this.#run(operation, row, unsaved, origin, span, span ? trace.setSpan(parent ?? context.active(), span) : undefined, initial), {
       attributes: { 'pos.operation': row.operation, 'pos.recovery_point': row.recovery_point },
       parent,
       leaf: true,
@@ -410,10 +419,18 @@ export class IdempotencyService {
    * `traceContext`: the operation span's context, entered again at each async boundary the engine
    * owns (each step's call, each unit of work) and carried on the steps' scope for theirs.
    */
-  async #run(operation: Operation<unknown, unknown>, row: IdempotencyKeysTable, unsaved: boolean, origin: RequestOrigin | undefined, span: Span | undefined, traceContext: Context | undefined): Promise<ExecuteResult> {
+  async #run(
+    operation: Operation<unknown, unknown>,
+    row: IdempotencyKeysTable,
+    unsaved: boolean,
+    origin: RequestOrigin | undefined,
+    span: Span | undefined,
+    traceContext: Context | undefined,
+    initial: { state: unknown } | undefined,
+  ): Promise<ExecuteResult> {
     const scope: Scope = { merchantId: row.merchant_id, mode: row.mode, ...(origin ? { origin } : {}), ...(traceContext ? { trace: traceContext } : {}) };
     let point = row.recovery_point;
-    let state: unknown = this.#stateOf(row);
+    let state: unknown = initial ? initial.state : this.#stateOf(row);
     // Decided once, on the state the request started with: its input does not change.
     const personal = this.#isPersonal(operation, state);
     // Records where the request stands; while the row is unsaved, inserting it is the claim, and
@@ -424,8 +441,12 @@ export class IdempotencyService {
       const record: KeyRecord = 'next' in result ? result : { final: this.#answer(operation, result, stepState) };
       if (!unsaved) await this.#record(trx, row.id, record, personal);
       else {
+        const fields = this.#recordFields(row.id, record, personal);
+        // A row whose state column was left to its first record: the record's state, or, when the
+        // first step already ends the request, the state the request started with.
+        const initialState = row.state === null && fields.state === undefined ? this.#seal(row.id, 'idempotency_keys.state', JSON.stringify(stepState), personal) : row.state;
         try {
-          await insertRow(trx, 'idempotency_keys', { ...row, ...this.#recordFields(row.id, record, personal) });
+          await insertRow(trx, 'idempotency_keys', { ...row, state: initialState, ...fields });
         } catch (err) {
           throw isUniqueViolation(err) ? new LostClaim() : err;
         }
