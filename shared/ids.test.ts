@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isUuid, newIdentity, randomBase62 } from './ids.js';
+import { isUuid, newIdentity, newReference, randomBase62, timeOrderedUuid, timePrefix } from './ids.js';
 
 describe('ids', () => {
   it('makes a uuid and a typed reference together', () => {
@@ -9,6 +9,23 @@ describe('ids', () => {
     expect(newIdentity('refund').reference).toMatch(/^re_/);
     expect(newIdentity('checkoutSession').reference).toMatch(/^cs_/);
     expect(newIdentity('paymentLink').reference).toMatch(/^pl_/);
+  });
+
+  it('makes ids that sort by the time they were made, as text, and differ within one millisecond', () => {
+    const times = [0, 1, 61, 62, 1_795_000_000_000, 1_795_000_000_001, 1_795_000_060_000, 62 ** 8 - 1];
+    const prefixes = times.map((t) => timePrefix(t));
+    expect(prefixes.every((p) => /^[0-9A-Za-z]{8}$/.test(p))).toBe(true);
+    expect([...prefixes].sort()).toEqual(prefixes);
+    expect(new Set(prefixes).size).toBe(times.length);
+
+    const earlier = [newReference('event', 1_795_000_000_000), timeOrderedUuid(1_795_000_000_000)];
+    const later = [newReference('event', 1_795_000_000_001), timeOrderedUuid(1_795_000_000_001)];
+    for (const i of [0, 1]) expect(earlier[i]! < later[i]!).toBe(true);
+    expect(later[0]).toMatch(/^evt_[0-9A-Za-z]{20}$/);
+    // Within one millisecond the random part still tells them apart.
+    const sameMs = Array.from({ length: 1_000 }, () => newReference('transaction', 1_795_000_000_000));
+    expect(new Set(sameMs).size).toBe(1_000);
+    expect(new Set(Array.from({ length: 1_000 }, () => timeOrderedUuid(1_795_000_000_000))).size).toBe(1_000);
   });
 
   it('draws base62 characters without bias toward the start of the alphabet', () => {

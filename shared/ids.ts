@@ -1,4 +1,4 @@
-import { randomFillSync, randomUUID } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { v7 as uuidV7 } from 'uuid';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -47,10 +47,10 @@ function randomBytes(length: number): Uint8Array {
 }
 
 /**
- * A UUID version 7 (RFC 9562, the `uuid` package): the time in milliseconds first, then random
- * bits. For rows written in bulk whose ids are only ever looked up, never guessed at: consecutive
- * ids sort together, so a batch of inserts adds to the end of the id index instead of touching a
- * random page of it for every row (and writing each of those pages at its commit).
+ * A UUID version 7 (RFC 9562, the `uuid` package): the time in milliseconds first, then 74 random
+ * bits, so it is no easier to guess for one who knows when it was made. Consecutive ids sort
+ * together, so a batch of inserts adds to the end of the id index instead of touching a random
+ * page of it for every row (and writing each of those pages at its commit).
  */
 export function timeOrderedUuid(now: number = Date.now()): string {
   // Its random bits from the pool: the package's own source draws from the CSPRNG per id, which
@@ -77,11 +77,34 @@ export const REFERENCE_PREFIXES = {
 
 export type ReferenceKind = keyof typeof REFERENCE_PREFIXES;
 
-/** 20 base62 characters ≈ 119 bits: references are guess-proof, not just unique. */
+/** 20 base62 characters after the prefix: the time (`timePrefix`), then 12 random ones. */
 const REFERENCE_LENGTH = 20;
 
-export function newReference(kind: ReferenceKind): string {
-  return `${REFERENCE_PREFIXES[kind]}_${randomBase62(REFERENCE_LENGTH)}`;
+/** Base62 digits of the time in a time prefix: 62⁸ ms reach past the year 8000, at a fixed width. */
+const TIME_PREFIX_LENGTH = 8;
+
+/**
+ * Epoch milliseconds as fixed-width base62 digits. The alphabet is in ASCII order, so ids that
+ * start with it sort by time, as bytes and as text: rows inserted together add to the end of their
+ * id's index instead of each touching a random page of it (and making its commit write that page).
+ */
+export function timePrefix(now: number = Date.now()): string {
+  let out = '';
+  let rest = Math.max(0, Math.floor(now));
+  for (let i = 0; i < TIME_PREFIX_LENGTH; i++) {
+    out = BASE62[rest % 62]! + out;
+    rest = Math.floor(rest / 62);
+  }
+  return out;
+}
+
+/**
+ * `txn_…`, `evt_…`, `aud_…`: time first (`timePrefix`), so a table's references sort together, then
+ * 12 random base62 characters ≈ 71 bits, which keeps them guess-proof, not just unique: one who
+ * knows the very millisecond an object was made still has 2⁷¹ to try.
+ */
+export function newReference(kind: ReferenceKind, now: number = Date.now()): string {
+  return `${REFERENCE_PREFIXES[kind]}_${timePrefix(now)}${randomBase62(REFERENCE_LENGTH - TIME_PREFIX_LENGTH)}`;
 }
 
 export interface Identity {
@@ -89,9 +112,14 @@ export interface Identity {
   reference: string;
 }
 
-/** The one generator of object identities: a uuid plus its typed reference. */
+/**
+ * The one generator of object identities: a uuid plus its typed reference, both in time order
+ * (`timeOrderedUuid`, `newReference`) so that the rows of a busy shop add to the end of the indexes
+ * on them.
+ */
 export function newIdentity(kind: ReferenceKind): Identity {
-  return { id: randomUUID(), reference: newReference(kind) };
+  const now = Date.now();
+  return { id: timeOrderedUuid(now), reference: newReference(kind, now) };
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

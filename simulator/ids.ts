@@ -1,13 +1,15 @@
-import { randomBase62 } from '../shared/ids.js';
+import { randomBase62, timePrefix } from '../shared/ids.js';
 
 /**
- * Stripe-looking identifiers. 24 base62 characters ≈ 143 bits, the length of Stripe's own object
- * ids, so ids are unguessable and look familiar in logs.
+ * Stripe-looking identifiers: 24 base62 characters, the length of Stripe's own object ids, so they
+ * look familiar in logs. The first 8 are the time (shared/ids.ts `timePrefix`), so the objects
+ * made together add to the end of the id index; the 16 random ones (≈ 95 bits) keep them unguessable.
  */
 const ID_LENGTH = 24;
 
 export function newId(prefix: string): string {
-  return `${prefix}_${randomBase62(ID_LENGTH)}`;
+  const time = timePrefix();
+  return `${prefix}_${time}${randomBase62(ID_LENGTH - time.length)}`;
 }
 
 /** Connected account ids are shorter in Stripe (`acct_` + 16). */

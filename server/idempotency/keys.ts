@@ -1,6 +1,6 @@
 import { inTrace, noTelemetry, traced, type Telemetry } from '../operations/observe.js';
 import { context, trace, type Context, type Span } from '@opentelemetry/api';
-import { randomUUID } from 'node:crypto';
+import { timeOrderedUuid } from '../../shared/ids.js';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/time.js';
@@ -249,7 +249,8 @@ export class IdempotencyService {
   }
 
   async #execute<S, O>(scope: Scope, operation: Operation<S, O>, clientKey: string | undefined, initialState: S): Promise<ExecuteResult<S, O>> {
-    const key = clientKey ?? `auto_${randomUUID()}`;
+    // Time-ordered like the row's id: the key index grows at its end (shared/ids.ts).
+    const key = clientKey ?? `auto_${timeOrderedUuid()}`;
     // From here the engine writes this request's audit entry (or none, for a replay): not the edge.
     if (scope.origin && !scope.origin.nested) scope.origin.engine = true;
     // The key the engine runs under is the request's idempotency key (the header, or the legacy body field).
@@ -329,7 +330,7 @@ export class IdempotencyService {
    */
   #freshRow<S, O>(scope: Scope, operation: Operation<S, O>, key: string, clientSupplied: boolean, initialState: S, origin: RequestOrigin | undefined, packState = true): IdempotencyKeysTable {
     const now = this.clock.now();
-    const id = randomUUID();
+    const id = timeOrderedUuid();
     return {
       id,
       merchant_id: scope.merchantId,
