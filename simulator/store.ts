@@ -195,6 +195,14 @@ const FIELD_NAME = /^[a-z_]+$/;
 
 export class Store {
   private readonly db: Database.Database;
+  /**
+   * What `all` read, by type, until a write touches that type; what the meta table holds, by key,
+   * until it is written. Every event reads the webhook endpoints and the delivery faults: from
+   * here, rather than a query, a parse and a secret opened per endpoint. One process holds the
+   * state (lock.ts), so its own writes are the only ones; a rolled-back transaction forgets both.
+   */
+  readonly #allOf = new Map<string, readonly StoredObject<unknown, unknown>[]>();
+  readonly #meta = new Map<string, string | undefined>();
 
   /**
    * Opens the file and checks the main key against it: a key that is not the one its values are
@@ -279,6 +287,7 @@ export class Store {
         for (const row of this.#prepare('select id, internal from objects where type = ?').all(type) as { id: string; internal: string }[]) {
           if (!stale(row.internal)) continue;
           const next = this.keyring.seal(internalPlace(row.id), this.keyring.open(internalPlace(row.id), row.internal));
+          this.#allOf.delete(type);
           this.#prepare('update objects set internal = ? where id = ?').run(next, row.id);
           n++;
         }
@@ -332,15 +341,24 @@ export class Store {
   /** Runs `work` atomically; a throw rolls every write back. Nested calls join the outer transaction. */
   transaction<T>(work: () => T): T {
     if (this.db.inTransaction) return work();
-    return this.db.transaction(work).immediate();
+    try {
+      return this.db.transaction(work).immediate();
+    } catch (error) {
+      this.#allOf.clear();
+      this.#meta.clear();
+      throw error;
+    }
   }
 
   #rawMeta(key: string): string | undefined {
+    if (this.#meta.has(key)) return this.#meta.get(key);
     const row = this.#prepare('select value from meta where key = ?').get(key) as { value: string } | undefined;
+    this.#meta.set(key, row?.value);
     return row?.value;
   }
 
   #setRawMeta(key: string, value: string): void {
+    this.#meta.delete(key);
     this.#prepare('insert into meta (key, value) values (?, ?) on conflict(key) do update set value = excluded.value').run(key, value);
   }
 
@@ -354,6 +372,7 @@ export class Store {
   }
 
   insert<TBody extends { id: string }, TInternal>(type: string, scope: Scope, body: TBody, internal: TInternal): StoredObject<TBody, TInternal> {
+    this.#allOf.delete(type);
     const info = this.#prepare('insert into objects (id, type, livemode, account, body, internal) values (?, ?, ?, ?, ?, ?)')
       .run(body.id, type, scope.livemode ? 1 : 0, scope.account, JSON.stringify(body), this.#internalText(type, body.id, internal));
     return { seq: Number(info.lastInsertRowid), id: body.id, type, livemode: scope.livemode, account: scope.account, body, internal };
@@ -366,6 +385,7 @@ export class Store {
   }
 
   save<TBody, TInternal>(object: StoredObject<TBody, TInternal>): void {
+    this.#allOf.delete(object.type);
     this.#prepare('update objects set body = ?, internal = ? where id = ?')
       .run(JSON.stringify(object.body), this.#internalText(object.type, object.id, object.internal), object.id);
   }
@@ -375,10 +395,12 @@ export class Store {
    * zero), in place, without reading the event's body into objects and writing it back.
    */
   eventDelivered(id: string): void {
+    this.#allOf.delete('event');
     this.#prepare(`update objects set body = json_set(body, '$.pending_webhooks', max(0, json_extract(body, '$.pending_webhooks') - 1)) where id = ? and type = 'event'`).run(id);
   }
 
   remove(id: string): void {
+    this.#allOf.clear();
     this.#prepare('delete from objects where id = ?').run(id);
   }
 
@@ -428,10 +450,18 @@ export class Store {
     return rows.map((row) => ({ currency: row.currency, status: row.status, sourceType: row.source_type ?? 'card', net: row.net }));
   }
 
-  /** Every object of a type in every scope (small sets only: endpoints, readers). */
-  all<TBody, TInternal>(type: string): StoredObject<TBody, TInternal>[] {
-    const rows = this.#prepare('select * from objects where type = ? order by seq').all(type) as ObjectDbRow[];
-    return rows.map((row) => this.#toObject<TBody, TInternal>(row));
+  /**
+   * Every object of a type in every scope (small sets only: endpoints, readers). The same objects
+   * are handed to every caller until the type is written: read them, never change them.
+   */
+  all<TBody, TInternal>(type: string): readonly StoredObject<TBody, TInternal>[] {
+    let objects = this.#allOf.get(type);
+    if (!objects) {
+      const rows = this.#prepare('select * from objects where type = ? order by seq').all(type) as ObjectDbRow[];
+      objects = rows.map((row) => this.#toObject(row));
+      this.#allOf.set(type, objects);
+    }
+    return objects as readonly StoredObject<TBody, TInternal>[];
   }
 
   getIdempotent(scope: string, key: string, now: number): IdempotentResponse | undefined {

@@ -1,0 +1,60 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Keyring } from '../shared/crypto/keyring.js';
+import { keySourceOf } from '../shared/crypto/key-source.js';
+import { Store } from './store.js';
+
+const scope = { livemode: false, account: null };
+
+/** `all` and the meta values are answered from memory between writes: what they answer must be what a fresh read would. */
+describe("the simulator store's remembered reads", () => {
+  let dir: string;
+  let store: Store;
+  const endpointIds = () => store.all<{ id: string; url: string }, { secret: string }>('webhook_endpoint').map((e) => `${e.id} ${e.body.url} ${e.internal.secret}`);
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'pos-sim-store-'));
+    store = new Store(dir, new Keyring(keySourceOf({ dataDir: dir })));
+  });
+  afterEach(() => {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sees every insert, save and removal of the type, and nothing a rolled-back transaction wrote', () => {
+    expect(endpointIds()).toEqual([]);
+    const made = store.insert('webhook_endpoint', scope, { id: 'we_1', url: 'http://a' }, { secret: 'whsec_1' });
+    expect(endpointIds()).toEqual(['we_1 http://a whsec_1']);
+    store.save({ ...made, body: { id: 'we_1', url: 'http://b' } });
+    expect(endpointIds()).toEqual(['we_1 http://b whsec_1']);
+
+    expect(() =>
+      store.transaction(() => {
+        store.insert('webhook_endpoint', scope, { id: 'we_2', url: 'http://c' }, { secret: 'whsec_2' });
+        // Read inside the transaction, then rolled back: the memory must not keep we_2.
+        expect(endpointIds()).toHaveLength(2);
+        throw new Error('rolled back');
+      }),
+    ).toThrow('rolled back');
+    expect(endpointIds()).toEqual(['we_1 http://b whsec_1']);
+
+    store.remove('we_1');
+    expect(endpointIds()).toEqual([]);
+  });
+
+  it('answers a meta value as last written, and as before a rolled-back write', () => {
+    expect(store.getMeta('webhook_faults')).toBeUndefined();
+    store.setMeta('webhook_faults', '{"drop":true}');
+    expect(store.getMeta('webhook_faults')).toBe('{"drop":true}');
+    expect(() =>
+      store.transaction(() => {
+        store.setMeta('webhook_faults', '{"drop":false}');
+        expect(store.getMeta('webhook_faults')).toBe('{"drop":false}');
+        throw new Error('rolled back');
+      }),
+    ).toThrow('rolled back');
+    expect(store.getMeta('webhook_faults')).toBe('{"drop":true}');
+  });
+});
