@@ -140,13 +140,22 @@ export class PaymentState {
    * Reads a transaction and writes the patch `patchOf` derives from it, again and again until the
    * write lands: another writer may move the row between our read and our write (on PostgreSQL;
    * SQLite's write lock already serialises them). `patchOf` returning null means nothing to do.
+   * `seen`: the row as the caller read it before this transaction, tried first instead of a read.
+   * Every write to a transaction goes through `write` and moves `updated_at`, so the guarded write
+   * lands only if the row is still that version; otherwise, or if it asks for nothing, it is read.
    */
-  async update(trx: Trx, id: string, patchOf: (row: TransactionsTable) => Partial<TransactionsTable> | null, now: number): Promise<TransactionsTable> {
+  async update(trx: Trx, id: string, patchOf: (row: TransactionsTable) => Partial<TransactionsTable> | null, now: number, seen?: TransactionsTable): Promise<TransactionsTable> {
+    let hint = seen;
     for (;;) {
-      const row = await transactionById.first(trx, { id });
+      const row = hint ?? (await transactionById.first(trx, { id }));
+      const fromHint = hint !== undefined;
+      hint = undefined;
       if (!row) throw new Error(`transaction ${id} is missing`);
       const patch = patchOf(row);
-      if (!patch) return row;
+      if (!patch) {
+        if (fromHint) continue;
+        return row;
+      }
       const written = await this.write(trx, row, patch, now);
       if (written) return written;
     }

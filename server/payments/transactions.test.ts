@@ -5,6 +5,8 @@ import { EventNotYetApplicable, ProcessorFailure } from '../processor/errors.js'
 import type { Scope } from '../accounts/scope.js';
 import type { CreatePaymentState } from './transactions.js';
 import { migrationProvider } from '../db/migration-provider.js';
+import type { TransactionsTable } from '../db/schema.js';
+import { PaymentState } from './payment-state.js';
 
 function payment(input: Partial<CreatePaymentState['input']> = {}): CreatePaymentState {
   return { input: { amount: 1500, payment_method_type: 'card', confirm: true, payment_method: 'pm_card_visa', capture_method: 'automatic', ...input }, source: 'api', terminalId: null, response: 'transaction' };
@@ -174,6 +176,27 @@ describe('payments on the in-memory processor', () => {
     expect(d.processor.count('createIntent')).toBe(0);
     const rows = await d.store.db.selectFrom('transactions').select('id').where('merchant_id', '=', d.scope.merchantId).execute();
     expect(rows).toHaveLength(0);
+  });
+
+  it('writes a move on a row read before its transaction only while the row is still that version', async () => {
+    const created = await d.services.transactions.create(d.scope, payment({ confirm: false, payment_method: undefined, description: 'orig' }), undefined);
+    const id = created.state.transactionId!;
+    const seen = await d.services.transactions.getRow(d.scope, id);
+    const moves = new PaymentState([]);
+    const update = (patchOf: (row: TransactionsTable) => Partial<TransactionsTable> | null, hint: TransactionsTable) =>
+      d.store.transaction((trx) => moves.update(trx, id, patchOf, d.clock.now(), hint));
+    const appended = (row: TransactionsTable) => ({ description: `${row.description}+` });
+
+    // Still that version: the patch is derived from it and lands.
+    const first = await update(appended, seen);
+    expect(first.description).toBe('orig+');
+    // Now out of date: the patch derived from it does not land; the row is read again.
+    const second = await update(appended, seen);
+    expect(second.description).toBe('orig++');
+    // An out-of-date row that asks for nothing is not taken at its word either.
+    const third = await update((row) => (row.description === 'orig' ? null : { description: 'read again' }), seen);
+    expect(third.description).toBe('read again');
+    expect((await d.services.transactions.getRow(d.scope, id)).description).toBe('read again');
   });
 });
 

@@ -375,7 +375,8 @@ export class TransactionService {
     const { intent } = created;
     const cardError = created.decline ? fromProcessorError(created.decline) : undefined;
     return ctx.commit(async (trx) => {
-      const synced = await this.#applyIntent(trx, transactionId, intent);
+      // The row read before the call: written if it is still that version, read again if not.
+      const synced = await this.#applyIntent(trx, transactionId, intent, row);
       if (cardError) return { outcome: { kind: 'declined', transaction: synced, error: cardError } };
       return { outcome: { kind: 'created', transaction: synced } };
     });
@@ -399,8 +400,8 @@ export class TransactionService {
     return { outcome: { kind: 'created', transaction: row } };
   }
 
-  /** Brings the row in line with a PaymentIntent inside a transaction; returns the row as stored. */
-  async #applyIntent(trx: Trx, transactionId: string, intent: PaymentSnapshot): Promise<TransactionsTable> {
+  /** Brings the row in line with a PaymentIntent inside a transaction; returns the row as stored. `seen`: see PaymentState.update. */
+  async #applyIntent(trx: Trx, transactionId: string, intent: PaymentSnapshot, seen?: TransactionsTable): Promise<TransactionsTable> {
     const now = this.clock.now();
     return this.payments.update(trx,
       transactionId,
@@ -415,6 +416,7 @@ export class TransactionService {
         return patch;
       },
       now,
+      seen,
     );
   }
 
