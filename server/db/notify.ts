@@ -30,6 +30,8 @@ export type Notice =
   | { topic: 'reader_checks' }
   /** Webhook deliveries became due outside the worker's own schedule: a resend, an endpoint enabled again, a retry set by another instance (server/webhooks/worker.ts). */
   | { topic: 'webhook_deliveries' }
+  /** An event was written that the webhook fan-out has yet to see: an endpoint may want it (server/webhooks/outbox.ts). */
+  | { topic: 'webhook_fanout' }
   /** A key of the merchant in that mode was revoked or rolled, so it stops working now or sooner (server/accounts/key-watch.ts). */
   | { topic: 'keys'; merchantId: string; mode: Mode }
   /** The primary main key changed: a rotation began (server/db/encryption.ts). */

@@ -54,3 +54,47 @@ describe('events of unknown mode (spec §6.6)', () => {
     expect(await d.store.db.selectFrom('webhook_deliveries').select(['event_id', 'endpoint_id']).execute()).toEqual([{ event_id: 'evt_legacyTest1', endpoint_id: endpoint.id }]);
   });
 });
+
+describe('waking the webhook fan-out', () => {
+  let d: Domain;
+  let heard = 0;
+  let unsubscribe: () => void;
+  beforeEach(async () => {
+    d = await openDomain();
+    unsubscribe = d.store.notifications.subscribe({ topic: 'webhook_fanout' }, () => heard++);
+    // On PostgreSQL the listening connection opens now, and wakes its listeners once when it does.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  });
+  afterEach(async () => {
+    unsubscribe();
+    await d.close();
+  });
+
+  /** How many `webhook_fanout` notices one committed event gives. */
+  async function fanoutNotices(): Promise<number> {
+    heard = 0;
+    await d.store.transaction((trx) => recordEvent(trx, d.scope, 'customer.created', 'c-1', { id: 'c-1' }, d.clock.now()));
+    // Delivered after the commit, on a turn of its own on either database.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return heard;
+  }
+
+  const cursorAt = (lastSeq: number) =>
+    d.store.db
+      .insertInto('webhook_cursors')
+      .values({ merchant_id: d.scope.merchantId, mode: d.scope.mode, last_seq: lastSeq })
+      .onConflict((oc) => oc.columns(['merchant_id', 'mode']).doUpdateSet({ last_seq: lastSeq }))
+      .execute();
+
+  it('is woken for an event its fan-out has yet to see, and not for one no endpoint can want', async () => {
+    // No cursor yet: the worker makes it.
+    expect(await fanoutNotices()).toBe(1);
+    // Caught up, no endpoint: the event moves the cursor itself and nobody is woken.
+    await cursorAt(1);
+    expect(await fanoutNotices()).toBe(0);
+    expect(Number((await d.store.db.selectFrom('webhook_cursors').select('last_seq').executeTakeFirstOrThrow()).last_seq)).toBe(2);
+    // A backlog behind the cursor: the worker fans it out, this event with it.
+    await cursorAt(0);
+    expect(await fanoutNotices()).toBe(1);
+  });
+});

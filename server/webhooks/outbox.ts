@@ -107,8 +107,11 @@ export async function recordEvent(trx: Trx, scope: Scope, type: EventType, objec
     idempotency_key: origin?.idempotencyKey ?? null,
   });
   if (!options.seal) rememberText(id, json);
-  await skipUnwatchedEvent.execute(trx, { merchantId: scope.merchantId, mode: scope.mode, seq, previous: seq - 1 });
+  const skipped = await skipUnwatchedEvent.affected(trx, { merchantId: scope.merchantId, mode: scope.mode, seq, previous: seq - 1 });
   notifyOnCommit(trx, { topic: 'events', merchantId: scope.merchantId, mode: scope.mode });
+  // The webhook worker is woken only for an event its fan-out has yet to see: one already past the
+  // cursor has no endpoint to go to, and waking it would cost its queries at every commit.
+  if (skipped === 0) notifyOnCommit(trx, { topic: 'webhook_fanout' });
   return id;
 }
 

@@ -139,7 +139,7 @@ export class WebhookWorker {
   async start(): Promise<void> {
     const released = await this.queue.releaseStaleClaims();
     if (released) this.logger.info({ released }, 'webhook deliveries left in flight by the previous run will be sent again');
-    this.#unsubscribe.push(this.notifications.subscribeTopic('events', () => this.nudge()));
+    this.#unsubscribe.push(this.notifications.subscribe({ topic: 'webhook_fanout' }, () => this.nudge()));
     this.#unsubscribe.push(this.notifications.subscribe({ topic: 'webhook_deliveries' }, () => this.nudge()));
     this.#loop = this.#run();
   }
