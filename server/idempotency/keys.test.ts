@@ -156,6 +156,19 @@ describe('the idempotency engine', () => {
     expect(entry).toEqual({ request_id: 'req_origin', operation: 'POST /v1/count' });
   });
 
+  it('keeps the answer of a request sent with a key, and only the status of one sent without', async () => {
+    const keyed = await engine.execute(d.scope, operation, 'with-key', { n: 1 });
+    const keyless = await engine.execute(d.scope, operation, undefined, { n: 1 });
+    // Both requests get their whole answer; what the rows keep differs.
+    expect(keyed.response.body).toEqual({ n: 2 });
+    expect(keyless.response.body).toEqual({ n: 2 });
+    const rows = await d.store.db.selectFrom('idempotency_keys').select(['client_supplied', 'recovery_point', 'response_status', 'response_body']).orderBy('client_supplied').execute();
+    expect(rows).toEqual([
+      { client_supplied: 0, recovery_point: 'finished', response_status: 201, response_body: null },
+      { client_supplied: 1, recovery_point: 'finished', response_status: 201, response_body: expect.any(String) },
+    ]);
+  });
+
   it('keeps keys apart by merchant scope and mode', async () => {
     await engine.execute(d.scope, operation, 'shared', { n: 0 });
     const live = await engine.execute({ ...d.scope, mode: 'live' }, operation, 'shared', { n: 10 });

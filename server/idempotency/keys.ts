@@ -440,9 +440,9 @@ export class IdempotencyService {
     // last in the transaction (server/audit/log.ts).
     const save = async (trx: Trx, result: StepResult<unknown, unknown>, stepState: unknown): Promise<FinalResponse | undefined> => {
       const record: KeyRecord = 'next' in result ? result : { final: this.#answer(operation, result, stepState) };
-      if (!unsaved) await this.#record(trx, row.id, record, personal);
+      if (!unsaved) await this.#record(trx, row, record, personal);
       else {
-        const fields = this.#recordFields(row.id, record, personal);
+        const fields = this.#recordFields(row, record, personal);
         // A row whose state column was left to its first record: the record's state, or, when the
         // first step already ends the request, the state the request started with.
         const initialState = row.state === null && fields.state === undefined ? this.#seal(row.id, 'idempotency_keys.state', JSON.stringify(stepState), personal) : row.state;
@@ -545,7 +545,7 @@ export class IdempotencyService {
         bindOrigin(trx, origin);
         const ending: Ending<unknown> = operation.giveUp ? await operation.giveUp(state, trx, { scope, point }) : { refusal: retriesExhausted() };
         const response = this.#answer(operation, ending, state);
-        await updateRows(trx, 'idempotency_keys', { ...this.#recordFields(row.id, { final: response }, personal), attempts, next_attempt_at: null }, { id: row.id });
+        await updateRows(trx, 'idempotency_keys', { ...this.#recordFields(row, { final: response }, personal), attempts, next_attempt_at: null }, { id: row.id });
         await this.#audit(trx, scope, origin, response);
         return { response, ending };
       })
@@ -559,11 +559,16 @@ export class IdempotencyService {
     return given;
   }
 
-  /** The columns that record a recovery point, or the final answer, on a key row. */
-  #recordFields(rowId: string, record: KeyRecord, personal: boolean): Partial<IdempotencyKeysTable> {
+  /**
+   * The columns that record a recovery point, or the final answer, on a key row. A request sent
+   * without an Idempotency-Key ran under a key nobody else knows, so nothing can ever replay its
+   * answer: its row keeps the status, not the body (a pack per keyless create, and its bytes, spared).
+   */
+  #recordFields(row: Pick<IdempotencyKeysTable, 'id' | 'client_supplied'>, record: KeyRecord, personal: boolean): Partial<IdempotencyKeysTable> {
     const now = this.clock.now();
+    const rowId = row.id;
     if ('final' in record) {
-      const body = this.#seal(rowId, 'idempotency_keys.response_body', JSON.stringify(record.final.body), personal);
+      const body = row.client_supplied === 1 ? this.#seal(rowId, 'idempotency_keys.response_body', JSON.stringify(record.final.body), personal) : null;
       // The origin only tells the recovery pass whose work it finishes, the lock's holder whose lock
       // it is, and the request id which request a give-up's log line names: a finished request
       // needs none of them, and a day of keys is spared keeping them.
@@ -572,8 +577,8 @@ export class IdempotencyService {
     return { recovery_point: record.next, state: this.#seal(rowId, 'idempotency_keys.state', JSON.stringify(record.state), personal), updated_at: now };
   }
 
-  async #record(trx: Trx, rowId: string, record: KeyRecord, personal: boolean): Promise<void> {
-    await updateRows(trx, 'idempotency_keys', this.#recordFields(rowId, record, personal), { id: rowId });
+  async #record(trx: Trx, row: Pick<IdempotencyKeysTable, 'id' | 'client_supplied'>, record: KeyRecord, personal: boolean): Promise<void> {
+    await updateRows(trx, 'idempotency_keys', this.#recordFields(row, record, personal), { id: row.id });
   }
 
   /**
