@@ -66,6 +66,24 @@ describe('packed JSON', () => {
     expect(unpackJson(packed)).toBe(near);
   });
 
+  it('gives back ids and times wherever their dashes fall: side by side, at the ends, among other dashes and wide characters', () => {
+    const id = 'f325173a-ffe4-487f-b8fc-7b0ff9b6f4dc';
+    const time = '"2026-11-27T05:36:57.490+00:00"';
+    const texts = [
+      `${id}${id}`,
+      `"${id}"`,
+      `${time}${time}`,
+      `${time}${id}${time}`,
+      `-${id}-`,
+      `--${id.slice(0, 7)}-${id}-x-`,
+      `0${id}`,
+      `"é-😀-${id}-😀",${time}`,
+      `"2026-02-30T00:00:00.000+00:00"${id}`,
+      JSON.stringify({ range: '1-2-3-4-5-6-7-8-9', ids: [id, id.toUpperCase(), id], at: JSON.parse(time), note: 'x'.repeat(120) }),
+    ];
+    for (const text of texts) expect(unpackJson(packJson(text.padEnd(160, ' ')))).toBe(text.padEnd(160, ' '));
+  });
+
   it('gives back every length of packed bytes, in characters that need no quoting in SQL or JSON', () => {
     // Deflated lengths of every remainder modulo 13 bits, and then some: each ends the text differently.
     let state = 7;
