@@ -22,7 +22,9 @@ import { systemClock } from '../shared/time.js';
  *     tap's own `present_payment_method` included; the mean per payment.
  *   tap_to_approved_ms_p50/p99: from sending `simulate_tap` to the local websocket's `approved`,
  *     sales one budget window (1.25 s) apart.
- *   processor_calls_per_idle_reader_minute: nothing happening, 20 readers, over the idle window.
+ *   processor_calls_per_idle_reader_minute: nothing happening, 20 readers, over the idle window;
+ *     processor_calls_idle_by_endpoint says which calls those were (the server's readiness check
+ *     reads the platform's balance every 15 s, readers or not).
  *   processor_429s: 20 readers paying at once; 429s the simulator served.
  *   presence_2000_*: from bench/agents.ts (run by this script), 2,000 readers over 20 agents.
  *   idle_db_queries_per_s: from bench/idle.ts (run by this script).
@@ -204,7 +206,9 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, IDLE_S * 1000));
     const idle = await sim.control.rateLimits();
     const idlePerReaderMinute = idle.requests / READERS / (IDLE_S / 60);
-    process.stdout.write(`idle ${IDLE_S} s: ${idle.requests} processor calls\n`);
+    // By endpoint, so a reader's call is told from the server's own (the readiness check's balance read every 15 s).
+    const idleByEndpoint = Object.fromEntries(idle.endpoints.map((e) => [e.endpoint, e.requests]));
+    process.stdout.write(`idle ${IDLE_S} s: ${idle.requests} processor calls ${JSON.stringify(idleByEndpoint)}\n`);
 
     // Every reader pays at once.
     await sim.control.resetRateLimits();
@@ -235,6 +239,7 @@ async function main(): Promise<void> {
       processor_calls_per_terminal_payment: Math.round(perPayment * 100) / 100,
       processor_calls_per_terminal_payment_by_endpoint: byEndpoint,
       processor_calls_per_idle_reader_minute: Math.round(idlePerReaderMinute * 100) / 100,
+      processor_calls_idle_by_endpoint: idleByEndpoint,
       processor_429s: burst.rateLimited,
       burst_all_approved_s: Math.round(burstMs / 100) / 10,
       tap_to_approved_ms_p50: Math.round(percentile(latencies, 50)),
