@@ -196,6 +196,9 @@ describe.skipIf(!socatAvailable)('counter hardware on pty pairs', () => {
     expect(text).toMatch(/Change +\$7\.25/);
     expect(text).not.toMatch(/Card /);
     expect(receipt!.qr).toBe(data.transaction.receipt_url);
+    // The display and the printer are two serial lines read apart: the display's bytes, written
+    // first, may still be on their way when the receipt has been read.
+    await eventually(() => (screen.text()[0] === 'Cash          $20.00' ? true : undefined), DEVICE_DEADLINE_MS);
     expect(screen.text()).toEqual(['Cash          $20.00', 'Change         $7.25']);
     // The same request again is the same sale: one payment, no second kick or receipt.
     const again = await counter.command({ type: 'cash_sale', request_id: 'hw-cash-1', amount: 1275, amount_tendered: 2000, description: 'Cake', staff: 'sam' });
@@ -348,6 +351,7 @@ describe.skipIf(!socatAvailable || !haveTmux())('a cash sale at the counter TUI 
     expect(text).toMatch(/Total +\$8\.50/);
     expect(text).toMatch(/Cash +\$10\.00/);
     expect(text).toMatch(/Change +\$1\.50/);
+    await eventually(() => (screen.text()[0] === 'Cash          $10.00' ? true : undefined), DEVICE_DEADLINE_MS);
     expect(screen.text()).toEqual(['Cash          $10.00', 'Change         $1.50']);
 
     keys('Enter');
