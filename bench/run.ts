@@ -189,28 +189,27 @@ async function main(): Promise<void> {
   // The baseline is measured before and after the pos scenarios and every ratio is to their mean:
   // these machines drift by a third within minutes, and one early figure would judge late runs.
   const baselines: number[] = [];
+  /** The hello world under `name`, stock or served as pos serves its apps; its requests a second. */
+  const measureHello = async (name: string, servedAsPos: boolean): Promise<number> => {
+    const server = await startBaseline(SERVER_CPU, cores, servedAsPos);
+    try {
+      const hello = await load(`${server.url}/`, 'GET', {});
+      results.push(scenarioFrom(name, hello, { kind: 'none' }));
+      return hello.requestsPerSecond;
+    } finally {
+      await server.stop();
+    }
+  };
   const measureBaseline = async (when: string): Promise<void> => {
     log(`baseline: Express 5 hello-world, ${when}`);
-    const baselineServer = await startBaseline(SERVER_CPU, cores);
-    try {
-      const baseline = await load(`${baselineServer.url}/`, 'GET', {});
-      baselines.push(baseline.requestsPerSecond);
-      results.push(scenarioFrom(`baseline: Express 5 GET / (hello-world JSON), ${when}`, baseline, { kind: 'none' }));
-    } finally {
-      await baselineServer.stop();
-    }
+    baselines.push(await measureHello(`baseline: Express 5 GET / (hello-world JSON), ${when}`, false));
   };
   await measureBaseline('before');
   // The same hello world served as pos serves its apps (shared/express-server.ts): the ratios above
   // are to stock Express, as the targets are written; these say how much of a ratio is that serving.
   if (runs('get') || runs('replay')) {
     log(SERVED_BASELINE_NAME);
-    const served = await startBaseline(SERVER_CPU, cores, true);
-    try {
-      results.push(scenarioFrom(SERVED_BASELINE_NAME, await load(`${served.url}/`, 'GET', {}), { kind: 'none' }));
-    } finally {
-      await served.stop();
-    }
+    await measureHello(SERVED_BASELINE_NAME, true);
   }
 
   const dataDir = mkdtempSync(join(tmpdir(), 'pos-bench-'));
@@ -256,25 +255,19 @@ async function main(): Promise<void> {
     };
 
     // The floor of any create that calls the processor: see bench/floor-server.ts.
+    // Stock, then served as pos serves its apps (info beside it).
     const floorName = 'floor: Express + one stripe SDK PaymentIntent create, canned processor in process, no database';
-    if (runs('floor')) await attempt(floorName, { kind: 'none' }, async () => {
-      const floor = await startFloor(SERVER_CPU, cores);
-      try {
-        await preflight(`${floor.url}/`, { method: 'POST', headers: json, body: createBody }, [201]);
-        return scenarioFrom(floorName, await load(`${floor.url}/`, 'POST', json, createBody), { kind: 'none' });
-      } finally {
-        await floor.stop();
-      }
-    });
-    if (runs('floor')) await attempt(SERVED_FLOOR_NAME, { kind: 'none' }, async () => {
-      const floor = await startFloor(SERVER_CPU, cores, true);
-      try {
-        await preflight(`${floor.url}/`, { method: 'POST', headers: json, body: createBody }, [201]);
-        return scenarioFrom(SERVED_FLOOR_NAME, await load(`${floor.url}/`, 'POST', json, createBody), { kind: 'none' });
-      } finally {
-        await floor.stop();
-      }
-    });
+    if (runs('floor')) for (const [name, servedAsPos] of [[floorName, false], [SERVED_FLOOR_NAME, true]] as const) {
+      await attempt(name, { kind: 'none' }, async () => {
+        const floor = await startFloor(SERVER_CPU, cores, servedAsPos);
+        try {
+          await preflight(`${floor.url}/`, { method: 'POST', headers: json, body: createBody }, [201]);
+          return scenarioFrom(name, await load(`${floor.url}/`, 'POST', json, createBody), { kind: 'none' });
+        } finally {
+          await floor.stop();
+        }
+      });
+    }
 
     const createName = `POST /v1/${options.resource}${stand}`;
     const createTarget: Target = { kind: 'ratio+p99', min: 0.35, maxP99Ms: 50 };
