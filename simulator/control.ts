@@ -130,8 +130,7 @@ export function createControl(deps: ControlDeps): SimulatorControl {
           .list<Stripe.WebhookEndpoint, EndpointInternal>('webhook_endpoint', scope, { url, status: 'enabled' }, { limit: 100 })
           .data.find((row) => row.internal.connect === connect);
         if (found) {
-          const current = found.body.enabled_events;
-          if (current.length !== events.length || current.some((event, i) => event !== events[i])) deps.endpoints.update(scope, found.id, { enabled_events: [...events] });
+          deps.endpoints.update(scope, found.id, { enabled_events: [...events] });
           return { id: found.id, secret: found.internal.secret };
         }
         const made = deps.endpoints.create(scope, { url, enabled_events: [...events], connect, description: connect ? 'pos servers (connected accounts)' : 'pos servers' });
