@@ -84,6 +84,22 @@ describe('packed JSON', () => {
     for (const text of texts) expect(unpackJson(packJson(text.padEnd(160, ' ')))).toBe(text.padEnd(160, ' '));
   });
 
+  it('gives back any text made of the characters ids and times are made of, and others', () => {
+    // Dashes, hex, digits, quotes and the time's punctuation, shuffled: what a hostile description or
+    // metadata value could hold, where every dash starts a candidate for compaction.
+    const alphabet = ['-', '-', '"', '0', '9', 'a', 'f', 'F', 'g', 'T', ':', '.', '+', 'é', '😀', 'f325173a-ffe4-487f-b8fc-7b0ff9b6f4dc', '"2026-11-27T05:36:57.490+00:00"', '2026-11-27T05:36'];
+    let state = 11;
+    const next = () => {
+      state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+      return state;
+    };
+    for (let i = 0; i < 300; i++) {
+      let text = '';
+      while (text.length < 40 + (next() % 400)) text += alphabet[next() % alphabet.length];
+      expect(unpackJson(packJson(text))).toBe(text);
+    }
+  });
+
   it('gives back every length of packed bytes, in characters that need no quoting in SQL or JSON', () => {
     // Deflated lengths of every remainder modulo 13 bits, and then some: each ends the text differently.
     let state = 7;

@@ -93,10 +93,11 @@ function compact(text: string): Buffer {
     const timeStart = dash - 5;
     const uuidStart = dash - 8;
     let taken = false;
-    if (uuidStart >= from && text.charCodeAt(dash + 5) === 45 && UUID.test(text.slice(uuidStart, uuidStart + UUID_CHARS))) {
+    const uuid = uuidStart >= from && text.charCodeAt(dash + 5) === 45 ? text.slice(uuidStart, uuidStart + UUID_CHARS) : '';
+    if (UUID.test(uuid)) {
       copyTo(uuidStart);
       out[n++] = UUID_MARK;
-      n += out.write(text.slice(uuidStart, uuidStart + UUID_CHARS).replaceAll('-', ''), n, 'hex');
+      n += out.write(uuid.replaceAll('-', ''), n, 'hex');
       from = uuidStart + UUID_CHARS;
       taken = true;
     } else if (timeStart >= from && text.charCodeAt(timeStart) === 34) {
