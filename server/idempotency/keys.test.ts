@@ -169,6 +169,19 @@ describe('the idempotency engine', () => {
     ]);
   });
 
+  it('finishes a keyless request that failed half-way from its recovery point, keeping only its status', async () => {
+    failures = 1;
+    await expect(engine.execute(d.scope, operation, undefined, { n: 40, fail: 'transient' })).rejects.toThrow('the processor is away');
+    const running = await d.store.db.selectFrom('idempotency_keys').select(['id', 'recovery_point', 'response_body']).where('client_supplied', '=', 0).executeTakeFirstOrThrow();
+    expect(running).toMatchObject({ recovery_point: 'counted', response_body: null });
+    d.clock.advance(1_000);
+    expect(await engine.recover()).toBe(1);
+    // The step before the failure is not run again; the one that failed is, once more.
+    expect(runs).toEqual({ started: 1, counted: 2 });
+    const finished = await d.store.db.selectFrom('idempotency_keys').select(['recovery_point', 'response_status', 'response_body']).where('id', '=', running.id).executeTakeFirstOrThrow();
+    expect(finished).toEqual({ recovery_point: 'finished', response_status: 201, response_body: null });
+  });
+
   it('keeps keys apart by merchant scope and mode', async () => {
     await engine.execute(d.scope, operation, 'shared', { n: 0 });
     const live = await engine.execute({ ...d.scope, mode: 'live' }, operation, 'shared', { n: 10 });
