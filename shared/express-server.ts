@@ -13,8 +13,9 @@ type NodeConstructor<A extends unknown[]> = (this: object, ...args: A) => void;
  * (`Object.setPrototypeOf`, express/lib/application.js `handle`). In V8 that costs far more than
  * the call: measured on this project's 2-core bench hosts, an Express hello world served this way
  * took a fifth of the CPU per request of the same app under `createServer(app)` and answered
- * 2.4–3× as many requests a second in the bench, and a payment read by id took about half the CPU. Born with the right prototype, the object is left as it
- * is: Express sets the prototype it already has, which changes nothing.
+ * 2.4–3× as many requests a second in the bench, and a payment read by id took about half the CPU.
+ * Born with the right prototype, the object is left as it is: Express sets the prototype it
+ * already has, which changes nothing.
  *
  * The objects are Node's own, made by Node's constructors called on them (as its own subclasses
  * did before classes), so `instanceof IncomingMessage` / `ServerResponse` and all Node does with
