@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ReaderStatePush } from '../../shared/agent-upstream.js';
 import { type Domain, openDomain } from '../../test/helpers/domain.js';
 import { eventually } from '../../test/helpers/tmp.js';
-import { activityOf, outcomeOf } from './reader-view.js';
+import type { Scope } from '../accounts/scope.js';
+import { activityOf, outcomeOf, ReaderViews } from './reader-view.js';
 
 describe('a reader’s view', () => {
   it('says what the counter shows', () => {
@@ -77,6 +78,36 @@ describe('following reader views on the in-memory processor', () => {
     await d.services.terminal.processPayment(d.scope, intent, reader);
     await eventually(() => changes.find((c) => c.activity === 'waiting_for_card'));
     await d.services.transactions.cancel(d.scope, id, undefined);
+    const canceled = await eventually(() => changes.find((c) => c.payment?.outcome === 'canceled'));
+    expect(canceled.payment).toMatchObject({ id, status: 'canceled' });
+  });
+
+  it('pushes a reader again when its payment moves while the pass that sends the reader is reading it', async () => {
+    stop();
+    // The payment is canceled elsewhere right after the pass has read the moved reader, before it
+    // reads the payment events: that reader went out with its payment still pending.
+    let between: (() => Promise<void>) | undefined;
+    class Interleaved extends ReaderViews {
+      override async statesAfter(scope: Scope, seq: number): Promise<ReaderStatePush[]> {
+        const states = await super.statesAfter(scope, seq);
+        const run = between;
+        between = undefined;
+        await run?.();
+        return states;
+      }
+    }
+    changes = [];
+    snapshot = undefined;
+    stop = new Interleaved(d.store).follow(d.scope, (readers) => (snapshot = readers), (r) => changes.push(r), (err) => {
+      throw err;
+    });
+    await eventually(() => snapshot);
+    const { id, intent } = await pending(2_200);
+    between = async () => {
+      await d.services.transactions.cancel(d.scope, id, undefined);
+    };
+    await d.services.terminal.processPayment(d.scope, intent, reader);
+    await eventually(() => (between === undefined ? true : undefined));
     const canceled = await eventually(() => changes.find((c) => c.payment?.outcome === 'canceled'));
     expect(canceled.payment).toMatchObject({ id, status: 'canceled' });
   });

@@ -205,8 +205,9 @@ export class ReaderViews {
           snapshot(states);
           return false;
         }
-        const moved = await this.statesAfter(scope, seq);
-        for (const state of moved) seq = Math.max(seq, state.seq);
+        // Events before readers: a payment that moves after this read is the next pass's, and the
+        // readers read below show every payment moved before it. Read the other way round, a
+        // payment committed between the two reads was taken as sent with a reader read before it.
         const events = await this.store.db
           .selectFrom('events')
           .select(['seq', 'object_id'])
@@ -217,6 +218,8 @@ export class ReaderViews {
           .limit(PAYMENT_EVENTS_BATCH)
           .execute();
         if (events.length) eventSeq = Number(events[events.length - 1]!.seq);
+        const moved = await this.statesAfter(scope, seq);
+        for (const state of moved) seq = Math.max(seq, state.seq);
         const paid = new Set(events.flatMap((e) => (e.object_id !== null ? [e.object_id] : [])));
         const shown = new Set(moved.map((s) => s.id));
         // A reader whose action changed is sent once, as read last: its payment is in that read.
