@@ -1,8 +1,9 @@
 import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { seedSqliteDataDir } from '../../test/helpers/template.js';
-import { tempDir } from '../../test/helpers/tmp.js';
+import { eventually, tempDir } from '../../test/helpers/tmp.js';
 import { POS_VERSION } from '../../shared/version.js';
+import { notifyOnCommit } from './notify.js';
 import { insertRow, insertRows, Prepared, PreparedLists, updateRows } from './prepared.js';
 import { openSqliteStore, type BatchReport } from './sqlite.js';
 import type { Executor, Store } from './store.js';
@@ -73,20 +74,79 @@ describe('SQLite store group commit', () => {
     await expect(open()).rejects.toThrow(new RegExp(`migrated by pos 9\\.1\\.0, newer than this pos ${POS_VERSION.replace(/\./g, '\\.')}.*9999_from_a_newer_version`));
   });
 
-  it('rolls back a throwing unit alone; its neighbours in the same batch persist', async () => {
-    const a = store.transaction(async (trx) => put(trx, 'a', 1));
+  it('rolls back a throwing unit; its neighbours in the same batch persist, the one before it run again', async () => {
+    let runsOfA = 0;
+    const a = store.transaction(async (trx) => {
+      runsOfA++;
+      await put(trx, 'a', 1);
+    });
     const b = store.transaction(async (trx) => {
       await put(trx, 'b', 2);
       throw new Error('b failed');
     });
     const c = store.transaction(async (trx) => put(trx, 'c', 3));
+    // Heard at once: `b` is rejected a batch before `a` and `c` settle.
+    const failure = expect(b).rejects.toThrow('b failed');
     await expect(a).resolves.toBeUndefined();
-    await expect(b).rejects.toThrow('b failed');
+    await failure;
     await expect(c).resolves.toBeUndefined();
-    expect(batches).toEqual([{ units: 3, failed: 1, requeued: 0, committed: true }]);
+    expect(batches).toEqual([
+      { units: 2, failed: 1, requeued: 1, committed: false, contained: false },
+      { units: 2, failed: 0, requeued: 0, committed: true, contained: true },
+    ]);
+    expect(runsOfA).toBe(2);
     expect(await get(store.db, 'a')).toBe(1);
     expect(await get(store.db, 'b')).toBeUndefined();
     expect(await get(store.db, 'c')).toBe(3);
+  });
+
+  it('contains failures in the batch after one that threw, so a burst of failures runs no unit more than twice', async () => {
+    const runs = new Map<string, number>();
+    const unit = (k: string, fail: boolean) =>
+      store.transaction(async (trx) => {
+        runs.set(k, (runs.get(k) ?? 0) + 1);
+        await put(trx, k, 1);
+        if (fail) throw new Error(`${k} failed`);
+      });
+    const settled = await Promise.allSettled([unit('a', false), unit('b', true), unit('c', false), unit('d', true), unit('e', false)]);
+    expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(Object.fromEntries(runs)).toEqual({ a: 2, b: 1, c: 1, d: 1, e: 1 });
+    expect(batches).toEqual([
+      { units: 2, failed: 1, requeued: 1, committed: false, contained: false },
+      { units: 4, failed: 1, requeued: 0, committed: true, contained: true },
+    ]);
+    expect([await get(store.db, 'a'), await get(store.db, 'b'), await get(store.db, 'c'), await get(store.db, 'd'), await get(store.db, 'e')]).toEqual([1, undefined, 1, undefined, 1]);
+    // Batches stay contained for a while after the last failure (`d`'s: 16 batches), then run
+    // without savepoints again.
+    for (let i = 0; i < 17; i++) await store.transaction(async (trx) => put(trx, `f${i}`, 1));
+    expect(batches.slice(2).map((b) => b.contained)).toEqual([...Array(16).fill(true), false]);
+  });
+
+  it('delivers the notices of every unit of a committed batch once, and none of a batch rolled back', async () => {
+    const heard = { fanout: 0, deliveries: 0 };
+    const stops = [store.notifications.subscribe({ topic: 'webhook_fanout' }, () => heard.fanout++), store.notifications.subscribe({ topic: 'webhook_deliveries' }, () => heard.deliveries++)];
+    try {
+      // Two units of one batch, each with its notice: neither may lose the other's.
+      await Promise.all([
+        store.transaction(async (trx) => notifyOnCommit(trx, { topic: 'webhook_fanout' })),
+        store.transaction(async (trx) => notifyOnCommit(trx, { topic: 'webhook_deliveries' })),
+      ]);
+      expect(batches).toHaveLength(1);
+      await eventually(() => (heard.fanout === 1 && heard.deliveries === 1 ? true : undefined));
+      // A unit that ran before a thrower runs again: its notice is heard once, after the commit that kept it.
+      const settled = await Promise.allSettled([
+        store.transaction(async (trx) => notifyOnCommit(trx, { topic: 'webhook_fanout' })),
+        store.transaction(async (trx) => {
+          notifyOnCommit(trx, { topic: 'webhook_deliveries' });
+          throw new Error('thrown');
+        }),
+      ]);
+      expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(heard).toEqual({ fanout: 2, deliveries: 1 });
+    } finally {
+      for (const stop of stops) stop();
+    }
   });
 
   it('rolls back a failing statement and keeps the unit’s earlier writes out too', async () => {
@@ -111,7 +171,7 @@ describe('SQLite store group commit', () => {
     const reader = store.transaction(async (trx) => get(trx, 'ghost'));
     await expect(failing).rejects.toThrow('nope');
     await expect(reader).resolves.toBeUndefined();
-    expect(batches).toHaveLength(1);
+    expect(batches.map((b) => b.committed)).toEqual([false, true]);
   });
 
   it('delivers results, runs units in arrival order, and resolves them in that order', async () => {
@@ -139,7 +199,7 @@ describe('SQLite store group commit', () => {
 
   it('gives a failing unit its error before the batch commits, and the others after', async () => {
     const order: string[] = [];
-    store = await reopenWithHook((report) => order.push(`commit ${report.units}`));
+    store = await reopenWithHook((report) => order.push(`${report.committed ? 'commit' : 'rollback'} ${report.units}`));
     const ok1 = store.transaction(async (trx) => put(trx, 'p', 1)).then(() => order.push('ok1'));
     const bad = store
       .transaction(async () => {
@@ -153,7 +213,8 @@ describe('SQLite store group commit', () => {
       })
       .then(() => order.push('ok2'));
     await Promise.all([ok1, bad, ok2]);
-    expect(order).toEqual(['bad', 'commit 3', 'ok1', 'ok2']);
+    // The batch is rolled back under `bad`; `ok1`, which ran before it, runs again with `ok2`.
+    expect(order).toEqual(['bad', 'rollback 2', 'commit 2', 'ok1', 'ok2']);
   });
 
   it('commits 2,000 concurrent units with far fewer COMMITs than units', async () => {
@@ -194,7 +255,7 @@ describe('SQLite store group commit', () => {
     await expect(innocent).rejects.toThrow(/FOREIGN KEY constraint failed/);
     await expect(poison).rejects.toThrow(/FOREIGN KEY constraint failed/);
     await expect(after).rejects.toThrow(/FOREIGN KEY constraint failed/);
-    expect(batches).toEqual([{ units: 3, failed: 0, requeued: 0, committed: false }]);
+    expect(batches).toEqual([{ units: 3, failed: 0, requeued: 0, committed: false, contained: false }]);
     expect(await count(store.db)).toBe(0);
 
     await store.transaction(async (trx) => put(trx, 'later', 1));
@@ -214,8 +275,8 @@ describe('SQLite store group commit', () => {
     expect(await get(store.db, 'before')).toBe(1);
     expect(await get(store.db, 'after')).toBe(1);
     expect(batches).toEqual([
-      { units: 2, failed: 1, requeued: 1, committed: false },
-      { units: 2, failed: 0, requeued: 0, committed: true },
+      { units: 2, failed: 1, requeued: 1, committed: false, contained: false },
+      { units: 2, failed: 0, requeued: 0, committed: true, contained: true },
     ]);
   });
 

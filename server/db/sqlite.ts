@@ -138,10 +138,12 @@ export function openSqliteDatabase(file: string, report?: LooseFileReport): Data
 export interface BatchReport {
   /** Units that ran in the batch's transaction (including ones that failed or must run again). */
   readonly units: number;
-  /** Units that threw and were rolled back to their savepoint alone. */
+  /** Units that threw: rolled back with the whole batch, or alone to their savepoint in a contained batch. */
   readonly failed: number;
-  /** Units sent back to the queue because SQLite abandoned the shared transaction under them. */
+  /** Units that had run before a unit threw, sent back to the queue to run again, first in the next batch. */
   readonly requeued: number;
+  /** Whether each unit ran inside a savepoint of its own (the batch after one where a unit threw). */
+  readonly contained: boolean;
   /** Whether a COMMIT reached the disk (false: BEGIN or COMMIT failed, or the transaction was lost). */
   readonly committed: boolean;
 }
@@ -165,10 +167,10 @@ export interface SqliteStoreOptions {
 /**
  * Units per shared transaction. A batch runs synchronously on the event loop (better-sqlite3 blocks)
  * and holds the write lock, so the cap bounds how long requests and the admin CLI can be stalled by
- * one batch. Measured here (`npm run bench`, group commit table): a payment-shaped unit (counter bump, insert,
- * savepoint pair) costs ~70 us inside a batch and the COMMIT's fsync ~0.5 ms, so 128 units stall the
- * loop ~10 ms and the fsync adds ~4 us (5%) to each; doubling the cap would save ~2 us per unit and
- * double the stall. 50 connections never fill it; it matters for bursts (imports, replays).
+ * one batch. Measured here (`npm run bench`, group commit table, when units still ran in
+ * savepoints): a payment-shaped unit (counter bump, insert, savepoint pair) costs ~70 us inside a
+ * batch and the COMMIT's fsync ~0.5 ms, so 128 units stall the loop ~10 ms and the fsync adds ~4 us
+ * (5%) to each; doubling the cap would save ~2 us per unit and double the stall. 50 connections never fill it; it matters for bursts (imports, replays).
  */
 const MAX_BATCH_UNITS = 128;
 
@@ -196,6 +198,12 @@ function fileStamp(file: string): string {
     .join('|');
 }
 
+/**
+ * Batches run contained after a unit threw, counted from the last batch where one did: a unit that
+ * fails once a second keeps every batch contained, one that fails once a minute costs one rollback.
+ */
+const CONTAINED_BATCHES = 16;
+
 /** Savepoint name for the unit running now; units run one at a time, so one name suffices. */
 const UNIT_SAVEPOINT = 'unit' as const;
 
@@ -210,9 +218,19 @@ interface QueuedUnit {
 
 /**
  * Group commit: units that arrive together share one BEGIN IMMEDIATE ... COMMIT, so one fsync
- * acknowledges many of them. Each unit runs inside its own SAVEPOINT, so a unit that throws is
- * rolled back alone (its caller gets the error at once) and the units after it never see its
- * writes; every other unit's promise settles only after the COMMIT returned.
+ * acknowledges many of them. A unit that throws gets its error at once, the units after it never
+ * see its writes, and every other unit's promise settles only after the COMMIT returned.
+ *
+ * Units run without a savepoint each: a SAVEPOINT and its RELEASE per unit, and SQLite copying
+ * every page a unit touches into its statement journal (which spills to a temporary file past
+ * 64 KiB, a few units into a batch), cost about a tenth of a payment create's server CPU
+ * (measured in the bench's split mode). So a unit that throws takes the whole batch down: the batch
+ * is rolled back, the thrower rejected, and the units that ran before it, never acknowledged and
+ * touching only the database, run again first in the next batch, followed by those not yet
+ * started. The batches after a failure are contained (each unit in a savepoint, rolled back alone;
+ * see CONTAINED_BATCHES), so a burst of failing units costs each unit at most one run again, and a
+ * steady stream of them (refused refunds, say) costs what savepoints cost, no more.
+ *
  *
  * A batch starts from `setImmediate`, not at once: better-sqlite3 is synchronous, so a batch started
  * the moment the first unit arrives would run and commit before the event loop could read the next
@@ -226,6 +244,8 @@ class GroupCommitter {
   readonly #deliver: (keys: Set<string>) => void;
   readonly #nesting: AsyncLocalStorage<true> | undefined;
   #queue: QueuedUnit[] = [];
+  /** Batches still to run contained (each unit in a savepoint), since a unit last threw. */
+  #containedLeft = 0;
   #scheduled = false;
   #closed = false;
   #drained: Promise<void> = Promise.resolve();
@@ -277,12 +297,14 @@ class GroupCommitter {
   }
 
   async #runBatch(batch: QueuedUnit[]): Promise<void> {
+    const contained = this.#containedLeft > 0;
+    if (contained) this.#containedLeft--;
     let trx: ControlledTransaction<Tables>;
     try {
       trx = await this.#db.startTransaction().execute();
     } catch (error) {
       for (const unit of batch) unit.reject(error);
-      this.#report({ units: 0, failed: 0, requeued: 0, committed: false });
+      this.#report({ units: 0, failed: 0, requeued: 0, committed: false, contained });
       return;
     }
     const succeeded: Array<{ unit: QueuedUnit; value: unknown }> = [];
@@ -290,22 +312,25 @@ class GroupCommitter {
     let failed = 0;
     for (let i = 0; i < batch.length; i++) {
       const unit = batch[i]!;
-      const outcome = await this.#runUnit(trx, unit);
+      const outcome = await this.#runUnit(trx, unit, contained);
       if (outcome.ok) {
         succeeded.push({ unit, value: outcome.value });
         for (const key of outcome.notices) notices.add(key);
         continue;
       }
       failed++;
+      this.#containedLeft = CONTAINED_BATCHES;
       unit.reject(outcome.error);
       if (outcome.contained) continue;
-      // SQLite abandoned the whole transaction (an OR ROLLBACK conflict, a full disk, an I/O error):
-      // the units before this one lost their writes through no fault of their own. They were never
-      // acknowledged and touch only the database, so they simply run again, first in the next
-      // batch, followed by the units not yet started.
+      // The unit's writes cannot be undone alone: it ran without a savepoint, or SQLite abandoned
+      // the whole transaction (an OR ROLLBACK conflict, a full disk, an I/O error). The units before
+      // it lose their writes through no fault of their own; they were never acknowledged and touch
+      // only the database, so they simply run again, first in the next batch, followed by the
+      // units not yet started. Queued before the thrower hears of its error, so whatever it does
+      // next comes after them.
       this.#queue.unshift(...succeeded.map((s) => s.unit), ...batch.slice(i + 1));
       await trx.rollback().execute().catch(() => undefined);
-      this.#report({ units: i + 1, failed, requeued: succeeded.length, committed: false });
+      this.#report({ units: i + 1, failed, requeued: succeeded.length, committed: false, contained });
       return;
     }
     try {
@@ -314,23 +339,38 @@ class GroupCommitter {
       // Nothing in the batch is on disk: every unit that had succeeded fails with the COMMIT's error.
       await trx.rollback().execute().catch(() => undefined);
       for (const { unit } of succeeded) unit.reject(error);
-      this.#report({ units: batch.length, failed, requeued: 0, committed: false });
+      this.#report({ units: batch.length, failed, requeued: 0, committed: false, contained });
       return;
     }
     for (const { unit, value } of succeeded) unit.resolve(value);
     // Only now, with the batch on disk, do listeners hear of it; a rolled-back unit's notices went with it.
     if (notices.size > 0) this.#deliver(notices);
-    this.#report({ units: batch.length, failed, requeued: 0, committed: true });
+    this.#report({ units: batch.length, failed, requeued: 0, committed: true, contained });
   }
 
   /**
-   * Runs one unit inside its savepoint. `contained` says whether a failure was rolled back to the
-   * savepoint with the shared transaction intact; when it is false the transaction is gone.
+   * Runs one unit on a transaction object of its own (what it binds to its `trx`, its notices and
+   * its request's origin, stays its own), inside a savepoint when `contained`. `contained` in the
+   * outcome says whether a failure was rolled back to the savepoint with the shared transaction
+   * intact; when it is false the transaction must go.
    */
   async #runUnit(
     trx: ControlledTransaction<Tables>,
     unit: QueuedUnit,
+    contained: boolean,
   ): Promise<{ ok: true; value: unknown; notices: Set<string> } | { ok: false; error: unknown; contained: boolean }> {
+    if (!contained) {
+      // A new object on the same connection: no statement is sent.
+      const own = trx.withTables<Record<never, never>>();
+      openNotices(own);
+      try {
+        const value = await unit.run(own);
+        return { ok: true, value, notices: takeNotices(own) };
+      } catch (error) {
+        takeNotices(own);
+        return { ok: false, error, contained: false };
+      }
+    }
     let inSavepoint: ControlledTransaction<Tables, [typeof UNIT_SAVEPOINT]>;
     try {
       inSavepoint = await trx.savepoint(UNIT_SAVEPOINT).execute();
