@@ -34,6 +34,30 @@ const readCounter = new Prepared<Omit<CounterArgs, 'delta'>, { value: number }>(
   db.selectFrom('counters').select('value').where('merchant_id', '=', arg('merchantId')).where('mode', '=', arg('mode')).where('name', '=', arg('name')),
 );
 
+/**
+ * The same without an answer: RETURNING costs SQLite about as much again as a one-row upsert
+ * (measured: 5.4 against 3.0 us), and on two rows it fills a temporary table (78 us).
+ */
+const add = new Prepared<CounterArgs, never>((db, arg) =>
+  db
+    .insertInto('counters')
+    .values({ merchant_id: arg('merchantId'), mode: arg('mode'), name: arg('name'), value: arg('delta') })
+    .onConflict((oc) => oc.columns(['merchant_id', 'mode', 'name']).doUpdateSet((eb) => ({ value: eb('counters.value', '+', arg('delta')) }))),
+);
+
+/** Two different counters moved in one statement, both created when missing (4.7 us against two upserts' 6). */
+type MoveArgs = { merchantId: string; mode: Mode; from: CounterName; to: CounterName };
+
+const move = new Prepared<MoveArgs, never>((db, arg) =>
+  db
+    .insertInto('counters')
+    .values([
+      { merchant_id: arg('merchantId'), mode: arg('mode'), name: arg('from'), value: -1 },
+      { merchant_id: arg('merchantId'), mode: arg('mode'), name: arg('to'), value: 1 },
+    ])
+    .onConflict((oc) => oc.columns(['merchant_id', 'mode', 'name']).doUpdateSet((eb) => ({ value: eb('counters.value', '+', eb.ref('excluded.value')) }))),
+);
+
 export async function nextSeq(trx: Executor, merchantId: string, mode: Mode, name: CounterName): Promise<number> {
   const row = await bump.first(trx, { merchantId, mode, name, delta: 1 });
   if (!row) throw new Error(`counter ${name} returned no row`);
@@ -47,5 +71,10 @@ export async function readCount(db: Executor, merchantId: string, mode: Mode, na
 
 /** Adds `delta` (possibly negative) to a counter, creating it at `delta` when missing. */
 export async function addToCounter(trx: Executor, merchantId: string, mode: Mode, name: CounterName, delta: number): Promise<void> {
-  await bump.execute(trx, { merchantId, mode, name, delta });
+  await add.execute(trx, { merchantId, mode, name, delta });
+}
+
+/** Moves one from counter `from` to counter `to` (two different counters), in one statement. */
+export async function moveCount(trx: Executor, merchantId: string, mode: Mode, from: CounterName, to: CounterName): Promise<void> {
+  await move.execute(trx, { merchantId, mode, from, to });
 }

@@ -2,7 +2,7 @@ import type { CardReceipt, PaymentSnapshot } from '../processor/snapshots.js';
 import type { TransactionStatus, TransactionsTable } from '../db/schema.js';
 import { Prepared, updateRows } from '../db/prepared.js';
 import type { Trx } from '../db/store.js';
-import { addToCounter } from '../db/counters.js';
+import { moveCount } from '../db/counters.js';
 import { type EventType, recordEvent } from '../webhooks/outbox.js';
 import { presentTransaction } from './present.js';
 import type { FieldCipher } from '../db/encryption.js';
@@ -129,8 +129,7 @@ export class PaymentState {
     const written = await updateRows(trx, 'transactions', { ...patch, updated_at: updatedAt }, { id: row.id, updated_at: row.updated_at });
     if (written !== 1) return null;
     if (next.status !== row.status) {
-      await addToCounter(trx, row.merchant_id, row.mode, `transactions:${row.status}`, -1);
-      await addToCounter(trx, row.merchant_id, row.mode, `transactions:${next.status}`, 1);
+      await moveCount(trx, row.merchant_id, row.mode, `transactions:${row.status}`, `transactions:${next.status}`);
       for (const listener of this.listeners) await listener(trx, next, now);
     }
     return next;
