@@ -74,7 +74,7 @@ describe('SQLite store group commit', () => {
     await expect(open()).rejects.toThrow(new RegExp(`migrated by pos 9\\.1\\.0, newer than this pos ${POS_VERSION.replace(/\./g, '\\.')}.*9999_from_a_newer_version`));
   });
 
-  it('rolls back a throwing unit; its neighbours in the same batch persist, the one before it run again', async () => {
+  it('rolls back a throwing unit and runs the unit before it again: its neighbours in the same batch persist', async () => {
     let runsOfA = 0;
     const a = store.transaction(async (trx) => {
       runsOfA++;

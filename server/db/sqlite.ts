@@ -142,7 +142,7 @@ export interface BatchReport {
   readonly failed: number;
   /** Units that had run before a unit threw, sent back to the queue to run again, first in the next batch. */
   readonly requeued: number;
-  /** Whether each unit ran inside a savepoint of its own (the batch after one where a unit threw). */
+  /** Whether each unit ran inside a savepoint of its own (the batches after one where a unit threw). */
   readonly contained: boolean;
   /** Whether a COMMIT reached the disk (false: BEGIN or COMMIT failed, or the transaction was lost). */
   readonly committed: boolean;
@@ -170,7 +170,8 @@ export interface SqliteStoreOptions {
  * one batch. Measured here (`npm run bench`, group commit table, when units still ran in
  * savepoints): a payment-shaped unit (counter bump, insert, savepoint pair) costs ~70 us inside a
  * batch and the COMMIT's fsync ~0.5 ms, so 128 units stall the loop ~10 ms and the fsync adds ~4 us
- * (5%) to each; doubling the cap would save ~2 us per unit and double the stall. 50 connections never fill it; it matters for bursts (imports, replays).
+ * (5%) to each; doubling the cap would save ~2 us per unit and double the stall. 50 connections
+ * never fill it; it matters for bursts (imports, replays).
  */
 const MAX_BATCH_UNITS = 128;
 
@@ -321,8 +322,10 @@ class GroupCommitter {
       }
       failed++;
       this.#containedLeft = CONTAINED_BATCHES;
-      unit.reject(outcome.error);
-      if (outcome.contained) continue;
+      if (outcome.contained) {
+        unit.reject(outcome.error);
+        continue;
+      }
       // The unit's writes cannot be undone alone: it ran without a savepoint, or SQLite abandoned
       // the whole transaction (an OR ROLLBACK conflict, a full disk, an I/O error). The units before
       // it lose their writes through no fault of their own; they were never acknowledged and touch
@@ -330,6 +333,7 @@ class GroupCommitter {
       // units not yet started. Queued before the thrower hears of its error, so whatever it does
       // next comes after them.
       this.#queue.unshift(...succeeded.map((s) => s.unit), ...batch.slice(i + 1));
+      unit.reject(outcome.error);
       await trx.rollback().execute().catch(() => undefined);
       this.#report({ units: i + 1, failed, requeued: succeeded.length, committed: false, contained });
       return;
