@@ -280,6 +280,35 @@ describe('SQLite store group commit', () => {
     ]);
   });
 
+  it('runs the innocent units again when SQLite abandons the transaction under a unit in a contained batch', async () => {
+    await store.transaction(async (trx) => put(trx, 'taken', 0));
+    // A failure first, so the batches after it run each unit in a savepoint.
+    await expect(
+      store.transaction(async () => {
+        throw new Error('first');
+      }),
+    ).rejects.toThrow('first');
+    batches = [];
+    let runsBefore = 0;
+    const before = store.transaction(async (trx) => {
+      runsBefore++;
+      await put(trx, 'before', 1);
+    });
+    // No savepoint holds this: OR ROLLBACK ends the transaction it is in.
+    const wrecker = store.transaction(async (trx) => sql`insert or rollback into kv (k, v) values ('taken', 1)`.execute(trx));
+    const afterIt = store.transaction(async (trx) => put(trx, 'after', 1));
+    await expect(wrecker).rejects.toThrow(/UNIQUE constraint failed/);
+    await before;
+    await afterIt;
+    expect(runsBefore).toBe(2);
+    expect([await get(store.db, 'before'), await get(store.db, 'after'), await get(store.db, 'taken')]).toEqual([1, 1, 0]);
+    // The first failure's batch reports after its thrower heard of it: the last two are these units'.
+    expect(batches.slice(-2)).toEqual([
+      { units: 2, failed: 1, requeued: 1, committed: false, contained: true },
+      { units: 2, failed: 0, requeued: 0, committed: true, contained: true },
+    ]);
+  });
+
   it('refuses a nested transaction with a clear error instead of deadlocking', async () => {
     const nested = store.transaction(async () => store.transaction(async (trx) => put(trx, 'inner', 1)));
     await expect(nested).rejects.toThrow(/cannot nest/);
