@@ -60,6 +60,22 @@ export function registerDirectReads(db: Db, read: DirectReader): void {
   directReaders.set(db, read);
 }
 
+/**
+ * Runs any statement at once on the connection a unit of work holds, answering as the driver
+ * would. SQLite's group commit registers one for each unit while it runs (see `unitStatements`):
+ * the unit is the only user of the connection then, so a statement needs none of the driver's
+ * connection lock and promises, which cost a create more than several of its statements.
+ */
+export type UnitStatements = (sql: string, parameters: readonly unknown[]) => QueryResult<unknown>;
+
+const unitStatements = new WeakMap<object, UnitStatements>();
+
+/** `trx`'s statements run through `run` until the returned function is called (the unit ended). */
+export function runUnitStatements(trx: object, run: UnitStatements): () => void {
+  unitStatements.set(trx, run);
+  return () => void unitStatements.delete(trx);
+}
+
 export class Prepared<A extends object, R> {
   readonly #build: (db: Db, arg: <K extends keyof A & string>(name: K) => A[K]) => Compilable<R>;
   /** By the executor's adapter: one compilation per dialect (and per open database). */
@@ -133,6 +149,14 @@ export class Prepared<A extends object, R> {
   }
 
   #run(db: Executor, sql: string, query: RootOperationNode, isSelect: boolean, parameters: readonly unknown[]): Promise<QueryResult<R>> {
+    const unit = unitStatements.get(db);
+    if (unit) {
+      try {
+        return Promise.resolve(unit(sql, parameters) as QueryResult<R>);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     if (isSelect) {
       const rows = directReaders.get(db)?.(sql, parameters);
       if (rows) return Promise.resolve({ rows: rows as R[] });

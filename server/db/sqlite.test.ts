@@ -365,6 +365,46 @@ describe('SQLite store group commit', () => {
     expect(Object.entries(row!)).toEqual([['id', 1], ['weird name', 'x"y'], ["it's", 'p'], ['note', null]]);
   });
 
+  it('answers a compiled statement inside a unit as the driver does, rolls its writes back with the unit, and leaves a finished unit to the driver', async () => {
+    const db = (e: Executor) => e as unknown as Kysely<Scratch>;
+    const byKey = new Prepared<{ k: string }, { k: string; v: number }>((d, arg) => db(d).selectFrom('kv').selectAll().where('k', '=', arg('k')));
+    const insert = new Prepared<{ k: string; v: number }, never>((d, arg) => db(d).insertInto('kv').values({ k: arg('k'), v: arg('v') }) as never);
+    const insertReturning = new Prepared<{ k: string; v: number }, { k: string; v: number }>((d, arg) => db(d).insertInto('kv').values({ k: arg('k'), v: arg('v') }).returning(['k', 'v']) as never);
+    const bump = new Prepared<{ min: number }, never>((d, arg) => db(d).updateTable('kv').set((eb) => ({ v: eb('v', '+', 1) })).where('v', '>=', arg('min')) as never);
+    let leaked: Executor | undefined;
+    await store.transaction(async (trx) => {
+      leaked = trx;
+      const direct = await insert.execute(trx, { k: 'a', v: 1 });
+      const driver = await db(trx).insertInto('kv').values({ k: 'b', v: 2 }).executeTakeFirstOrThrow();
+      expect(direct).toEqual({ numAffectedRows: 1n, insertId: driver.insertId! - 1n, rows: [] });
+      expect((await insertReturning.execute(trx, { k: 'c', v: 3 })).rows).toEqual(await db(trx).insertInto('kv').values({ k: 'd', v: 4 }).returning(['k', 'v']).execute().then((rows) => rows.map((row) => ({ ...row, k: 'c', v: 3 }))));
+      expect(await byKey.first(trx, { k: 'd' })).toEqual(await db(trx).selectFrom('kv').selectAll().where('k', '=', 'd').executeTakeFirst());
+      const bumped = await bump.execute(trx, { min: 3 });
+      const driverBump = await db(trx).updateTable('kv').set((eb) => ({ v: eb('v', '+', 1) })).where('v', '>=', 4).executeTakeFirstOrThrow();
+      expect(bumped.numAffectedRows).toBe(2n);
+      expect(driverBump.numUpdatedRows).toBe(2n);
+      // A constraint error is SQLite's own, as through the driver.
+      const directError = await insert.execute(trx, { k: 'a', v: 9 }).catch((err: unknown) => err);
+      const driverError = await db(trx).insertInto('kv').values({ k: 'a', v: 9 }).execute().catch((err: unknown) => err);
+      expect(directError).toBeInstanceOf(Error);
+      expect((directError as { code?: string }).code).toBe('SQLITE_CONSTRAINT_PRIMARYKEY');
+      expect((directError as { code?: string }).code).toBe((driverError as { code?: string }).code);
+    });
+    expect(await count(store.db)).toBe(4);
+    // A trx kept past its unit reaches the driver again, which refuses a finished transaction.
+    await expect(insert.execute(leaked!, { k: 'late', v: 1 })).rejects.toThrow(/committed|rolled back/i);
+    // A unit that throws takes its compiled writes with it.
+    await expect(
+      store.transaction(async (trx) => {
+        await insert.execute(trx, { k: 'gone', v: 1 });
+        expect(await byKey.first(trx, { k: 'gone' })).toEqual({ k: 'gone', v: 1 });
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await byKey.first(store.db, { k: 'gone' })).toBeUndefined();
+    expect(await count(store.db)).toBe(4);
+  });
+
   it('inserts rows in chunks of any count, each row once with its own values', async () => {
     // 300 rows go as 128 + 128 + 32 + 8 + 4: chunks of several compiled sizes, all in one unit.
     const rows = Array.from({ length: 300 }, (_, i) => ({ name: `lease-${i}`, holder: i % 2 === 0 ? 'even' : 'odd', expires_at: 1_000 + i }));

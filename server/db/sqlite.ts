@@ -15,7 +15,7 @@ import {
 } from 'kysely';
 import { privateDir, privateSqliteFile, type LooseFileReport } from '../../shared/files.js';
 import { LocalListeners, openNotices, takeNotices } from './notify.js';
-import { registerDirectReads } from './prepared.js';
+import { registerDirectReads, runUnitStatements, type UnitStatements } from './prepared.js';
 import type { Tables } from './schema.js';
 
 import { type Db, migrateToLatest, type Store, type Trx } from './store.js';
@@ -63,34 +63,48 @@ function cachingDatabase(raw: Database.Database, counted: () => void): SqliteDat
 }
 
 /**
- * The reads run at once outside a write transaction (`registerDirectReads`), each statement's rows
- * built from SQLite's raw values by a function made for its columns. better-sqlite3 builds a row
- * object one property at a time from C++, which for a payment's 60 columns took longer than the
- * read itself; an object literal of the same keys in the same order (a later duplicate name
- * winning, as there) is the same row, made at once. Statements are kept as `cachingDatabase`
- * keeps them, and counted as they run.
+ * Statements run at once on the connection, skipping the driver: the reads outside a write
+ * transaction (`registerDirectReads`) and every statement of a unit while it holds the connection
+ * in a batch (`runUnitStatements`). Each read's rows are built from SQLite's raw values by a
+ * function made for its columns: better-sqlite3 builds a row object one property at a time from
+ * C++, which for a payment's 60 columns took longer than the read itself; an object literal of the
+ * same keys in the same order (a later duplicate name winning, as there) is the same row, made at
+ * once. Statements are kept as `cachingDatabase` keeps them, and counted as they run.
  */
-function directReads(raw: Database.Database, counted: () => void): (text: string, parameters: readonly unknown[]) => unknown[] | undefined {
-  const cache = new Map<string, { stmt: Database.Statement<unknown[], unknown[]>; row: (values: unknown[]) => unknown }>();
-  return (text, parameters) => {
-    if (raw.inTransaction) return undefined;
-    counted();
+function directStatements(raw: Database.Database, counted: () => void): { read: (text: string, parameters: readonly unknown[]) => unknown[]; run: UnitStatements } {
+  type Entry = { stmt: Database.Statement<unknown[], unknown>; row: ((values: unknown[]) => unknown) | undefined };
+  const cache = new Map<string, Entry>();
+  const entryOf = (text: string): Entry => {
     let entry = cache.get(text);
     if (!entry) {
-      const stmt = raw.prepare<unknown[], unknown[]>(text);
-      const names = stmt.columns().map((column) => column.name);
+      const stmt = raw.prepare<unknown[], unknown>(text);
+      const names = stmt.reader ? stmt.columns().map((column) => column.name) : [];
       // A literal's "__proto__" key would set the prototype rather than make a field: such a
       // statement keeps better-sqlite3's own rows.
-      if (names.includes('__proto__')) return stmt.all(...parameters);
-      stmt.raw(true);
-      // The names are SQLite's column names, written as JSON string literals.
-      const row = new Function('v', `return {${names.map((name, i) => `${JSON.stringify(name)}: v[${i}]`).join(', ')}};`) as (values: unknown[]) => unknown;
-      entry = { stmt, row };
+      if (stmt.reader && !names.includes('__proto__')) {
+        stmt.raw(true);
+        // The names are SQLite's column names, written as JSON string literals.
+        entry = { stmt, row: new Function('v', `return {${names.map((name, i) => `${JSON.stringify(name)}: v[${i}]`).join(', ')}};`) as (values: unknown[]) => unknown };
+      } else entry = { stmt, row: undefined };
       if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
       cache.set(text, entry);
     }
-    return entry.stmt.all(...parameters).map(entry.row);
+    return entry;
   };
+  const read = (text: string, parameters: readonly unknown[]): unknown[] => {
+    counted();
+    const { stmt, row } = entryOf(text);
+    return row ? (stmt.all(...parameters) as unknown[][]).map(row) : stmt.all(...parameters);
+  };
+  // What Kysely's SQLite connection answers for the statement, so a caller cannot tell the two apart.
+  const run: UnitStatements = (text, parameters) => {
+    counted();
+    const { stmt, row } = entryOf(text);
+    if (stmt.reader) return { rows: row ? (stmt.all(...parameters) as unknown[][]).map(row) : stmt.all(...parameters) };
+    const { changes, lastInsertRowid } = stmt.run(...parameters);
+    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+  };
+  return { read, run };
 }
 
 /**
@@ -245,6 +259,7 @@ class GroupCommitter {
   readonly #onBatch: ((report: BatchReport) => void) | undefined;
   readonly #deliver: (keys: Set<string>) => void;
   readonly #nesting: AsyncLocalStorage<true> | undefined;
+  readonly #statements: UnitStatements;
   #queue: QueuedUnit[] = [];
   /** Batches still to run contained (each unit in a savepoint), since a unit last threw. */
   #containedLeft = 0;
@@ -253,8 +268,16 @@ class GroupCommitter {
   #drained: Promise<void> = Promise.resolve();
   #markDrained: () => void = () => {};
 
-  constructor(db: Db, inTransaction: () => boolean, onBatch: ((report: BatchReport) => void) | undefined, checkNesting: boolean, deliver: (keys: Set<string>) => void) {
+  constructor(
+    db: Db,
+    inTransaction: () => boolean,
+    onBatch: ((report: BatchReport) => void) | undefined,
+    checkNesting: boolean,
+    deliver: (keys: Set<string>) => void,
+    statements: UnitStatements,
+  ) {
     this.#db = db;
+    this.#statements = statements;
     this.#inTransaction = inTransaction;
     this.#onBatch = onBatch;
     this.#deliver = deliver;
@@ -368,12 +391,15 @@ class GroupCommitter {
       // A new object on the same connection: no statement is sent.
       const own = trx.withTables<Record<never, never>>();
       openNotices(own);
+      const ended = runUnitStatements(own, this.#statements);
       try {
         const value = await unit.run(own);
         return { ok: true, value, notices: takeNotices(own) };
       } catch (error) {
         takeNotices(own);
         return { ok: false, error, contained: false };
+      } finally {
+        ended();
       }
     }
     let inSavepoint: ControlledTransaction<Tables, [typeof UNIT_SAVEPOINT]>;
@@ -383,8 +409,14 @@ class GroupCommitter {
       return { ok: false, error, contained: false };
     }
     openNotices(inSavepoint);
+    const ended = runUnitStatements(inSavepoint, this.#statements);
     try {
-      const value = await unit.run(inSavepoint);
+      let value: unknown;
+      try {
+        value = await unit.run(inSavepoint);
+      } finally {
+        ended();
+      }
       await inSavepoint.releaseSavepoint(UNIT_SAVEPOINT).execute();
       return { ok: true, value, notices: takeNotices(inSavepoint) };
     } catch (error) {
@@ -419,7 +451,8 @@ export async function openSqliteStore(dataDir: string, options: SqliteStoreOptio
   const statements = cachingDatabase(raw, () => void sent++);
   const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect(statements) });
   const migrations = options.migrate === false ? undefined : await migrateToLatest(db);
-  registerDirectReads(db, directReads(raw, () => void sent++));
+  const direct = directStatements(raw, () => void sent++);
+  registerDirectReads(db, (text, parameters) => (raw.inTransaction ? undefined : direct.read(text, parameters)));
   // SQLite bumps data_version when a commit by another connection becomes visible to this one.
   // Read at most once a millisecond: at thousands of requests a second the pragma showed up.
   const dataVersion = raw.prepare('pragma data_version').pluck();
@@ -448,7 +481,7 @@ export async function openSqliteStore(dataDir: string, options: SqliteStoreOptio
     }, EXTERNAL_CHECK_MS);
     externalCheck.unref();
   });
-  const committer = new GroupCommitter(db, () => raw.inTransaction, options.onBatch, options.checkNesting ?? false, (keys) => listeners.deliver(keys));
+  const committer = new GroupCommitter(db, () => raw.inTransaction, options.onBatch, options.checkNesting ?? false, (keys) => listeners.deliver(keys), direct.run);
   return {
     dialect: 'sqlite',
     db,
