@@ -1,7 +1,24 @@
+/**
+ * The last two stamps made, newest first. A request writes the same one or two times over and over
+ * (a payment's created_at and updated_at, presented for its answer and each of its events, then
+ * read back from each of them as they are packed), and a Date and its toISOString cost more than
+ * the rest of presenting a time.
+ */
+let lastMs = Number.NaN;
+let lastText = '';
+let olderMs = Number.NaN;
+let olderText = '';
+
 /** Timestamps are stored as integer epoch milliseconds and shown as ISO 8601 with an explicit offset. */
 export function toIsoTimestamp(epochMs: number): string {
-  const iso = new Date(epochMs).toISOString();
-  return `${iso.slice(0, -1)}+00:00`;
+  // NaN equals nothing, so a time that is not one still throws its RangeError, before anything is kept.
+  if (epochMs === lastMs) return lastText;
+  const text = epochMs === olderMs ? olderText : `${new Date(epochMs).toISOString().slice(0, -1)}+00:00`;
+  olderMs = lastMs;
+  olderText = lastText;
+  lastMs = epochMs;
+  lastText = text;
+  return text;
 }
 
 export function toIsoOrNull(epochMs: number | null | undefined): string | null {

@@ -213,8 +213,15 @@ function fromBase91(text: string): Buffer {
  * instructions than with zlib's defaults (2^15, 8), most of which went to clearing their larger
  * tables, and the output was the same size. Inflating needs no setting: a stream made with a
  * smaller window is read by the default one, so values packed before read as they did.
+ *
+ * Both sides write into output chunks smaller than zlib's default 16 KiB: a chunk under 4 KiB is
+ * cut from Node's buffer pool instead of being a new allocation, which for a value this small is a
+ * good part of the call. Measured on a stored payment event (~1.1 KB of JSON, ~180 bytes packed),
+ * 20,000 calls a round, median of six: a pack 18.2 -> 14.9 us with 512-byte chunks, an unpack
+ * 8.6 -> 6.2 us with 2 KiB ones. The bytes are the same; a larger value takes more chunks.
  */
-const DEFLATE_OPTIONS = { level: constants.Z_BEST_COMPRESSION, windowBits: 12, memLevel: 6, dictionary: DICTIONARY_V1 };
+const DEFLATE_OPTIONS = { level: constants.Z_BEST_COMPRESSION, windowBits: 12, memLevel: 6, dictionary: DICTIONARY_V1, chunkSize: 512 };
+const INFLATE_OPTIONS = { dictionary: DICTIONARY_V1, chunkSize: 2048 };
 
 /** JSON text as it is kept: packed when that is shorter. */
 export function packJson(text: string): string {
@@ -224,7 +231,7 @@ export function packJson(text: string): string {
 
 /** The JSON text a kept value holds, exactly as it was packed. */
 export function unpackJson(stored: string): string {
-  if (stored.startsWith(PREFIX_V2)) return expand(inflateRawSync(fromBase91(stored.slice(PREFIX_V2.length)), { dictionary: DICTIONARY_V1 }));
-  if (stored.startsWith(PREFIX_V1)) return inflateRawSync(Buffer.from(stored.slice(PREFIX_V1.length), 'base64'), { dictionary: DICTIONARY_V1 }).toString('utf8');
+  if (stored.startsWith(PREFIX_V2)) return expand(inflateRawSync(fromBase91(stored.slice(PREFIX_V2.length)), INFLATE_OPTIONS));
+  if (stored.startsWith(PREFIX_V1)) return inflateRawSync(Buffer.from(stored.slice(PREFIX_V1.length), 'base64'), INFLATE_OPTIONS).toString('utf8');
   return stored;
 }
