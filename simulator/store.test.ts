@@ -57,4 +57,30 @@ describe("the simulator store's remembered reads", () => {
     ).toThrow('rolled back');
     expect(store.getMeta('webhook_faults')).toBe('{"drop":true}');
   });
+
+  it('peeks an object as a fresh read would: after every save, removal and rolled-back write of it', () => {
+    const account = (id: string) => store.peek<{ id: string; charges_enabled: boolean }, { note: string }>(id);
+    const shown = (id: string) => {
+      const seen = account(id);
+      return seen ? `${seen.body.charges_enabled} ${seen.internal.note}` : 'none';
+    };
+    expect(shown('acct_1')).toBe('none');
+    const made = store.insert('account', scope, { id: 'acct_1', charges_enabled: false }, { note: 'new' });
+    expect(shown('acct_1')).toBe('false new');
+    // Kept between writes: the same object, not a parse per read.
+    expect(account('acct_1')).toBe(account('acct_1'));
+    store.save({ ...made, body: { id: 'acct_1', charges_enabled: true } });
+    expect(shown('acct_1')).toBe('true new');
+    expect(() =>
+      store.transaction(() => {
+        const fresh = store.find<{ id: string; charges_enabled: boolean }, { note: string }>('acct_1')!;
+        store.save({ ...fresh, body: { ...fresh.body, charges_enabled: false }, internal: { note: 'rolled back' } });
+        expect(shown('acct_1')).toBe('false rolled back');
+        throw new Error('rolled back');
+      }),
+    ).toThrow('rolled back');
+    expect(shown('acct_1')).toBe('true new');
+    store.remove('acct_1');
+    expect(shown('acct_1')).toBe('none');
+  });
 });

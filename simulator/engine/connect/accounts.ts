@@ -101,9 +101,12 @@ export class Accounts {
     return getScoped<Stripe.Account, AccountInternal>(this.kernel, 'account', platformScope(scope), id, 'account', 'account');
   }
 
-  /** The account of a `Stripe-Account` header, if it exists in that mode. */
+  /**
+   * The account of a `Stripe-Account` header, a destination or `on_behalf_of`, if it exists in that
+   * mode. Read it, never change it: it is the store's until the account is written (`Store.peek`).
+   */
   findConnected(livemode: boolean, id: string): AccountRow | undefined {
-    const row = this.kernel.store.find<Stripe.Account, AccountInternal>(id);
+    const row = this.kernel.store.peek<Stripe.Account, AccountInternal>(id);
     return row && row.type === 'account' && row.livemode === livemode ? row : undefined;
   }
 
