@@ -80,12 +80,14 @@ export class EventLog implements EventSink {
 
   emit(origin: Origin, type: string, object: object, previousAttributes?: Record<string, unknown>): void {
     const scope = origin.scope;
+    // The object as it is now, without a copy: the event is written as JSON below, before the
+    // caller can change it, and nothing keeps the event object itself.
     const event: EventBody = {
       id: newId('evt'),
       object: 'event',
       api_version: origin.apiVersion,
       created: unixSeconds(this.now()),
-      data: previousAttributes ? { object: structuredClone(object), previous_attributes: previousAttributes } : { object: structuredClone(object) },
+      data: previousAttributes ? { object, previous_attributes: previousAttributes } : { object },
       livemode: scope.livemode,
       pending_webhooks: 0,
       request: { id: origin.requestId, idempotency_key: origin.idempotencyKey },
