@@ -29,9 +29,10 @@ function expandPath(kernel: Kernel, scope: Scope, target: Json, parts: string[],
   }
   let value = target[field];
   if (typeof value === 'string') {
+    // `find` parses the stored JSON each time: the object is this response's own, no copy needed.
     const found = kernel.store.find<unknown, unknown>(value);
     if (found && found.livemode === scope.livemode) {
-      value = structuredClone(found.body);
+      value = found.body;
       target[field] = value;
     }
   }
