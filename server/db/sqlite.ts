@@ -91,17 +91,18 @@ function directStatements(raw: Database.Database, counted: () => void): { read: 
     }
     return entry;
   };
+  const rowsOf = ({ stmt, row }: Entry, parameters: readonly unknown[]): unknown[] =>
+    row ? (stmt.all(...parameters) as unknown[][]).map(row) : stmt.all(...parameters);
   const read = (text: string, parameters: readonly unknown[]): unknown[] => {
     counted();
-    const { stmt, row } = entryOf(text);
-    return row ? (stmt.all(...parameters) as unknown[][]).map(row) : stmt.all(...parameters);
+    return rowsOf(entryOf(text), parameters);
   };
   // What Kysely's SQLite connection answers for the statement, so a caller cannot tell the two apart.
   const run: UnitStatements = (text, parameters) => {
     counted();
-    const { stmt, row } = entryOf(text);
-    if (stmt.reader) return { rows: row ? (stmt.all(...parameters) as unknown[][]).map(row) : stmt.all(...parameters) };
-    const { changes, lastInsertRowid } = stmt.run(...parameters);
+    const entry = entryOf(text);
+    if (entry.stmt.reader) return { rows: rowsOf(entry, parameters) };
+    const { changes, lastInsertRowid } = entry.stmt.run(...parameters);
     return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
   };
   return { read, run };
@@ -246,7 +247,6 @@ interface QueuedUnit {
  * started. The batches after a failure are contained (each unit in a savepoint, rolled back alone;
  * see CONTAINED_BATCHES), so a burst of failing units costs each unit at most one run again, and a
  * steady stream of them (refused refunds, say) costs what savepoints cost, no more.
- *
  *
  * A batch starts from `setImmediate`, not at once: better-sqlite3 is synchronous, so a batch started
  * the moment the first unit arrives would run and commit before the event loop could read the next
