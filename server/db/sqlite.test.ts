@@ -309,6 +309,33 @@ describe('SQLite store group commit', () => {
     ]);
   });
 
+  it('runs the innocent units again when a compiled statement, run straight on the connection, makes SQLite abandon a contained batch', async () => {
+    const wreck = new Prepared<{ k: string }, never>((db, arg) => ({ compile: () => sql<never>`insert or rollback into kv (k, v) values (${arg('k')}, 1)`.compile(db) }));
+    await store.transaction(async (trx) => put(trx, 'taken', 0));
+    await expect(
+      store.transaction(async () => {
+        throw new Error('first');
+      }),
+    ).rejects.toThrow('first');
+    batches = [];
+    let runsBefore = 0;
+    const before = store.transaction(async (trx) => {
+      runsBefore++;
+      await put(trx, 'before', 1);
+    });
+    const wrecker = store.transaction((trx) => wreck.execute(trx, { k: 'taken' }));
+    const afterIt = store.transaction(async (trx) => put(trx, 'after', 1));
+    await expect(wrecker).rejects.toThrow(/UNIQUE constraint failed/);
+    await before;
+    await afterIt;
+    expect(runsBefore).toBe(2);
+    expect([await get(store.db, 'before'), await get(store.db, 'after'), await get(store.db, 'taken')]).toEqual([1, 1, 0]);
+    expect(batches.slice(-2)).toEqual([
+      { units: 2, failed: 1, requeued: 1, committed: false, contained: true },
+      { units: 2, failed: 0, requeued: 0, committed: true, contained: true },
+    ]);
+  });
+
   it('refuses a nested transaction with a clear error instead of deadlocking', async () => {
     const nested = store.transaction(async () => store.transaction(async (trx) => put(trx, 'inner', 1)));
     await expect(nested).rejects.toThrow(/cannot nest/);
