@@ -280,7 +280,12 @@ describe('SQLite store group commit', () => {
     ]);
   });
 
-  it('runs the innocent units again when SQLite abandons the transaction under a unit in a contained batch', async () => {
+  // No savepoint holds OR ROLLBACK: it ends the transaction it is in, whichever way it is sent.
+  const wreckViaPrepared = new Prepared<{ k: string }, never>((db, arg) => ({ compile: () => sql<never>`insert or rollback into kv (k, v) values (${arg('k')}, 1)`.compile(db) }));
+  it.each([
+    ['through the driver', (trx: Executor) => sql`insert or rollback into kv (k, v) values ('taken', 1)`.execute(trx)],
+    ['as a compiled statement, run straight on the connection', (trx: Executor) => wreckViaPrepared.execute(trx, { k: 'taken' })],
+  ] as const)('runs the innocent units again when SQLite abandons the transaction under a unit in a contained batch (sent %s)', async (_way, wreck) => {
     await store.transaction(async (trx) => put(trx, 'taken', 0));
     // A failure first, so the batches after it run each unit in a savepoint.
     await expect(
@@ -294,8 +299,7 @@ describe('SQLite store group commit', () => {
       runsBefore++;
       await put(trx, 'before', 1);
     });
-    // No savepoint holds this: OR ROLLBACK ends the transaction it is in.
-    const wrecker = store.transaction(async (trx) => sql`insert or rollback into kv (k, v) values ('taken', 1)`.execute(trx));
+    const wrecker = store.transaction((trx) => wreck(trx));
     const afterIt = store.transaction(async (trx) => put(trx, 'after', 1));
     await expect(wrecker).rejects.toThrow(/UNIQUE constraint failed/);
     await before;
@@ -303,33 +307,6 @@ describe('SQLite store group commit', () => {
     expect(runsBefore).toBe(2);
     expect([await get(store.db, 'before'), await get(store.db, 'after'), await get(store.db, 'taken')]).toEqual([1, 1, 0]);
     // The first failure's batch reports after its thrower heard of it: the last two are these units'.
-    expect(batches.slice(-2)).toEqual([
-      { units: 2, failed: 1, requeued: 1, committed: false, contained: true },
-      { units: 2, failed: 0, requeued: 0, committed: true, contained: true },
-    ]);
-  });
-
-  it('runs the innocent units again when a compiled statement, run straight on the connection, makes SQLite abandon a contained batch', async () => {
-    const wreck = new Prepared<{ k: string }, never>((db, arg) => ({ compile: () => sql<never>`insert or rollback into kv (k, v) values (${arg('k')}, 1)`.compile(db) }));
-    await store.transaction(async (trx) => put(trx, 'taken', 0));
-    await expect(
-      store.transaction(async () => {
-        throw new Error('first');
-      }),
-    ).rejects.toThrow('first');
-    batches = [];
-    let runsBefore = 0;
-    const before = store.transaction(async (trx) => {
-      runsBefore++;
-      await put(trx, 'before', 1);
-    });
-    const wrecker = store.transaction((trx) => wreck.execute(trx, { k: 'taken' }));
-    const afterIt = store.transaction(async (trx) => put(trx, 'after', 1));
-    await expect(wrecker).rejects.toThrow(/UNIQUE constraint failed/);
-    await before;
-    await afterIt;
-    expect(runsBefore).toBe(2);
-    expect([await get(store.db, 'before'), await get(store.db, 'after'), await get(store.db, 'taken')]).toEqual([1, 1, 0]);
     expect(batches.slice(-2)).toEqual([
       { units: 2, failed: 1, requeued: 1, committed: false, contained: true },
       { units: 2, failed: 0, requeued: 0, committed: true, contained: true },
