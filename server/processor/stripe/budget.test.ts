@@ -240,20 +240,29 @@ describe.runIf(SQLITE_PASS)('the HTTP client', () => {
   });
 
   it('hands a persistent 429 back within the call\'s timeout rather than backing off past it', async () => {
-    const { inner, calls } = answering(...Array.from({ length: 6 }, () => ({ status: 429 })));
-    const waits: number[] = [];
-    const client = new BudgetedHttpClient(inner, new ProcessorBudget(new MemoryLedger(), 'test:d', TEST), (ms) => {
-      waits.push(ms);
-      return new Promise((resolve) => setTimeout(resolve, ms));
-    });
-    const started = performance.now();
-    const response = await client.makeRequest('h', '1', '/v1/refunds', 'POST', {}, '', 'http', 1_200);
-    expect(response.getStatusCode()).toBe(429);
-    expect(performance.now() - started).toBeLessThan(1_200);
-    // 0.25–0.5 s, then 0.5–1 s if it still fits; the 1–2 s one never does.
-    expect(waits.length).toBeGreaterThanOrEqual(1);
-    expect(waits.length).toBeLessThanOrEqual(2);
-    expect(calls).toHaveLength(waits.length + 1);
+    // The clock is the test's, so the backoffs are measured exactly and a late timer on a busy
+    // machine cannot count against the client.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      const { inner, calls } = answering(...Array.from({ length: 6 }, () => ({ status: 429 })));
+      const waits: number[] = [];
+      const client = new BudgetedHttpClient(inner, new ProcessorBudget(new MemoryLedger(), 'test:d', TEST), (ms) => {
+        waits.push(ms);
+        return new Promise((resolve) => setTimeout(resolve, ms));
+      });
+      const started = performance.now();
+      const answer = client.makeRequest('h', '1', '/v1/refunds', 'POST', {}, '', 'http', 1_200);
+      await vi.runAllTimersAsync();
+      const response = await answer;
+      expect(response.getStatusCode()).toBe(429);
+      expect(performance.now() - started).toBeLessThan(1_200);
+      // 0.25–0.5 s, then 0.5–1 s if it still fits; the 1–2 s one never does.
+      expect(waits.length).toBeGreaterThanOrEqual(1);
+      expect(waits.length).toBeLessThanOrEqual(2);
+      expect(calls).toHaveLength(waits.length + 1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('hands back a 429 for one object\'s hourly updates at once: seconds of waiting do not lift it', async () => {
