@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Keyring } from '../shared/crypto/keyring.js';
 import { keySourceOf } from '../shared/crypto/key-source.js';
@@ -82,5 +83,100 @@ describe("the simulator store's remembered reads", () => {
     expect(shown('acct_1')).toBe('true new');
     store.remove('acct_1');
     expect(shown('acct_1')).toBe('none');
+  });
+});
+
+/** Requests that arrive together commit together: what each caller hears must be what a crash keeps. */
+describe("the simulator store's group commit", () => {
+  let dir: string;
+  let store: Store;
+  /** Another connection to the file: it sees only what has committed. */
+  let outside: Database.Database;
+  const committed = () => (outside.prepare("select id from objects where type = 'customer' order by id").all() as { id: string }[]).map((row) => row.id);
+  const customer = (id: string) => store.insert('customer', scope, { id }, {});
+  /** Runs one request's unit and records, once its batch settles, what had committed by then. */
+  const heard: { unit: string; failure: unknown; committed: string[] }[] = [];
+  const request = <T>(unit: string, work: () => T): T =>
+    store.unit(work, (failure) => heard.push({ unit, failure, committed: committed() }));
+  const settled = () => new Promise((resolve) => setImmediate(resolve));
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'pos-sim-batch-'));
+    store = new Store(dir, new Keyring(keySourceOf({ dataDir: dir })));
+    outside = new Database(join(dir, 'simulator.db'), { readonly: true });
+    heard.length = 0;
+  });
+  afterEach(() => {
+    outside.close();
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('commits the units of one turn together, and tells each caller only after the commit', async () => {
+    request('a', () => customer('cus_a'));
+    request('b', () => customer('cus_b'));
+    // Both ran, neither is durable yet: no one may have heard of them.
+    expect(store.find('cus_b')?.id).toBe('cus_b');
+    expect(committed()).toEqual([]);
+    expect(heard).toEqual([]);
+    await settled();
+    expect(heard).toEqual([
+      { unit: 'a', failure: undefined, committed: ['cus_a', 'cus_b'] },
+      { unit: 'b', failure: undefined, committed: ['cus_a', 'cus_b'] },
+    ]);
+  });
+
+  it('takes back the writes of a unit that throws, and only its own', async () => {
+    request('a', () => customer('cus_a'));
+    expect(() =>
+      request('b', () => {
+        customer('cus_b');
+        throw new Error('declined');
+      }),
+    ).toThrow('declined');
+    request('c', () => customer('cus_c'));
+    await settled();
+    expect(committed()).toEqual(['cus_a', 'cus_c']);
+    expect(heard.map((h) => [h.unit, h.failure])).toEqual([
+      ['a', undefined],
+      ['b', undefined],
+      ['c', undefined],
+    ]);
+  });
+
+  it('forgets what a thrown unit read of its own writes', async () => {
+    request('a', () => store.insert('webhook_endpoint', scope, { id: 'we_a', url: 'http://a' }, { secret: 'whsec_a' }));
+    expect(() =>
+      request('b', () => {
+        store.insert('webhook_endpoint', scope, { id: 'we_b', url: 'http://b' }, { secret: 'whsec_b' });
+        expect(store.all('webhook_endpoint')).toHaveLength(2);
+        throw new Error('rolled back');
+      }),
+    ).toThrow('rolled back');
+    expect(store.all('webhook_endpoint').map((e) => e.id)).toEqual(['we_a']);
+    await settled();
+  });
+
+  it('commits an open batch before work outside requests takes its own transaction', async () => {
+    request('a', () => customer('cus_a'));
+    store.transaction(() => customer('cus_timer'));
+    // Durable the moment it returns, as it always was, and the batch with it.
+    expect(committed()).toEqual(['cus_a', 'cus_timer']);
+    request('b', () => customer('cus_b'));
+    expect(committed()).toEqual(['cus_a', 'cus_timer']);
+    await settled();
+    expect(heard.map((h) => [h.unit, h.committed])).toEqual([
+      ['a', ['cus_a', 'cus_timer']],
+      ['b', ['cus_a', 'cus_b', 'cus_timer']],
+    ]);
+  });
+
+  it('commits an open batch when it closes', async () => {
+    request('a', () => customer('cus_a'));
+    store.close();
+    expect(committed()).toEqual(['cus_a']);
+    await settled();
+    expect(heard).toEqual([{ unit: 'a', failure: undefined, committed: ['cus_a'] }]);
+    store = new Store(dir, new Keyring(keySourceOf({ dataDir: dir })));
   });
 });

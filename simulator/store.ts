@@ -190,6 +190,12 @@ function toDelivery(row: DeliveryDbRow): DeliveryRow {
   };
 }
 
+/** A group commit in progress: who waits for it, and why it failed if it did. */
+interface Batch {
+  settled: ((failure: unknown) => void)[];
+  failure: unknown;
+}
+
 /** Objects `peek` keeps at most; past it, it starts over (a platform's connected accounts, mostly). */
 const PEEKED = 1_000;
 
@@ -343,19 +349,100 @@ export class Store {
   }
 
   close(): void {
+    if (this.#batch) this.#commitBatch(this.#batch);
     this.#statements.clear();
     this.db.close();
   }
 
-  /** Runs `work` atomically; a throw rolls every write back. Nested calls join the outer transaction. */
+  /**
+   * The open group commit: one write transaction that the units of requests arriving in the same
+   * turn of the event loop share, committed once they have all run. A commit writes the tail
+   * pages of every table and index it touched, and the units of one batch mostly touch the same
+   * ones, so a shared commit writes each of them once rather than once per request.
+   */
+  #batch: Batch | undefined;
+  #inUnit = false;
+
+  /**
+   * Runs `work` as one unit of the open batch, opening one if there is none, inside a savepoint: a
+   * throw takes back this unit's writes and no one else's. Nothing the unit read or wrote may reach
+   * a caller until `settled` is called, once the batch has committed (with `undefined`) or failed
+   * to (with why), after every unit of the batch has run. A unit inside a unit joins it.
+   */
+  unit<T>(work: () => T, settled: (failure: unknown) => void): T {
+    if (this.#inUnit) return work();
+    let batch = this.#batch;
+    if (!batch) {
+      try {
+        if (this.db.inTransaction) throw new Error('a request unit cannot start inside a transaction');
+        this.#prepare('begin immediate').run();
+      } catch (error) {
+        setImmediate(() => settled(error));
+        throw error;
+      }
+      const opened: Batch = { settled: [], failure: undefined };
+      this.#batch = batch = opened;
+      setImmediate(() => this.#settle(opened));
+    }
+    batch.settled.push(settled);
+    this.#prepare('savepoint unit').run();
+    this.#inUnit = true;
+    try {
+      const result = work();
+      this.#prepare('release unit').run();
+      return result;
+    } catch (error) {
+      this.#forget();
+      if (this.db.inTransaction) {
+        this.#prepare('rollback to unit').run();
+        this.#prepare('release unit').run();
+      } else {
+        // SQLite gave up the whole transaction (a full disk, an I/O error): the units before this
+        // one are gone with it, and their callers must hear so.
+        this.#batch = undefined;
+        batch.failure = error;
+      }
+      throw error;
+    } finally {
+      this.#inUnit = false;
+    }
+  }
+
+  #settle(batch: Batch): void {
+    if (this.#batch === batch) this.#commitBatch(batch);
+    for (const settled of batch.settled) settled(batch.failure);
+  }
+
+  #commitBatch(batch: Batch): void {
+    this.#batch = undefined;
+    try {
+      this.#prepare('commit').run();
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('rollback');
+      this.#forget();
+      batch.failure = error;
+    }
+  }
+
+  /** What the remembered reads hold may be what a rolled-back write left: read it again. */
+  #forget(): void {
+    this.#allOf.clear();
+    this.#meta.clear();
+    this.#peeked.clear();
+  }
+
+  /**
+   * Runs `work` atomically; a throw rolls every write back. Nested calls join the outer
+   * transaction. An open batch commits first, so work outside requests (timers, deliveries, the
+   * control API) keeps a transaction of its own that is durable when it returns.
+   */
   transaction<T>(work: () => T): T {
+    if (this.#batch && !this.#inUnit) this.#commitBatch(this.#batch);
     if (this.db.inTransaction) return work();
     try {
       return this.db.transaction(work).immediate();
     } catch (error) {
-      this.#allOf.clear();
-      this.#meta.clear();
-      this.#peeked.clear();
+      this.#forget();
       throw error;
     }
   }

@@ -141,9 +141,16 @@ export interface EndpointOptions {
   publishable?: boolean;
 }
 
-/** Wraps a synchronous handler in the request layer. */
+/** What a request's unit came to, sent once its batch has committed. */
+type Outcome = { reply: Reply } | { replayed: { status: number; body: string } } | { error: unknown };
+
+/**
+ * Wraps a synchronous handler in the request layer. The handler runs as a unit of the store's
+ * group commit, and its answer, error or replay waits for that commit: a caller never hears of
+ * state a crash could still take back, nor of another request's that a crash could.
+ */
 export function endpoint(kernel: Kernel, afterCommit: () => void, handler: Handler, options: EndpointOptions = {}): RequestHandler {
-  return (req, res) => {
+  return (req, res, next) => {
     const ctx = res.locals.ctx as RequestContext;
     const params = normalize({ ...(req.query as RawParams), ...((req.body as RawParams | undefined) ?? {}) }) as RawParams;
     if (ctx.keyKind === 'publishable' && (!options.publishable || typeof params.client_secret !== 'string')) throw publishableRefused();
@@ -153,34 +160,45 @@ export function endpoint(kernel: Kernel, afterCommit: () => void, handler: Handl
     const paramsHash = createHash('sha256').update(JSON.stringify(canonical(params))).digest('hex');
     const path = req.originalUrl.split('?')[0] ?? req.path;
 
-    const reply = kernel.store.transaction((): Reply | 'replayed' => {
-      if (key) {
-        const stored = kernel.store.getIdempotent(scopeKey, key, kernel.now());
-        if (stored) {
-          if (stored.method !== req.method || stored.path !== path || stored.paramsHash !== paramsHash) throw idempotencyMismatch(key);
-          res.setHeader('Idempotent-Replayed', 'true');
-          res.status(stored.status).type('application/json').send(stored.body);
-          return 'replayed';
+    let outcome: Outcome = { error: new Error('the request unit never ran') };
+    const answer = (failure: unknown): void => {
+      afterCommit();
+      if (failure !== undefined) return next(failure);
+      if ('error' in outcome) return next(outcome.error);
+      if ('replayed' in outcome) {
+        res.setHeader('Idempotent-Replayed', 'true');
+        res.status(outcome.replayed.status).type('application/json').send(outcome.replayed.body);
+        return;
+      }
+      res.status(outcome.reply.status).json(outcome.reply.body);
+    };
+    try {
+      outcome = kernel.store.unit((): Outcome => {
+        if (key) {
+          const stored = kernel.store.getIdempotent(scopeKey, key, kernel.now());
+          if (stored) {
+            if (stored.method !== req.method || stored.path !== path || stored.paramsHash !== paramsHash) throw idempotencyMismatch(key);
+            return { replayed: { status: stored.status, body: stored.body } };
+          }
         }
-      }
-      // A thrown error (bad params, missing object) rolls back and is not stored, so the caller can
-      // fix the request and retry with the same key; anything that executed (402 declines included)
-      // is stored and replayed, as on Stripe.
-      const raw = handler(call);
-      let result = raw instanceof Reply ? raw : new Reply(200, raw);
-      const expand = params.expand;
-      if (result.status < 300 && expand !== undefined) {
-        const paths = Array.isArray(expand) ? expand.map(String) : [String(expand)];
-        result = new Reply(result.status, expandBody(kernel, ctx.scope, result.body, paths));
-      }
-      if (key) {
-        kernel.store.putIdempotent(scopeKey, key, { method: req.method, path, paramsHash, status: result.status, body: JSON.stringify(result.body) }, kernel.now());
-      }
-      return result;
-    });
-    afterCommit();
-    if (reply === 'replayed') return;
-    res.status(reply.status).json(reply.body);
+        // A thrown error (bad params, missing object) rolls back and is not stored, so the caller can
+        // fix the request and retry with the same key; anything that executed (402 declines included)
+        // is stored and replayed, as on Stripe.
+        const raw = handler(call);
+        let result = raw instanceof Reply ? raw : new Reply(200, raw);
+        const expand = params.expand;
+        if (result.status < 300 && expand !== undefined) {
+          const paths = Array.isArray(expand) ? expand.map(String) : [String(expand)];
+          result = new Reply(result.status, expandBody(kernel, ctx.scope, result.body, paths));
+        }
+        if (key) {
+          kernel.store.putIdempotent(scopeKey, key, { method: req.method, path, paramsHash, status: result.status, body: JSON.stringify(result.body) }, kernel.now());
+        }
+        return { reply: result };
+      }, answer);
+    } catch (error) {
+      outcome = { error };
+    }
   };
 }
 
