@@ -194,6 +194,7 @@ function toDelivery(row: DeliveryDbRow): DeliveryRow {
 interface Batch {
   settled: ((failure: unknown) => void)[];
   failure: unknown;
+  finished: boolean;
 }
 
 /** Objects `peek` keeps at most; past it, it starts over (a platform's connected accounts, mostly). */
@@ -349,7 +350,7 @@ export class Store {
   }
 
   close(): void {
-    if (this.#batch) this.#commitBatch(this.#batch);
+    if (this.#batch) this.#finish(this.#batch);
     this.#statements.clear();
     this.db.close();
   }
@@ -367,7 +368,8 @@ export class Store {
    * Runs `work` as one unit of the open batch, opening one if there is none, inside a savepoint: a
    * throw takes back this unit's writes and no one else's. Nothing the unit read or wrote may reach
    * a caller until `settled` is called, once the batch has committed (with `undefined`) or failed
-   * to (with why), after every unit of the batch has run. A unit inside a unit joins it.
+   * to (with why): after this turn's units have run, or sooner if work outside requests needs the
+   * batch durable (`flush`). A unit inside a unit joins it.
    */
   unit<T>(work: () => T, settled: (failure: unknown) => void): T {
     if (this.#inUnit) return work();
@@ -380,9 +382,9 @@ export class Store {
         setImmediate(() => settled(error));
         throw error;
       }
-      const opened: Batch = { settled: [], failure: undefined };
+      const opened: Batch = { settled: [], failure: undefined, finished: false };
       this.#batch = batch = opened;
-      setImmediate(() => this.#settle(opened));
+      setImmediate(() => this.#finish(opened));
     }
     batch.settled.push(settled);
     this.#prepare('savepoint unit').run();
@@ -408,20 +410,31 @@ export class Store {
     }
   }
 
-  #settle(batch: Batch): void {
-    if (this.#batch === batch) this.#commitBatch(batch);
-    for (const settled of batch.settled) settled(batch.failure);
+  /**
+   * Commits the open batch now, if there is one, and tells its units, so what is read next is
+   * durable and the requests are answered before anything else goes out: for what leaves the
+   * process on its own (a webhook), which must neither tell of a request a crash could undo nor
+   * overtake that request's answer.
+   */
+  flush(): void {
+    if (this.#batch && !this.#inUnit) this.#finish(this.#batch);
   }
 
-  #commitBatch(batch: Batch): void {
-    this.#batch = undefined;
-    try {
-      this.#prepare('commit').run();
-    } catch (error) {
-      if (this.db.inTransaction) this.db.exec('rollback');
-      this.#forget();
-      batch.failure = error;
+  /** Commits `batch` if it is still open, then tells each of its units how it went, once. */
+  #finish(batch: Batch): void {
+    if (batch.finished) return;
+    batch.finished = true;
+    if (this.#batch === batch) {
+      this.#batch = undefined;
+      try {
+        this.#prepare('commit').run();
+      } catch (error) {
+        if (this.db.inTransaction) this.db.exec('rollback');
+        this.#forget();
+        batch.failure = error;
+      }
     }
+    for (const settled of batch.settled) settled(batch.failure);
   }
 
   /** What the remembered reads hold may be what a rolled-back write left: read it again. */
@@ -437,7 +450,7 @@ export class Store {
    * control API) keeps a transaction of its own that is durable when it returns.
    */
   transaction<T>(work: () => T): T {
-    if (this.#batch && !this.#inUnit) this.#commitBatch(this.#batch);
+    this.flush();
     if (this.db.inTransaction) return work();
     try {
       return this.db.transaction(work).immediate();

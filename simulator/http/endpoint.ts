@@ -161,8 +161,7 @@ export function endpoint(kernel: Kernel, afterCommit: () => void, handler: Handl
     const path = req.originalUrl.split('?')[0] ?? req.path;
 
     let outcome: Outcome = { error: new Error('the request unit never ran') };
-    const answer = (failure: unknown): void => {
-      afterCommit();
+    const send = (failure: unknown): void => {
       if (failure !== undefined) return next(failure);
       if ('error' in outcome) return next(outcome.error);
       if ('replayed' in outcome) {
@@ -171,6 +170,11 @@ export function endpoint(kernel: Kernel, afterCommit: () => void, handler: Handl
         return;
       }
       res.status(outcome.reply.status).json(outcome.reply.body);
+    };
+    // The answer goes out before the webhooks the request made are woken, as Stripe's mostly do.
+    const answer = (failure: unknown): void => {
+      send(failure);
+      afterCommit();
     };
     try {
       outcome = kernel.store.unit((): Outcome => {

@@ -95,6 +95,9 @@ export class WebhookDispatcher {
         this.again = false;
         for (;;) {
           if (this.closed) return;
+          // A request's batch may still be open here (this runs after an answer came in): an event
+          // goes out only once what made it is durable.
+          this.store.flush();
           const due = this.store.nextDueDelivery(this.now());
           if (!due) break;
           await this.attempt(due);
