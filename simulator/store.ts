@@ -368,8 +368,8 @@ export class Store {
    * Runs `work` as one unit of the open batch, opening one if there is none, inside a savepoint: a
    * throw takes back this unit's writes and no one else's. Nothing the unit read or wrote may reach
    * a caller until `settled` is called, once the batch has committed (with `undefined`) or failed
-   * to (with why): after this turn's units have run, or sooner if work outside requests needs the
-   * batch durable (`flush`). A unit inside a unit joins it.
+   * to (with why): after this turn's units have run, or sooner if work outside requests takes a
+   * transaction of its own. A unit inside a unit joins it.
    */
   unit<T>(work: () => T, settled: (failure: unknown) => void): T {
     if (this.#inUnit) return work();
@@ -411,13 +411,15 @@ export class Store {
   }
 
   /**
-   * Commits the open batch now, if there is one, and tells its units, so what is read next is
-   * durable and the requests are answered before anything else goes out: for what leaves the
-   * process on its own (a webhook), which must neither tell of a request a crash could undo nor
-   * overtake that request's answer.
+   * Resolves once what has been written is durable and the requests that wrote it are answered: at
+   * once if no batch is open, else after the open one has committed and told its units. For what
+   * leaves the process on its own (a webhook), which must neither tell of a request a crash could
+   * undo nor overtake that request's answer.
    */
-  flush(): void {
-    if (this.#batch && !this.#inUnit) this.#finish(this.#batch);
+  durable(): Promise<void> {
+    const batch = this.#batch;
+    if (!batch || this.#inUnit) return Promise.resolve();
+    return new Promise((resolve) => batch.settled.push(() => resolve()));
   }
 
   /** Commits `batch` if it is still open, then tells each of its units how it went, once. */
@@ -450,7 +452,7 @@ export class Store {
    * control API) keeps a transaction of its own that is durable when it returns.
    */
   transaction<T>(work: () => T): T {
-    this.flush();
+    if (this.#batch && !this.#inUnit) this.#finish(this.#batch);
     if (this.db.inTransaction) return work();
     try {
       return this.db.transaction(work).immediate();

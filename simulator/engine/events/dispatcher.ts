@@ -96,8 +96,9 @@ export class WebhookDispatcher {
         for (;;) {
           if (this.closed) return;
           // A request's batch may still be open here (this runs after an answer came in): an event
-          // goes out only once what made it is durable.
-          this.store.flush();
+          // goes out only once what made it is durable and its request has been answered.
+          await this.store.durable();
+          if (this.closed) return;
           const due = this.store.nextDueDelivery(this.now());
           if (!due) break;
           await this.attempt(due);
