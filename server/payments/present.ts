@@ -45,7 +45,8 @@ export function presentTransaction(row: TransactionsTable, cipher: FieldCipher):
     failure_code: row.failure_code,
     decline_code: row.decline_code,
     failure_message: row.failure_message,
-    cancellation_reason: row.cancellation_reason,
+    // A cancel asked for keeps its reason on the row before the processor has canceled (payments' cancel).
+    cancellation_reason: row.status === 'canceled' ? row.cancellation_reason : null,
     receipt_url: row.receipt_url,
     terminal_id: row.terminal_id,
     reader_id: row.reader_id,

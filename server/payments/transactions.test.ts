@@ -7,6 +7,8 @@ import type { CreatePaymentState } from './transactions.js';
 import { migrationProvider } from '../db/migration-provider.js';
 import type { TransactionsTable } from '../db/schema.js';
 import { PaymentState } from './payment-state.js';
+import { presentTransaction } from './present.js';
+import { eventData } from '../webhooks/outbox.js';
 
 function payment(input: Partial<CreatePaymentState['input']> = {}): CreatePaymentState {
   return { input: { amount: 1500, payment_method_type: 'card', confirm: true, payment_method: 'pm_card_visa', capture_method: 'automatic', ...input }, source: 'api', terminalId: null, response: 'transaction' };
@@ -124,6 +126,39 @@ describe('payments on the in-memory processor', () => {
     expect(d.processor.count('cancelIntent')).toBe(1);
     const paid = await d.services.transactions.create(d.scope, payment(), undefined);
     await expect(d.services.transactions.cancel(d.scope, paid.state.transactionId ?? '', undefined)).rejects.toMatchObject({ status: 409, code: 'already_captured' });
+  });
+
+  it('keeps our own cancel reason when the processor\'s event of the cancel is applied before its answer', async () => {
+    const open = await d.services.transactions.create(d.scope, payment({ confirm: false, payment_method: undefined }), undefined);
+    const id = open.state.transactionId ?? '';
+    const processor = d.processor;
+    const cancelIntent = processor.cancelIntent.bind(processor);
+    // As Stripe may: the event lands, and is applied, before the answer to the cancel does.
+    processor.cancelIntent = async (scope, intentId, reason, key) => {
+      const canceled = await cancelIntent(scope, intentId, reason, key);
+      await d.services.transactions.onIntentEvent(intentId, id, 'test', canceled);
+      return canceled;
+    };
+    const { row } = await d.services.transactions.cancel(d.scope, id, 'canceled_by_staff');
+    expect(row).toMatchObject({ status: 'canceled', cancellation_reason: 'canceled_by_staff' });
+    const events = await d.store.db.selectFrom('events').select(['id', 'type', 'data']).where('object_id', '=', id).orderBy('seq').execute();
+    expect(events.map((e) => [e.type, eventData(d.cipher, e).cancellation_reason])).toEqual([
+      ['payment.created', null],
+      ['payment.canceled', 'canceled_by_staff'],
+    ]);
+  });
+
+  it('shows no cancel reason on a payment a cancel was asked of and refused', async () => {
+    const paid = await d.services.transactions.create(d.scope, payment(), undefined);
+    const id = paid.state.transactionId ?? '';
+    const row = await d.services.transactions.getRow(d.scope, id);
+    // Paid between our read and the cancel's call: the processor refuses it.
+    d.processor.settle(row.processor_payment_intent_id ?? '', 'succeeded');
+    await d.store.db.updateTable('transactions').set({ status: 'pending' }).where('id', '=', id).execute();
+    await expect(d.services.transactions.cancel(d.scope, id, 'canceled_by_staff')).rejects.toMatchObject({ status: 409 });
+    const after = await d.services.transactions.getRow(d.scope, id);
+    expect(after.status).toBe('succeeded');
+    expect(presentTransaction(after, d.cipher).cancellation_reason).toBeNull();
   });
 
   it('answers 409 authorization_in_progress when the processor is authorising the payment being canceled', async () => {

@@ -537,6 +537,16 @@ export class TransactionService {
 
   async #cancelIntent(scope: Scope, row: TransactionsTable, intentId: string, reason: string | undefined): Promise<TransactionsTable> {
     const processorReason = reason && PROCESSOR_CANCEL_REASONS.has(reason) ? (reason as PaymentCancellationReason) : undefined;
+    // The processor's event of the cancel may be applied before its answer, and it carries none of
+    // our own reasons (Stripe takes four): the reason asked for is on the row first, so whichever
+    // moves the payment to canceled (this answer, that event) moves it with the reason, and its
+    // payment.canceled event and the counter's push say it. It is shown only once canceled.
+    if (row.cancellation_reason !== (reason ?? null)) {
+      const asked = reason ?? null;
+      await inTrace(scope.trace, () =>
+        this.store.transaction((trx) => this.payments.update(trx, row.id, (current) => (current.status === 'canceled' || current.cancellation_reason === asked ? null : { cancellation_reason: asked }), this.clock.now())),
+      );
+    }
     let intent: PaymentSnapshot;
     try {
       intent = await this.processor.cancelIntent(scope, intentId, processorReason, processorIdempotencyKey(scope.merchantId, scope.mode, row.id, 'cancel'));

@@ -99,7 +99,7 @@ function paymentOf(row: ViewRow): ReaderPayment | null {
     failure_code: row.payment_failure_code,
     decline_code: row.payment_decline_code,
     failure_message: row.payment_failure_message,
-    cancellation_reason: row.payment_cancellation_reason,
+    cancellation_reason: row.payment_status === 'canceled' ? row.payment_cancellation_reason : null,
     outcome: outcomeOf(row.payment_status),
   };
 }
