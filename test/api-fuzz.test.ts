@@ -64,6 +64,11 @@ interface Sent {
 
 let t: TestServer;
 let key: string;
+/**
+ * The agent websocket's key, of a merchant of its own: the fuzz may roll or revoke any key of the
+ * first merchant whose id it has learned, and a payment names the key that made it.
+ */
+let agentKey: string;
 let doc: OpenApi;
 /** Real ids and references of every kind, so fuzzed requests also reach existing objects. */
 const real: Record<string, string[]> = {};
@@ -87,6 +92,7 @@ beforeAll(async () => {
   // are off for this server only, as our own per-merchant limit is.
   t = await startTestServer({ rateLimit: 1_000_000 }, { logger: pino({ level: 'error' }, sink), simulator: { rateLimits: false } });
   key = (await t.merchant('Fuzz Shop')).keys.sk_test;
+  agentKey = (await t.merchant('Fuzz Agent Shop')).keys.sk_test;
   const api = client(t.url, key);
   doc = (await api.get<OpenApi>('/v1/openapi.json')).body;
 
@@ -448,7 +454,7 @@ describe('API fuzz (test mode)', () => {
   }, 120_000);
 
   it('survives fuzzed agent websocket frames and keeps the connection and the server up', async () => {
-    const ws = new WebSocket(t.url.replace('http', 'ws') + UPSTREAM_PATH, { headers: { authorization: `Bearer ${key}` } });
+    const ws = new WebSocket(t.url.replace('http', 'ws') + UPSTREAM_PATH, { headers: { authorization: `Bearer ${agentKey}` } });
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', reject);
@@ -477,6 +483,6 @@ describe('API fuzz (test mode)', () => {
     await expect.poll(() => replies, { timeout: 10_000 }).toBeGreaterThanOrEqual(frames.filter((f) => f !== '').length);
     ws.close();
     expect((await client(t.url).get('/healthz')).status).toBe(200);
-    expect((await client(t.url, key).get('/v1/merchant')).status).toBe(200);
+    expect((await client(t.url, agentKey).get('/v1/merchant')).status).toBe(200);
   });
 });
