@@ -172,9 +172,15 @@ export function endpoint(kernel: Kernel, afterCommit: () => void, handler: Handl
       res.status(outcome.reply.status).json(outcome.reply.body);
     };
     // The answer goes out before the webhooks the request made are woken, as Stripe's mostly do.
+    // It is sent from the batch's commit, outside Express's own try: what it throws goes to Express.
     const answer = (failure: unknown): void => {
-      send(failure);
-      afterCommit();
+      try {
+        send(failure);
+      } catch (error) {
+        next(error);
+      } finally {
+        afterCommit();
+      }
     };
     try {
       outcome = kernel.store.unit((): Outcome => {
