@@ -94,7 +94,6 @@ export class WebhookDispatcher {
       do {
         this.again = false;
         for (;;) {
-          if (this.closed) return;
           // A request's batch may still be open here (this runs after an answer came in): an event
           // goes out only once what made it is durable and its request has been answered.
           await this.store.durable();
