@@ -15,6 +15,14 @@ const BADGES: Record<TransactionStatus, string> = {
 };
 
 /** The wire shape of a transaction (spec §2.1); also the data of its events. Its receipt email is opened. */
+/**
+ * A payment's cancel reason as shown: a cancel asked for keeps its reason on the row before the
+ * processor has canceled (the payments service's cancel), so it shows only once the payment is canceled.
+ */
+export function shownCancelReason(status: string, reason: string | null): string | null {
+  return status === 'canceled' ? reason : null;
+}
+
 export function presentTransaction(row: TransactionsTable, cipher: FieldCipher): Transaction {
   return {
     id: row.id,
@@ -45,8 +53,7 @@ export function presentTransaction(row: TransactionsTable, cipher: FieldCipher):
     failure_code: row.failure_code,
     decline_code: row.decline_code,
     failure_message: row.failure_message,
-    // A cancel asked for keeps its reason on the row before the processor has canceled (payments' cancel).
-    cancellation_reason: row.status === 'canceled' ? row.cancellation_reason : null,
+    cancellation_reason: shownCancelReason(row.status, row.cancellation_reason),
     receipt_url: row.receipt_url,
     terminal_id: row.terminal_id,
     reader_id: row.reader_id,

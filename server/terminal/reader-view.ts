@@ -7,6 +7,7 @@ import type { Scope } from '../accounts/scope.js';
 import { followNotices } from '../db/notify.js';
 import type { TerminalReadersTable, TransactionStatus } from '../db/schema.js';
 import type { Executor, Store } from '../db/store.js';
+import { shownCancelReason } from '../payments/present.js';
 import { latestEventSeq } from '../webhooks/outbox.js';
 
 /** A reader's action as the readers' listing shows it; the push to agents adds its own fields to it. */
@@ -99,7 +100,7 @@ function paymentOf(row: ViewRow): ReaderPayment | null {
     failure_code: row.payment_failure_code,
     decline_code: row.payment_decline_code,
     failure_message: row.payment_failure_message,
-    cancellation_reason: row.payment_status === 'canceled' ? row.payment_cancellation_reason : null,
+    cancellation_reason: shownCancelReason(row.payment_status, row.payment_cancellation_reason),
     outcome: outcomeOf(row.payment_status),
   };
 }
