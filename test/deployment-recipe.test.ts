@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { client } from './helpers/api.js';
 import { POS_BIN } from './helpers/cli.js';
+import { freePort } from './helpers/ports.js';
 import { dropSchemaOf, schemaFor, TEST_DATABASE_URL } from './helpers/db.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { eventually, tempDir } from './helpers/tmp.js';
@@ -24,14 +24,6 @@ function recipe(): string[] {
   const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
   if (!block) throw new Error('the README has no shell block under "Several instances on PostgreSQL"');
   return block.split('\n').filter((line) => line.trim() !== '');
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 const hasChromium = haveChromium();

@@ -1,8 +1,8 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { POS_BIN } from './helpers/cli.js';
+import { freePort } from './helpers/ports.js';
 import { eventually, tempDir } from './helpers/tmp.js';
 
 /**
@@ -16,14 +16,6 @@ afterAll(() => {
   child?.kill('SIGKILL');
   dir.cleanup();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 it('still has every object it answered for after a SIGKILL amid concurrent creates', async () => {
   const port = await freePort();
